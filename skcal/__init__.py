@@ -1,0 +1,23 @@
+"""skcal: measure and repair the calibration of probabilistic classifiers, the scikit-learn way.
+
+The public API is re-exported here; each concept lives in its own module (see the package
+listing in the README).
+"""
+
+from skcal.scorers import get_skcal_scorer_names, register_scorer
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "get_skcal_scorer_names",
+    "register_scorer",
+]
+
+# --- SCDL slice (SPEC 4) ---
+
+# --- second-order calibration (SPEC 1-3) ---
+
+# --- truthful multiclass errors (SPEC 5) ---
+
+# --- reports and displays ---

@@ -1,0 +1,319 @@
+"""Shared input validation (SPEC section 0).
+
+Every public function and estimator of skcal funnels its inputs through these helpers, so
+that the same bad input gets the same clear ``ValueError`` everywhere. The helpers accept
+lists, numpy arrays, pandas Series and DataFrames, always return fresh float64 arrays (the
+caller's arrays are never written to) and name the offending argument in every message.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "check_binary_probabilities",
+    "check_multiclass_probabilities",
+    "check_multiclass_labels",
+    "check_sample_weight",
+    "check_scores",
+    "check_snapshots",
+    "snapshot_targets",
+    "check_consistent_length",
+]
+
+#: Tolerance for probability vectors summing to one (SPEC section 0).
+ROW_SUM_ATOL = 1e-6
+#: Upper end of the ``sigma2`` box (the largest Bernoulli variance).
+SIGMA2_MAX = 0.25
+
+
+def _as_float_array(x, name, *, ndim=None):
+    """Convert ``x`` to a fresh float64 ndarray and reject empty, NaN and inf input."""
+    if x is None:
+        raise ValueError(f"{name} is None; expected an array-like of numbers.")
+    if hasattr(x, "to_numpy"):  # pandas Series / DataFrame
+        x = x.to_numpy()
+    try:
+        arr = np.array(x, dtype=np.float64, copy=True)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be numeric; could not convert it to float: {exc}") from None
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty; expected at least one sample.")
+    if ndim is not None and arr.ndim not in ndim:
+        raise ValueError(
+            f"{name} must be {' or '.join(f'{d}-dimensional' for d in ndim)}; "
+            f"got an array of shape {arr.shape}."
+        )
+    return arr
+
+
+def _reject_nonfinite(arr, name, *, allow_nan=False):
+    bad = np.isinf(arr) if allow_nan else ~np.isfinite(arr)
+    if bad.any():
+        what = "infinity" if allow_nan else "NaN or infinity"
+        raise ValueError(f"{name} contains {what} (at {int(bad.sum())} entries); expected finite values.")
+
+
+def _check_range(arr, name, lo, hi, *, out_of_bounds="raise"):
+    if out_of_bounds == "clip":
+        return np.clip(arr, lo, hi)
+    if arr.min() < lo or arr.max() > hi:
+        raise ValueError(
+            f"{name} must lie in [{lo:g}, {hi:g}]; got values in [{arr.min():.6g}, {arr.max():.6g}]."
+        )
+    return arr
+
+
+def check_consistent_length(**arrays):
+    """Raise if the keyword arrays do not share their first dimension."""
+    lengths = {name: len(a) for name, a in arrays.items() if a is not None}
+    if len(set(lengths.values())) > 1:
+        desc = ", ".join(f"{k} has {v}" for k, v in lengths.items())
+        raise ValueError(f"Inconsistent numbers of samples: {desc}.")
+
+
+def check_sample_weight(sample_weight, n_samples, name="sample_weight"):
+    """Return ``None`` or a fresh non-negative float64 weight vector of length ``n_samples``."""
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, numbers.Number):
+        sample_weight = np.full(n_samples, float(sample_weight))
+    w = _as_float_array(sample_weight, name, ndim=(1,))
+    _reject_nonfinite(w, name)
+    if w.shape[0] != n_samples:
+        raise ValueError(f"{name} has {w.shape[0]} entries; expected {n_samples} (one per sample).")
+    if (w < 0).any():
+        raise ValueError(f"{name} must be non-negative; got a minimum of {w.min():.6g}.")
+    if w.sum() <= 0:
+        raise ValueError(f"{name} sums to zero; expected a positive total weight.")
+    return w
+
+
+def _binary_labels(y_true, pos_label, name):
+    if hasattr(y_true, "to_numpy"):
+        y_true = y_true.to_numpy()
+    y = np.asarray(y_true)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional; got an array of shape {y.shape}.")
+    if y.size == 0:
+        raise ValueError(f"{name} is empty; expected at least one sample.")
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise ValueError(f"{name} contains NaN or infinity; expected binary labels.")
+    classes = np.unique(y)
+    if classes.size > 2:
+        raise ValueError(
+            f"{name} must hold binary labels (two classes); got {classes.size} classes: "
+            f"{classes[:10].tolist()}{'...' if classes.size > 10 else ''}."
+        )
+    if pos_label is None:
+        if y.dtype.kind == "b":
+            pos_label = True
+        elif y.dtype.kind in "iuf" and set(classes.tolist()) <= {0, 1, -1}:
+            if -1 in set(classes.tolist()) and 0 in set(classes.tolist()):
+                raise ValueError(f"{name} mixes 0 and -1; pass pos_label to say which is positive.")
+            pos_label = 1
+        else:
+            raise ValueError(
+                f"{name} has labels {classes.tolist()}; these are not {{0, 1}}, {{-1, 1}} or "
+                "booleans, so pass pos_label to say which class is positive."
+            )
+    elif pos_label not in classes.tolist() and classes.size == 2:
+        raise ValueError(f"pos_label={pos_label!r} is not one of the labels in {name}: {classes.tolist()}.")
+    return (y == pos_label).astype(np.float64)
+
+
+def check_binary_probabilities(
+    y_true,
+    y_prob,
+    *,
+    pos_label=None,
+    sample_weight=None,
+    out_of_bounds="raise",
+    y_true_name="y_true",
+    y_prob_name="y_prob",
+):
+    """Validate binary labels and positive-class probabilities.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Labels of two classes. ``{0, 1}``, ``{-1, 1}`` and booleans need no ``pos_label``.
+    y_prob : array-like of shape (n,), (n, 1) or (n, 2)
+        Positive-class probabilities; an ``(n, 2)`` array is ``predict_proba`` output whose
+        rows must sum to one, and column 1 is used.
+    pos_label : int, float, bool or str, default=None
+        The positive class.
+    sample_weight : array-like of shape (n,), default=None
+    out_of_bounds : {"raise", "clip"}, default="raise"
+        What to do with probabilities outside [0, 1].
+
+    Returns
+    -------
+    y : ndarray of shape (n,), float64 in {0, 1}
+    p : ndarray of shape (n,), float64 in [0, 1]
+    w : ndarray of shape (n,) or None
+    """
+    p = _as_float_array(y_prob, y_prob_name, ndim=(1, 2))
+    _reject_nonfinite(p, y_prob_name)
+    if p.ndim == 2:
+        if p.shape[1] == 2:
+            _check_range(p, y_prob_name, 0.0, 1.0, out_of_bounds=out_of_bounds)
+            dev = np.abs(p.sum(axis=1) - 1.0).max()
+            if dev > ROW_SUM_ATOL and out_of_bounds == "raise":
+                raise ValueError(
+                    f"{y_prob_name} has two columns (predict_proba output) whose rows must sum to 1; "
+                    f"the largest deviation is {dev:.3g}."
+                )
+            p = p[:, 1].copy()
+        elif p.shape[1] == 1:
+            p = p[:, 0].copy()
+        else:
+            raise ValueError(
+                f"{y_prob_name} must have shape (n,), (n, 1) or (n, 2) for a binary problem; "
+                f"got shape {p.shape}."
+            )
+    p = _check_range(p, y_prob_name, 0.0, 1.0, out_of_bounds=out_of_bounds)
+    y = _binary_labels(y_true, pos_label, y_true_name)
+    check_consistent_length(**{y_true_name: y, y_prob_name: p})
+    w = check_sample_weight(sample_weight, p.shape[0])
+    return y, p, w
+
+
+def check_multiclass_probabilities(y_proba, *, name="y_proba", n_classes=None, atol=ROW_SUM_ATOL):
+    """Validate an ``(n, k)`` matrix of probability vectors (k >= 2, rows summing to 1)."""
+    P = _as_float_array(y_proba, name, ndim=(2,))
+    _reject_nonfinite(P, name)
+    if P.shape[1] < 2:
+        raise ValueError(f"{name} must have at least 2 columns (one per class); got shape {P.shape}.")
+    if n_classes is not None and P.shape[1] != n_classes:
+        raise ValueError(f"{name} has {P.shape[1]} columns; expected {n_classes} (one per class).")
+    _check_range(P, name, 0.0, 1.0)
+    dev = np.abs(P.sum(axis=1) - 1.0)
+    if dev.max() > atol:
+        raise ValueError(
+            f"The rows of {name} must sum to 1 (within {atol:g}); row {int(dev.argmax())} "
+            f"deviates by {dev.max():.3g}."
+        )
+    return P
+
+
+def check_multiclass_labels(y_true, n_classes, *, labels=None, name="y_true"):
+    """Map labels to column indices ``0..n_classes-1``.
+
+    Without ``labels`` the sorted unique labels of ``y_true`` name the columns; integer labels
+    already in ``range(n_classes)`` are used as they are (so a test set that misses a class
+    still lines up with the columns of ``predict_proba``).
+    """
+    if hasattr(y_true, "to_numpy"):
+        y_true = y_true.to_numpy()
+    y = np.asarray(y_true)
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional; got an array of shape {y.shape}.")
+    if y.size == 0:
+        raise ValueError(f"{name} is empty; expected at least one sample.")
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise ValueError(f"{name} contains NaN or infinity; expected class labels.")
+    if labels is not None:
+        labels = np.asarray(labels)
+        if labels.shape[0] != n_classes:
+            raise ValueError(f"labels has {labels.shape[0]} entries; expected {n_classes} (one per column).")
+        if np.unique(labels).shape[0] != labels.shape[0]:
+            raise ValueError("labels must not contain duplicates.")
+    else:
+        classes = np.unique(y)
+        if y.dtype.kind in "iub" and classes.min() >= 0 and classes.max() < n_classes:
+            return y.astype(np.intp)
+        if classes.shape[0] != n_classes:
+            raise ValueError(
+                f"{name} has {classes.shape[0]} distinct labels but the probabilities have "
+                f"{n_classes} columns; pass labels= to give the column order."
+            )
+        labels = classes
+    order = np.argsort(labels, kind="stable")
+    pos = np.searchsorted(labels[order], y)
+    pos = np.clip(pos, 0, labels.shape[0] - 1)
+    codes = order[pos]
+    unseen = labels[codes] != y
+    if unseen.any():
+        raise ValueError(f"{name} contains labels not in labels: {np.unique(y[unseen])[:10].tolist()}.")
+    return codes.astype(np.intp)
+
+
+def check_scores(scores, *, name="scores", out_of_bounds="raise"):
+    """Validate second-order scores ``(m, sigma2)`` (SPEC section 0).
+
+    Returns an ``(n, 2)`` array for second-order scores or an ``(n, 1)`` array for a score
+    ``m`` alone (a 1-D input is treated as ``m`` alone). ``m`` must lie in [0, 1] and
+    ``sigma2`` in [0, 1/4]; the feasible region ``sigma2 <= m (1 - m)`` is *not* enforced,
+    because perturbed scores may leave it (SPEC section 1).
+    """
+    S = _as_float_array(scores, name, ndim=(1, 2))
+    _reject_nonfinite(S, name)
+    if S.ndim == 1:
+        S = S[:, None]
+    if S.shape[1] not in (1, 2):
+        raise ValueError(f"{name} must have 1 column (m) or 2 columns (m, sigma2); got shape {S.shape}.")
+    S[:, 0] = _check_range(S[:, 0], f"{name}[:, 0] (m)", 0.0, 1.0, out_of_bounds=out_of_bounds)
+    if S.shape[1] == 2:
+        S[:, 1] = _check_range(
+            S[:, 1], f"{name}[:, 1] (sigma2)", 0.0, SIGMA2_MAX, out_of_bounds=out_of_bounds
+        )
+    return S
+
+
+def check_snapshots(snapshots, *, name="snapshots", n_samples=None):
+    """Validate ``(n, k)`` binary snapshots (k >= 2; NaN marks a missing vote).
+
+    Each row needs at least two votes. Boolean input is converted to float first (for numpy
+    booleans ``+`` is a logical OR).
+    """
+    if hasattr(snapshots, "to_numpy"):
+        snapshots = snapshots.to_numpy()
+    raw = np.asarray(snapshots)
+    if raw.dtype.kind == "b":
+        raw = raw.astype(np.float64)
+    Y = _as_float_array(raw, name, ndim=(2,))
+    _reject_nonfinite(Y, name, allow_nan=True)
+    if Y.shape[1] < 2:
+        raise ValueError(
+            f"{name} must have at least 2 columns (independent labels per input); got shape "
+            f"{Y.shape}. A single label cannot estimate E[f*^2]."
+        )
+    obs = ~np.isnan(Y)
+    vals = Y[obs]
+    if not np.isin(vals, (0.0, 1.0)).all():
+        bad = np.unique(vals[~np.isin(vals, (0.0, 1.0))])[:5]
+        raise ValueError(f"{name} must hold binary labels 0/1 (or NaN for missing); got {bad.tolist()}.")
+    counts = obs.sum(axis=1)
+    if (counts < 2).any():
+        raise ValueError(
+            f"Every row of {name} needs at least 2 votes; row {int(np.argmax(counts < 2))} has "
+            f"{int(counts.min())}."
+        )
+    if n_samples is not None and Y.shape[0] != n_samples:
+        raise ValueError(f"{name} has {Y.shape[0]} rows; expected {n_samples} (one per score).")
+    return Y
+
+
+def snapshot_targets(snapshots):
+    """Unbiased targets from validated snapshots (SPEC section 0).
+
+    Returns ``(t1, t2, c)`` with ``t1 = a / c`` estimating E[f*], ``t2 = a (a - 1) / (c (c - 1))``
+    estimating E[f*^2] and ``c`` the number of votes, where ``a`` counts positive votes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t1, t2, c = snapshot_targets(np.array([[1.0, 1.0], [1.0, 0.0]]))
+    >>> t1.tolist(), t2.tolist()
+    ([1.0, 0.5], [1.0, 0.0])
+    """
+    Y = np.asarray(snapshots, dtype=np.float64)
+    obs = ~np.isnan(Y)
+    c = obs.sum(axis=1).astype(np.float64)
+    a = np.where(obs, Y, 0.0).sum(axis=1)
+    return a / c, a * (a - 1.0) / (c * (c - 1.0)), c

@@ -1,0 +1,119 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from skcal._validation import (
+    check_binary_probabilities,
+    check_multiclass_labels,
+    check_multiclass_probabilities,
+    check_sample_weight,
+    check_scores,
+    check_snapshots,
+    snapshot_targets,
+)
+
+
+def test_binary_accepts_list_numpy_pandas_identically():
+    y = [0, 1, 1, 0]
+    p = [0.1, 0.8, 0.6, 0.3]
+    ref = check_binary_probabilities(y, p)
+    for yy, pp in [
+        (np.array(y), np.array(p)),
+        (pd.Series(y), pd.Series(p)),
+        (pd.DataFrame({"y": y}), pd.DataFrame({"p": p})),
+    ]:
+        out = check_binary_probabilities(yy, pp)
+        np.testing.assert_array_equal(out[0], ref[0])
+        np.testing.assert_array_equal(out[1], ref[1])
+
+
+def test_binary_predict_proba_uses_column_one():
+    y, p, _ = check_binary_probabilities([0, 1], [[0.7, 0.3], [0.2, 0.8]])
+    np.testing.assert_allclose(p, [0.3, 0.8])
+
+
+def test_binary_does_not_mutate():
+    p = np.array([0.2, 1.0])
+    p0 = p.copy()
+    _, out, _ = check_binary_probabilities([0, 1], p)
+    out[0] = 5
+    np.testing.assert_array_equal(p, p0)
+
+
+@pytest.mark.parametrize(
+    "y, p, match",
+    [
+        ([0, 1], [0.1, np.nan], "y_prob contains NaN"),
+        ([0, 1], [0.1, np.inf], "y_prob contains NaN or infinity"),
+        ([0, 1], [0.1, 1.2], r"y_prob must lie in \[0, 1\]"),
+        ([0, 1], [-0.1, 0.2], r"y_prob must lie in \[0, 1\]"),
+        ([0, 1, 2], [0.1, 0.2, 0.3], "binary labels"),
+        ([0, 1, 1], [0.1, 0.2], "Inconsistent numbers of samples"),
+        ([], [], "y_prob is empty"),
+        (["a", "b"], [0.1, 0.2], "pos_label"),
+        ([0, 1], [[0.5, 0.6], [0.2, 0.8]], "rows must sum to 1"),
+        ([0, 1], [[0.2, 0.3, 0.5], [0.2, 0.3, 0.5]], "shape"),
+    ],
+)
+def test_binary_errors(y, p, match):
+    with pytest.raises(ValueError, match=match):
+        check_binary_probabilities(y, p)
+
+
+def test_binary_pos_label_and_clip():
+    y, p, _ = check_binary_probabilities(
+        ["a", "b", "b"], [0.1, 0.9, 1.1], pos_label="b", out_of_bounds="clip"
+    )
+    np.testing.assert_array_equal(y, [0, 1, 1])
+    assert p.max() == 1.0
+
+
+def test_sample_weight():
+    assert check_sample_weight(None, 3) is None
+    np.testing.assert_array_equal(check_sample_weight(2, 2), [2.0, 2.0])
+    with pytest.raises(ValueError, match="sample_weight must be non-negative"):
+        check_sample_weight([1, -1], 2)
+    with pytest.raises(ValueError, match="expected 3"):
+        check_sample_weight([1, 1], 3)
+
+
+def test_multiclass():
+    P = check_multiclass_probabilities([[0.2, 0.8], [0.5, 0.5]])
+    assert P.shape == (2, 2)
+    with pytest.raises(ValueError, match="rows of y_proba must sum to 1"):
+        check_multiclass_probabilities([[0.2, 0.7], [0.5, 0.5]])
+    with pytest.raises(ValueError, match="at least 2 columns"):
+        check_multiclass_probabilities([[1.0], [1.0]])
+    np.testing.assert_array_equal(check_multiclass_labels(["b", "a", "c"], 3), [1, 0, 2])
+    np.testing.assert_array_equal(check_multiclass_labels(["b", "a"], 2, labels=["b", "a"]), [0, 1])
+    with pytest.raises(ValueError, match="not in labels"):
+        check_multiclass_labels(["z", "a"], 2, labels=["b", "a"])
+
+
+def test_scores():
+    S = check_scores([[0.5, 0.1], [0.2, 0.0]])
+    assert S.shape == (2, 2)
+    assert check_scores([0.1, 0.2]).shape == (2, 1)
+    with pytest.raises(ValueError, match=r"sigma2\) must lie in \[0, 0.25\]"):
+        check_scores([[0.5, 0.3]])
+    with pytest.raises(ValueError, match=r"\(m\) must lie"):
+        check_scores([[1.5, 0.1]])
+    with pytest.raises(ValueError, match="1 column"):
+        check_scores(np.zeros((2, 3)))
+
+
+def test_snapshots_and_targets():
+    Y = check_snapshots(np.array([[True, True], [True, False]]))
+    t1, t2, c = snapshot_targets(Y)
+    np.testing.assert_allclose(t1, [1.0, 0.5])
+    np.testing.assert_allclose(t2, [1.0, 0.0])
+    Y = check_snapshots([[1, 1, 0, np.nan], [0, 1, np.nan, np.nan]])
+    t1, t2, c = snapshot_targets(Y)
+    np.testing.assert_allclose(t1, [2 / 3, 0.5])
+    np.testing.assert_allclose(t2, [2 * 1 / (3 * 2), 0.0])
+    with pytest.raises(ValueError, match="at least 2 votes"):
+        check_snapshots([[1, np.nan], [0, 1]])
+    with pytest.raises(ValueError, match="at least 2 columns"):
+        check_snapshots([[1], [0]])
+    with pytest.raises(ValueError, match="binary labels"):
+        check_snapshots([[1, 2], [0, 1]])
