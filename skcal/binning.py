@@ -52,7 +52,7 @@ def _uniform_ids(values, n_bins):
     if values.min() < 0.0 or values.max() > 1.0:
         raise ValueError(
             'strategy="uniform" bins [0, 1], so the values to bin must lie in [0, 1]; got values in '
-            f"[{values.min():.6g}, {values.max():.6g}]. Use strategy=\"quantile\" or a callable."
+            f'[{values.min():.6g}, {values.max():.6g}]. Use strategy="quantile" or a callable.'
         )
     ids = np.floor(values * n_bins).astype(np.intp)
     np.minimum(ids, n_bins - 1, out=ids)
@@ -93,7 +93,9 @@ def _callable_ids(strategy, values, n_bins):
         if not np.isfinite(ids).all() or (ids != np.round(ids)).any():
             raise ValueError("The binning callable must return integer bin ids; got non-integer floats.")
     if ids.min() < 0:
-        raise ValueError(f"The binning callable must return non-negative bin ids; got a minimum of {ids.min()}.")
+        raise ValueError(
+            f"The binning callable must return non-negative bin ids; got a minimum of {ids.min()}."
+        )
     return ids.astype(np.intp)
 
 
