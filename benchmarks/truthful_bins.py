@@ -384,6 +384,8 @@ def _figures(result, out, stem):
     panels = []
     if result.get("real"):
         for ds, summ in result["real"]["correlations"].items():
+            if ds == "pooled":  # k differs across data sets (LinCE_cw carries a 1/k): table only
+                continue
             panels.append((f"{ds} ({summ['n_models']} models)", summ["before"], summ["after"], "rho"))
     if result.get("digits"):
         d = result["digits"]["correlations_mean_sd_over_seeds"]
@@ -391,7 +393,8 @@ def _figures(result, out, stem):
             (f"digits (mean over {len(result['digits']['seeds'])} seeds)", d["before"], d["after"], "mean")
         )
     if panels:
-        fig, axes = plt.subplots(2, len(panels), figsize=(4.2 * len(panels), 6.5), squeeze=False)
+        fig, axes = plt.subplots(2, len(panels), figsize=(4.8 * len(panels), 6.5), squeeze=False)
+        fig.subplots_adjust(wspace=0.45, hspace=0.7)
         for j, (title, before, after, field) in enumerate(panels):
             for i, (phase, summ) in enumerate((("before TS", before), ("after TS", after))):
                 ax = axes[i, j]
@@ -443,6 +446,91 @@ def _figures(result, out, stem):
     return paths
 
 
+def _fmt_rho(d, field="rho"):
+    v = d[field]
+    if v is None:
+        return "nan"
+    if field == "mean":
+        return f"{v:+.2f} ± {d['sd']:.2f}"
+    return f"{v:+.2f}"
+
+
+def render_markdown(result):
+    """Markdown tables of a result dict (used for docs/benchmarks/truthful.md)."""
+    cols = [f"vs_error@{b}" for b in BINS] + [f"bins_{a}_vs_{b}" for a, b in BIN_PAIRS]
+    head = "| measure | TS | " + " | ".join(
+        c.replace("vs_error@", "ρ(err) @").replace("bins_", "ρ bins ").replace("_vs_", " vs ") for c in cols
+    )
+    head += " |\n|" + "---|" * (len(cols) + 2)
+    lines = []
+    if result.get("real"):
+        lines += ["### Real CIFAR outputs: per model (evaluation rows)", ""]
+        lines.append(
+            "| data set | source | model | loss | n_eval | T (fit on) | error | NLL before → after | "
+            "ConfCE^corr@20 before → after | LinCE^cw@20 before → after |"
+        )
+        lines.append("|---|---|---|---|---|---|---|---|---|---|")
+        for m in result["real"]["models"]:
+            b, a = m["before"], m["after"]
+            lines.append(
+                f"| {m['dataset']} | {m['source']} | {m['model']} | {m['train_loss']} | {m['n_eval']} | "
+                f"{m['temperature']:.3f} ({m['temperature_fit_on']}, n={m['n_temperature_fit']}) | "
+                f"{b['error']:.4f} | {b['nll']:.3f} → {a['nll']:.3f} | "
+                f"{b['ConfCE_corr@20']:.2e} → {a['ConfCE_corr@20']:.2e} | "
+                f"{b['LinCE_cw@20']:.2e} → {a['LinCE_cw@20']:.2e} |"
+            )
+        for ds, summ in result["real"]["correlations"].items():
+            lines += ["", f"### Spearman across models: {ds} ({summ['n_models']} models)", "", head]
+            for phase in ("before", "after"):
+                for m in MEASURES:
+                    lines.append(
+                        f"| {m} | {phase} | " + " | ".join(_fmt_rho(summ[phase][m][c]) for c in cols) + " |"
+                    )
+    if result.get("digits"):
+        d = result["digits"]
+        lines += [
+            "",
+            f"### Spearman across {len(d['models']) // len(d['seeds'])} scikit-learn models on load_digits "
+            f"(mean ± sd over seeds {d['seeds']})",
+            "",
+            head,
+        ]
+        for phase in ("before", "after"):
+            for m in MEASURES:
+                summ = d["correlations_mean_sd_over_seeds"][phase][m]
+                lines.append(
+                    f"| {m} | {phase} | " + " | ".join(_fmt_rho(summ[c], "mean") for c in cols) + " |"
+                )
+    sim = result["simulation"]
+    keys = [f"{m}@{b}" for m in MEASURES for b in BINS]
+    lines += [
+        "",
+        f"### Simulation (n={sim['n']}, k={sim['k']}): expected value / honest expected value",
+        "",
+        "Exact closed forms for ConfCE, ConfCE^corr and LinCE^cw; Monte Carlo mean over "
+        f"{sim['draws']} label draws for ConfECE. Values below 1 mean the report beats honesty.",
+        "",
+        "| report | " + " | ".join(keys) + " |",
+        "|---|" + "---|" * len(keys),
+    ]
+    for nm in sim["exact"]:
+        vals = []
+        for key in keys:
+            v = sim["exact"][nm].get(key, sim["monte_carlo"][nm][key]["mean"])
+            h = sim["exact"]["honest"].get(key, sim["monte_carlo"]["honest"][key]["mean"])
+            vals.append(f"**{v / h:.3f}**" if v < h else f"{v / h:.3f}")
+        lines.append(f"| {nm} | " + " | ".join(vals) + " |")
+    z = [
+        abs(sim["monte_carlo"][nm][k]["mean"] - v) / sim["monte_carlo"][nm][k]["se"]
+        for nm in sim["exact"]
+        for k, v in sim["exact"][nm].items()
+    ]
+    lines += ["", f"Largest |Monte Carlo − exact| / standard error over all exact entries: {max(z):.2f}."]
+    t = result["seconds"]
+    lines += ["", "Run time (s): " + ", ".join(f"{k} {v:.1f}" for k, v in t.items()) + "."]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="multiclass_logits folder")
@@ -486,6 +574,7 @@ def main(argv=None):
     json_path.write_text(json.dumps(result, indent=1))
     result["figures"] = _figures(result, args.out, stem)
     json_path.write_text(json.dumps(result, indent=1))
+    (args.out / f"{stem}.md").write_text(render_markdown(result))
     print(f"wrote {json_path} and {len(result['figures'])} figures in {timings['total']:.1f} s")
     return result
 

@@ -227,10 +227,19 @@ def test_weights_with_squared_correction_keep_truthfulness_example():
     # A heavy sample (w = 5) whose truth is (1/2, 1/3, 1/6): reporting the flattened FLAT row lowers the
     # noise term of the unsquared-weight correction w (1 - z) / W^2, but not of w^2 (1 - z) / W^2.
     Q = [[1 / 2, 1 / 3, 1 / 6], [0.9, 0.05, 0.05]]
-    w = [5.0, 1.0]
+    w = np.array([5.0, 1.0])
+    P_flat = [FLAT[0], Q[1]]
     honest = _expected(truthful_conf_ce, Q, Q, n_bins=2, sample_weight=w)
-    flat = _expected(truthful_conf_ce, Q, [FLAT[0], Q[1]], n_bins=2, sample_weight=w)
+    flat = _expected(truthful_conf_ce, Q, P_flat, n_bins=2, sample_weight=w)
     assert honest < flat
+
+    def unsquared(y, P, **kw):  # the alternative correction sum_i w_i (1 - z_i) / W^2
+        z = np.asarray(P).argmax(axis=1) == y
+        return conf_ce(y, P, **kw) + np.dot(w, 1 - z) / w.sum() ** 2
+
+    assert _expected(unsquared, Q, P_flat, n_bins=2, sample_weight=w) < _expected(
+        unsquared, Q, Q, n_bins=2, sample_weight=w
+    )
 
 
 def test_unit_and_rescaled_weights():
