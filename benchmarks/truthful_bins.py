@@ -41,7 +41,14 @@ if str(REPO) not in sys.path:  # run from a checkout without installing
     sys.path.insert(0, str(REPO))
 
 from skcal.temperature import apply_temperature, fit_temperature  # noqa: E402
-from skcal.truthful import classwise_lince, conf_ce, conf_ece, truthful_conf_ce  # noqa: E402
+from skcal.truthful import (  # noqa: E402
+    brier_over_k,
+    classwise_lince,
+    conf_ce,
+    conf_ece,
+    confidence_proper_loss,
+    truthful_conf_ce,
+)
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "multiclass_logits"
 DEFAULT_OUT = REPO / "benchmarks" / "results"
@@ -61,6 +68,8 @@ def _measures(y, P):
         for b in BINS:
             out[f"{name}@{b}"] = f(y, P, n_bins=b, strategy="quantile")
     out["error"] = float(np.mean(P.argmax(axis=1) != y))
+    out["confidence_proper_loss"] = confidence_proper_loss(y, P)
+    out["brier_over_k"] = brier_over_k(y, P)
     eps = 1e-300
     out["nll"] = float(-np.mean(np.log(np.maximum(P[np.arange(len(y)), y], eps))))
     return out
@@ -467,9 +476,10 @@ def render_markdown(result):
         lines += ["### Real CIFAR outputs: per model (evaluation rows)", ""]
         lines.append(
             "| data set | source | model | loss | n_eval | T (fit on) | error | NLL before → after | "
-            "ConfCE^corr@20 before → after | LinCE^cw@20 before → after |"
+            "ConfCE^corr@20 before → after | LinCE^cw@20 before → after | "
+            "after: n·ConfCE^corr@2000 / conf. loss | after: n·LinCE^cw@2000 / Brier/k |"
         )
-        lines.append("|---|---|---|---|---|---|---|---|---|---|")
+        lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for m in result["real"]["models"]:
             b, a = m["before"], m["after"]
             lines.append(
@@ -477,7 +487,9 @@ def render_markdown(result):
                 f"{m['temperature']:.3f} ({m['temperature_fit_on']}, n={m['n_temperature_fit']}) | "
                 f"{b['error']:.4f} | {b['nll']:.3f} → {a['nll']:.3f} | "
                 f"{b['ConfCE_corr@20']:.2e} → {a['ConfCE_corr@20']:.2e} | "
-                f"{b['LinCE_cw@20']:.2e} → {a['LinCE_cw@20']:.2e} |"
+                f"{b['LinCE_cw@20']:.2e} → {a['LinCE_cw@20']:.2e} | "
+                f"{m['n_eval'] * a['ConfCE_corr@2000']:.4f} / {a['confidence_proper_loss']:.4f} | "
+                f"{m['n_eval'] * a['LinCE_cw@2000']:.4f} / {a['brier_over_k']:.4f} |"
             )
         for ds, summ in result["real"]["correlations"].items():
             lines += ["", f"### Spearman across models: {ds} ({summ['n_models']} models)", "", head]
