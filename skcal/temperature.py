@@ -58,6 +58,19 @@ def _nll_and_grad(log_t, Z, codes, w):
 def temperature_nll(logits, y, temperature, *, labels=None, sample_weight=None):
     """Mean cross-entropy (natural log) of ``softmax(logits / temperature)``.
 
+    Parameters
+    ----------
+    logits : array-like of shape (n, k)
+    y : array-like of shape (n,)
+    temperature : float
+        Positive temperature.
+    labels : array-like of shape (k,), default=None
+    sample_weight : array-like of shape (n,), default=None
+
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> import numpy as np
@@ -129,6 +142,16 @@ def fit_temperature(logits, y, *, labels=None, sample_weight=None, bounds=(1e-2,
 
 def apply_temperature(logits, temperature):
     """Return ``softmax(logits / temperature)`` row by row (computed stably).
+
+    Parameters
+    ----------
+    logits : array-like of shape (n, k)
+    temperature : float
+        Positive temperature.
+
+    Returns
+    -------
+    ndarray of shape (n, k)
 
     Examples
     --------

@@ -103,19 +103,27 @@ def _top_label(P):
     return r, P[np.arange(P.shape[0]), r]
 
 
+def _compact(ids):
+    """Relabel sparse bin ids (a callable may return any non-negative integers) to a dense range."""
+    if ids.size and ids.max() > 4 * ids.shape[0]:
+        return np.unique(ids, return_inverse=True)[1].reshape(ids.shape)
+    return ids
+
+
 def _sq_bin_sums(resid, ids):
     """``sum_b (sum_{i in b} resid_i)^2`` for a 1-D residual and integer bin ids."""
-    sums = np.bincount(ids, weights=resid)
+    sums = np.bincount(_compact(ids), weights=resid)
     return float(np.dot(sums, sums))
 
 
 def _abs_bin_sums(resid, ids):
-    return float(np.abs(np.bincount(ids, weights=resid)).sum())
+    return float(np.abs(np.bincount(_compact(ids), weights=resid)).sum())
 
 
 def _columnwise_bin_sums(resid, ids):
     """Bin sums of each column of ``resid`` (n, k) with its own ids (n, k); returns (k * nb,)."""
     n, k = resid.shape
+    ids = _compact(ids)
     nb = int(ids.max()) + 1
     flat = (ids + np.arange(k)[None, :] * nb).ravel()
     return np.bincount(flat, weights=resid.ravel(), minlength=k * nb)
@@ -384,6 +392,15 @@ def brier_over_k(y_true, y_proba, *, sample_weight=None, labels=None):
 
     ``(1/n) sum_i (1/k) sum_r (p_i[r] - 1[y_i = r])^2`` (weighted mean with ``sample_weight``).
 
+    Parameters
+    ----------
+    y_true, y_proba, sample_weight, labels
+        As in :func:`truthful_conf_ce`.
+
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> from skcal.truthful import brier_over_k
@@ -404,6 +421,15 @@ def confidence_proper_loss(y_true, y_proba, *, sample_weight=None, labels=None):
     With ``r = argmax p`` (ties to the lowest index), ``c = p[r]`` and ``z = 1[y = r]``. Its
     expectation under true probabilities ``q`` is ``(c - q[r])^2 + 1 - q[r]^2``, minimised by
     reporting the true top class with its true probability.
+
+    Parameters
+    ----------
+    y_true, y_proba, sample_weight, labels
+        As in :func:`truthful_conf_ce`.
+
+    Returns
+    -------
+    float
 
     Examples
     --------

@@ -446,3 +446,23 @@ def test_scorer_aligns_labels_with_classes():
     clf2 = LogisticRegression(max_iter=500).fit(X[keep], names[keep])
     got = get_scorer("classwise_lince")(clf2, X[keep], names[keep])
     assert got == pytest.approx(-classwise_lince(names[keep], clf2.predict_proba(X[keep])), rel=1e-12)
+
+
+def test_callable_binning_with_sparse_ids():
+    rng = np.random.default_rng(12)
+    y, P = _random_case(rng, 50, 3)
+
+    def coarse(v, b):
+        return np.floor(v * b).astype(np.int64)
+
+    def sparse(v, b):
+        return coarse(v, b) * 10**12
+
+    for f in _FUNCS.values():
+        assert f(y, P, n_bins=4, strategy=sparse) == pytest.approx(
+            f(y, P, n_bins=4, strategy=coarse), rel=1e-12
+        )
+    # the coarse rule is the uniform rule except at 1.0, which no report here hits
+    assert truthful_conf_ce(y, P, n_bins=4, strategy=coarse) == pytest.approx(
+        truthful_conf_ce(y, P, n_bins=4, strategy="uniform"), rel=1e-12
+    )
