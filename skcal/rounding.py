@@ -126,7 +126,9 @@ def _action_label_mass(actions, y, w, n_actions):
     if actions.ndim == 1:
         N = np.bincount(actions * 2 + y.astype(np.intp), weights=wt, minlength=2 * n_actions)
         return N.reshape(n_actions, 2) / wt.sum()
-    N = np.stack([(actions * (wt * (1 - y))[:, None]).sum(axis=0), (actions * (wt * y)[:, None]).sum(axis=0)], 1)
+    N = np.stack(
+        [(actions * (wt * (1 - y))[:, None]).sum(axis=0), (actions * (wt * y)[:, None]).sum(axis=0)], 1
+    )
     return N / wt.sum()
 
 

@@ -63,7 +63,10 @@ class _FineGrid:
         out = []
         for V, VF in ((self.N, self.F), (self.R, self.RF)):
             upper = (E - 1) * VF - b * V  # sum of frac * v over the cell
-            out.append(np.bincount(b, weights=V - upper, minlength=E) + np.bincount(b + 1, weights=upper, minlength=E))
+            out.append(
+                np.bincount(b, weights=V - upper, minlength=E)
+                + np.bincount(b + 1, weights=upper, minlength=E)
+            )
         return out
 
 

@@ -163,7 +163,9 @@ def brute_force_swap_regret(y, actions, U):
     A = U.shape[0]
     yi = np.asarray(y, dtype=int)
     base = U[actions, yi].mean()
-    return max(U[np.array(sigma)[actions], yi].mean() - base for sigma in itertools.product(range(A), repeat=A))
+    return max(
+        U[np.array(sigma)[actions], yi].mean() - base for sigma in itertools.product(range(A), repeat=A)
+    )
 
 
 @settings(max_examples=60, deadline=None)

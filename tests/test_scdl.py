@@ -78,7 +78,7 @@ def test_scdl_properties(data):
     m = curve.selected_n_bins
     assert 1.0 / m <= s < 2.0 / m
     # pi is a distribution; q is NaN exactly on empty bins and lies in [0, 1] elsewhere
-    for pi, q, scfdl, mm in zip(curve.pi, curve.q, curve.scfdl, curve.n_bins):
+    for pi, q, scfdl, mm in zip(curve.pi, curve.q, curve.scfdl, curve.n_bins, strict=True):
         assert pi.shape == (mm + 1,) and scfdl.shape == (mm + 1,)
         assert pi.sum() == pytest.approx(1.0)
         assert np.array_equal(np.isnan(q), pi == 0)
@@ -181,7 +181,7 @@ def test_inputs_not_mutated():
     w = np.array([1.0, 2.0, 3.0])
     before = (p.copy(), y.copy(), w.copy())
     scdl_curve(y, p, sample_weight=w)
-    for a, b in zip((p, y, w), before):
+    for a, b in zip((p, y, w), before, strict=True):
         np.testing.assert_array_equal(a, b)
 
 
