@@ -85,7 +85,7 @@ def run(sizes, repeats):
         row = {"T": T, "seconds": {}, "values": {}, "m_max": int(scdl_curve(y, p).n_bins[-1])}
         for name, fn in methods().items():
             r = max(1, repeats if T < 10**6 else min(repeats, 3))
-            sec, val = time_call(lambda fn=fn: fn(y, p), r)
+            sec, val = time_call(lambda fn=fn, y=y, p=p: fn(y, p), r)
             row["seconds"][name] = sec
             row["values"][name] = float(val)
             print(f"T={T:>8d}  {name:32s} {sec * 1e3:9.2f} ms   value {val:.6f}", flush=True)
