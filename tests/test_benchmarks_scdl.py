@@ -66,3 +66,17 @@ def test_speed_scdl_quick(tmp_path):
     assert saved["summary"]["max_abs_binned_ece_minus_sklearn"] < 1e-12
     if "max_abs_smooth_ece_minus_relplot" in saved["summary"]:
         assert saved["summary"]["max_abs_smooth_ece_minus_relplot"] < 1e-3
+
+
+def test_cdl_duality_against_linear_programming():
+    """sup over mixing measures mu (utilities in [0, 1]) == 2 * concave envelope of G at 1/2."""
+    from scipy.optimize import linprog
+
+    mod = _load("scdl_synthetic")
+    rng = np.random.default_rng(1)
+    p, e = rng.uniform(size=7), rng.uniform(size=7)
+    theta = np.linspace(0, 1, 801)
+    inside = (theta[:, None] > np.minimum(p, e)) & (theta[:, None] < np.maximum(p, e))
+    G = (inside * np.abs(e - theta[:, None])).mean(axis=1)
+    lp = linprog(-G, A_ub=np.vstack([1 - theta, theta]), b_ub=[1, 1], bounds=(0, None))
+    assert -lp.fun == pytest.approx(2 * mod.concave_envelope_at(theta, G, 0.5), abs=1e-9)
