@@ -180,7 +180,7 @@ def test_swap_regret_equals_brute_force(n_actions, n, seed):
     assert swap_regret(y, onehot, U) == pytest.approx(swap_regret(y, actions, U), abs=1e-12)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(samples(), st.integers(2, 6), st.sampled_from([1, 2, 3, 4, 8, 16, 32]), st.integers(0, 2**32 - 1))
 def test_expected_swap_regret_bound(data, n_actions, m, seed):
     """SPEC 4: expected swap regret <= 2 SCDL_m + 2/m for every sample and bounded task."""
