@@ -78,6 +78,8 @@ def test_fixed_grid_and_fit_without_labels():
     assert set(np.round(unlabeled.transform(p)[:, 0] * 3, 9)) <= {0.0, 1.0, 2.0, 3.0}
     with pytest.raises(ValueError, match="requires y to be passed"):
         SoftBinRounder().fit(p)
+    with pytest.raises(ValueError, match="sample_weight has 3 entries"):
+        SoftBinRounder(n_bins=3).fit(p, sample_weight=[1.0, 2.0, 3.0])
 
 
 def test_transform_is_expectation_preserving_in_distribution():
