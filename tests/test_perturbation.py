@@ -82,9 +82,9 @@ def test_int_seed_reproducible_none_fresh_randomstate_advances():
     # None: fresh noise on every call (numpy's global RandomState)
     b = SechPerturber(random_state=None).fit(S)
     assert not np.array_equal(b.transform(S), b.transform(S))
-    np.random.seed(3)
+    np.random.seed(3)  # noqa: NPY002 (None means the global RandomState, as in scikit-learn)
     x1 = b.transform(S)
-    np.random.seed(3)
+    np.random.seed(3)  # noqa: NPY002 (None means the global RandomState, as in scikit-learn)
     np.testing.assert_array_equal(x1, b.transform(S))
     # a RandomState instance is advanced
     c = SechPerturber(random_state=np.random.RandomState(0)).fit(S)
