@@ -397,7 +397,7 @@ def ce2_score(
     degree : "auto", int or list of int, default="auto"
         ``"auto"``: SPEC 2's rule ``ceil(2 log n / log theta)`` capped at
         ``ceil(11 / sqrt(bandwidth))`` (44 at ``h = 1/16``, 88 at ``h = 1/64``; at most 88), and
-        lowered until the basis has at most ``n / 10`` features (a sample-size guard: at
+        lowered until the basis has at most ``n / 100`` features (a sample-size guard: at
         ``h = 1/64`` the bare rule gives 88, i.e. 7921 tensor features, for every ``n``); see
         :func:`skcal.chebyshev.auto_degree`. With ``cv`` the candidates are the schedule from
         the cap halving down to 4 (e.g. 88, 44, 22, 11, 5). An int fixes the degree; a list

@@ -104,8 +104,8 @@ def test_ce2_auto_degree_at_the_corner():
     p, h = 0.95, 1 / 16
     t1, t2 = _corner_ce2(p, h)
     Sp, Y = _corner_sample(50000, p, h, seed=7)
-    res = ce2_details(Y, Sp, bandwidth=h)  # auto: min(cap 44, sample guard) = 44 here
-    assert res.degree == 44
+    res = ce2_details(Y, Sp, bandwidth=h)  # auto: min(cap 44, sample guard d <= n / 100) = 21
+    assert res.degree == 21
     assert res.term1 == pytest.approx(t1, abs=0.005)
     assert res.term2 == pytest.approx(t2, abs=0.005)
 

@@ -57,11 +57,13 @@ def test_auto_degree_is_the_spec_rule_when_no_cap_binds():
 
 
 def test_auto_degree_sample_size_guard():
-    for n in [10, 100, 1000, 20000, 79209, 79210]:
+    for n in [10, 100, 1000, 20000, 792099, 792100]:
         deg = auto_degree(n, 1 / 64)
-        assert deg == 1 or n_basis_functions(deg) * 10 <= n
-        assert deg == 88 or n_basis_functions(deg + 1) * 10 > n
-    assert auto_degree(79210, 1 / 64) == 88
+        assert deg == 1 or n_basis_functions(deg) * 100 <= n
+        assert deg == 88 or n_basis_functions(deg + 1) * 100 > n
+    assert auto_degree(792100, 1 / 64) == 88
+    assert auto_degree(792099, 1 / 64) == 87
+    assert auto_degree(20000, 1 / 64, samples_per_feature=10) == 43
     assert auto_degree(1000, 1 / 64, samples_per_feature=None) == 88
 
 
