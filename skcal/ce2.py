@@ -33,6 +33,7 @@ from skcal.chebyshev import (
     auto_degree,
     degree_cap,
     degree_schedule,
+    n_basis_functions,
     ridge_solve,
 )
 from skcal.scorers import register_scorer
@@ -41,6 +42,10 @@ __all__ = ["CE2Result", "DEFAULT_ALPHAS", "ce1_score", "ce2_details", "ce2_score
 
 #: Ridge multipliers of SPEC 2's selection schedule.
 DEFAULT_ALPHAS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+#: With ``cv`` and ``degree="auto"``, schedule degrees whose basis has more than
+#: ``n_train / CV_SAMPLES_PER_FEATURE`` features are skipped (they cost O(d^3) per candidate and
+#: fit mostly noise; tensor degree 88 alone would take ~35 Cholesky factorisations of 7921 x 7921).
+CV_SAMPLES_PER_FEATURE = 10
 #: Test fraction of ``cv="holdout"``.
 HOLDOUT_FRACTION = 0.3
 _METHODS = ("polynomial", "bucketing", "nadaraya_watson")
@@ -231,6 +236,10 @@ def _fit_moments(S, T, w, *, degree, alpha, bandwidth, basis, cv, random_state, 
         deg, alph = degrees[0], cand_alphas[0]
     else:
         splits = _splits(cv, n, random_state)
+        if degree == "auto":
+            n_train = min(len(tr) for tr, _ in splits)
+            fit = [d for d in degrees if n_basis_functions(d, eff_basis) * CV_SAMPLES_PER_FEATURE <= n_train]
+            degrees = fit or [degrees[-1]]
         deg, alph, cv_results = _select(S, T, w, degrees, cand_alphas, eff_basis, splits)
     model = ChebyshevRidge(deg, alph, basis if basis != "1d" else "tensor").fit(S, T, w)
     return model, deg, alph, cv_results
@@ -400,7 +409,9 @@ def ce2_score(
         lowered until the basis has at most ``n / 100`` features (a sample-size guard: at
         ``h = 1/64`` the bare rule gives 88, i.e. 7921 tensor features, for every ``n``); see
         :func:`skcal.chebyshev.auto_degree`. With ``cv`` the candidates are the schedule from
-        the cap halving down to 4 (e.g. 88, 44, 22, 11, 5). An int fixes the degree; a list
+        the cap halving down to 4 (e.g. 88, 44, 22, 11, 5), without the degrees whose basis has
+        more than ``n_train / 10`` features (``CV_SAMPLES_PER_FEATURE``; if none is left, the
+        smallest schedule degree). An int fixes the degree; a list
         gives the candidates for ``cv``. When ``d > n`` the ridge is solved in its dual form, so
         an explicit degree works for any ``n`` (a very high degree for small ``n`` simply fits
         noisily; use ``cv`` to choose).
