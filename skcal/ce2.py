@@ -26,6 +26,7 @@ from skcal._validation import (
     check_snapshots,
     snapshot_targets,
 )
+from skcal.ce2_baselines import baseline_ce2
 from skcal.chebyshev import (
     ChebyshevMoments,
     ChebyshevRidge,
@@ -70,16 +71,21 @@ class CE2Result:
         The ridge multiplier used (``None`` for the baselines).
     basis : str or None
     n_samples : int
-    eta1 : callable
+    eta1 : callable or None
         ``eta1(scores) -> ndarray (n,)``, the fitted ``E[Y | S]`` clipped to [0, 1], evaluated at
-        new (validated) scores.
+        new (validated) scores. ``None`` for the baselines, whose fits at the samples are in
+        ``extra["eta1_values"]``.
     eta2 : callable or None
-        ``eta2(scores) -> ndarray (n,)``, the fitted ``E[f*^2 | S]`` clipped to [0, 1].
+        ``eta2(scores) -> ndarray (n,)``, the fitted ``E[f*^2 | S]`` clipped to [0, 1] (baselines:
+        ``extra["eta2_values"]``).
     cv_results : dict or None
         With ``cv``: arrays ``"degree"``, ``"alpha"``, ``"mean_test_mse"``, ``"std_test_mse"``
         over the candidates (held-out squared error of both moment regressions).
     extra : dict
-        Method-specific values (e.g. the baseline constant ``c``).
+        Method-specific values: ``"model"`` (the fitted :class:`~skcal.chebyshev.ChebyshevRidge`)
+        for the polynomial method; for the baselines everything :func:`baseline_ce2` returns
+        besides the estimate (``"c"``, ``"validation_loss"``, ``"n_cells"`` or
+        ``"kernel_bandwidth"``) and the fits ``"eta1_values"``, ``"eta2_values"``.
     """
 
     ce2: float
@@ -353,12 +359,11 @@ def _baseline(method, S, t1, t2, bandwidth, sample_weight, random_state, degree,
             f"degree and cv apply to method='polynomial' only; method={method!r} chooses its "
             "constant c on a held-out split itself."
         )
-    try:
-        from skcal.ce2_baselines import baseline_ce2
-    except ImportError as exc:  # pragma: no cover - the baselines module ships with skcal
-        raise ImportError(f"method={method!r} needs skcal.ce2_baselines: {exc}") from None
     out = baseline_ce2(S, t1, t2, method=method, bandwidth=bandwidth, random_state=random_state)
     extra = {k: v for k, v in out.items() if k not in ("ce2", "term1", "term2", "eta1", "eta2")}
+    # The baselines return their fits at the samples (not functions of new scores).
+    extra["eta1_values"] = np.asarray(out["eta1"])
+    extra["eta2_values"] = np.asarray(out["eta2"])
     return CE2Result(
         ce2=float(out["ce2"]),
         term1=float(out["term1"]),
@@ -368,8 +373,8 @@ def _baseline(method, S, t1, t2, bandwidth, sample_weight, random_state, degree,
         alpha=None,
         basis=None,
         n_samples=S.shape[0],
-        eta1=out.get("eta1"),
-        eta2=out.get("eta2"),
+        eta1=None,
+        eta2=None,
         extra=extra,
     )
 

@@ -322,3 +322,22 @@ def test_fitted_functions_validate_scores():
         res.eta1(S[:, :1])
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         res.eta2(S + 2)
+
+
+# ------------------------------------------------------------------------------ baselines
+@pytest.mark.parametrize("method", ["bucketing", "nadaraya_watson"])
+def test_baseline_methods_delegate_to_baseline_ce2(method):
+    from skcal import baseline_ce2
+
+    S, Y = _data(3000, seed=5)
+    res = ce2_details(Y, S, method=method, bandwidth=1 / 16, random_state=0)
+    t1, t2 = Y.mean(axis=1), Y[:, 0] * Y[:, 1]
+    ref = baseline_ce2(S, t1, t2, method=method, bandwidth=1 / 16, random_state=0)
+    assert res.ce2 == ref["ce2"] and res.term1 == ref["term1"] and res.term2 == ref["term2"]
+    assert res.method == method and res.degree is None and res.eta1 is None
+    np.testing.assert_array_equal(res.extra["eta1_values"], ref["eta1"])
+    assert res.extra["c"] == ref["c"]
+    assert ce2_score(Y, S, method=method, bandwidth=1 / 16, random_state=0) == ref["ce2"]
+    # all three estimators see the same miscalibration (sigma2 > 0 while f* is a function of m)
+    poly = ce2_score(Y, S, bandwidth=1 / 16, degree=4)
+    assert abs(res.ce2 - poly) < 0.05
