@@ -33,7 +33,7 @@ import numbers
 import numpy as np
 import scipy.linalg
 from numpy.polynomial.chebyshev import chebvander
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 __all__ = [
     "BASES",
@@ -68,6 +68,17 @@ DATA_PASS_BLAS_THREADS = 1
 #: default threads at load 11); on an idle multi-core machine ``None`` (BLAS default) can be
 #: faster for d in the thousands.
 SOLVE_BLAS_THREADS = 1
+_CONTROLLER = None
+
+
+def _blas_limit(limits):
+    """Context manager limiting BLAS threads; the library scan is done once per process."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=limits, user_api="blas")
+
+
 #: Rows per chunk are chosen so that one Vandermonde block holds about this many floats.
 _CHUNK_FLOATS = 2**21
 
@@ -406,7 +417,7 @@ class ChebyshevMoments:
         if step < 1:
             raise ValueError(f"chunk_size must be a positive integer; got {chunk_size!r}.")
         x, y = map_scores(S)
-        with threadpool_limits(limits=DATA_PASS_BLAS_THREADS, user_api="blas"):
+        with _blas_limit(DATA_PASS_BLAS_THREADS):
             for start in range(0, S.shape[0], step):
                 sl = slice(start, start + step)
                 # (2L+1, n_chunk) C-contiguous blocks: chebvander(.).T is the underlying array.
@@ -575,7 +586,7 @@ def ridge_solve(G, b, lam):
     >>> ridge_solve(np.eye(2), np.array([[2.0], [4.0]]), 1.0).ravel().tolist()
     [1.0, 2.0]
     """
-    with threadpool_limits(limits=SOLVE_BLAS_THREADS, user_api="blas"):
+    with _blas_limit(SOLVE_BLAS_THREADS):
         return _ridge_solve(G, b, lam)
 
 
@@ -730,7 +741,7 @@ class ChebyshevRidge:
             sw = np.sqrt(w)
             Phi = Phi * sw[:, None]
             T = T * sw[:, None]
-        with threadpool_limits(limits=SOLVE_BLAS_THREADS, user_api="blas"):
+        with _blas_limit(SOLVE_BLAS_THREADS):
             K = Phi @ Phi.T
         d = Phi.shape[1]
         self.lam_ = _penalty(self.alpha_, float(np.trace(K)), d)
@@ -771,7 +782,7 @@ def chebyshev_evaluate(scores, C, chunk_size=None):
     x, y = map_scores(S)
     out = np.empty((S.shape[0], C.shape[0]))
     step = int(chunk_size) if chunk_size is not None else _chunk_rows(L)
-    with threadpool_limits(limits=DATA_PASS_BLAS_THREADS, user_api="blas"):
+    with _blas_limit(DATA_PASS_BLAS_THREADS):
         for start in range(0, S.shape[0], step):
             sl = slice(start, start + step)
             A = chebvander(x[sl], L).T  # (L+1, n_chunk)
