@@ -365,3 +365,30 @@ def test_chebyshev_design_not_needed_by_fit(monkeypatch):
     S, Y, _ = simulate(500, seed=14)
     SecondOrderPlattCalibrator(degree=10).fit(S, Y).transform(S)
     assert chebyshev_design is not boom
+
+
+def test_pipeline_from_raw_features_with_ensemble_moments():
+    from sklearn.ensemble import BaggingClassifier
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import cross_val_score
+
+    from skcal import EnsembleMoments
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))
+    f = 1 / (1 + np.exp(-(X[:, 0] + 0.5 * X[:, 1] ** 2 - 0.5)))
+    Y = (rng.uniform(size=(3000, 2)) < f[:, None]).astype(float)
+    bag = BaggingClassifier(LogisticRegression(), n_estimators=8, random_state=0).fit(X[:1000], Y[:1000, 0])
+    pipe = Pipeline(
+        [
+            ("ens", EnsembleMoments(FrozenEstimator(bag))),
+            ("sech", SechPerturber(random_state=0)),
+            ("platt", SecondOrderPlattCalibrator(degree=4, alpha=1e-6)),
+        ]
+    )
+    pipe.fit(X[1000:2000], Y[1000:2000])
+    out = pipe.predict(X[2000:])
+    assert out.shape == (1000, 2) and (out[:, 1] <= out[:, 0] * (1 - out[:, 0]) + 1e-15).all()
+    scores = cross_val_score(pipe, X[1000:], Y[1000:], scoring="ce2", cv=2)
+    assert np.isfinite(scores).all() and (scores < 0).all()
