@@ -116,17 +116,18 @@ def _nw_predict(Z_fit, T_fit, Z_query, b):
             continue  # no fitted sample near this cell: global mean below
         cand = np.concatenate(pieces)
         Zc, Tc = Zs[cand], Ts[cand]
+        # scale |q - p|^2 = scale |q|^2 + scale |p|^2 - 2 scale q.p as ONE product A @ B.T, with
+        # coordinates centred on the candidates' mean (so the expansion loses no precision)
+        centre = Zc.mean(axis=0)
+        Pc = Zc - centre
+        B = np.column_stack([(-2.0 * scale) * Pc, np.ones(cand.size), scale * (Pc * Pc).sum(axis=1)])
         step = max(1, _BLOCK // cand.size)
         for k in range(0, rows.size, step):
             r = rows[k : k + step]
-            Zq = Z_query[r]
-            E = np.subtract.outer(Zq[:, 0], Zc[:, 0])
-            E *= E
-            for axis in range(1, d):
-                D = np.subtract.outer(Zq[:, axis], Zc[:, axis])
-                D *= D
-                E += D
-            E *= scale  # -|q - p|^2 / (2 b^2)
+            Qc = Z_query[r] - centre
+            A = np.column_stack([Qc, scale * (Qc * Qc).sum(axis=1), np.ones(r.size)])
+            E = A @ B.T  # -|q - p|^2 / (2 b^2)
+            np.minimum(E, 0.0, out=E)  # rounding can make the expansion slightly positive
             np.copyto(E, -np.inf, where=E < cutoff)  # truncation at 5 b
             np.exp(E, out=E)
             sums[r] = E @ Tc
