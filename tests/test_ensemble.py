@@ -116,6 +116,10 @@ def test_bagging_with_feature_subsets_and_string_labels(data):
     # a DataFrame goes to the members as arrays (they were fitted without names)
     df = pd.DataFrame(X, columns=[f"f{i}" for i in range(6)])
     np.testing.assert_allclose(EnsembleMoments(bag).fit_transform(df), out, rtol=1e-15)
+    # sparse input reaches the members with the same column subsets
+    from scipy import sparse
+
+    np.testing.assert_allclose(EnsembleMoments(bag).fit_transform(sparse.csr_matrix(X)), out, rtol=1e-12)
 
 
 def test_bagging_member_that_missed_a_class():
