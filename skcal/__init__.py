@@ -21,3 +21,7 @@ __all__ = [
 # --- truthful multiclass errors (SPEC 5) ---
 
 # --- reports and displays ---
+from skcal.display import ReliabilityDisplay, SecondOrderDisplay  # noqa: E402
+from skcal.report import CalibrationReport, calibration_report  # noqa: E402
+
+__all__ += ["CalibrationReport", "ReliabilityDisplay", "SecondOrderDisplay", "calibration_report"]
