@@ -498,6 +498,7 @@ class CalibrationReport:
         self.notes = list(notes)
         self.elapsed = elapsed
         self._figures = None
+        self._extra_figures = []
         self.table = self._build_table()
 
     # -- construction ----------------------------------------------------------------------
@@ -729,7 +730,32 @@ class CalibrationReport:
     def _make_figures(self):
         from skcal._report_figures import make_report_figures
 
-        return make_report_figures(self)
+        figs = make_report_figures(self)
+        for title, fig in self._extra_figures:
+            figs[title] = fig() if callable(fig) else fig
+        return figs
+
+    def add_figure(self, title, figure):
+        """Add a figure to the report (shown after the built-in ones).
+
+        Parameters
+        ----------
+        title : str
+            Caption (escaped in the HTML).
+        figure : matplotlib Figure or callable
+            The figure, or a function of no arguments that makes it; a function is called only
+            when the figures are first needed, so a report can be built without matplotlib.
+
+        Returns
+        -------
+        self : CalibrationReport
+        """
+        if title in {t for t, _ in self._extra_figures}:
+            raise ValueError(f"a figure titled {title!r} was already added.")
+        self._extra_figures.append((str(title), figure))
+        if self._figures is not None:
+            self._figures[str(title)] = figure() if callable(figure) else figure
+        return self
 
     # -- HTML -----------------------------------------------------------------------------
     def to_html(self, path=None, *, digits=4):
