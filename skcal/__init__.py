@@ -17,6 +17,13 @@ __all__ = [
 # --- SCDL slice (SPEC 4) ---
 
 # --- second-order calibration (SPEC 1-3) ---
+from skcal.ce2 import CE2Result, ce1_score, ce2_details, ce2_score  # noqa: E402  (cheb)
+from skcal.chebyshev import ChebyshevMoments, ChebyshevRidge, auto_degree, degree_cap  # noqa: E402  (cheb)
+from skcal.platt import SecondOrderPlattCalibrator  # noqa: E402  (cheb)
+
+__all__ += ["CE2Result", "ce1_score", "ce2_details", "ce2_score"]  # (cheb)
+__all__ += ["ChebyshevMoments", "ChebyshevRidge", "auto_degree", "degree_cap"]  # (cheb)
+__all__ += ["SecondOrderPlattCalibrator"]  # (cheb)
 
 # --- truthful multiclass errors (SPEC 5) ---
 
