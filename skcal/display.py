@@ -477,9 +477,10 @@ class SecondOrderDisplay:
       calibrated predictor lies on the diagonal.
 
     The other two panels (only from a fitted calibrator) show the fitted ``eta1_hat`` (estimate
-    of ``E[Y | S]``) and ``eta2_hat - eta1_hat^2`` (the recalibrated variance) over the score
-    rectangle ``[0, 1] x [0, 1/4]``, with the feasible boundary ``sigma2 = m (1 - m)`` dashed
-    and the raw scores as dots.
+    of ``E[Y | S]``) and ``eta2_hat - eta1_hat^2`` (the recalibrated variance) over the
+    region of the scores (``m`` in [0, 1], ``sigma2`` up to 1.25 times the largest raw
+    ``sigma2``), with the feasible boundary ``sigma2 = m (1 - m)`` dashed and the raw scores as
+    dots.
 
     Attributes
     ----------
@@ -617,8 +618,10 @@ class SecondOrderDisplay:
         tp = _check_true(true_prob, "true_prob", n, 0.0, 1.0)
         kw = {}
         if calibrator is not None:
+            # The surfaces cover the region of the data: sigma2 up to 1.25 times the largest raw
+            # sigma2 (at most 1/4); beyond it the polynomials extrapolate.
             gm = np.linspace(0.0, 1.0, grid_size)
-            gs = np.linspace(0.0, 0.25, grid_size)
+            gs = np.linspace(0.0, min(0.25, max(1.25 * float(raw[:, 1].max()), 1e-3)), grid_size)
             MM, SS = np.meshgrid(gm, gs)
             grid_scores = np.column_stack([MM.ravel(), SS.ravel()])
             if getattr(calibrator, "n_features_in_", 2) == 1:
@@ -773,7 +776,7 @@ class SecondOrderDisplay:
                 fig.colorbar(cs, ax=axk)
                 axk.plot(feasible_m, feasible_m * (1 - feasible_m), ls="--", color="w", lw=1)
                 axk.scatter(self.raw_scores[:, 0], self.raw_scores[:, 1], s=2, color="k", alpha=0.3)
-                axk.set(xlabel="m", ylabel="sigma2", xlim=(0, 1), ylim=(0, 0.25))
+                axk.set(xlabel="m", ylabel="sigma2", xlim=(0, 1), ylim=(0, self.grid_sigma2[-1]))
                 axk.set_title(title, fontsize="medium")
                 self.surfaces_.append(cs)
         self.axes_ = axes
