@@ -62,7 +62,7 @@ def _line(row_index):
 
 def _parse_numeric(df, col, path):
     raw = df[col].astype(str).str.strip()
-    empty = raw == ""
+    empty = (raw == "") | raw.str.lower().isin(["nan", "na", "n/a", "null", "none"])  # missing cells
     values = pd.to_numeric(raw.where(~empty), errors="coerce")
     bad = values.isna() & ~empty
     if bad.any():
@@ -74,7 +74,7 @@ def _parse_numeric(df, col, path):
     return values.to_numpy(dtype=float), empty.to_numpy()
 
 
-def _model_column(df, col, path, lo, hi, what):
+def _model_column(df, col, path, lo, hi, what, plural):
     values, empty = _parse_numeric(df, col, path)
     if empty.any():
         i = int(np.flatnonzero(empty)[0])
@@ -85,13 +85,13 @@ def _model_column(df, col, path, lo, hi, what):
     if not np.isfinite(values).all():
         i = int(np.flatnonzero(~np.isfinite(values))[0])
         raise CSVFormatError(
-            f"{path}: column {col!r} has a NaN or infinite value at line {_line(i)}; expected a {what}."
+            f"{path}: column {col!r} has an infinite value at line {_line(i)}; expected a {what}."
         )
     out = (values < lo) | (values > hi)
     if out.any():
         i = int(np.flatnonzero(out)[0])
         raise CSVFormatError(
-            f"{path}: column {col!r} must hold {what}s in [{lo:g}, {hi:g}]; line {_line(i)} holds "
+            f"{path}: column {col!r} must hold {plural} in [{lo:g}, {hi:g}]; line {_line(i)} holds "
             f"{values[i]:g} ({int(out.sum())} values out of range)."
         )
     return values
@@ -169,7 +169,7 @@ def read_predictions_csv(path, *, label="y", pos_label=None, ignore=()):
                 f"{label}1, {label}2, ..."
             )
         y = _labels(df[label].str.strip().to_numpy(dtype=object), path, label, pos_label)
-        preds = {c: _model_column(df, c, path, 0.0, 1.0, "probability") for c in model_cols}
+        preds = {c: _model_column(df, c, path, 0.0, 1.0, "probability", "probabilities") for c in model_cols}
         return y, preds
     if len(snap_cols) >= 2:
         Y = np.empty((df.shape[0], len(snap_cols)))
@@ -208,8 +208,8 @@ def read_predictions_csv(path, *, label="y", pos_label=None, ignore=()):
             for kind in ("m", "sigma2"):
                 if f"{name}:{kind}" not in model_cols:
                     raise CSVFormatError(f"{path}: model {name!r} has no {name}:{kind} column.")
-            m = _model_column(df, f"{name}:m", path, 0.0, 1.0, "mean")
-            s2 = _model_column(df, f"{name}:sigma2", path, 0.0, 0.25, "variance")
+            m = _model_column(df, f"{name}:m", path, 0.0, 1.0, "mean", "means")
+            s2 = _model_column(df, f"{name}:sigma2", path, 0.0, 0.25, "variance", "variances")
             preds[name] = np.column_stack([m, s2])
         return Y, preds
     raise CSVFormatError(
