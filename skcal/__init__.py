@@ -15,6 +15,29 @@ __all__ = [
 ]
 
 # --- SCDL slice (SPEC 4) ---
+from skcal.binned_ece import binned_ece  # noqa: E402
+from skcal.cutoff import cutoff_calibration_error  # noqa: E402
+from skcal.rounding import (  # noqa: E402
+    SoftBinRounder,
+    expected_swap_regret,
+    soft_bin_weights,
+    swap_regret,
+)
+from skcal.scdl import SCDLCurve, scdl_curve, scdl_score  # noqa: E402
+from skcal.smooth_ece import smooth_ece  # noqa: E402
+
+__all__ += [
+    "SCDLCurve",
+    "SoftBinRounder",
+    "binned_ece",
+    "cutoff_calibration_error",
+    "expected_swap_regret",
+    "scdl_curve",
+    "scdl_score",
+    "smooth_ece",
+    "soft_bin_weights",
+    "swap_regret",
+]
 
 # --- second-order calibration (SPEC 1-3) ---
 from skcal.ce2 import CE2Result, ce1_score, ce2_details, ce2_score  # noqa: E402  (cheb)

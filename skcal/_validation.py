@@ -21,6 +21,7 @@ __all__ = [
     "check_snapshots",
     "snapshot_targets",
     "check_consistent_length",
+    "check_probabilities",
 ]
 
 #: Tolerance for probability vectors summing to one (SPEC section 0).
@@ -317,3 +318,37 @@ def snapshot_targets(snapshots):
     c = obs.sum(axis=1).astype(np.float64)
     a = np.where(obs, Y, 0.0).sum(axis=1)
     return a / c, a * (a - 1.0) / (c * (c - 1.0)), c
+
+
+def check_probabilities(y_prob, *, name="y_prob", out_of_bounds="raise"):
+    """Validate positive-class probabilities without labels (SPEC section 0).
+
+    Accepts shape (n,), (n, 1) or (n, 2) (``predict_proba`` output, whose rows must sum to one
+    unless ``out_of_bounds="clip"``; column 1 is used) and returns a fresh float64 array of
+    shape (n,) in [0, 1].
+
+    Examples
+    --------
+    >>> check_probabilities([[0.75, 0.25], [0.5, 0.5]]).tolist()
+    [0.25, 0.5]
+    """
+    p = _as_float_array(y_prob, name, ndim=(1, 2))
+    _reject_nonfinite(p, name)
+    if p.ndim == 2:
+        if p.shape[1] == 2:
+            p = _check_range(p, name, 0.0, 1.0, out_of_bounds=out_of_bounds)
+            dev = np.abs(p.sum(axis=1) - 1.0).max()
+            if dev > ROW_SUM_ATOL and out_of_bounds == "raise":
+                raise ValueError(
+                    f"{name} has two columns (predict_proba output) whose rows must sum to 1; "
+                    f"the largest deviation is {dev:.3g}."
+                )
+            p = p[:, 1].copy()
+        elif p.shape[1] == 1:
+            p = p[:, 0].copy()
+        else:
+            raise ValueError(
+                f"{name} must have shape (n,), (n, 1) or (n, 2) (positive-class probabilities or "
+                f"predict_proba output); got shape {p.shape}."
+            )
+    return _check_range(p, name, 0.0, 1.0, out_of_bounds=out_of_bounds)

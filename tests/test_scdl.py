@@ -1,0 +1,214 @@
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skcal import SCDLCurve, scdl_curve, scdl_score
+from skcal.scdl import _scdl_at, default_max_bins
+
+
+def brute_force_scdl_m(y, p, m, w=None):
+    """Dense, loop-based SCDL_m straight from SPEC section 4 (independent of the binned sums)."""
+    n = len(p)
+    w = np.ones(n) if w is None else np.asarray(w, dtype=float)
+    W = np.zeros((n, m + 1))
+    for s in range(n):
+        for i in range(m + 1):
+            W[s, i] = max(0.0, 1.0 - abs(m * p[s] - i))
+    pi = (w[:, None] * W).sum(axis=0) / w.sum()
+    ey = (w[:, None] * W * np.asarray(y)[:, None]).sum(axis=0) / w.sum()
+    best = 0.0
+    for i in range(m + 1):
+        total = 0.0
+        for j in range(m + 1):
+            if pi[j] == 0:
+                continue
+            q = ey[j] / pi[j]
+            total += pi[j] * max(q - (i + 1) / m, 0.0) if j <= i else pi[j] * max(i / m - q, 0.0)
+        best = max(best, total)
+    return best
+
+
+# Probabilities with many exact grid points and ties, plus generic values.
+probs = st.one_of(
+    st.floats(0, 1, allow_nan=False),
+    st.sampled_from([0.0, 0.125, 0.25, 0.5, 0.75, 1.0]),
+)
+
+
+@st.composite
+def samples(draw, min_size=1, max_size=40, weighted=False):
+    n = draw(st.integers(min_size, max_size))
+    p = np.array(draw(st.lists(probs, min_size=n, max_size=n)))
+    y = np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)), dtype=float)
+    w = None
+    if weighted:
+        w = np.array(draw(st.lists(st.floats(0.01, 10), min_size=n, max_size=n)))
+    return y, p, w
+
+
+@settings(max_examples=60, deadline=None)
+@given(samples(weighted=True), st.booleans())
+def test_binned_sums_equal_brute_force(data, use_weights):
+    y, p, w = data
+    w = w if use_weights else None
+    curve = scdl_curve(y, p, max_bins=32, sample_weight=w)
+    for g, m in enumerate(curve.n_bins):
+        assert curve.scdl_m[g] == pytest.approx(brute_force_scdl_m(y, p, int(m), w), abs=1e-12)
+    for m in (1, 3, 5):  # non-dyadic grids (used by SoftBinRounder with a fixed n_bins)
+        assert _scdl_at(p, y, w, m)[0] == pytest.approx(brute_force_scdl_m(y, p, m, w), abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(samples(max_size=100))
+def test_scdl_properties(data):
+    y, p, _ = data
+    curve = scdl_curve(y, p, max_bins=64)
+    s = scdl_score(y, p, max_bins=64)
+    assert s == curve.scdl
+    # SCDL in [0, 1]
+    assert 0.0 <= s <= 1.0
+    assert np.all((curve.scdl_m >= 0) & (curve.scdl_m <= 1))
+    # SCDL_{2m} >= SCDL_m on every sample
+    assert np.all(np.diff(curve.scdl_m) >= -1e-12)
+    # SCDL in [1/m*, 2/m*)
+    m = curve.selected_n_bins
+    assert 1.0 / m <= s < 2.0 / m
+    # pi is a distribution; q is NaN exactly on empty bins and lies in [0, 1] elsewhere
+    for pi, q, scfdl, mm in zip(curve.pi, curve.q, curve.scfdl, curve.n_bins, strict=True):
+        assert pi.shape == (mm + 1,) and scfdl.shape == (mm + 1,)
+        assert pi.sum() == pytest.approx(1.0)
+        assert np.array_equal(np.isnan(q), pi == 0)
+        assert np.all((q[pi > 0] >= -1e-12) & (q[pi > 0] <= 1 + 1e-12))
+
+
+def test_pi_and_q_closed_form():
+    # p = 0.3 on the grid m = 2: weights 0.4 on 0 and 0.6 on 1/2
+    curve = scdl_curve([1, 0], [0.3, 0.3], max_bins=2)
+    pi, q, scfdl = curve.grid(2)
+    np.testing.assert_allclose(pi, [0.4, 0.6, 0.0])
+    np.testing.assert_allclose(q[:2], [0.5, 0.5])
+    assert np.isnan(q[2])
+    # SCFDL_{2,0} = pi_0 (q_0 - 1/2)_+ + pi_1 (0 - q_1)_+ = 0; SCFDL_{2,1} = 0; SCFDL_{2,2} = 0
+    np.testing.assert_allclose(scfdl, [0.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="not one of the searched grids"):
+        curve.grid(4)
+
+
+def test_point_mass_closed_form():
+    # All predictions 1/2, all labels 1: SCDL_m = max_i (1 - (i+1)/m) over i <= m/2 = 1/2 - 1/m
+    y = np.ones(10)
+    p = np.full(10, 0.5)
+    curve = scdl_curve(y, p, max_bins=16)
+    np.testing.assert_allclose(curve.scdl_m, [0.5 - 1 / m for m in (2, 4, 8, 16)], atol=1e-15)
+    # min_m max(1/2 - 1/m, 1/m): 1/4 at m = 4
+    assert curve.scdl == pytest.approx(0.25)
+    assert curve.selected_n_bins == 4
+
+
+def test_calibrated_sample_sits_on_the_floor():
+    p = np.repeat(np.linspace(0, 1, 11), 100)
+    y = (np.tile(np.arange(100), 11) < np.repeat(np.linspace(0, 100, 11), 100)).astype(float)
+    # Exactly calibrated: q_j is a mean of predictions within (j - 1)/m..(j + 1)/m, so every
+    # (q_j - (i + 1)/m)_+ with j <= i and (i/m - q_j)_+ with j > i vanishes.
+    curve = scdl_curve(y, p)
+    np.testing.assert_allclose(curve.scdl_m, 0.0, atol=1e-12)
+    assert curve.scdl == 1.0 / curve.n_bins[-1]
+
+
+@pytest.mark.parametrize("T, expected", [(1, 2), (4, 2), (100, 4), (1000, 8), (10_000, 16), (10**6, 128)])
+def test_default_max_bins_rule(T, expected):
+    m = default_max_bins(T)
+    assert m == expected
+    assert m == 2 or m * math.log(m) <= math.sqrt(T)
+    assert 2 * m * math.log(2 * m) > math.sqrt(T)
+
+
+def test_default_grid_depends_on_effective_sample_size():
+    rng = np.random.default_rng(1)
+    p = rng.uniform(size=10_000)
+    y = (rng.uniform(size=10_000) < p).astype(int)
+    assert scdl_curve(y, p).n_bins[-1] == 16
+    # weights concentrated on 100 samples: Kish's effective size is about 100
+    w = np.full(10_000, 1e-9)
+    w[:100] = 1.0
+    curve = scdl_curve(y, p, sample_weight=w)
+    assert curve.n_effective == pytest.approx(100, rel=1e-3)
+    assert curve.n_bins[-1] == 4
+
+
+def test_max_bins_caps_the_search():
+    rng = np.random.default_rng(2)
+    p = rng.uniform(size=500)
+    y = (rng.uniform(size=500) < p).astype(int)
+    assert scdl_curve(y, p, max_bins=100).n_bins.tolist() == [2, 4, 8, 16, 32, 64]
+    assert scdl_curve(y, p, max_bins=2).n_bins.tolist() == [2]
+    for bad in (1, 0, -4, 2.5, "8", True):
+        with pytest.raises(ValueError, match="max_bins"):
+            scdl_score(y, p, max_bins=bad)
+
+
+def test_integer_weights_equal_repetition():
+    rng = np.random.default_rng(3)
+    p = rng.uniform(size=60)
+    y = (rng.uniform(size=60) < p).astype(int)
+    k = rng.integers(1, 4, size=60)
+    a = scdl_curve(y, p, sample_weight=k, max_bins=32)
+    b = scdl_curve(np.repeat(y, k), np.repeat(p, k), max_bins=32)
+    np.testing.assert_allclose(a.scdl_m, b.scdl_m, atol=1e-14)
+
+
+def test_input_types_give_identical_results():
+    rng = np.random.default_rng(4)
+    p = rng.uniform(size=300)
+    y = (rng.uniform(size=300) < p**2).astype(int)
+    ref = scdl_score(y, p)
+    assert scdl_score(y.tolist(), p.tolist()) == ref
+    assert scdl_score(pd.Series(y), pd.Series(p)) == ref
+    assert scdl_score(y, np.column_stack([1 - p, p])) == ref
+    assert scdl_score(pd.Series(y), pd.DataFrame({"a": 1 - p, "b": p})) == ref
+    assert scdl_score(np.where(y == 1, "yes", "no"), p, pos_label="yes") == ref
+    assert scdl_score(y.astype(bool), p) == ref
+    assert scdl_score(2 * y - 1, p) == ref
+
+
+def test_inputs_not_mutated():
+    p = np.array([0.2, 0.7, 1.0])
+    y = np.array([0, 1, 1])
+    w = np.array([1.0, 2.0, 3.0])
+    before = (p.copy(), y.copy(), w.copy())
+    scdl_curve(y, p, sample_weight=w)
+    for a, b in zip((p, y, w), before, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "y, p, kwargs, match",
+    [
+        ([0, 1], [0.2, np.nan], {}, "y_prob contains NaN"),
+        ([0, 1], [0.2, np.inf], {}, "y_prob contains NaN or infinity"),
+        ([0, 1], [0.2, 1.5], {}, r"y_prob must lie in \[0, 1\]"),
+        ([0, 1], [-0.1, 0.5], {}, r"y_prob must lie in \[0, 1\]"),
+        ([0, 1, 1], [0.2, 0.5], {}, "Inconsistent numbers of samples"),
+        ([0, 1, 2], [0.2, 0.5, 0.1], {}, "binary labels"),
+        ([], [], {}, "empty"),
+        ([0, 1], [[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]], {}, r"shape \(n,\), \(n, 1\) or \(n, 2\)"),
+        ([0, 1], [[0.2, 0.3], [0.1, 0.9]], {}, "rows must sum to 1"),
+        (["a", "b"], [0.2, 0.3], {}, "pass pos_label"),
+        ([0, 1], [0.2, 0.3], {"sample_weight": [1.0, -1.0]}, "sample_weight must be non-negative"),
+        ([0, 1], [0.2, 0.3], {"sample_weight": [1.0]}, "sample_weight has 1 entries"),
+    ],
+)
+def test_bad_input_errors(y, p, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        scdl_score(y, p, **kwargs)
+
+
+def test_curve_is_a_dataclass_with_documented_fields():
+    curve = scdl_curve([0, 1, 1, 0], [0.1, 0.8, 0.6, 0.4])
+    assert isinstance(curve, SCDLCurve)
+    assert curve.n_bins.tolist() == [2]
+    assert curve.scdl == max(curve.scdl_m[0], 0.5)
