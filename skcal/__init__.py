@@ -48,6 +48,12 @@ __all__ += ["CE2Result", "ce1_score", "ce2_details", "ce2_score"]  # (cheb)
 __all__ += ["ChebyshevMoments", "ChebyshevRidge", "auto_degree", "degree_cap"]  # (cheb)
 __all__ += ["SecondOrderPlattCalibrator"]  # (cheb)
 
+from skcal.ensemble import EnsembleMoments  # noqa: E402
+from skcal.perturbation import SechPerturber  # noqa: E402
+from skcal.sech import sech_cdf, sech_pdf, sech_ppf, sech_sample  # noqa: E402
+
+__all__ += ["EnsembleMoments", "SechPerturber", "sech_cdf", "sech_pdf", "sech_ppf", "sech_sample"]
+
 # --- truthful multiclass errors (SPEC 5) ---
 
 # --- reports and displays ---

@@ -1,0 +1,275 @@
+"""Sech perturbation of (second-order) scores as a scikit-learn transformer (SPEC section 1)."""
+
+from __future__ import annotations
+
+import hashlib
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils import check_random_state
+
+from skcal._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
+from skcal._validation import SIGMA2_MAX, check_scores
+from skcal.sech import _check_interval, _uniform, sech_pdf, sech_ppf
+
+__all__ = ["SechPerturber"]
+
+#: The box the scores live in, per column: m on [0, 1], sigma2 on [0, 1/4].
+_BOUNDS = ((0.0, 1.0), (0.0, SIGMA2_MAX))
+_DEFAULT_NAMES = ("m", "sigma2")
+
+
+class SechPerturber(TransformerMixin, BaseEstimator):
+    """Perturb scores with the truncated sech kernel (SPEC section 1).
+
+    A one-column score ``m`` is perturbed on ``[0, 1]``; second-order scores ``(m, sigma2)``
+    are perturbed coordinate-wise and independently on the rectangle ``[0, 1] x [0, 1/4]``,
+    each coordinate with the same bandwidth ``h`` (in the units of the score). A perturbed
+    score stays in the rectangle but may leave the feasible region ``sigma2 <= m (1 - m)``.
+    The perturbed predictor is the one that is deployed, measured and recalibrated: put this
+    transformer in front of :class:`~skcal.SecondOrderPlattCalibrator` in a pipeline, and use
+    the same bandwidth when estimating CE2.
+
+    Parameters
+    ----------
+    bandwidth : float, default=2**-6
+        The bandwidth ``h > 0`` of the sech kernel. The kernel is implemented accurately for
+        ``h`` from ``2**-10`` to ``1/4`` (and beyond).
+    random_state : int, RandomState instance or None, default=None
+        The only source of randomness.
+
+        - ``int``: each call of :meth:`transform` draws from a generator seeded with the pair
+          (``random_state``, a hash of the validated input array), so the same input always
+          gets the same perturbation (``GridSearchCV`` and ``cross_val_score`` are
+          reproducible), while different inputs (e.g. a training and a test fold of equal
+          size) get independent noise rather than the same uniforms.
+        - ``RandomState`` instance: drawn from and advanced, so repeated calls differ.
+        - ``None``: fresh noise from numpy's global RandomState, as a deployed randomised
+          predictor does.
+    out_of_bounds : {"raise", "clip"}, default="raise"
+        Scores outside the box raise a ``ValueError`` by default; ``"clip"`` clips them to the
+        box first.
+    bounds : None, pair of floats or sequence of pairs, default=None
+        The box. ``None`` is SPEC's convention: one column ``m`` on ``[0, 1]`` or two columns
+        ``(m, sigma2)`` on ``[0, 1] x [0, 1/4]`` (any other number of columns is an error). A
+        pair ``(lo, hi)`` perturbs every column, however many, independently on ``[lo, hi]``;
+        a sequence of pairs gives one interval per column.
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        1 (``m`` alone) or 2 (``m``, ``sigma2``) with the default ``bounds``.
+    bounds_ : ndarray of shape (n_features_in_, 2)
+        The interval of each column.
+    feature_names_in_ : ndarray of str
+        Column names of a DataFrame seen in :meth:`fit`.
+
+    See Also
+    --------
+    skcal.sech.sech_sample : The sampler on an arbitrary interval.
+    skcal.sech.sech_pdf : The kernel density.
+
+    Notes
+    -----
+    The perturbed scores are a random function of the input, so transforming a subset of the
+    rows, or the rows in another order, gives other draws than transforming all rows: the
+    scikit-learn checks of subset and sample-order invariance do not apply (see
+    ``tests/test_perturbation.py`` for the list of expected failures and their reasons).
+
+    The density of the perturbed score given the original one is :meth:`density`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal import SechPerturber
+    >>> scores = np.array([[0.2, 0.01], [0.9, 0.05], [1.0, 0.0]])
+    >>> pert = SechPerturber(bandwidth=2**-6, random_state=0)
+    >>> out = pert.fit_transform(scores)
+    >>> out.shape
+    (3, 2)
+    >>> bool(np.all(np.abs(out - scores) < 0.2))
+    True
+    >>> bool(np.array_equal(out, pert.transform(scores)))  # same input, same draw
+    True
+    >>> pert.get_feature_names_out().tolist()
+    ['m', 'sigma2']
+    """
+
+    _parameter_constraints: dict = {
+        "bandwidth": [Interval(numbers.Real, 0, None, closed="neither")],
+        "random_state": ["random_state"],
+        "out_of_bounds": [StrOptions({"raise", "clip"})],
+        "bounds": [None, "array-like"],
+    }
+
+    def __init__(self, bandwidth=2**-6, random_state=None, out_of_bounds="raise", bounds=None):
+        self.bandwidth = bandwidth
+        self.random_state = random_state
+        self.out_of_bounds = out_of_bounds
+        self.bounds = bounds
+
+    def _resolve_bounds(self, n_features):
+        if self.bounds is None:
+            if n_features not in (1, 2):
+                raise ValueError(
+                    f"X (scores) must have 1 column (m) or 2 columns (m, sigma2); got {n_features} "
+                    "columns. Pass bounds=(lo, hi) to perturb other bounded features."
+                )
+            return np.array(_BOUNDS[:n_features], dtype=np.float64)
+        try:
+            b = np.array(self.bounds, dtype=np.float64)
+        except (TypeError, ValueError):
+            b = np.empty(0)
+        if b.shape == (2,):
+            b = np.tile(b, (n_features, 1))
+        if b.shape != (n_features, 2):
+            raise ValueError(
+                f"bounds must be a pair (lo, hi) or one pair per column ({n_features} pairs); got "
+                f"{self.bounds!r}."
+            )
+        if not np.isfinite(b).all() or not (b[:, 0] < b[:, 1]).all():
+            raise ValueError(f"bounds must be finite pairs with lo < hi; got {self.bounds!r}.")
+        return b
+
+    def _check_scores(self, X, *, reset):
+        X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_min_samples=1)
+        bounds = self._resolve_bounds(X.shape[1]) if reset else self.bounds_
+        if self.bounds is None:
+            return check_scores(X, name="X (scores)", out_of_bounds=self.out_of_bounds), bounds
+        X = X.copy()
+        for j, (lo, hi) in enumerate(bounds):
+            col = X[:, j]
+            if self.out_of_bounds == "clip":
+                X[:, j] = np.clip(col, lo, hi)
+            elif col.min() < lo or col.max() > hi:
+                raise ValueError(
+                    f"X[:, {j}] must lie in [{lo:g}, {hi:g}] (bounds); got values in "
+                    f"[{col.min():.6g}, {col.max():.6g}]."
+                )
+        return X, bounds
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Validate the scores and record their number of columns. Nothing is learned.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, 1) or (n_samples, 2)
+            Scores ``m`` or ``(m, sigma2)``.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : SechPerturber
+        """
+        _, self.bounds_ = self._check_scores(X, reset=True)
+        return self
+
+    def _generator(self, S):
+        rs = self.random_state
+        if isinstance(rs, numbers.Integral):
+            digest = hashlib.blake2b(np.ascontiguousarray(S).tobytes(), digest_size=16)
+            digest.update(repr(S.shape).encode())
+            words = np.frombuffer(digest.digest(), dtype=np.uint32).tolist()
+            return np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(rs), *words])))
+        return check_random_state(rs)
+
+    def transform(self, X):
+        """Draw one perturbed score per row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+            Scores ``m`` in [0, 1] (and ``sigma2`` in [0, 1/4]).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features_in_)
+            The perturbed scores, inside the box (a DataFrame after ``set_output("pandas")``).
+        """
+        check_is_fitted(self)
+        S, bounds = self._check_scores(X, reset=False)
+        u = _uniform(self._generator(S), S.shape)
+        out = np.empty_like(S)
+        for j, (lo, hi) in enumerate(bounds):
+            out[:, j] = sech_ppf(u[:, j], S[:, j], self.bandwidth, lo, hi)
+        return out
+
+    def density(self, T, S):
+        """Density of the perturbed score ``T`` given the original score ``S``.
+
+        The product over coordinates of :func:`skcal.sech.sech_pdf` on each column's interval
+        (``[0, 1]`` for ``m`` and ``[0, 1/4]`` for ``sigma2`` with the default ``bounds``).
+        Needs no fit.
+
+        Parameters
+        ----------
+        T : array-like of shape (..., d)
+            Perturbed scores; the density is 0 outside the box.
+        S : array-like of shape (..., d)
+            Original scores inside the box, broadcast against ``T`` (so
+            ``density(T[:, None, :], S[None, :, :])`` is a kernel matrix).
+
+        Returns
+        -------
+        ndarray of the broadcast shape without the last axis
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skcal import SechPerturber
+        >>> d = SechPerturber(bandwidth=0.25).density([[0.5, 0.1]], [[0.5, 0.1]])
+        >>> d.shape
+        (1,)
+        """
+        _check_interval(self.bandwidth, 0.0, 1.0)
+        T = np.asarray(T, dtype=np.float64)
+        S = np.asarray(S, dtype=np.float64)
+        if T.ndim == 0 or S.ndim == 0 or T.shape[-1] != S.shape[-1]:
+            raise ValueError(
+                "T and S must be arrays with the same last axis (one entry per score column); got "
+                f"shapes {T.shape} and {S.shape}."
+            )
+        bounds = self._resolve_bounds(T.shape[-1])
+        dens = 1.0
+        for j, (lo, hi) in enumerate(bounds):
+            dens = dens * sech_pdf(T[..., j], S[..., j], self.bandwidth, lo, hi)
+        return np.asarray(dens)
+
+    def get_feature_names_out(self, input_features=None):
+        """Output names: the input column names if known, else ``"m"`` (and ``"sigma2"``).
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Must match ``feature_names_in_`` if that is defined.
+
+        Returns
+        -------
+        ndarray of str
+        """
+        check_is_fitted(self, "n_features_in_")
+        names = getattr(self, "feature_names_in_", None)
+        if input_features is not None:
+            input_features = np.asarray(input_features, dtype=object)
+            if len(input_features) != self.n_features_in_:
+                raise ValueError(
+                    f"input_features has {len(input_features)} names; expected {self.n_features_in_}."
+                )
+            if names is not None and not np.array_equal(input_features, names):
+                raise ValueError("input_features is not equal to feature_names_in_.")
+            return input_features
+        if names is not None:
+            return np.asarray(names, dtype=object)
+        if self.bounds is None:
+            return np.asarray(_DEFAULT_NAMES[: self.n_features_in_], dtype=object)
+        return np.asarray([f"x{j}" for j in range(self.n_features_in_)], dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = not isinstance(self.random_state, numbers.Integral)
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        tags.input_tags.allow_nan = False
+        return tags
