@@ -30,7 +30,7 @@ import io
 import numbers
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -66,6 +66,8 @@ class _Metric:
     #: model on the full validation set and reused on every bootstrap replicate (for metrics
     #: with data-driven hyperparameters, such as CE2's degree and ridge).
     prepare: object = None
+    #: Rank by the absolute value (zero is ideal, the sign is informative).
+    rank_by_abs: bool = False
 
 
 def _brier(y, p):
@@ -247,11 +249,10 @@ _SECOND_ORDER = {
         False,
         "mean sigma2 minus the unbiased estimate of the mean squared error (f* - m)^2 "
         "(positive: overstated uncertainty); ranked by absolute value",
+        rank_by_abs=True,
     ),
 }
-_SECOND_ORDER_DEFAULT = ("ce2", "scdl", "smooth_ece", "brier", "second_moment_mse", "variance_bias")
-# Metrics ranked by their absolute value (zero is ideal, the sign is informative).
-_RANK_BY_ABS = {"variance_bias"}
+_SECOND_ORDER_DEFAULT = ("ce2", "scdl", "brier", "second_moment_mse", "variance_bias")
 
 
 def _resolve_metrics(metrics, order):
@@ -265,9 +266,10 @@ def _resolve_metrics(metrics, order):
     for name, spec in items:
         if isinstance(spec, str):
             if order == "second" and spec in _SECOND_ORDER:
-                out.append(_SECOND_ORDER[spec])
+                out.append(replace(_SECOND_ORDER[spec], name=str(name)))
             elif spec in _FIRST_ORDER:
-                out.append(_first_order_metric(spec) if order == "first" else _vote_metric(spec))
+                obj = _first_order_metric(spec) if order == "first" else _vote_metric(spec)
+                out.append(replace(obj, name=str(name)))
             else:
                 known = sorted(_FIRST_ORDER) if order == "first" else sorted({*_FIRST_ORDER, *_SECOND_ORDER})
                 raise ValueError(
@@ -489,6 +491,7 @@ class CalibrationReport:
         self.predictions = predictions
         self.model_names = list(predictions)
         self.metric_names = [m.name for m in metrics]
+        self._metric_by_name = {m.name: m for m in metrics}
         self.metric_labels = {m.name: m.label for m in metrics}
         self.metric_descriptions = {m.name: m.description for m in metrics}
         self.greater_is_better = {m.name: m.greater_is_better for m in metrics}
@@ -613,7 +616,7 @@ class CalibrationReport:
         cols = {}
         boot = self.bootstrap_values
         for j, m in enumerate(self._metrics):
-            by_abs = m.name in _RANK_BY_ABS
+            by_abs = m.rank_by_abs
             col = boot[:, :, j]
             if boot.shape[0] and np.isfinite(col).any():
                 with np.errstate(all="ignore"):
@@ -686,9 +689,21 @@ class CalibrationReport:
         ]
         for name in self.metric_names:
             direction = "higher is better" if self.greater_is_better[name] else "lower is better"
-            if name in _RANK_BY_ABS:
+            if self._metric_by_name[name].rank_by_abs:
                 direction = "closer to 0 is better"
             lines.append(f"{self.metric_labels[name]}: {self.metric_descriptions[name]} ({direction}).")
+        if "scdl" in self.metric_names and self.metric_descriptions["scdl"] != "user metric":
+            from skcal.scdl import default_max_bins
+
+            n = self._data.n if self.order == "first" else self._data.votes.shape[0]
+            m = default_max_bins(n)
+            floor = (self.table[("scdl", "value")] <= 1.0 / m + 1e-12).sum()
+            lines.append(
+                f"SCDL cannot go below 1/m_max = {1.0 / m:g}: with {n} samples the dyadic search stops at "
+                f"m_max = {m} (m ln m <= sqrt(n), SPEC 4). {floor} of {len(self.model_names)} models sit at "
+                "this floor, i.e. no decision task can tell them from calibrated at the resolution this "
+                "sample allows."
+            )
         return lines
 
     def to_markdown(self, *, digits=4):
@@ -859,7 +874,7 @@ def render_html(reports, *, path=None, title="Calibration report", intro=(), dig
 
 def _png_base64(fig):
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=100)  # the figures use constrained layout
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
@@ -918,7 +933,8 @@ def calibration_report(
         ``"log_loss"``, ``"roc_auc"``; ``None`` means all but ``"roc_auc"``. A second-order report
         adds ``"ce2"``, ``"second_moment_mse"`` and ``"variance_bias"``; the first-order names there
         score ``m`` against every observed vote (each vote one sample); ``None`` means ``"ce2"``,
-        ``"scdl"``, ``"smooth_ece"``, ``"brier"``, ``"second_moment_mse"`` and ``"variance_bias"``.
+        ``"scdl"``, ``"brier"``, ``"second_moment_mse"`` and ``"variance_bias"`` (smECE is left
+        out of the second-order default because it is the slowest measure to bootstrap).
     n_bootstrap : int, default=200
         Paired bootstrap replicates (rows resampled with replacement, every model scored on the
         same resample). 0 skips the intervals.

@@ -49,7 +49,9 @@ def test_read_labels_variants(tmp_path):
     np.testing.assert_array_equal(y, [1, 0])
     y, _ = read_predictions_csv(_write(tmp_path, "y,a\n-1,0.2\n1,0.3\n"))
     np.testing.assert_array_equal(y, [0, 1])
-    y, _ = read_predictions_csv(_write(tmp_path, "target,a\nspam,0.2\nham,0.3\n"), label="target", pos_label="spam")
+    y, _ = read_predictions_csv(
+        _write(tmp_path, "target,a\nspam,0.2\nham,0.3\n"), label="target", pos_label="spam"
+    )
     np.testing.assert_array_equal(y, [1, 0])
 
 
@@ -106,7 +108,19 @@ def test_main_report_from_csv(tmp_path, capsys):
     path, y, p, q = _first_order_csv(tmp_path)
     out, md = tmp_path / "r.html", tmp_path / "r.md"
     status = main(
-        ["report", path, "--ignore", "id", "--out", str(out), "--markdown", str(md), "--n-bootstrap", "10", "-q"]
+        [
+            "report",
+            path,
+            "--ignore",
+            "id",
+            "--out",
+            str(out),
+            "--markdown",
+            str(md),
+            "--n-bootstrap",
+            "10",
+            "-q",
+        ]
     )
     assert status == 0
     printed = capsys.readouterr()
@@ -124,7 +138,16 @@ def test_main_second_order_csv_with_metrics(tmp_path, capsys):
     lines = ["y1,y2,ens:m,ens:sigma2"] + [f"{Y[i, 0]},{Y[i, 1]},{f[i]:.4f},0.01" for i in range(n)]
     path = _write(tmp_path, "\n".join(lines) + "\n")
     status = main(
-        ["report", path, "--out", str(tmp_path / "r.html"), "--metrics", "brier,variance_bias", "--n-bootstrap", "0"]
+        [
+            "report",
+            path,
+            "--out",
+            str(tmp_path / "r.html"),
+            "--metrics",
+            "brier,variance_bias",
+            "--n-bootstrap",
+            "0",
+        ]
     )
     assert status == 0
     out = capsys.readouterr().out
@@ -165,14 +188,30 @@ def test_demo_command_prints_the_table(tmp_path, capsys):
 def test_python_dash_m_skcal_subprocess(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg")
     helptext = subprocess.run(
-        [sys.executable, "-m", "skcal", "report", "--help"], capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, "-m", "skcal", "report", "--help"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert helptext.returncode == 0
     assert "CSV column convention" in helptext.stdout and "NAME:sigma2" in helptext.stdout
     path, *_ = _first_order_csv(tmp_path)
     out = tmp_path / "r.html"
     run = subprocess.run(
-        [sys.executable, "-m", "skcal", "report", path, "--ignore", "id", "--out", str(out), "--n-bootstrap", "5"],
+        [
+            sys.executable,
+            "-m",
+            "skcal",
+            "report",
+            path,
+            "--ignore",
+            "id",
+            "--out",
+            str(out),
+            "--n-bootstrap",
+            "5",
+        ],
         capture_output=True,
         text=True,
         env=env,

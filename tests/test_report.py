@@ -1,6 +1,7 @@
 """calibration_report / CalibrationReport: values, intervals, ranks, HTML, Markdown, the demo."""
 
 import base64
+import re
 import shutil
 import subprocess
 import sys
@@ -9,12 +10,15 @@ from html.parser import HTMLParser
 import numpy as np
 import pandas as pd
 import pytest
+from joblib import parallel_config
 from sklearn.datasets import load_breast_cancer
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import log_loss
 from sklearn.model_selection import train_test_split
 from sklearn.naive_bayes import GaussianNB
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 from skcal import (
     CalibrationReport,
@@ -35,7 +39,11 @@ def _binary_predictions(n=400, seed=0):
     rng = np.random.default_rng(seed)
     p = rng.uniform(0.02, 0.98, size=n)
     y = (rng.uniform(size=n) < p).astype(int)
-    return y, {"honest": p, "overconfident": np.clip(1.8 * p - 0.4, 0.001, 0.999), "constant": np.full(n, 0.5)}
+    return y, {
+        "honest": p,
+        "overconfident": np.clip(1.8 * p - 0.4, 0.001, 0.999),
+        "constant": np.full(n, 0.5),
+    }
 
 
 class _Page(HTMLParser):
@@ -107,7 +115,8 @@ def test_bootstrap_intervals_pbest_and_reproducibility():
     y, preds = _binary_predictions()
     kw = {"metrics": ["brier", "log_loss"], "n_bootstrap": 40, "random_state": 7}
     a = CalibrationReport.from_predictions(y, preds, **kw)
-    b = CalibrationReport.from_predictions(y, preds, n_jobs=2, **kw)
+    with parallel_config(backend="threading"):  # workers without process start-up cost
+        b = CalibrationReport.from_predictions(y, preds, n_jobs=2, **kw)
     np.testing.assert_array_equal(a.bootstrap_values, b.bootstrap_values)  # independent of n_jobs
     assert a.bootstrap_values.shape == (40, 3, 2)
     t = a.table["brier"]
@@ -137,6 +146,7 @@ def test_custom_metrics_and_roc_auc():
     assert rep.metric_names == ["mean_p", "hits", "auc"]
     assert rep.table.loc["honest", ("mean_p", "value")] == pytest.approx(np.mean(preds["honest"]))
     assert rep.greater_is_better == {"mean_p": False, "hits": True, "auc": True}
+    assert rep.metric_labels["auc"] == "ROC AUC"
 
 
 def test_calibration_report_from_estimators_and_progress(capsys):
@@ -145,7 +155,7 @@ def test_calibration_report_from_estimators_and_progress(capsys):
     models = [
         GaussianNB().fit(X_tr, y_tr),
         DummyClassifier(strategy="prior").fit(X_tr, y_tr),
-        ("lr", LogisticRegression(max_iter=5000).fit(X_tr, y_tr)),
+        ("lr", make_pipeline(StandardScaler(), LogisticRegression()).fit(X_tr, y_tr)),
     ]
     rep = calibration_report(models, X_te, y_te, n_bootstrap=10, random_state=0, verbose=1)
     assert rep.model_names == ["GaussianNB", "DummyClassifier", "lr"]
@@ -211,8 +221,9 @@ def _second_order(n=800, seed=0):
     Y[::7, 1] = np.nan  # missing votes are allowed ...
     Y = np.column_stack([Y, (rng.uniform(size=n) < f).astype(float)])  # ... with a third vote
     m_noisy = np.clip(f + rng.normal(0, 0.15, n), 0, 1)
+    s2_true = np.mean((f - m_noisy) ** 2)  # the simulation knows the mean squared error of m
     preds = {
-        "calibrated variance": np.column_stack([m_noisy, np.full(n, 0.0225)]),
+        "calibrated variance": np.column_stack([m_noisy, np.full(n, s2_true)]),
         "no variance": np.column_stack([m_noisy, np.zeros(n)]),
     }
     return Y, preds
@@ -222,7 +233,7 @@ def test_second_order_report_values():
     Y, preds = _second_order()
     rep = CalibrationReport.from_predictions(Y, preds, n_bootstrap=8, random_state=0)
     assert rep.order == "second"
-    assert rep.metric_names == ["ce2", "scdl", "smooth_ece", "brier", "second_moment_mse", "variance_bias"]
+    assert rep.metric_names == ["ce2", "scdl", "brier", "second_moment_mse", "variance_bias"]
     obs = ~np.isnan(Y)
     a, c = np.nansum(Y, axis=1), obs.sum(axis=1)
     t1, t2 = a / c, a * (a - 1) / (c * (c - 1))
@@ -237,7 +248,7 @@ def test_second_order_report_values():
         assert row[("second_moment_mse", "value")] == pytest.approx(np.mean((m**2 + s2 - t2) ** 2))
         err = t2 - 2 * m * t1 + m**2
         assert row[("variance_bias", "value")] == pytest.approx(np.mean(s2) - np.mean(err))
-    # sigma2 = 0.15^2 is the true error variance: its variance bias is near 0 and ranks first
+    # sigma2 = the true mean squared error of m: its variance bias is near 0 and ranks first
     vb = rep.table["variance_bias"]
     assert abs(vb.loc["calibrated variance", "value"]) < 0.01
     assert vb.loc["no variance", "value"] < -0.01
@@ -270,14 +281,16 @@ def test_markdown_is_a_valid_table_and_escapes_pipes():
     assert rows[0] == "| model | Brier | log loss |"
     assert rows[1] == "|---|---:|---:|"
     assert len(rows) == 4 and rows[2].startswith("| a\\|b | ")
-    assert all(r.count(" | ") - r.count("\\|") == 2 for r in rows[2:])
+    assert all(len(re.split(r"(?<!\\)\|", r)) == 5 for r in rows)  # 3 cells per row, pipes escaped
     assert "data: x" in md and "#1" in rows[2]
 
 
 def test_html_is_self_contained_escaped_and_embeds_every_figure(tmp_path):
     y, preds = _binary_predictions(n=200)
     preds = {"<script>alert(1)</script>": preds["honest"], "b & c": preds["constant"]}
-    rep = CalibrationReport.from_predictions(y, preds, metrics=["brier", "scdl"], n_bootstrap=10, random_state=0)
+    rep = CalibrationReport.from_predictions(
+        y, preds, metrics=["brier", "scdl"], n_bootstrap=10, random_state=0
+    )
     path = tmp_path / "r.html"
     text = rep.to_html(path)
     assert path.read_text(encoding="utf-8") == text
@@ -289,7 +302,7 @@ def test_html_is_self_contained_escaped_and_embeds_every_figure(tmp_path):
         assert base64.b64decode(img["src"].split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
     assert set(rep.figures) == {img["alt"] for img in page.images}
     assert "<script>alert(1)</script>" in page.cells and "b & c" in page.cells
-    assert not any(src in text for src in ("http://", "https://", "src=\"/"))  # nothing external
+    assert not any(src in text for src in ("http://", "https://", 'src="/'))  # nothing external
 
 
 def test_report_without_matplotlib(monkeypatch):
@@ -324,7 +337,7 @@ def test_add_figure_lazy_and_duplicate():
 # ----------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def demo():
-    reports, title, intro = run_demo(n_bootstrap=20, random_state=0)
+    reports, title, intro = run_demo(n_bootstrap=10, random_state=0)
     return reports, render_html(reports, title=title, intro=intro)
 
 
@@ -347,7 +360,7 @@ def test_demo_tables_columns_and_ranks(demo):
         for m in rep.metric_names:
             ranks = t[(m, "rank")]
             assert ranks.min() == 1 and ranks.max() <= len(rep.model_names)
-            vals = t[(m, "value")].abs() if m == "variance_bias" else t[(m, "value")]
+            vals = t[(m, "value")].abs() if rep._metric_by_name[m].rank_by_abs else t[(m, "value")]
             best = vals.idxmax() if rep.greater_is_better[m] else vals.idxmin()
             assert ranks[best] == 1
     assert {"scdl", "smooth_ece", "cutoff", "binned_ece", "accuracy", "brier", "log_loss"} <= set(
