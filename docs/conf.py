@@ -29,7 +29,6 @@ release = version = skcal.__version__
 extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
-    "sphinx.ext.autosummary",
     "numpydoc",
     "matplotlib.sphinxext.plot_directive",
 ]
@@ -44,9 +43,6 @@ html_title = f"skcal {release}"
 myst_enable_extensions = ["dollarmath"]
 myst_heading_anchors = 3
 
-# The stubs of the API reference are written below (one page per public name); autosummary only
-# renders the tables.
-autosummary_generate = False
 autodoc_default_options = {"members": True, "member-order": "bysource"}
 autodoc_typehints = "none"
 numpydoc_show_class_members = False
@@ -94,8 +90,18 @@ def _write_stubs():
 _write_stubs()
 
 
+def _summary(obj):
+    """The first line of a docstring (the whole line: sentence splitting breaks inline literals)."""
+    doc = (obj.__doc__ or "").strip().splitlines()
+    return doc[0].strip() if doc else ""
+
+
 class SkcalAPIDirective(SphinxDirective):
-    """``skcal-api KIND``: an autosummary table of the classes or functions in ``skcal.__all__``."""
+    """``skcal-api KIND``: a table of the classes or functions in ``skcal.__all__``.
+
+    Each row links the name to its generated page (see ``_write_stubs``) and shows the first
+    line of its docstring; a hidden toctree puts the pages in the navigation.
+    """
 
     required_arguments = 1
     has_content = False
@@ -108,8 +114,11 @@ class SkcalAPIDirective(SphinxDirective):
         if kind not in ("classes", "functions"):
             raise self.error(f"skcal-api takes 'classes' or 'functions', not {kind!r}")
         names = classes if kind == "classes" else functions
-        lines = [".. currentmodule:: skcal", "", ".. autosummary::", "   :toctree: generated", ""]
-        lines += [f"   {n}" for n in names]
+        role = "class" if kind == "classes" else "func"
+        lines = [".. list-table::", "   :widths: 35 65", ""]
+        for n in names:
+            lines += [f"   * - :{role}:`~skcal.{n}`", f"     - {_summary(getattr(skcal, n))}"]
+        lines += ["", ".. toctree::", "   :hidden:", ""] + [f"   generated/skcal.{n}" for n in names]
         node = nodes.container()
         self.state.nested_parse(StringList(lines, source="skcal.__all__"), self.content_offset, node)
         return node.children

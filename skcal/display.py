@@ -464,7 +464,7 @@ def _binned_error(sigma2, err, n_bins):
 
 
 class SecondOrderDisplay:
-    """Second-order recalibration at a glance: recalibrated vs. raw ``sigma2``, and ``eta1``, ``eta2``.
+    """Second-order recalibration at a glance: recalibrated against raw ``sigma2``, ``eta1`` and ``eta2``.
 
     The first panel shows every sample's recalibrated ``sigma2'`` against its raw ``sigma2``
     (recalibration moves points off the diagonal). When a known truth is given it shows instead
