@@ -22,25 +22,39 @@ def _grid(n, ncols_max, width, height):
 
 
 def metric_interval_figure(report):
-    """One panel per metric: every model's value with its bootstrap interval, best first."""
-    fig, axes = _grid(len(report.metric_names), 4, 3.6, 0.5 + 0.35 * len(report.model_names))
+    """One panel per metric: every model's value with its bootstrap interval (the best in red).
+
+    Models keep the report's order in every panel, so the y axis is shared and the model names
+    are written once per row of panels.
+    """
+    from matplotlib.figure import Figure
+
+    n = len(report.metric_names)
+    ncols = min(n, 4)
+    nrows = int(np.ceil(n / ncols))
+    fig = Figure(figsize=(2.2 + 2.9 * ncols, 0.9 + nrows * (0.6 + 0.32 * len(report.model_names))))
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True).ravel()
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    models = report.model_names
+    ypos = np.arange(len(models))[::-1]
     level = int(round(100 * report.confidence_level))
-    for ax, name in zip(axes, report.metric_names, strict=True):
-        t = report.table[name]
-        order = t["rank"].sort_values(kind="stable").index[::-1]
-        ypos = np.arange(len(order))
-        v = t.loc[order, "value"].to_numpy()
-        lo = t.loc[order, "low"].to_numpy()
-        hi = t.loc[order, "high"].to_numpy()
+    for ax, name in zip(axes, report.metric_names, strict=False):
+        t = report.table[name].loc[models]
+        v, lo, hi = t["value"].to_numpy(), t["low"].to_numpy(), t["high"].to_numpy()
         err = None
         if np.isfinite(lo).all():
             err = np.vstack([np.maximum(v - lo, 0), np.maximum(hi - v, 0)])
-        ax.errorbar(v, ypos, xerr=err, fmt="o", color="C0", capsize=3)
-        ax.set_yticks(ypos, [str(m) for m in order])
+        colors = np.where(t["rank"].to_numpy() == 1, "C3", "C0")
+        ax.errorbar(v, ypos, xerr=err, fmt="none", ecolor="0.5", capsize=3)
+        ax.scatter(v, ypos, c=colors, zorder=3)
         direction = "higher is better" if report.greater_is_better[name] else "lower is better"
-        ax.set_title(f"{report.metric_labels[name]} ({direction})", fontsize="medium")
+        ax.set_title(f"{report.metric_labels[name]}\n({direction})", fontsize="medium")
         ax.grid(axis="x", alpha=0.3)
-    fig.suptitle(f"Metrics with {level}% paired-bootstrap intervals")
+        ax.tick_params(axis="x", labelsize="small")
+    axes[0].set_yticks(ypos, [str(m) for m in models])
+    fig.suptitle(f"Metrics with {level}% paired-bootstrap intervals (best in red)")
+    fig.set_layout_engine("constrained")
     return fig
 
 
