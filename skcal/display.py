@@ -573,10 +573,10 @@ class SecondOrderDisplay:
         >>> import numpy as np
         >>> from skcal import SecondOrderDisplay
         >>> raw = np.array([[0.2, 0.01], [0.5, 0.05], [0.7, 0.02], [0.9, 0.0]])
-        >>> new = np.array([[0.25, 0.02], [0.5, 0.1], [0.6, 0.03], [0.85, 0.01]])
+        >>> new = np.array([[0.25, 0.03], [0.5, 0.06], [0.6, 0.01], [0.85, 0.02]])
         >>> disp = SecondOrderDisplay.from_predictions(raw, new, true_sigma2=[0.02, 0.09, 0.03, 0.01])
-        >>> round(disp.pearson_recalibrated, 3)
-        0.997
+        >>> round(disp.pearson_raw, 3), round(disp.pearson_recalibrated, 3)
+        (0.987, 0.859)
         """
         disp = cls._compute(
             raw_scores,
