@@ -92,6 +92,17 @@ def check_sample_weight(sample_weight, n_samples, name="sample_weight"):
     return w
 
 
+def _unique_labels(y):
+    """``np.unique(y)``, with an O(n) shortcut for numeric labels taking at most two values."""
+    if y.dtype.kind in "biuf" and y.size > 0:
+        lo, hi = y.min(), y.max()
+        if lo == hi:
+            return np.array([lo], dtype=y.dtype)
+        if np.all((y == lo) | (y == hi)):
+            return np.array([lo, hi], dtype=y.dtype)
+    return np.unique(y)
+
+
 def _binary_labels(y_true, pos_label, name):
     if hasattr(y_true, "to_numpy"):
         y_true = y_true.to_numpy()
@@ -104,7 +115,7 @@ def _binary_labels(y_true, pos_label, name):
         raise ValueError(f"{name} is empty; expected at least one sample.")
     if y.dtype.kind == "f" and not np.isfinite(y).all():
         raise ValueError(f"{name} contains NaN or infinity; expected binary labels.")
-    classes = np.unique(y)
+    classes = _unique_labels(y)
     if classes.size > 2:
         raise ValueError(
             f"{name} must hold binary labels (two classes); got {classes.size} classes: "

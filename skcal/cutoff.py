@@ -40,7 +40,7 @@ def cutoff_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=No
     y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
     r = y - p if w is None else w * (y - p)
     total = float(p.shape[0]) if w is None else float(w.sum())
-    order = np.argsort(p, kind="stable")
+    order = np.argsort(p)  # ties are merged below, so the order within a tie is irrelevant
     ps = p[order]
     S = np.cumsum(r[order])
     # Keep only the last running sum of each group of tied predictions.

@@ -385,6 +385,7 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         positive class (the class of ``predict_proba``'s column 1); a single class must be
         written as 0/1 or booleans.
         sample_weight : array-like of shape (n,), default=None
+            Weights of the SCDL search (unused when ``y`` is None).
 
         Returns
         -------
@@ -397,6 +398,7 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                     "SoftBinRounder(n_bins='auto') requires y to be passed, but the target y is None: "
                     "the labels select the grid by SCDL. Pass y, or fix the grid with an integer n_bins."
                 )
+            check_sample_weight(sample_weight, p.shape[0])  # validated, though unused without y
             self.n_bins_ = int(self.n_bins)
             self.scdl_ = self.scdl_n_bins_ = self.swap_regret_bound_ = float("nan")
             self.bin_weights_ = np.full(self.n_bins_ + 1, np.nan)

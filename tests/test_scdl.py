@@ -62,7 +62,7 @@ def test_binned_sums_equal_brute_force(data, use_weights):
         assert _scdl_at(p, y, w, m)[0] == pytest.approx(brute_force_scdl_m(y, p, m, w), abs=1e-12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(samples(max_size=100))
 def test_scdl_properties(data):
     y, p, _ = data

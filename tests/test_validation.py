@@ -117,3 +117,29 @@ def test_snapshots_and_targets():
         check_snapshots([[1], [0]])
     with pytest.raises(ValueError, match="binary labels"):
         check_snapshots([[1, 2], [0, 1]])
+
+
+# --- check_probabilities (added with the SCDL slice) ---
+
+
+def test_check_probabilities_shapes_and_errors():
+    from skcal._validation import check_probabilities
+
+    ref = np.array([0.25, 0.5])
+    for given in ([0.25, 0.5], np.array([[0.25], [0.5]]), [[0.75, 0.25], [0.5, 0.5]], pd.Series(ref)):
+        np.testing.assert_array_equal(check_probabilities(given), ref)
+    src = np.array([0.2, 0.4])
+    out = check_probabilities(src)
+    out[0] = 9.0
+    assert src[0] == 0.2  # a fresh copy
+    with pytest.raises(ValueError, match=r"X must lie in \[0, 1\]"):
+        check_probabilities([0.2, 1.2], name="X")
+    np.testing.assert_array_equal(check_probabilities([-0.5, 1.2], out_of_bounds="clip"), [0.0, 1.0])
+    with pytest.raises(ValueError, match="rows must sum to 1"):
+        check_probabilities([[0.5, 0.2]])
+    with pytest.raises(ValueError, match=r"got shape \(1, 3\)"):
+        check_probabilities([[0.2, 0.3, 0.5]])
+    with pytest.raises(ValueError, match="NaN"):
+        check_probabilities([np.nan])
+    with pytest.raises(ValueError, match="empty"):
+        check_probabilities([])

@@ -1,0 +1,159 @@
+"""Speed of the SCDL slice's measures against scikit-learn's binning and relplot's smECE.
+
+Times, side by side on the same data at T = 1e4, 1e5, 1e6 (best of ``--repeats`` runs each):
+``skcal.scdl_score`` (the whole dyadic search, default ``m_max``), ``skcal.smooth_ece``,
+``skcal.cutoff_calibration_error``, ``skcal.binned_ece`` (11 uniform bins), an 11-bin ECE built
+from ``sklearn.calibration.calibration_curve``, and ``relplot.smECE`` (if installed). Also
+records the values, so that "same value" claims are checked on the timed data.
+
+Usage::
+
+    nice python benchmarks/speed_scdl.py            # full: T = 1e4, 1e5, 1e6
+    python benchmarks/speed_scdl.py --quick         # smoke run: T = 1e3, 1e4, one repeat
+
+Writes ``speed_scdl.json`` and ``speed_scdl.png`` to ``--out`` (default benchmarks/results/).
+``--n-jobs`` is accepted for a uniform interface but timings always run serially (parallel runs
+would disturb each other).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from sklearn.calibration import calibration_curve  # noqa: E402
+
+from skcal import binned_ece, cutoff_calibration_error, scdl_curve, scdl_score, smooth_ece  # noqa: E402
+
+
+def sklearn_ece(y, p, n_bins=11):
+    """11-bin ECE from ``calibration_curve`` (its bin counts recomputed as it bins)."""
+    prob_true, prob_pred = calibration_curve(y, p, n_bins=n_bins)
+    ids = np.searchsorted(np.linspace(0, 1, n_bins + 1)[1:-1], p)
+    counts = np.bincount(ids, minlength=n_bins)
+    counts = counts[counts > 0]
+    return float(np.sum(counts * np.abs(prob_true - prob_pred)) / len(p))
+
+
+def make_data(T, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.beta(2, 2, size=T)
+    y = (rng.uniform(size=T) < np.clip(p + 0.1 * np.sin(6 * p), 0, 1)).astype(np.int64)
+    return y, p
+
+
+def time_call(fn, repeats):
+    best, value = np.inf, None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        value = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, value
+
+
+def methods():
+    out = {
+        "scdl_score": lambda y, p: scdl_score(y, p),
+        "smooth_ece": lambda y, p: smooth_ece(y, p),
+        "cutoff_calibration_error": lambda y, p: cutoff_calibration_error(y, p),
+        "binned_ece": lambda y, p: binned_ece(y, p, n_bins=11),
+        "sklearn_calibration_curve_ece": lambda y, p: sklearn_ece(y, p),
+    }
+    try:
+        import relplot
+
+        out["relplot_smECE"] = lambda y, p: float(relplot.smECE(p.astype(float), y.astype(float)))
+    except ImportError:  # pragma: no cover - relplot is a test extra
+        print("relplot is not installed: its column is skipped", file=sys.stderr)
+    return out
+
+
+def run(sizes, repeats):
+    rows = []
+    for T in sizes:
+        y, p = make_data(T)
+        row = {"T": T, "seconds": {}, "values": {}, "m_max": int(scdl_curve(y, p).n_bins[-1])}
+        for name, fn in methods().items():
+            r = max(1, repeats if T < 10**6 else min(repeats, 3))
+            sec, val = time_call(lambda fn=fn, y=y, p=p: fn(y, p), r)
+            row["seconds"][name] = sec
+            row["values"][name] = float(val)
+            print(f"T={T:>8d}  {name:32s} {sec * 1e3:9.2f} ms   value {val:.6f}", flush=True)
+        rows.append(row)
+    return rows
+
+
+def plot(rows, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(rows[0]["seconds"])
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    Ts = [r["T"] for r in rows]
+    for name in names:
+        ax.plot(Ts, [r["seconds"][name] for r in rows], marker="o", label=name)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("sample size T")
+    ax.set_ylabel("seconds (best of repeats)")
+    ax.set_title("Calibration measures: run time")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: T = 1e3, 1e4, one repeat")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--n-jobs", type=int, default=1, help="ignored: timings run serially")
+    args = parser.parse_args(argv)
+    sizes = [10**3, 10**4] if args.quick else [10**4, 10**5, 10**6]
+    repeats = 1 if args.quick else args.repeats
+    t0 = time.perf_counter()
+    rows = run(sizes, repeats)
+    summary = {}
+    last = rows[-1]
+    s = last["seconds"]
+    summary["scdl_over_sklearn_binning_at_largest_T"] = s["scdl_score"] / s["sklearn_calibration_curve_ece"]
+    if "relplot_smECE" in s:
+        summary["relplot_over_smooth_ece_speedup_at_largest_T"] = s["relplot_smECE"] / s["smooth_ece"]
+        summary["max_abs_smooth_ece_minus_relplot"] = max(
+            abs(r["values"]["smooth_ece"] - r["values"]["relplot_smECE"]) for r in rows
+        )
+    summary["max_abs_binned_ece_minus_sklearn"] = max(
+        abs(r["values"]["binned_ece"] - r["values"]["sklearn_calibration_curve_ece"]) for r in rows
+    )
+    args.out.mkdir(parents=True, exist_ok=True)
+    result = {
+        "command": "python benchmarks/speed_scdl.py" + (" --quick" if args.quick else ""),
+        "quick": args.quick,
+        "repeats": repeats,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "rows": rows,
+        "summary": summary,
+        "wall_seconds": time.perf_counter() - t0,
+    }
+    (args.out / "speed_scdl.json").write_text(json.dumps(result, indent=2))
+    plot(rows, args.out / "speed_scdl.png")
+    print(json.dumps(summary, indent=2))
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import get_scorer, get_scorer_names
+from sklearn.model_selection import GridSearchCV, KFold, cross_val_score, cross_validate
+
+import skcal
+from skcal import scdl_score, smooth_ece
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n_samples=300, n_features=5, random_state=0)
+    return X, y
+
+
+def test_names_are_registered():
+    for name in ("scdl", "neg_scdl", "smooth_ece", "neg_smooth_ece"):
+        assert name in get_scorer_names()
+        assert name in skcal.get_skcal_scorer_names()
+
+
+def test_cross_val_score_negates_the_loss(data):
+    X, y = data
+    clf = LogisticRegression()
+    cv = KFold(3, shuffle=True, random_state=0)
+    scores = cross_val_score(clf, X, y, scoring="scdl", cv=cv)
+    expected = []
+    for train, test in cv.split(X):
+        proba = LogisticRegression().fit(X[train], y[train]).predict_proba(X[test])[:, 1]
+        expected.append(-scdl_score(y[test], proba))
+    np.testing.assert_allclose(scores, expected)
+    np.testing.assert_allclose(cross_val_score(clf, X, y, scoring="neg_scdl", cv=cv), expected)
+    assert get_scorer("smooth_ece")(clf.fit(X, y), X, y) == pytest.approx(
+        -smooth_ece(y, clf.predict_proba(X)[:, 1])
+    )
+
+
+def test_string_labels_with_pos_label_scorer(data):
+    X, y = data
+    labels = np.where(y == 1, "b", "a")
+    clf = LogisticRegression().fit(X, labels)
+    from sklearn.metrics import make_scorer
+
+    scorer = make_scorer(scdl_score, greater_is_better=False, response_method="predict_proba", pos_label="b")
+    assert scorer(clf, X, labels) == pytest.approx(-scdl_score(y, clf.predict_proba(X)[:, 1]))
+
+
+def test_multi_metric_and_grid_search(data):
+    X, y = data
+    res = cross_validate(LogisticRegression(), X, y, cv=3, scoring={"cal": "scdl", "sm": "neg_smooth_ece"})
+    assert np.all(res["test_cal"] < 0) and np.all(res["test_sm"] <= 0)
+    res = cross_validate(LogisticRegression(), X, y, cv=3, scoring=["scdl", "accuracy"])
+    assert set(res) >= {"test_scdl", "test_accuracy"}
+    gs = GridSearchCV(LogisticRegression(), {"C": [0.01, 1.0]}, scoring="scdl", cv=3).fit(X, y)
+    assert gs.best_score_ == max(gs.cv_results_["mean_test_score"])
+    gs = GridSearchCV(
+        LogisticRegression(),
+        {"C": [0.01, 1.0]},
+        scoring={"scdl": "scdl", "acc": "accuracy"},
+        refit="scdl",
+        cv=3,
+    ).fit(X, y)
+    assert "mean_test_scdl" in gs.cv_results_
+
+
+SCRIPT = """
+{first}
+{second}
+import numpy as np
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, cross_val_score, cross_validate
+X, y = make_classification(n_samples=120, random_state=0)
+s = cross_val_score(LogisticRegression(), X, y, cv=3, scoring="scdl")
+assert s.shape == (3,) and (s < 0).all()
+r = cross_validate(LogisticRegression(), X, y, cv=3, scoring={{"a": "scdl", "b": "neg_smooth_ece"}})
+assert "test_a" in r and "test_b" in r
+r = cross_validate(LogisticRegression(), X, y, cv=3, scoring=["neg_scdl", "smooth_ece"])
+assert "test_neg_scdl" in r
+GridSearchCV(LogisticRegression(), {{"C": [0.1, 1.0]}}, scoring="scdl", cv=3).fit(X, y)
+print("OK")
+"""
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ("import skcal", "import sklearn.model_selection"),
+        ("from sklearn.model_selection import GridSearchCV", "from skcal import scdl_score"),
+    ],
+)
+def test_import_order(first, second):
+    code = textwrap.dedent(SCRIPT.format(first=first, second=second))
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": str(ROOT)}
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "OK"
