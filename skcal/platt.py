@@ -143,8 +143,9 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         """Return ``(targets for the regression, t1, t2 or None)``."""
         if y is None:
             raise ValueError(
-                "y is required: pass (n, k) snapshots (k >= 2 binary labels per input, NaN for a "
-                "missing vote)" + (" or, with order=1, 1-D binary labels." if self.order == 1 else ".")
+                f"{type(self).__name__} requires y to be passed, but the target y is None: pass "
+                "(n, k) snapshots (k >= 2 binary labels per input, NaN for a missing vote)"
+                + (" or, with order=1, 1-D binary labels." if self.order == 1 else ".")
             )
         arr = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
         one_d = arr.ndim == 1 or (arr.ndim == 2 and arr.shape[1] == 1)
@@ -181,6 +182,8 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         -------
         self
         """
+        if y is None:
+            self._targets(None, 0)  # raises the "requires y" error before any X validation
         S = self._check_X(X, reset=True)
         T, _, _ = self._targets(y, S.shape[0])
         w = check_sample_weight(sample_weight, S.shape[0])
