@@ -18,6 +18,7 @@ import numbers
 
 import numpy as np
 from sklearn.utils import check_random_state
+from threadpoolctl import threadpool_limits
 
 from skcal._validation import _as_float_array, _reject_nonfinite, check_consistent_length, check_scores
 
@@ -140,7 +141,11 @@ def _predict(method, Z_fit, T_fit, Z_query, c, h):
     if method == "bucketing":
         pred = _bucketing_predict(Z_fit, T_fit, Z_query, n_buckets(c, n, h))
     else:
-        pred = _nw_predict(Z_fit, T_fit, Z_query, nw_bandwidth(c, n, h))
+        # the (rows x candidates) @ (candidates x 3) products are skinny: one BLAS thread is
+        # several times faster than the default on a loaded machine (measured 3.7 vs 26 ns per
+        # weight for 13 x 20000 blocks at load 7 on 2 cores)
+        with threadpool_limits(limits=1, user_api="blas"):
+            pred = _nw_predict(Z_fit, T_fit, Z_query, nw_bandwidth(c, n, h))
     return np.clip(pred, 0.0, 1.0)  # the function class of the estimator (SPEC section 2)
 
 
