@@ -57,6 +57,35 @@ __all__ += ["ChebyshevMoments", "ChebyshevRidge", "auto_degree", "degree_cap"]  
 __all__ += ["SecondOrderPlattCalibrator"]  # (cheb)
 
 # --- truthful multiclass errors (SPEC 5) ---
+from skcal.binning import assign_bins  # noqa: E402
+from skcal.temperature import apply_temperature, fit_temperature, temperature_nll  # noqa: E402
+from skcal.truthful import (  # noqa: E402
+    brier_over_k,
+    classwise_ece,
+    classwise_lince,
+    conf_ce,
+    conf_ece,
+    confidence_proper_loss,
+    lince_score,
+    truthful_conf_ce,
+    truthful_decomposition,
+)
+
+__all__ += [
+    "assign_bins",
+    "apply_temperature",
+    "fit_temperature",
+    "temperature_nll",
+    "brier_over_k",
+    "classwise_ece",
+    "classwise_lince",
+    "conf_ce",
+    "conf_ece",
+    "confidence_proper_loss",
+    "lince_score",
+    "truthful_conf_ce",
+    "truthful_decomposition",
+]
 
 # --- reports and displays ---
 from skcal.display import ReliabilityDisplay, SecondOrderDisplay  # noqa: E402

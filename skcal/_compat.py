@@ -5,6 +5,7 @@ rename is a one-file fix.
 """
 
 from sklearn.base import _fit_context
+from sklearn.metrics._scorer import _Scorer
 from sklearn.utils._param_validation import (
     HasMethods,
     Interval,
@@ -19,6 +20,7 @@ __all__ = [
     "Interval",
     "Options",
     "StrOptions",
+    "_Scorer",
     "_check_sample_weight",
     "_fit_context",
     "check_is_fitted",

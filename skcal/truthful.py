@@ -1,0 +1,649 @@
+"""Truthful multiclass calibration errors (SPEC section 5).
+
+A calibration error is *truthful* when, in expectation over the labels, it is minimised by
+reporting the true conditional class probabilities. The binned squared errors here are all of
+the form ``(1 / n^2) sum_b || sum_{i in b} (u_i - phi(y_i)) ||^2`` with bins chosen from the
+reports alone. For fixed bins their expectation is
+
+    E[Cal] = (1 / n^2) sum_b || sum_{i in b} (u_i - E phi(y_i)) ||^2      (bias)
+           + (1 / n^2) sum_i trace Cov(phi(y_i))                           (label noise)
+
+The bias vanishes exactly for honest reports; for a linear property (LinCE, classwise LinCE)
+the noise term does not depend on the reports, so honesty minimises the expectation. For the
+top-label confidence the noise term is ``(1/n^2) sum_i s_i (1 - s_i)`` with ``s_i`` the true
+probability of the *reported* top class, which a predictor can lower by putting its top label on
+a class whose probability is far from 1/2 (the uncorrected :func:`conf_ce` is not truthful);
+:func:`truthful_conf_ce` adds ``(1/n^2) sum_i (1 - z_i)``, which turns the noise term into
+``(1/n^2) sum_i (1 - s_i^2)``, decreasing in ``s_i``, so the minimiser reports the truly most
+likely class with its true probability.
+
+Conventions shared by every function of this module:
+
+* ``y_proba`` is ``(n, k)`` with rows summing to 1 (within 1e-6), or ``(n,)`` for a binary
+  problem, read as the probability of the second class (``predict_proba[:, 1]``, which is
+  what scikit-learn's scorers pass for binary classifiers).
+* ``y_true`` may hold any labels. Without ``labels`` the columns are the sorted distinct
+  labels (integer labels already in ``range(k)`` are taken as column indices); ``labels=``
+  fixes the column order as scikit-learn does, and a label outside it is an error.
+* The top class is ``argmax`` with ties resolved to the lowest column index.
+* Bins are computed from the reports only, with :func:`skcal.binning.assign_bins`
+  (``strategy="quantile"`` by default: equal-mass bins, ties broken by sample index).
+* ``sample_weight`` ``w_i`` multiplies sample i's residual, and ``n`` becomes ``W = sum_i w_i``.
+  These are *importance* weights, not frequency weights: a duplicated row would repeat its
+  label, whereas the correction of :func:`truthful_conf_ce` assumes independent labels. The
+  label-noise correction is therefore weighted by ``w_i^2 / W^2``, which keeps the expected
+  noise term at ``(1/W^2) sum_i w_i^2 (1 - s_i^2)`` and hence keeps the measure truthful;
+  with unit weights every formula is exactly the unweighted one of SPEC 5.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skcal._compat import _Scorer
+from skcal._validation import (
+    _as_float_array,
+    _check_range,
+    _reject_nonfinite,
+    check_consistent_length,
+    check_multiclass_labels,
+    check_multiclass_probabilities,
+    check_sample_weight,
+)
+from skcal.binning import assign_bins
+from skcal.scorers import register_scorer
+
+__all__ = [
+    "truthful_conf_ce",
+    "conf_ce",
+    "conf_ece",
+    "lince_score",
+    "classwise_lince",
+    "classwise_ece",
+    "brier_over_k",
+    "confidence_proper_loss",
+    "truthful_decomposition",
+]
+
+
+# ----------------------------------------------------------------------------------------------
+# validation and shared kernels
+# ----------------------------------------------------------------------------------------------
+
+
+def _check_proba(y_proba, labels):
+    """Return an ``(n, k)`` probability matrix; a 1-D input is the binary positive column."""
+    arr = y_proba.to_numpy() if hasattr(y_proba, "to_numpy") else y_proba
+    if np.ndim(arr) == 1:
+        p = _as_float_array(arr, "y_proba", ndim=(1,))
+        _reject_nonfinite(p, "y_proba")
+        _check_range(p, "y_proba", 0.0, 1.0)
+        if labels is not None and len(labels) != 2:
+            raise ValueError(
+                "y_proba is 1-dimensional (a binary positive-class probability), so labels must have "
+                f"exactly 2 entries; got {len(labels)}."
+            )
+        return np.column_stack([1.0 - p, p])
+    n_classes = None if labels is None else len(labels)
+    return check_multiclass_probabilities(y_proba, name="y_proba", n_classes=n_classes)
+
+
+def _check_inputs(y_true, y_proba, sample_weight, labels):
+    P = _check_proba(y_proba, labels)
+    y_arr = y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
+    check_consistent_length(y_true=y_arr, y_proba=P)
+    codes = check_multiclass_labels(y_arr, P.shape[1], labels=labels)
+    w = check_sample_weight(sample_weight, P.shape[0])
+    return P, codes, w
+
+
+def _top_label(P):
+    """Top class (ties to the lowest index) and its reported probability."""
+    r = np.argmax(P, axis=1)
+    return r, P[np.arange(P.shape[0]), r]
+
+
+def _compact(ids):
+    """Relabel sparse bin ids (a callable may return any non-negative integers) to a dense range."""
+    if ids.size and ids.max() > 4 * ids.shape[0]:
+        return np.unique(ids, return_inverse=True)[1].reshape(ids.shape)
+    return ids
+
+
+def _sq_bin_sums(resid, ids):
+    """``sum_b (sum_{i in b} resid_i)^2`` for a 1-D residual and integer bin ids."""
+    sums = np.bincount(_compact(ids), weights=resid)
+    return float(np.dot(sums, sums))
+
+
+def _abs_bin_sums(resid, ids):
+    return float(np.abs(np.bincount(_compact(ids), weights=resid)).sum())
+
+
+def _columnwise_bin_sums(resid, ids):
+    """Bin sums of each column of ``resid`` (n, k) with its own ids (n, k); returns (k * nb,)."""
+    n, k = resid.shape
+    ids = _compact(ids)
+    nb = int(ids.max()) + 1
+    flat = (ids + np.arange(k)[None, :] * nb).ravel()
+    return np.bincount(flat, weights=resid.ravel(), minlength=k * nb)
+
+
+def _weights_or_ones(w, n):
+    return np.ones(n) if w is None else w
+
+
+# ----------------------------------------------------------------------------------------------
+# top-label (confidence) measures
+# ----------------------------------------------------------------------------------------------
+
+
+def _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels):
+    P, codes, w = _check_inputs(y_true, y_proba, sample_weight, labels)
+    n = P.shape[0]
+    r, c = _top_label(P)
+    z = (codes == r).astype(np.float64)
+    ids = assign_bins(c, n_bins=n_bins, strategy=strategy, name="confidence")
+    w = _weights_or_ones(w, n)
+    return c, z, ids, w
+
+
+def truthful_conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
+    """Corrected squared top-label calibration error ConfCE^corr (truthful; lower is better).
+
+    With top class ``r_i = argmax p_i`` (ties to the lowest index), confidence
+    ``c_i = p_i[r_i]`` and correctness ``z_i = 1[y_i = r_i]``, and bins ``b`` chosen from the
+    confidences alone,
+
+        ConfCE^corr = (1 / n^2) sum_b (sum_{i in b} (c_i - z_i))^2 + (1 / n) (1 - mean_i z_i).
+
+    Its expectation is a non-negative bias, zero for honest reports, plus
+    ``(1/n^2) sum_i (1 - q_i^2)`` where ``q_i`` is the true probability of the reported top
+    class, so the expected value is minimised by reporting the true class probabilities.
+    The paired proper loss is :func:`confidence_proper_loss` (see
+    :func:`truthful_decomposition`).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        True labels (any hashable class labels).
+    y_proba : array-like of shape (n, k) or (n,)
+        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
+        the second class of a binary problem.
+    n_bins : int, default=15
+        Number of bins (>= 1).
+    strategy : {"quantile", "uniform"} or callable, default="quantile"
+        Binning rule applied to the confidences; see :func:`skcal.binning.assign_bins`.
+    sample_weight : array-like of shape (n,), default=None
+        Importance weights: the squared term becomes
+        ``(1/W^2) sum_b (sum_{i in b} w_i (c_i - z_i))^2`` and the correction
+        ``(1/W^2) sum_i w_i^2 (1 - z_i)`` with ``W = sum_i w_i`` (see the module docstring for why
+        ``w_i^2``: it keeps the measure truthful). Unit weights give the unweighted value.
+    labels : array-like of shape (k,), default=None
+        Class labels in column order.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from skcal.truthful import truthful_conf_ce
+    >>> y_proba = [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8], [0.6, 0.3, 0.1]]
+    >>> round(truthful_conf_ce(["a", "b", "c", "b"], y_proba, n_bins=2), 6)
+    0.07875
+    """
+    c, z, ids, w = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
+    W = w.sum()
+    return float((_sq_bin_sums(w * (c - z), ids) + float(np.dot(w * w, 1.0 - z))) / W**2)
+
+
+def conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
+    """Uncorrected squared top-label calibration error ConfCE (NOT truthful; baseline).
+
+    ``ConfCE = (1 / n^2) sum_b (sum_{i in b} (c_i - z_i))^2``, with the notation of
+    :func:`truthful_conf_ce` (weighted: ``(1/W^2) sum_b (sum_{i in b} w_i (c_i - z_i))^2``).
+    A predictor can lower its expectation below the honest value by moving its top label to a
+    class whose true probability is far from 1/2 and reporting a flat distribution.
+
+    Parameters
+    ----------
+    y_true, y_proba, n_bins, strategy, sample_weight, labels
+        As in :func:`truthful_conf_ce`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from skcal.truthful import conf_ce
+    >>> round(conf_ce([0, 1, 1, 0], [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.9, 0.1]], n_bins=2), 6)
+    0.01125
+    """
+    c, z, ids, w = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
+    return float(_sq_bin_sums(w * (c - z), ids) / w.sum() ** 2)
+
+
+def conf_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
+    """Binned l1 top-label calibration error ConfECE (NOT truthful; baseline).
+
+    ``ConfECE = (1 / n) sum_b |sum_{i in b} (c_i - z_i)|`` with the notation of
+    :func:`truthful_conf_ce` (weighted: ``(1/W) sum_b |sum_{i in b} w_i (c_i - z_i)|``). With
+    ``strategy="uniform"`` and 15 bins this is the usual top-label ECE.
+
+    Parameters
+    ----------
+    y_true, y_proba, n_bins, strategy, sample_weight, labels
+        As in :func:`truthful_conf_ce`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from skcal.truthful import conf_ece
+    >>> round(conf_ece([0, 1, 1, 0], [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.9, 0.1]], n_bins=2), 6)
+    0.15
+    """
+    c, z, ids, w = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
+    return float(_abs_bin_sums(w * (c - z), ids) / w.sum())
+
+
+# ----------------------------------------------------------------------------------------------
+# linear properties and classwise measures
+# ----------------------------------------------------------------------------------------------
+
+
+def lince_score(u, phi, *, n_bins=15, strategy="quantile", bin_on=None, sample_weight=None):
+    """Binned calibration error of a linear property, LinCE (truthful; lower is better).
+
+    ``LinCE = (1 / n^2) sum_b || sum_{i in b} (u_i - phi_i) ||_2^2`` for reports ``u_i`` of a
+    linear property with statistic ``phi_i = phi(y_i)`` in R^d. For fixed bins its expectation
+    is a bias (zero when ``u_i = E[phi(y_i) | x_i]``) plus ``(1/n^2) sum_i trace Cov(phi(y_i))``,
+    which does not depend on the reports.
+
+    Parameters
+    ----------
+    u : array-like of shape (n,) or (n, d)
+        Reports (any real values).
+    phi : array-like of the same shape as ``u``
+        The statistic of the observed outcomes.
+    n_bins : int, default=15
+    strategy : {"quantile", "uniform"} or callable, default="quantile"
+        Binning rule, see :func:`skcal.binning.assign_bins`. ``"uniform"`` needs the binned
+        values in [0, 1].
+    bin_on : array-like of shape (n,), default=None
+        The one-dimensional values the binning rule sees. ``None`` bins on ``u`` itself, which
+        requires ``d = 1``; for ``d > 1`` pass a function of the reports (for example one
+        coordinate, or a score the reports determine) -- binning on anything that depends on
+        the outcomes breaks truthfulness.
+    sample_weight : array-like of shape (n,), default=None
+        Importance weights ``w_i``: ``(1/W^2) sum_b || sum_{i in b} w_i (u_i - phi_i) ||^2``.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from skcal.truthful import lince_score
+    >>> lince_score([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1], n_bins=2)
+    0.02
+    """
+    U = _as_float_array(u, "u", ndim=(1, 2))
+    _reject_nonfinite(U, "u")
+    F = _as_float_array(phi, "phi", ndim=(1, 2))
+    _reject_nonfinite(F, "phi")
+    if U.shape != F.shape:
+        raise ValueError(f"u and phi must have the same shape; got {U.shape} and {F.shape}.")
+    if U.ndim == 1:
+        U, F = U[:, None], F[:, None]
+    n, d = U.shape
+    if bin_on is None:
+        if d != 1:
+            raise ValueError(
+                f"u has d={d} columns, so pass bin_on=: the 1-D values (a function of the reports) "
+                "that the binning rule sees."
+            )
+        values = U[:, 0]
+    else:
+        values = _as_float_array(bin_on, "bin_on", ndim=(1,))
+        check_consistent_length(u=U, bin_on=values)
+    ids = assign_bins(values, n_bins=n_bins, strategy=strategy, name="bin_on" if bin_on is not None else "u")
+    w = _weights_or_ones(check_sample_weight(sample_weight, n), n)
+    R = w[:, None] * (U - F)
+    total = sum(_sq_bin_sums(R[:, j], ids) for j in range(d))
+    return float(total / w.sum() ** 2)
+
+
+def _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels):
+    P, codes, w = _check_inputs(y_true, y_proba, sample_weight, labels)
+    n, k = P.shape
+    Y = np.zeros_like(P)
+    Y[np.arange(n), codes] = 1.0
+    ids = assign_bins(P, n_bins=n_bins, strategy=strategy, name="y_proba")
+    w = _weights_or_ones(w, n)
+    return P, Y, ids, w
+
+
+def classwise_lince(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
+    """Classwise LinCE, ``(1/k) sum_r LinCE(p[:, r]; 1[y = r])`` (truthful; lower is better).
+
+    Each class column is binned on its own values. The paired proper loss is the Brier score
+    divided by ``k`` (:func:`brier_over_k`).
+
+    Parameters
+    ----------
+    y_true, y_proba, n_bins, strategy, sample_weight, labels
+        As in :func:`truthful_conf_ce` (the weighted form is that of :func:`lince_score`).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from skcal.truthful import classwise_lince
+    >>> y_proba = [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8], [0.6, 0.3, 0.1]]
+    >>> round(classwise_lince([0, 1, 2, 1], y_proba, n_bins=2), 6)
+    0.036667
+    """
+    P, Y, ids, w = _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
+    sums = _columnwise_bin_sums(w[:, None] * (P - Y), ids)
+    return float(np.dot(sums, sums) / (P.shape[1] * w.sum() ** 2))
+
+
+def classwise_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
+    """Binned classwise l1 calibration error (NOT truthful; baseline).
+
+    ``(1/k) sum_r (1/n) sum_b |sum_{i in b} (p_i[r] - 1[y_i = r])|``, each class binned on its
+    own column (weighted: ``w_i`` multiplies the residuals and ``n`` becomes ``W``).
+
+    Parameters
+    ----------
+    y_true, y_proba, n_bins, strategy, sample_weight, labels
+        As in :func:`truthful_conf_ce`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from skcal.truthful import classwise_ece
+    >>> y_proba = [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8], [0.6, 0.3, 0.1]]
+    >>> round(classwise_ece([0, 1, 2, 1], y_proba, n_bins=2), 6)
+    0.2
+    """
+    P, Y, ids, w = _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
+    sums = _columnwise_bin_sums(w[:, None] * (P - Y), ids)
+    return float(np.abs(sums).sum() / (P.shape[1] * w.sum()))
+
+
+# ----------------------------------------------------------------------------------------------
+# proper losses
+# ----------------------------------------------------------------------------------------------
+
+
+def brier_over_k(y_true, y_proba, *, sample_weight=None, labels=None):
+    """Mean Brier score divided by the number of classes (the proper loss of classwise LinCE).
+
+    ``(1/n) sum_i (1/k) sum_r (p_i[r] - 1[y_i = r])^2`` (weighted mean with ``sample_weight``).
+
+    Parameters
+    ----------
+    y_true, y_proba, sample_weight, labels
+        As in :func:`truthful_conf_ce`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from skcal.truthful import brier_over_k
+    >>> round(brier_over_k([0, 1], [[0.5, 0.5], [0.2, 0.8]]), 6)
+    0.145
+    """
+    P, codes, w = _check_inputs(y_true, y_proba, sample_weight, labels)
+    n, k = P.shape
+    Y = np.zeros_like(P)
+    Y[np.arange(n), codes] = 1.0
+    per_sample = ((P - Y) ** 2).sum(axis=1) / k
+    return float(np.average(per_sample, weights=w))
+
+
+def confidence_proper_loss(y_true, y_proba, *, sample_weight=None, labels=None):
+    """Mean confidence proper loss ``1 - z + (c - z)^2`` (the proper loss of ConfCE^corr).
+
+    With ``r = argmax p`` (ties to the lowest index), ``c = p[r]`` and ``z = 1[y = r]``. Its
+    expectation under true probabilities ``q`` is ``(c - q[r])^2 + 1 - q[r]^2``, minimised by
+    reporting the true top class with its true probability.
+
+    Parameters
+    ----------
+    y_true, y_proba, sample_weight, labels
+        As in :func:`truthful_conf_ce`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from skcal.truthful import confidence_proper_loss
+    >>> round(confidence_proper_loss([0, 0], [[0.8, 0.2], [0.3, 0.7]]), 6)
+    0.765
+    """
+    P, codes, w = _check_inputs(y_true, y_proba, sample_weight, labels)
+    r, c = _top_label(P)
+    z = (codes == r).astype(np.float64)
+    return float(np.average(1.0 - z + (c - z) ** 2, weights=w))
+
+
+# ----------------------------------------------------------------------------------------------
+# the decomposition n E[Cal] = E[proper loss] + bias
+# ----------------------------------------------------------------------------------------------
+
+_MEASURES = ("truthful_conf_ce", "classwise_lince")
+
+
+def _batched_measure(measure, P, Ylab, ids):
+    """Measure and mean proper loss for a batch of label vectors ``Ylab`` (m, n) of codes."""
+    m, n = Ylab.shape
+    k = P.shape[1]
+    if measure == "truthful_conf_ce":
+        r, c = _top_label(P)
+        z = (Ylab == r[None, :]).astype(np.float64)
+        _, inv = np.unique(ids, return_inverse=True)
+        H = np.zeros((n, inv.max() + 1))
+        H[np.arange(n), inv] = 1.0
+        S = (c[None, :] - z) @ H
+        cal = ((S**2).sum(axis=1) + (1.0 - z).sum(axis=1)) / n**2
+        loss = (1.0 - z + (c[None, :] - z) ** 2).mean(axis=1)
+        return cal, loss
+    onehot = (Ylab[:, :, None] == np.arange(k)[None, None, :]).astype(np.float64)
+    R = P[None, :, :] - onehot  # (m, n, k)
+    cal = np.zeros(m)
+    for j in range(k):
+        _, inv = np.unique(ids[:, j], return_inverse=True)
+        H = np.zeros((n, inv.max() + 1))
+        H[np.arange(n), inv] = 1.0
+        S = R[:, :, j] @ H
+        cal += (S**2).sum(axis=1)
+    cal /= k * n**2
+    loss = (R**2).sum(axis=2).mean(axis=1) / k
+    return cal, loss
+
+
+def truthful_decomposition(
+    q_true,
+    y_proba,
+    *,
+    measure="truthful_conf_ce",
+    n_bins=15,
+    strategy="quantile",
+    method="auto",
+    max_outcomes=200_000,
+    n_draws=20_000,
+    random_state=None,
+):
+    """Check ``n E[Cal] = E[proper loss] + bias`` for reports ``y_proba`` and true posteriors.
+
+    Labels are independent, ``y_i ~ q_true[i]``; the bins are fixed by the reports. With
+    per-sample deviations ``d_i`` (``c_i - s_i`` for ConfCE^corr, where ``s_i = q_i[r_i]`` is the
+    true probability of the reported top class; the vector ``p_i - q_i`` for classwise LinCE)
+    and label-noise terms ``v_i`` (``1 - s_i^2``; resp. ``(1/k) sum_r q_i[r] (1 - q_i[r])``):
+
+    * ``E[Cal] = B + V`` with ``B = (1/n^2) sum_b ||sum_{i in b} d_i||^2`` (``/k`` and per-class
+      bins for classwise LinCE) and ``V = (1/n^2) sum_i v_i``;
+    * the expected mean proper loss is ``L = (1/n) sum_i (||d_i||^2 (/k) + v_i)``;
+    * hence ``n E[Cal] = L + bias`` with the pooling bias
+      ``bias = (1/n) sum_b (||sum_{i in b} d_i||^2 - sum_{i in b} ||d_i||^2)`` (``/k`` for
+      classwise), i.e. ``(2/n)`` times the within-bin cross products ``<d_i, d_j>``. It is zero for
+      honest reports and whenever every bin holds at most one sample, and can have either sign.
+
+    The closed forms are compared with an independent evaluation of the same expectations from
+    the actual measure and loss over the label distribution: exact enumeration of all ``k^n``
+    label vectors when that number is at most ``max_outcomes`` (``method="auto"`` or
+    ``"enumerate"``), else Monte Carlo with ``n_draws`` label draws (``"monte_carlo"``).
+
+    Parameters
+    ----------
+    q_true : array-like of shape (n, k)
+        True conditional class probabilities.
+    y_proba : array-like of shape (n, k)
+        Reported probabilities.
+    measure : {"truthful_conf_ce", "classwise_lince"}, default="truthful_conf_ce"
+    n_bins : int, default=15
+    strategy : {"quantile", "uniform"} or callable, default="quantile"
+    method : {"auto", "enumerate", "monte_carlo"}, default="auto"
+    max_outcomes : int, default=200_000
+    n_draws : int, default=20_000
+    random_state : int, RandomState instance or None, default=None
+        Seeds the Monte Carlo draws.
+
+    Returns
+    -------
+    dict
+        ``expected_cal`` (closed form ``B + V``), ``bias_term`` (``B``), ``noise_term`` (``V``),
+        ``expected_proper_loss`` (``L``), ``pooling_bias``, ``n_expected_cal`` (``n (B + V)``),
+        ``proper_loss_plus_bias`` (``L + pooling_bias``, equal to the previous up to rounding),
+        ``check_method``, ``expected_cal_check`` and ``expected_proper_loss_check`` (from
+        enumeration or Monte Carlo), and ``check_stderr`` (Monte Carlo standard errors of the
+        two checks, zeros for enumeration).
+
+    Examples
+    --------
+    >>> from skcal.truthful import truthful_decomposition
+    >>> Q = [[0.5, 1 / 3, 1 / 6], [0.2, 0.7, 0.1]]
+    >>> P = [[0.4, 0.4, 0.2], [0.2, 0.6, 0.2]]
+    >>> out = truthful_decomposition(Q, P, n_bins=1)
+    >>> bool(abs(out["expected_cal"] - out["expected_cal_check"]) < 1e-12)
+    True
+    >>> bool(abs(out["n_expected_cal"] - out["proper_loss_plus_bias"]) < 1e-12)
+    True
+    """
+    from sklearn.utils import check_random_state
+
+    if measure not in _MEASURES:
+        raise ValueError(f"measure must be one of {_MEASURES}; got {measure!r}.")
+    if method not in ("auto", "enumerate", "monte_carlo"):
+        raise ValueError(f'method must be "auto", "enumerate" or "monte_carlo"; got {method!r}.')
+    Q = check_multiclass_probabilities(q_true, name="q_true")
+    P = check_multiclass_probabilities(y_proba, name="y_proba", n_classes=Q.shape[1])
+    check_consistent_length(q_true=Q, y_proba=P)
+    n, k = P.shape
+    if measure == "truthful_conf_ce":
+        r, c = _top_label(P)
+        s = Q[np.arange(n), r]
+        ids = assign_bins(c, n_bins=n_bins, strategy=strategy, name="confidence")
+        d = c - s
+        B = _sq_bin_sums(d, ids) / n**2
+        v = 1.0 - s**2
+        sq_dev = d**2
+    else:
+        ids = assign_bins(P, n_bins=n_bins, strategy=strategy, name="y_proba")
+        D = P - Q
+        sums = _columnwise_bin_sums(D, ids)
+        B = float(np.dot(sums, sums)) / (k * n**2)
+        v = (Q * (1.0 - Q)).sum(axis=1) / k
+        sq_dev = (D**2).sum(axis=1) / k
+    V = float(v.sum()) / n**2
+    L = float((sq_dev + v).mean())
+    pooling = n * B - float(sq_dev.mean())
+
+    n_outcomes = float(k) ** n
+    if method == "auto":
+        method = "enumerate" if n_outcomes <= max_outcomes else "monte_carlo"
+    if method == "enumerate":
+        if n_outcomes > max_outcomes:
+            raise ValueError(f"k^n = {n_outcomes:.3g} label outcomes exceed max_outcomes={max_outcomes}.")
+        m = int(n_outcomes)
+        Ylab = np.stack(np.unravel_index(np.arange(m), (k,) * n), axis=1)
+        prob = np.prod(Q[np.arange(n)[None, :], Ylab], axis=1)
+        cal, loss = _batched_measure(measure, P, Ylab, ids)
+        cal_chk, loss_chk = float(prob @ cal), float(prob @ loss)
+        stderr = (0.0, 0.0)
+    else:
+        rng = check_random_state(random_state)
+        cdf = np.cumsum(Q, axis=1)
+        cdf[:, -1] = 1.0
+        chunk = max(1, 2_000_000 // max(1, n * k))
+        cals, losses = [], []
+        done = 0
+        while done < n_draws:
+            m = min(chunk, n_draws - done)
+            u = rng.random_sample((m, n))
+            Ylab = (u[:, :, None] >= cdf[None, :, :]).sum(axis=2)
+            cal, loss = _batched_measure(measure, P, Ylab, ids)
+            cals.append(cal)
+            losses.append(loss)
+            done += m
+        cal, loss = np.concatenate(cals), np.concatenate(losses)
+        cal_chk, loss_chk = float(cal.mean()), float(loss.mean())
+        stderr = (float(cal.std(ddof=1) / np.sqrt(n_draws)), float(loss.std(ddof=1) / np.sqrt(n_draws)))
+    return {
+        "measure": measure,
+        "expected_cal": B + V,
+        "bias_term": B,
+        "noise_term": V,
+        "expected_proper_loss": L,
+        "pooling_bias": pooling,
+        "n_expected_cal": n * (B + V),
+        "proper_loss_plus_bias": L + pooling,
+        "check_method": method,
+        "expected_cal_check": cal_chk,
+        "expected_proper_loss_check": loss_chk,
+        "check_stderr": stderr,
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# scorers
+# ----------------------------------------------------------------------------------------------
+
+
+class _ClassesAwareScorer(_Scorer):
+    """A ``make_scorer``-style scorer that passes ``labels=estimator.classes_`` to the metric.
+
+    So the probability columns line up with the labels even when a test fold misses a class
+    or the labels are strings.
+    """
+
+    def _score(self, method_caller, estimator, X, y_true, **kwargs):
+        classes = getattr(estimator, "classes_", None)
+        if classes is not None and "labels" not in kwargs and "labels" not in self._kwargs:
+            kwargs = {**kwargs, "labels": classes}
+        return super()._score(method_caller, estimator, X, y_true, **kwargs)
+
+
+def _make_loss_scorer(func):
+    return _ClassesAwareScorer(func, -1, {}, response_method="predict_proba")
+
+
+for _name, _func in (("truthful_conf_ce", truthful_conf_ce), ("classwise_lince", classwise_lince)):
+    register_scorer(_name, _make_loss_scorer(_func))
+    register_scorer(f"neg_{_name}", _make_loss_scorer(_func))

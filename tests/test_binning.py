@@ -1,0 +1,128 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from skcal.binning import assign_bins
+
+
+def _naive_quantile(values, n_bins):
+    """Straightforward reference: stable sort by (value, index), then numpy.array_split."""
+    n = len(values)
+    order = sorted(range(n), key=lambda i: (values[i], i))
+    ids = np.empty(n, dtype=int)
+    for b, group in enumerate(np.array_split(np.array(order), n_bins)):
+        for i in group:
+            ids[i] = b
+    return ids
+
+
+def test_uniform_edges_left_closed_and_one_in_last_bin():
+    v = np.array([0.0, 0.1, 0.2499, 0.25, 0.5, 0.75, 0.99, 1.0])
+    assert assign_bins(v, n_bins=4, strategy="uniform").tolist() == [0, 0, 0, 1, 2, 3, 3, 3]
+    assert assign_bins([1.0], n_bins=1, strategy="uniform").tolist() == [0]
+
+
+def test_uniform_rejects_values_outside_unit_interval():
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        assign_bins([0.2, 1.2], n_bins=3, strategy="uniform")
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        assign_bins([-0.1, 0.5], n_bins=3, strategy="uniform")
+
+
+def test_quantile_remainders_go_to_the_first_bins():
+    ids = assign_bins(np.linspace(0, 1, 10), n_bins=3)
+    assert np.bincount(ids).tolist() == [4, 3, 3]
+    assert ids.tolist() == [0, 0, 0, 0, 1, 1, 1, 2, 2, 2]
+
+
+def test_quantile_ties_broken_by_index():
+    ids = assign_bins([0.5, 0.5, 0.5, 0.5], n_bins=2)
+    assert ids.tolist() == [0, 0, 1, 1]
+    ids = assign_bins([0.7, 0.5, 0.5, 0.1], n_bins=2)
+    assert ids.tolist() == [1, 0, 1, 0]
+
+
+def test_quantile_more_bins_than_values():
+    ids = assign_bins([0.3, 0.1, 0.2], n_bins=10)
+    assert ids.tolist() == [2, 0, 1]
+
+
+def test_quantile_accepts_any_real_values():
+    assert assign_bins([-5.0, 3.0, 100.0, 0.0], n_bins=2).tolist() == [0, 1, 1, 0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    arrays(np.float64, st.integers(1, 40), elements=st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.9, 1.0])),
+    st.integers(1, 12),
+)
+def test_quantile_matches_naive_reference(values, n_bins):
+    np.testing.assert_array_equal(
+        assign_bins(values, n_bins=n_bins), _naive_quantile(values.tolist(), n_bins)
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(arrays(np.float64, st.integers(1, 60), elements=st.floats(0, 1)), st.integers(1, 20))
+def test_builtin_ids_in_range_and_monotone(values, n_bins):
+    for strategy in ("uniform", "quantile"):
+        ids = assign_bins(values, n_bins=n_bins, strategy=strategy)
+        assert ids.dtype == np.intp
+        assert ids.min() >= 0 and ids.max() < n_bins
+        order = np.argsort(values, kind="stable")
+        assert (np.diff(ids[order]) >= 0).all()
+
+
+def test_two_dimensional_input_is_binned_column_by_column():
+    rng = np.random.default_rng(0)
+    V = rng.random((50, 4))
+    for strategy in ("uniform", "quantile", lambda v, b: (v > 0.5).astype(int)):
+        ids = assign_bins(V, n_bins=7, strategy=strategy)
+        for j in range(4):
+            np.testing.assert_array_equal(ids[:, j], assign_bins(V[:, j], n_bins=7, strategy=strategy))
+
+
+def test_callable_is_used_and_receives_a_copy():
+    v = np.array([0.1, 0.6, 0.3])
+
+    def rule(values, n_bins):
+        assert n_bins == 5
+        values[:] = -1.0  # must not reach the caller's array
+        return np.array([3, 0, 3])
+
+    assert assign_bins(v, n_bins=5, strategy=rule).tolist() == [3, 0, 3]
+    assert v.tolist() == [0.1, 0.6, 0.3]
+    # integral floats are accepted
+    assert assign_bins(v, n_bins=2, strategy=lambda x, b: np.array([0.0, 1.0, 1.0])).tolist() == [0, 1, 1]
+
+
+@pytest.mark.parametrize(
+    "rule, match",
+    [
+        (lambda v, b: np.zeros(len(v) + 1, dtype=int), "one bin id per value"),
+        (lambda v, b: v, "integer"),
+        (lambda v, b: np.array(["a"] * len(v)), "integer"),
+        (lambda v, b: np.ones(len(v), dtype=bool), "integer"),
+        (lambda v, b: -np.ones(len(v), dtype=int), "non-negative"),
+    ],
+)
+def test_callable_output_is_validated(rule, match):
+    with pytest.raises(ValueError, match=match):
+        assign_bins([0.1, 0.2, 0.3], n_bins=2, strategy=rule)
+
+
+@pytest.mark.parametrize("n_bins", [0, -3, 2.5, True, "5", None])
+def test_n_bins_validated(n_bins):
+    with pytest.raises(ValueError, match="n_bins"):
+        assign_bins([0.1, 0.2], n_bins=n_bins)
+
+
+def test_bad_values_and_strategy():
+    with pytest.raises(ValueError, match="NaN"):
+        assign_bins([0.1, np.nan], n_bins=2)
+    with pytest.raises(ValueError, match="strategy"):
+        assign_bins([0.1, 0.2], n_bins=2, strategy="kmeans")
+    with pytest.raises(ValueError, match="empty"):
+        assign_bins([], n_bins=2)
