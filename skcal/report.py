@@ -232,7 +232,9 @@ _SECOND_ORDER = {
         _ce2,
         False,
         "second-order calibration error (SPEC 2): tensor-Chebyshev ridge estimate, degree and ridge chosen "
-        "once per model by 5-fold CV on the full validation set",
+        "once per model by 5-fold CV on the full validation set; its bootstrap replicates run upward "
+        "(duplicated rows let the in-sample fit follow noise), so its interval can sit above the value: "
+        "compare the models' intervals with each other",
         prepare=_ce2_prepare,
     ),
     "second_moment_mse": _Metric(

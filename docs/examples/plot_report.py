@@ -19,7 +19,7 @@ models = {
     "naive Bayes": GaussianNB().fit(X_tr, y_tr),
     "forest": RandomForestClassifier(n_estimators=100, random_state=0).fit(X_tr, y_tr),
 }
-report = calibration_report(models, X_te, y_te, n_bootstrap=100, random_state=0)
+report = calibration_report(models, X_te, y_te, n_bootstrap=40, random_state=0)
 print(report.to_markdown())  # also: report.to_html("report.html"), report.table
 
 # report.table has one row per model and (metric, field) columns: value, low, high, rank, p_best.
