@@ -715,6 +715,7 @@ class ChebyshevRidge:
                 f"partial_fit got scores with {S.shape[1]} columns and {T.shape[1]} targets; "
                 f"the model was started with {self.n_dims_} and {self.stats_.n_targets}."
             )
+        self.alpha_ = _check_alpha(self.alpha)  # alpha may change between batches
         self.stats_.update(S, T, w, self.chunk_size)
         self._solve_primal()
         return self

@@ -32,3 +32,19 @@ def test_speed_second_order_quick(tmp_path):
     assert out["large_n"]["finite_output"] and out["large_n"]["peak_rss_MB"] > 0
     g = out["grid_search"]
     assert g["n_fits"] == 5 * 7 * 5 + 1 and g["time_gridsearch_s"] > 0
+
+
+@pytest.mark.slow
+def test_ce2_degree_guard_quick(tmp_path):
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import ce2_degree_guard
+    finally:
+        sys.path.pop(0)
+    assert ce2_degree_guard.main(["--quick", "--out", str(tmp_path)]) == 0
+    out = json.loads((tmp_path / "ce2_degree_guard.json").read_text())
+    assert (tmp_path / "ce2_degree_guard.png").exists()
+    summ = out["summary"]["5000"]
+    # fewer samples per feature -> higher degree
+    assert summ["guard_30"]["degree"][0] > summ["guard_100"]["degree"][0] > summ["guard_300"]["degree"][0]
+    assert all(0 <= v["ce2_mean"] < 1 for v in summ.values())

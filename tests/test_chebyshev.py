@@ -285,6 +285,11 @@ def test_partial_fit_equals_fit():
         chunked.partial_fit(S[part], T[part])
     np.testing.assert_allclose(chunked.coef_, one.coef_, rtol=1e-7, atol=1e-9)
     assert chunked.stats_.n_samples == 3000
+    # a new alpha takes effect at the next batch
+    chunked.alpha = 1e-2
+    chunked.partial_fit(S[:0], T[:0])
+    ref = ChebyshevRidge(degree=10, alpha=1e-2).fit(S, T)
+    np.testing.assert_allclose(chunked.predict(S), ref.predict(S), atol=1e-9)
     with pytest.raises(ValueError, match="partial_fit"):
         chunked.partial_fit(S[:, :1], T)
 
