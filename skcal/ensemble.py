@@ -8,7 +8,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.frozen import FrozenEstimator
-from sklearn.utils import _safe_indexing
 
 from skcal._compat import _fit_context, check_is_fitted, validate_data
 
@@ -297,12 +296,17 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
 
     def _moments(self, X):
         subsets = self._feature_subsets
-        if subsets is not None and hasattr(X, "iloc"):
-            X = X.to_numpy()  # bagging members were fitted on arrays without column names
+        if subsets is not None:
+            # bagging members were fitted on arrays without column names; scipy sparse input
+            # supports the same column indexing
+            if hasattr(X, "iloc"):
+                X = X.to_numpy()
+            elif not hasattr(X, "shape"):
+                X = np.asarray(X)
         mean = None
         m2 = None
         for j, (mem, col) in enumerate(zip(self.members_, self.pos_columns_, strict=True)):
-            Xj = X if subsets is None else _safe_indexing(X, subsets[j], axis=1)
+            Xj = X if subsets is None else X[:, subsets[j]]
             proba = np.asarray(mem.predict_proba(Xj), dtype=np.float64)
             if proba.ndim != 2:
                 raise ValueError(f"Member {j} returned predict_proba of shape {proba.shape}; expected 2-d.")

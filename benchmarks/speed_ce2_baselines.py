@@ -1,0 +1,133 @@
+"""Wall time of the baseline CE2 estimators (``skcal.baseline_ce2``) against n.
+
+For each n, sech bandwidth h in {1/16, 1/64} and method in {bucketing, nadaraya_watson}, one
+``baseline_ce2(..., c="auto")`` call (choice of c on a 30% held-out split over the six constants,
+then the refit on all n) on simulated calibrated second-order scores with two snapshots each.
+Bucketing is O(n); the exact truncated Nadaraya-Watson costs in proportion to the number of
+sample pairs within 5 b, i.e. of order n^2 for the largest constants. The machine load is
+recorded next to the times (they scale with it on a shared machine).
+
+Usage::
+
+    python benchmarks/speed_ce2_baselines.py            # full run, writes benchmarks/results/
+    python benchmarks/speed_ce2_baselines.py --quick    # small smoke run
+    python benchmarks/speed_ce2_baselines.py --n-jobs 2 --out /tmp/x
+
+Outputs ``speed_ce2_baselines.json`` and ``speed_ce2_baselines.png`` in ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+FULL_N = [2_000, 5_000, 10_000, 20_000, 50_000]
+QUICK_N = [300, 1_000]
+BANDWIDTHS = [1 / 16, 1 / 64]
+METHODS = ["bucketing", "nadaraya_watson"]
+
+
+def simulate(n, h, seed=0):
+    """Perturbed calibrated scores (m, sigma2) and the snapshot targets of 2 labels per row."""
+    from skcal import SechPerturber
+
+    rng = np.random.default_rng(seed)
+    m = rng.uniform(0.0, 1.0, n)
+    s2 = rng.uniform(0.0, 1.0, n) * m * (1.0 - m)
+    f = np.clip(m + rng.choice([-1.0, 1.0], n) * np.sqrt(s2), 0.0, 1.0)
+    Y = (rng.uniform(size=(n, 2)) < f[:, None]).astype(np.float64)
+    scores = SechPerturber(bandwidth=h, random_state=seed).fit_transform(np.column_stack([m, s2]))
+    return scores, Y.mean(axis=1), Y[:, 0] * Y[:, 1]
+
+
+def run_one(n, h, method, seed=0):
+    from skcal import baseline_ce2
+
+    scores, t1, t2 = simulate(n, h, seed)
+    start = time.perf_counter()
+    res = baseline_ce2(scores, t1, t2, method=method, bandwidth=h, random_state=seed)
+    seconds = time.perf_counter() - start
+    return {
+        "n": n,
+        "h": h,
+        "method": method,
+        "seconds": seconds,
+        "c": res["c"],
+        "ce2": res["ce2"],
+        "n_constants_tried": len(res["validation_loss"]),
+    }
+
+
+def plot(rows, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for method in METHODS:
+        for h, style in zip(BANDWIDTHS, ["-", "--"], strict=True):
+            sel = sorted((r for r in rows if r["method"] == method and r["h"] == h), key=lambda r: r["n"])
+            ax.loglog(
+                [r["n"] for r in sel],
+                [r["seconds"] for r in sel],
+                style,
+                marker="o",
+                label=f"{method}, h=1/{round(1 / h)}",
+            )
+    ax.set_xlabel("n")
+    ax.set_ylabel("seconds per baseline_ce2 call (c='auto')")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small smoke run")
+    parser.add_argument("--n-jobs", type=int, default=1, help="joblib workers (timings then overlap)")
+    parser.add_argument("--out", default=str(REPO / "benchmarks" / "results"), help="output directory")
+    args = parser.parse_args(argv)
+
+    from joblib import Parallel, delayed
+
+    ns = QUICK_N if args.quick else FULL_N
+    configs = [(n, h, method) for n in ns for h in BANDWIDTHS for method in METHODS]
+    start = time.perf_counter()
+    rows = Parallel(n_jobs=args.n_jobs)(delayed(run_one)(n, h, method) for n, h, method in configs)
+    total = time.perf_counter() - start
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    result = {
+        "benchmark": "speed_ce2_baselines",
+        "mode": "quick" if args.quick else "full",
+        "n_jobs": args.n_jobs,
+        "load_average_at_end": os.getloadavg(),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "total_seconds": total,
+        "rows": rows,
+    }
+    (out / "speed_ce2_baselines.json").write_text(json.dumps(result, indent=2))
+    plot(rows, out / "speed_ce2_baselines.png")
+    for r in rows:
+        print(f"n={r['n']:>6} h=1/{round(1 / r['h']):<3} {r['method']:<16} {r['seconds']:8.2f} s  c={r['c']}")
+    print(f"total {total:.1f} s; load average {os.getloadavg()}")
+    return result
+
+
+if __name__ == "__main__":
+    main()

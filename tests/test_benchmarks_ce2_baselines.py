@@ -1,0 +1,32 @@
+"""Smoke run of benchmarks/speed_ce2_baselines.py in quick mode."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+def test_speed_ce2_baselines_quick(tmp_path):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    cmd = [
+        sys.executable,
+        str(REPO / "benchmarks" / "speed_ce2_baselines.py"),
+        "--quick",
+        "--out",
+        str(tmp_path),
+    ]
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert res.returncode == 0, res.stderr
+    out = json.loads((tmp_path / "speed_ce2_baselines.json").read_text())
+    assert (tmp_path / "speed_ce2_baselines.png").stat().st_size > 0
+    assert out["mode"] == "quick" and len(out["rows"]) == 8
+    for row in out["rows"]:
+        assert row["seconds"] > 0 and 0 <= row["ce2"] <= 2
+        assert row["n_constants_tried"] >= 6
