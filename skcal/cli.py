@@ -347,7 +347,11 @@ def _build_parser():
     rep.add_argument(
         "--metrics",
         default=None,
-        help="comma-separated metric names (default: every default metric; see skcal.calibration_report)",
+        help=(
+            "comma-separated metric names; first order: scdl, smooth_ece, cutoff, binned_ece, accuracy, "
+            "brier, log_loss, roc_auc (default: all but roc_auc); second order adds ce2, "
+            "second_moment_mse, variance_bias (default: ce2, scdl, brier, second_moment_mse, variance_bias)"
+        ),
     )
     rep.add_argument("--title", default=None, help="report title")
     _add_common(rep)
