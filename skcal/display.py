@@ -54,7 +54,8 @@ class ReliabilityDisplay:
     ``q_i = E[w_i(p) y] / E[w_i(p)]``; its weight is ``pi_i = E[w_i(p)]`` (drawn as the marker
     area). A calibrated predictor has ``q_i`` close to ``i / m*``. The band is the bootstrap
     percentile interval of each ``q_i`` on the same grid (rows resampled with replacement,
-    expressed as multinomial sample weights). The smooth curve is the kernel-smoothed
+    expressed as multinomial sample weights; with ``sample_weight`` rows are drawn with
+    probability proportional to their weight). The smooth curve is the kernel-smoothed
     calibration curve behind smECE (Blasiok and Nakkiran), at the bandwidth smECE selects.
 
     Do not instantiate it directly: use :meth:`from_predictions` or :meth:`from_estimator`.

@@ -30,6 +30,7 @@ import io
 import numbers
 import sys
 import time
+import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -621,7 +622,8 @@ class CalibrationReport:
             by_abs = m.rank_by_abs
             col = boot[:, :, j]
             if boot.shape[0] and np.isfinite(col).any():
-                with np.errstate(all="ignore"):
+                with warnings.catch_warnings():  # a model whose metric is NaN on every replicate
+                    warnings.simplefilter("ignore", RuntimeWarning)
                     low = np.nanquantile(col, alpha, axis=0)
                     high = np.nanquantile(col, 1 - alpha, axis=0)
                 key = np.abs(col) if by_abs else col

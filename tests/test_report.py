@@ -130,6 +130,15 @@ def test_bootstrap_intervals_pbest_and_reproducibility():
     assert not np.array_equal(c.bootstrap_values[:, :, 0], a.bootstrap_values[:, :, 0])
 
 
+def test_metric_that_is_nan_on_every_replicate():
+    y, preds = _binary_predictions(n=60)
+    rep = CalibrationReport.from_predictions(
+        y, preds, metrics={"nan": lambda yy, p: float("nan"), "brier": "brier"}, n_bootstrap=5, random_state=0
+    )
+    assert np.isnan(rep.table["nan"]["low"]).all() and (rep.table["nan"]["rank"] == 1).all()
+    assert "nan" in rep.to_markdown()
+
+
 def test_custom_metrics_and_roc_auc():
     y, preds = _binary_predictions()
     rep = CalibrationReport.from_predictions(
