@@ -59,14 +59,21 @@ def metric_interval_figure(report):
 
 
 def reliability_figure(report, *, y, preds, n_bootstrap, random_state, title):
-    """A reliability diagram (SCDL soft bins, bootstrap band, smooth curve) per model."""
+    """A reliability diagram (SCDL soft bins, bootstrap band, smooth curve) per model.
+
+    ``y`` is one label vector for every model, or a dict model name -> labels.
+    """
     from skcal.display import ReliabilityDisplay
 
     fig, axes = _grid(len(preds), 3, 4.3, 4.0)
     displays = {}
     for ax, (name, p) in zip(axes, preds.items(), strict=True):
         disp = ReliabilityDisplay._compute(
-            y, p, n_bootstrap=n_bootstrap, confidence_level=report.confidence_level, random_state=random_state
+            y[name] if isinstance(y, dict) else y,
+            p,
+            n_bootstrap=n_bootstrap,
+            confidence_level=report.confidence_level,
+            random_state=random_state,
         )
         disp.plot(ax=ax)
         ax.set_title(str(name), fontsize="medium")
@@ -113,6 +120,18 @@ def make_report_figures(report):
         title = "Reliability diagrams: SCDL soft bins with bootstrap band, smooth calibration curve"
         fig, displays = reliability_figure(
             report, y=d.y, preds=report.predictions, n_bootstrap=nb, random_state=rs, title=title
+        )
+        report.reliability_displays = displays
+        figs[title] = fig
+    elif report.order == "multiclass":
+        title = "Top-label reliability: confidence of the most probable class against its correctness"
+        preds, ys = {}, {}
+        for name, P in report.predictions.items():
+            top = np.argmax(P, axis=1)  # ties: the lowest index, as in SPEC 5
+            preds[name] = P[np.arange(P.shape[0]), top]
+            ys[name] = (top == d.codes).astype(float)
+        fig, displays = reliability_figure(
+            report, y=ys, preds=preds, n_bootstrap=nb, random_state=rs, title=title
         )
         report.reliability_displays = displays
         figs[title] = fig

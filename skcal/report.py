@@ -5,7 +5,7 @@
 and the models' rank, the figures (reliability diagrams, metric intervals, second-order views),
 and writers for a self-contained HTML file and a Markdown table.
 
-Two kinds of report exist, chosen by the shape of ``y``:
+Three kinds of report exist, chosen by the shape of ``y`` and of the predictions:
 
 * **first order** (``y`` holds one binary label per row): each model's ``predict_proba`` gives
   the positive-class probability; the default metrics are SCDL, smECE, the cutoff calibration
@@ -14,8 +14,12 @@ Two kinds of report exist, chosen by the shape of ``y``:
   row, NaN for a missing vote): each model outputs second-order scores ``(m, sigma2)`` through
   ``transform`` (or ``predict`` when it has no ``transform``), e.g. a pipeline ending in
   :class:`~skcal.SecondOrderPlattCalibrator` or :class:`~skcal.EnsembleMoments`; the default
-  metrics are CE2, the first-order measures of ``m`` against the individual votes, and two
-  proper moment losses.
+  metrics are CE2, SCDL and the Brier score of ``m`` against the individual votes, a proper
+  loss for the second moment and the bias of the stated variance.
+* **multiclass** (``y`` holds one of ``k > 2`` classes per row): each model's ``predict_proba``
+  is an ``(n, k)`` matrix; the default metrics are the truthful errors of SPEC 5 (the corrected
+  top-label ConfCE and the classwise LinCE), the top-label ECE for comparison, accuracy, the
+  multiclass Brier score and the log loss.
 
 The bootstrap is *paired*: every replicate resamples the rows once and scores every model on the
 same resample, so the intervals of two models are comparable and ``p_best`` (the fraction of
@@ -40,6 +44,8 @@ from sklearn.utils import check_random_state
 
 from skcal._validation import (
     check_binary_probabilities,
+    check_multiclass_labels,
+    check_multiclass_probabilities,
     check_scores,
     check_snapshots,
     snapshot_targets,
@@ -258,15 +264,107 @@ _SECOND_ORDER = {
 _SECOND_ORDER_DEFAULT = ("ce2", "scdl", "brier", "second_moment_mse", "variance_bias")
 
 
+class _MulticlassData:
+    """Validated multiclass labels as column indices ``0..k-1`` of the probability matrices."""
+
+    order = "multiclass"
+
+    def __init__(self, codes, n_classes):
+        self.codes = codes
+        self.n_classes = n_classes
+        self.n = codes.shape[0]
+
+    def take(self, idx):
+        return _MulticlassData(self.codes[idx], self.n_classes)
+
+
+def _mc_labels(d):
+    return np.arange(d.n_classes)
+
+
+def _mc_truthful_conf_ce(d, P):
+    from skcal import truthful_conf_ce
+
+    return float(truthful_conf_ce(d.codes, P, labels=_mc_labels(d)))
+
+
+def _mc_classwise_lince(d, P):
+    from skcal import classwise_lince
+
+    return float(classwise_lince(d.codes, P, labels=_mc_labels(d)))
+
+
+def _mc_conf_ece(d, P):
+    from skcal import conf_ece
+
+    return float(conf_ece(d.codes, P, labels=_mc_labels(d)))
+
+
+def _mc_accuracy(d, P):
+    return float(np.mean(np.argmax(P, axis=1) == d.codes))
+
+
+def _mc_brier(d, P):
+    onehot = np.zeros_like(P)
+    onehot[np.arange(d.n), d.codes] = 1.0
+    return float(np.mean(np.sum((P - onehot) ** 2, axis=1)))
+
+
+def _mc_log_loss(d, P):
+    q = np.clip(P[np.arange(d.n), d.codes], LOG_LOSS_EPS, 1.0)
+    return float(-np.mean(np.log(q)))
+
+
+_MULTICLASS = {
+    "truthful_conf_ce": _Metric(
+        "truthful_conf_ce",
+        "ConfCE-corr",
+        _mc_truthful_conf_ce,
+        False,
+        "corrected squared top-label calibration error, truthful (SPEC 5; 15 quantile bins)",
+    ),
+    "classwise_lince": _Metric(
+        "classwise_lince",
+        "LinCE-cw",
+        _mc_classwise_lince,
+        False,
+        "classwise linear calibration error, truthful (SPEC 5; 15 quantile bins per class)",
+    ),
+    "conf_ece": _Metric(
+        "conf_ece",
+        "ConfECE",
+        _mc_conf_ece,
+        False,
+        "top-label ECE (not truthful; for comparison; 15 quantile bins)",
+    ),
+    "accuracy": _Metric("accuracy", "accuracy", _mc_accuracy, True, "accuracy of the most probable class"),
+    "brier": _Metric("brier", "Brier", _mc_brier, False, "mean over rows of sum_j (p_j - 1[y = j])^2"),
+    "log_loss": _Metric(
+        "log_loss", "log loss", _mc_log_loss, False, "mean negative log-probability of the true class"
+    ),
+}
+_MULTICLASS_DEFAULT = ("truthful_conf_ce", "classwise_lince", "conf_ece", "accuracy", "brier", "log_loss")
+
+
 def _resolve_metrics(metrics, order):
     """Turn the ``metrics`` argument into a list of :class:`_Metric`."""
     if metrics is None:
-        metrics = _FIRST_ORDER_DEFAULT if order == "first" else _SECOND_ORDER_DEFAULT
+        metrics = {"first": _FIRST_ORDER_DEFAULT, "second": _SECOND_ORDER_DEFAULT}.get(
+            order, _MULTICLASS_DEFAULT
+        )
     if isinstance(metrics, str):
         metrics = [metrics]
     items = metrics.items() if isinstance(metrics, dict) else [(m, m) for m in metrics]
     out = []
     for name, spec in items:
+        if isinstance(spec, str) and order == "multiclass":
+            if spec not in _MULTICLASS:
+                raise ValueError(
+                    f"metrics: unknown metric {spec!r} for a multiclass report; expected one of "
+                    f"{sorted(_MULTICLASS)} or a dict name -> callable."
+                )
+            out.append(replace(_MULTICLASS[spec], name=str(name)))
+            continue
         if isinstance(spec, str):
             if order == "second" and spec in _SECOND_ORDER:
                 out.append(replace(_SECOND_ORDER[spec], name=str(name)))
@@ -290,7 +388,11 @@ def _resolve_metrics(metrics, order):
             func, gib = spec[0], bool(spec[1])
         if not callable(func):
             raise ValueError(f"metrics[{name!r}] must be a callable or a (callable, greater_is_better) pair.")
-        if order == "first":
+        if order == "multiclass":
+            out.append(
+                _Metric(str(name), str(name), lambda d, P, _f=func: float(_f(d.codes, P)), gib, "user metric")
+            )
+        elif order == "first":
             out.append(
                 _Metric(str(name), str(name), lambda d, p, _f=func: float(_f(d.y, p)), gib, "user metric")
             )
@@ -342,6 +444,15 @@ def _is_snapshots(y):
     return arr.ndim == 2 and arr.shape[1] >= 2
 
 
+def _is_multiclass(predictions):
+    """Whether any prediction is an ``(n, k)`` probability matrix with ``k > 2``."""
+    for P in predictions.values():
+        shape = np.shape(P.to_numpy() if hasattr(P, "to_numpy") else P)
+        if len(shape) == 2 and shape[1] > 2:
+            return True
+    return False
+
+
 def _first_order_prediction(name, estimator, X):
     if not hasattr(estimator, "predict_proba"):
         raise ValueError(
@@ -349,12 +460,12 @@ def _first_order_prediction(name, estimator, X):
             "classifiers."
         )
     proba = np.asarray(estimator.predict_proba(X))
-    if proba.ndim != 2 or proba.shape[1] != 2:
+    if proba.ndim != 2 or proba.shape[1] < 2:
         raise ValueError(
-            f"estimators[{name!r}].predict_proba returned shape {proba.shape}; a first-order report "
-            "needs binary classifiers (two columns)."
+            f"estimators[{name!r}].predict_proba returned shape {proba.shape}; expected (n, k) class "
+            "probabilities with k >= 2."
         )
-    return proba[:, 1], getattr(estimator, "classes_", None)
+    return proba, getattr(estimator, "classes_", None)
 
 
 def _second_order_prediction(name, estimator, X):
@@ -449,13 +560,14 @@ class CalibrationReport:
         interval at ``confidence_level``), ``rank`` (1 is best; ties share the lower rank) and
         ``p_best`` (the fraction of bootstrap replicates in which the model is the best or tied
         for best).
-    order : {"first", "second"}
-        First-order (binary labels) or second-order (snapshots) report.
+    order : {"first", "second", "multiclass"}
+        First-order (binary labels), second-order (snapshots) or multiclass report.
     model_names : list of str
     metric_names : list of str
     predictions : dict
         Model name -> the validated predictions that were scored: an ``(n,)`` array of
-        positive-class probabilities (first order) or an ``(n, 2)`` array ``(m, sigma2)``.
+        positive-class probabilities (first order), an ``(n, 2)`` array ``(m, sigma2)`` (second
+        order) or an ``(n, k)`` probability matrix (multiclass).
     bootstrap_values : ndarray of shape (n_bootstrap, n_models, n_metrics)
         Every metric of every model on every bootstrap replicate.
     figures : dict
@@ -520,6 +632,7 @@ class CalibrationReport:
         n_jobs=None,
         random_state=None,
         pos_label=None,
+        labels=None,
         title=None,
         notes=(),
         verbose=0,
@@ -530,16 +643,21 @@ class CalibrationReport:
         Parameters
         ----------
         y : array-like of shape (n,) or (n, k)
-            Binary labels (first-order report) or snapshots, ``k >= 2`` independent binary labels
-            per row with NaN for a missing vote (second-order report).
+            Binary labels (first-order report), snapshots, ``k >= 2`` independent binary labels
+            per row with NaN for a missing vote (second-order report), or class labels
+            (multiclass report).
         predictions : dict
             Model name -> positive-class probabilities of shape ``(n,)`` or ``(n, 2)``
-            (``predict_proba`` output) for a first-order report, or second-order scores
-            ``(m, sigma2)`` of shape ``(n, 2)`` for a second-order report.
+            (``predict_proba`` output) for a first-order report, second-order scores
+            ``(m, sigma2)`` of shape ``(n, 2)`` for a second-order report, or ``(n, k)`` class
+            probabilities with ``k > 2`` for a multiclass report.
         metrics, n_bootstrap, confidence_level, n_jobs, random_state, verbose
             As in :func:`calibration_report`.
         pos_label : int, float, bool or str, default=None
-            The positive class of ``y`` (first order only).
+            The positive class of ``y`` (binary first order only).
+        labels : array-like of shape (k,), default=None
+            Multiclass only: the class of each probability column (default: the sorted labels
+            of ``y``, or ``0..k-1`` for integer labels in that range).
         title : str, default=None
             Title of the HTML page and Markdown section.
         notes : sequence of str, default=()
@@ -581,6 +699,24 @@ class CalibrationReport:
                         f"predictions[{name!r}] has {S.shape[0]} rows; expected {data.n} (one per row of y)."
                     )
                 preds[name] = S
+        elif _is_multiclass(predictions):
+            arrays = {
+                name: (P.to_numpy() if hasattr(P, "to_numpy") else np.asarray(P))
+                for name, P in predictions.items()
+            }
+            k = max(a.shape[1] if a.ndim == 2 else 1 for a in arrays.values())
+            preds = {
+                name: check_multiclass_probabilities(P, name=f"predictions[{name!r}]", n_classes=k)
+                for name, P in arrays.items()
+            }
+            codes = check_multiclass_labels(y, k, labels=labels, name="y")
+            for name, P in preds.items():
+                if P.shape[0] != codes.shape[0]:
+                    raise ValueError(
+                        f"Inconsistent numbers of samples: y has {codes.shape[0]}, predictions[{name!r}] "
+                        f"has {P.shape[0]}."
+                    )
+            data = _MulticlassData(codes, k)
         else:
             yv = None
             preds = {}
@@ -603,7 +739,11 @@ class CalibrationReport:
             bootstrap_values=boot,
             confidence_level=confidence_level,
             title=title
-            or ("Calibration report" if data.order == "first" else "Second-order calibration report"),
+            or {
+                "first": "Calibration report",
+                "second": "Second-order calibration report",
+                "multiclass": "Multiclass calibration report",
+            }[data.order],
             notes=notes,
             params=params,
             estimators=_estimators,
@@ -920,15 +1060,17 @@ def calibration_report(
     estimators : dict or list
         Fitted models: a dict name -> model, a list of ``(name, model)`` pairs or a list of models
         (named after their class, or after the last step of a pipeline). For a first-order report
-        they are binary classifiers with ``predict_proba``; for a second-order report they output
+        they are binary classifiers with ``predict_proba`` (``classes_[1]`` is the positive
+        class); classifiers of ``k > 2`` classes make a multiclass report (their ``classes_``
+        name the columns); for a second-order report they output
         ``(m, sigma2)`` through ``transform`` (or ``predict`` when they have no ``transform``),
         e.g. a pipeline ending in :class:`~skcal.SecondOrderPlattCalibrator` or
         :class:`~skcal.EnsembleMoments`.
     X : array-like
         Validation inputs, passed to every model.
     y : array-like of shape (n,) or (n, k)
-        Binary labels (first-order report) or snapshots: ``k >= 2`` independent binary labels per
-        row, NaN for a missing vote (second-order report).
+        Binary labels (first-order report), class labels (multiclass report) or snapshots:
+        ``k >= 2`` independent binary labels per row, NaN for a missing vote (second-order report).
     metrics : list of str or dict, default=None
         Metric names, or a dict name -> callable (``callable(y, prediction) -> float``, lower is
         better) or name -> ``(callable, greater_is_better)``; for a second-order report callables
@@ -938,7 +1080,10 @@ def calibration_report(
         adds ``"ce2"``, ``"second_moment_mse"`` and ``"variance_bias"``; the first-order names there
         score ``m`` against every observed vote (each vote one sample); ``None`` means ``"ce2"``,
         ``"scdl"``, ``"brier"``, ``"second_moment_mse"`` and ``"variance_bias"`` (smECE is left
-        out of the second-order default because it is the slowest measure to bootstrap).
+        out of the second-order default because it is the slowest measure to bootstrap). A
+        multiclass report offers (and by default uses) ``"truthful_conf_ce"``,
+        ``"classwise_lince"``, ``"conf_ece"``, ``"accuracy"``, ``"brier"`` and ``"log_loss"``;
+        its callables receive integer class codes ``0..k-1`` and the ``(n, k)`` matrix.
     n_bootstrap : int, default=200
         Paired bootstrap replicates (rows resampled with replacement, every model scored on the
         same resample). 0 skips the intervals.
@@ -996,13 +1141,21 @@ def calibration_report(
                     classes = np.asarray(cls)
                 elif not np.array_equal(np.asarray(cls), classes):
                     raise ValueError(
-                        f"estimators[{name!r}] has classes_ {list(cls)}, unlike the other models' "
-                        f"{list(classes)}; all models must be fitted on the same labels."
+                        f"estimators[{name!r}] has classes_ {np.asarray(cls).tolist()}, unlike the other "
+                        f"models' {classes.tolist()}; all models must be fitted on the same labels."
                     )
             predictions[name] = p
-    pos_label = None
-    if not second and classes is not None:
-        pos_label = classes[1].item() if hasattr(classes[1], "item") else classes[1]
+    pos_label = labels = None
+    if not second:
+        widths = {p.shape[1] for p in predictions.values()}
+        if len(widths) > 1:
+            raise ValueError(f"the models predict different numbers of classes: {sorted(widths)}.")
+        if widths == {2}:  # binary: the probability of the positive class classes_[1]
+            predictions = {name: p[:, 1] for name, p in predictions.items()}
+            if classes is not None:
+                pos_label = classes[1].item() if hasattr(classes[1], "item") else classes[1]
+        else:
+            labels = classes
     report = CalibrationReport.from_predictions(
         y,
         predictions,
@@ -1012,6 +1165,7 @@ def calibration_report(
         n_jobs=n_jobs,
         random_state=random_state,
         pos_label=pos_label,
+        labels=labels,
         title=title,
         notes=notes,
         verbose=verbose,

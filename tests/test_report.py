@@ -212,8 +212,7 @@ def test_estimator_errors():
 
     with pytest.raises(ValueError, match="has no predict_proba"):
         calibration_report({"r": LinearRegression().fit(X, y)}, X, y)
-    with pytest.raises(ValueError, match="binary classifiers"):
-        calibration_report({"m": GaussianNB().fit(X, y3)}, X, y3)
+    assert calibration_report({"m": GaussianNB().fit(X, y3)}, X, y3, n_bootstrap=0).order == "multiclass"
     a = GaussianNB().fit(X, y)
     b = GaussianNB().fit(X, np.where(y == 1, 5, 0))
     with pytest.raises(ValueError, match="same labels"):
@@ -426,3 +425,68 @@ def test_demo_html_renders_in_headless_chromium(demo, tmp_path):
     title = out.stdout.split("<title>", 1)[1].split("</title>", 1)[0]
     _, total, decoded = title.split(":")
     assert int(total) == int(decoded) >= 6
+
+
+# ----------------------------------------------------------------------------------------------
+# multiclass
+# ----------------------------------------------------------------------------------------------
+def test_multiclass_report_values_and_labels():
+    from sklearn.datasets import load_wine
+
+    from skcal import classwise_lince, conf_ece, truthful_conf_ce
+
+    X, y = load_wine(return_X_y=True)
+    names = np.array(["barolo", "grignolino", "barbera"])[y]  # string labels, sorted order differs
+    X_tr, X_te, y_tr, y_te = train_test_split(X, names, test_size=0.5, random_state=0)
+    models = {
+        "logistic": make_pipeline(StandardScaler(), LogisticRegression()).fit(X_tr, y_tr),
+        "naive Bayes": GaussianNB().fit(X_tr, y_tr),
+    }
+    rep = calibration_report(models, X_te, y_te, n_bootstrap=10, random_state=0)
+    assert rep.order == "multiclass"
+    assert rep.metric_names == [
+        "truthful_conf_ce",
+        "classwise_lince",
+        "conf_ece",
+        "accuracy",
+        "brier",
+        "log_loss",
+    ]
+    for name, model in models.items():
+        P = model.predict_proba(X_te)
+        np.testing.assert_allclose(rep.predictions[name], P)
+        row = rep.table.loc[name]
+        assert row[("truthful_conf_ce", "value")] == pytest.approx(
+            truthful_conf_ce(y_te, P, labels=model.classes_)
+        )
+        assert row[("classwise_lince", "value")] == pytest.approx(
+            classwise_lince(y_te, P, labels=model.classes_)
+        )
+        assert row[("conf_ece", "value")] == pytest.approx(conf_ece(y_te, P, labels=model.classes_))
+        onehot = (y_te[:, None] == model.classes_[None, :]).astype(float)
+        assert row[("brier", "value")] == pytest.approx(np.mean(np.sum((P - onehot) ** 2, axis=1)))
+        assert row[("log_loss", "value")] == pytest.approx(log_loss(y_te, P, labels=model.classes_))
+        acc = np.mean(model.classes_[P.argmax(axis=1)] == y_te)
+        assert row[("accuracy", "value")] == pytest.approx(acc)
+    assert len(rep.figures) == 2 and any("Top-label" in t for t in rep.figures)
+
+
+def test_multiclass_from_predictions_and_errors():
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.ones(3), size=90)
+    y = np.array([rng.choice(3, p=p) for p in P])
+    rep = CalibrationReport.from_predictions(
+        y, {"honest": P, "uniform": np.full((90, 3), 1 / 3)}, n_bootstrap=0
+    )
+    assert rep.table.loc["honest", ("log_loss", "rank")] == 1
+    with pytest.raises(ValueError, match="unknown metric 'scdl' for a multiclass report"):
+        CalibrationReport.from_predictions(y, {"a": P}, metrics=["scdl"])
+    with pytest.raises(ValueError, match="must sum to 1"):
+        CalibrationReport.from_predictions(y, {"a": P * 0.5})
+    with pytest.raises(ValueError, match="Inconsistent"):
+        CalibrationReport.from_predictions(y[:-1], {"a": P})
+    X = rng.normal(size=(90, 2))
+    with pytest.raises(ValueError, match=r"has classes_ \[0, 1\], unlike the other models' \[0, 1, 2\]"):
+        calibration_report(
+            {"a": GaussianNB().fit(X, y), "b": GaussianNB().fit(X, y % 2)}, X, y, n_bootstrap=0
+        )
