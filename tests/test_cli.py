@@ -182,6 +182,7 @@ def test_demo_command_prints_the_table(tmp_path, capsys):
     for model in ("logistic regression", "naive Bayes", "random forest", "bagged trees"):
         assert model in printed
     assert "CE2" in printed  # the second-order part
+    assert "ConfCE-corr" in printed and "LinCE-cw" in printed  # the multiclass part
     assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 

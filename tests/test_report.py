@@ -350,8 +350,9 @@ def demo():
 
 
 def test_demo_tables_columns_and_ranks(demo):
-    (first, second), _ = demo
-    assert first.order == "first" and second.order == "second"
+    (first, second, third), _ = demo
+    assert first.order == "first" and second.order == "second" and third.order == "multiclass"
+    assert third.model_names == ["logistic regression", "naive Bayes", "random forest"]
     assert first.model_names == [
         "logistic regression",
         "naive Bayes",
@@ -359,7 +360,7 @@ def test_demo_tables_columns_and_ranks(demo):
         "SVM (Platt)",
         "bagged trees",
     ]
-    for rep in (first, second):
+    for rep in (first, second, third):
         t = rep.table
         assert isinstance(t, pd.DataFrame)
         assert t.columns.names == ["metric", "field"]
