@@ -28,6 +28,7 @@ def metric_interval_figure(report):
     are written once per row of panels.
     """
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     n = len(report.metric_names)
     ncols = min(n, 4)
@@ -52,6 +53,8 @@ def metric_interval_figure(report):
         ax.set_title(f"{report.metric_labels[name]}\n({direction})", fontsize="medium")
         ax.grid(axis="x", alpha=0.3)
         ax.tick_params(axis="x", labelsize="small")
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
+        ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4), useMathText=True)
     axes[0].set_yticks(ypos, [str(m) for m in models])
     fig.suptitle(f"Metrics with {level}% paired-bootstrap intervals (best in red)")
     fig.set_layout_engine("constrained")
