@@ -523,7 +523,10 @@ def _run_bootstrap(data, preds, metrics, params, n_bootstrap, n_jobs, random_sta
     results = []
     done = 0
     last = t0
-    parallel = Parallel(n_jobs=n_jobs, return_as="generator")
+    try:  # results as they complete, for progress lines (joblib >= 1.3)
+        parallel = Parallel(n_jobs=n_jobs, return_as="generator")
+    except TypeError:  # pragma: no cover - older joblib: all results at the end
+        parallel = Parallel(n_jobs=n_jobs)
     for res in parallel(delayed(_bootstrap_chunk)(data, preds, metrics, params, c) for c in chunks):
         results.append(res)
         done += res.shape[0]
