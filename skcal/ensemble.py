@@ -104,9 +104,11 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
     their ``classes_`` are read as indices into the container's ``classes_`` (a bagging member
     whose bootstrap missed a class has fewer columns). Members whose ``classes_`` are not such
     codes, and the members of a list, are read by label. Members of a bagging ensemble trained
-    on feature subsets (``estimators_features_``) get their own columns of ``X``; ``X`` is
-    otherwise passed to the members unchanged (so members that are pipelines with their own
-    preprocessing work), and each member validates it.
+    on feature subsets (``estimators_features_``) get their own columns of ``X``. A DataFrame
+    reaches the members of a container as an array when they were fitted without column names
+    (forests and bagging fit their members on arrays), and unchanged otherwise; the members of a
+    list get ``X`` unchanged (so members that are pipelines with their own preprocessing work).
+    Each member validates ``X`` itself.
 
     The moments are accumulated member by member (Welford's update), so memory is linear in
     the number of rows, not in rows times members.
@@ -271,6 +273,7 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
         self.pos_label_ = pos_label
         self.pos_columns_ = np.asarray(cols, dtype=np.intp)
         self._feature_subsets = getattr(container, "estimators_features_", None)
+        self._in_container = container is not None
         scores, n_clipped = self._moments(X)
         self.clipped_fraction_ = n_clipped / scores.shape[0]
         return scores
@@ -296,17 +299,24 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
 
     def _moments(self, X):
         subsets = self._feature_subsets
-        if subsets is not None:
-            # bagging members were fitted on arrays without column names; scipy sparse input
-            # supports the same column indexing
+        X_plain = X
+        if self._in_container:
+            # forests and bagging fit their members on validated arrays: a member fitted without
+            # column names gets an array (a member that saw names, e.g. in a VotingClassifier,
+            # keeps the DataFrame); scipy sparse input supports the same column indexing
             if hasattr(X, "iloc"):
-                X = X.to_numpy()
+                X_plain = X.to_numpy()
             elif not hasattr(X, "shape"):
-                X = np.asarray(X)
+                X_plain = np.asarray(X)
         mean = None
         m2 = None
         for j, (mem, col) in enumerate(zip(self.members_, self.pos_columns_, strict=True)):
-            Xj = X if subsets is None else X[:, subsets[j]]
+            if subsets is not None:
+                Xj = X_plain[:, subsets[j]]
+            elif self._in_container and not hasattr(mem, "feature_names_in_"):
+                Xj = X_plain
+            else:
+                Xj = X
             proba = np.asarray(mem.predict_proba(Xj), dtype=np.float64)
             if proba.ndim != 2:
                 raise ValueError(f"Member {j} returned predict_proba of shape {proba.shape}; expected 2-d.")

@@ -1,5 +1,7 @@
 """Tests of EnsembleMoments (SPEC section 3)."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -145,6 +147,12 @@ def test_random_forest_and_voting(data):
         [("a", LogisticRegression(C=0.01)), ("b", LogisticRegression(C=10.0))], voting="soft"
     ).fit(X, y)
     np.testing.assert_allclose(EnsembleMoments(vote).fit_transform(X)[:, 0], vote.predict_proba(X)[:, 1])
+    df = pd.DataFrame(X, columns=[f"x{i}" for i in range(6)])
+    vote_df = clone(vote).fit(df, y)  # its members see the column names
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = EnsembleMoments(vote_df).fit_transform(df)[:, 0]
+    np.testing.assert_allclose(got, vote_df.predict_proba(df)[:, 1], rtol=1e-12)
 
 
 def test_frozen_estimator_survives_cloning(data):
@@ -194,18 +202,25 @@ def test_feasibility_clipping():
 
 def test_pipeline_from_raw_features(data):
     X, y = data
-    rf = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0).fit(X, y)
+    df = pd.DataFrame(X, columns=[f"x{i}" for i in range(6)])
+    rf = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0).fit(df, y)
     pipe = Pipeline(
         [("moments", EnsembleMoments(FrozenEstimator(rf))), ("sech", SechPerturber(random_state=0))]
     ).set_output(transform="pandas")
-    out = pipe.fit_transform(pd.DataFrame(X, columns=[f"x{i}" for i in range(6)]))
+    with warnings.catch_warnings():
+        # the forest saw names but its trees did not: they must get arrays, without a warning
+        warnings.simplefilter("error")
+        out = pipe.fit_transform(df)
+        np.testing.assert_allclose(pipe[0].transform(df)["m"], rf.predict_proba(df)[:, 1], rtol=1e-12)
+    with pytest.raises(ValueError, match="feature names"):
+        pipe.transform(df.rename(columns={"x0": "renamed"}))
     assert out.columns.tolist() == ["m", "sigma2"]
     assert out["m"].between(0, 1).all() and out["sigma2"].between(0, 0.25).all()
     # cloning inside cross-validation keeps the frozen members
     from sklearn.linear_model import LinearRegression
 
     reg = Pipeline([("moments", EnsembleMoments(FrozenEstimator(rf))), ("lr", LinearRegression())])
-    scores = cross_val_score(reg, X, y.astype(float), cv=3)
+    scores = cross_val_score(reg, df, y.astype(float), cv=3)
     assert np.all(np.isfinite(scores))
 
 
