@@ -311,7 +311,10 @@ def _add_common(p):
         "--n-jobs",
         type=int,
         default=None,
-        help="joblib workers, -1 for every core (default: 1 for a CSV report, every core for the demo)",
+        help=(
+            "joblib workers over bootstrap replicates, -1 for every core (default: 1; worth raising for "
+            "large files or many replicates, not for the small demo)"
+        ),
     )
     p.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the table, no progress lines")
@@ -421,7 +424,7 @@ def main(argv=None):
             reports, title, intro = run_demo(
                 n_bootstrap=DEMO_N_BOOTSTRAP if args.n_bootstrap is None else args.n_bootstrap,
                 confidence_level=args.confidence,
-                n_jobs=-1 if args.n_jobs is None else args.n_jobs,
+                n_jobs=args.n_jobs,
                 random_state=args.seed,
                 verbose=0 if args.quiet else 1,
             )
