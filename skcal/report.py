@@ -833,6 +833,9 @@ class CalibrationReport:
         lines = [
             f"{self.n_samples} validation samples; cells are value [{level}% paired-bootstrap interval, "
             f"{self.bootstrap_values.shape[0]} replicates] #rank (1 is best).",
+            "Calibration errors estimated from a sample are biased upward by its noise, and a bootstrap "
+            "resample (with its duplicated rows) adds more, so their percentile intervals run higher than "
+            "the value and may even exclude it: compare the models' intervals with each other.",
         ]
         for name in self.metric_names:
             direction = "higher is better" if self.greater_is_better[name] else "lower is better"
