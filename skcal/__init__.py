@@ -88,3 +88,7 @@ __all__ += [
 ]
 
 # --- reports and displays ---
+from skcal.display import ReliabilityDisplay, SecondOrderDisplay  # noqa: E402
+from skcal.report import CalibrationReport, calibration_report  # noqa: E402
+
+__all__ += ["CalibrationReport", "ReliabilityDisplay", "SecondOrderDisplay", "calibration_report"]

@@ -1,0 +1,33 @@
+"""A calibration report of three classifiers: the table, and the metric intervals drawn by hand."""
+
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.datasets import load_breast_cancer
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+from sklearn.naive_bayes import GaussianNB
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skcal import calibration_report
+
+X, y = load_breast_cancer(return_X_y=True)
+X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
+models = {
+    "logistic": make_pipeline(StandardScaler(), LogisticRegression()).fit(X_tr, y_tr),
+    "naive Bayes": GaussianNB().fit(X_tr, y_tr),
+    "forest": RandomForestClassifier(n_estimators=100, random_state=0).fit(X_tr, y_tr),
+}
+report = calibration_report(models, X_te, y_te, n_bootstrap=40, random_state=0)
+print(report.to_markdown())  # also: report.to_html("report.html"), report.table
+
+# report.table has one row per model and (metric, field) columns: value, low, high, rank, p_best.
+metrics = ["scdl", "smooth_ece", "brier"]
+fig, axes = plt.subplots(1, len(metrics), figsize=(11, 2.6), layout="constrained")
+for ax, metric in zip(axes, metrics, strict=True):
+    t = report.table[metric]
+    pos = np.arange(len(t))
+    ax.errorbar(t["value"], pos, xerr=[t["value"] - t["low"], t["high"] - t["value"]], fmt="o", capsize=3)
+    ax.set_yticks(pos, t.index)
+    ax.set_title(f"{report.metric_labels[metric]} (90% bootstrap interval)")

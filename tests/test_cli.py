@@ -1,0 +1,208 @@
+"""The skcal command line: the CSV convention, its errors, the demo, and ``python -m skcal``."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from skcal.cli import CSVFormatError, main, read_predictions_csv
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _write(tmp_path, text, name="p.csv"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def _first_order_csv(tmp_path, n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.05, 0.95, n)
+    y = (rng.uniform(size=n) < p).astype(int)
+    q = np.clip(p + 0.2, 0, 1)
+    lines = ["id,y,honest,shifted"] + [f"r{i},{y[i]},{p[i]:.6f},{q[i]:.6f}" for i in range(n)]
+    return _write(tmp_path, "\n".join(lines) + "\n"), y, p, q
+
+
+def test_read_first_order(tmp_path):
+    path, y, p, q = _first_order_csv(tmp_path)
+    yy, preds = read_predictions_csv(path, ignore=["id"])
+    np.testing.assert_array_equal(yy, y)
+    assert list(preds) == ["honest", "shifted"]
+    np.testing.assert_allclose(preds["honest"], p, atol=1e-6)
+
+
+def test_read_second_order_with_missing_votes(tmp_path):
+    text = "y1,y2,y3,ens:m,ens:sigma2,cal:sigma2,cal:m\n1,0,,0.4,0.01,0.02,0.5\n1,1,1,0.9,0.0,0.0,0.8\n"
+    Y, preds = read_predictions_csv(_write(tmp_path, text))
+    assert Y.shape == (2, 3) and np.isnan(Y[0, 2])
+    np.testing.assert_allclose(preds["ens"], [[0.4, 0.01], [0.9, 0.0]])
+    np.testing.assert_allclose(preds["cal"], [[0.5, 0.02], [0.8, 0.0]])
+
+
+def test_read_labels_variants(tmp_path):
+    y, _ = read_predictions_csv(_write(tmp_path, "y,a\ntrue,0.2\nfalse,0.3\n"))
+    np.testing.assert_array_equal(y, [1, 0])
+    y, _ = read_predictions_csv(_write(tmp_path, "y,a\n-1,0.2\n1,0.3\n"))
+    np.testing.assert_array_equal(y, [0, 1])
+    y, _ = read_predictions_csv(
+        _write(tmp_path, "target,a\nspam,0.2\nham,0.3\n"), label="target", pos_label="spam"
+    )
+    np.testing.assert_array_equal(y, [1, 0])
+
+
+@pytest.mark.parametrize(
+    "text, kwargs, match",
+    [
+        ("a,b\n0.1,0.2\n", {}, "no label column; expected a column named 'y'"),
+        ("y,a\n1,0.2\n0,abc\n", {}, "column 'a' must be numeric; line 3 holds 'abc'"),
+        ("y,a\n1,0.2\n0,1.2\n", {}, r"column 'a' must hold probabilities in \[0, 1\]; line 3 holds 1.2"),
+        ("y,a\n1,0.2\n0,-0.1\n", {}, "line 3 holds -0.1"),
+        ("y,a\n1,0.2\n0,\n", {}, "column 'a' has 1 empty or NaN cells"),
+        ("y,a\n1,0.2\n0,NaN\n", {}, "column 'a' has 1 empty or NaN cells"),
+        ("y,a\n1,0.2\n0,inf\n", {}, "infinite value at line 3"),
+        ("y,a,a\n1,0.2,0.3\n", {}, "duplicate column names"),
+        ("y\n1\n0\n", {}, "no model columns"),
+        ("", {}, "the file is empty"),
+        ("y,a\n", {}, "no data rows"),
+        ("y,a\n1,0.2\n2,0.2\n3,0.1\n", {}, "must hold two classes"),
+        ("y,a\n1,0.2\n,0.2\n", {}, "label column 'y' has an empty"),
+        ("y,a\nspam,0.2\nham,0.3\n", {}, "pass --pos-label"),
+        ("y,a\n2,0.2\n3,0.3\n", {}, "expected 0/1"),
+        ("y,a\nspam,0.2\nham,0.3\n", {"pos_label": "eggs"}, "--pos-label 'eggs' is not a label"),
+        ("y,a:m,a:sigma2\n1,0.2,0.01\n", {}, "need snapshot columns y1, y2"),
+        ("y,y1,y2,a\n1,1,0,0.2\n", {}, "both a label column"),
+        ("y1,y2,a:m\n1,0,0.2\n", {}, "model 'a' has no a:sigma2 column"),
+        ("y1,y2,a:m,a:sigma2,b\n1,0,0.2,0.01,0.3\n", {}, "column 'b' is not a snapshot column"),
+        ("y1,y2,a:m,a:sigma2\n1,2,0.2,0.01\n", {}, "0/1 votes"),
+        ("y1,y2,a:m,a:sigma2\n1,,0.2,0.01\n", {}, "at least 2 votes"),
+        ("y1,y2,a:m,a:sigma2\n1,0,0.2,0.3\n", {}, r"variances in \[0, 0.25\]"),
+        ("y1,y2\n1,0\n", {}, "no model columns"),
+        ("y,a\n1,0.2\n", {"ignore": ["zzz"]}, "--ignore names columns that do not exist"),
+    ],
+)
+def test_csv_errors(tmp_path, text, kwargs, match):
+    path = _write(tmp_path, text)
+    with pytest.raises(CSVFormatError, match=match):
+        read_predictions_csv(path, **kwargs)
+
+
+def test_missing_file_error(tmp_path):
+    with pytest.raises(CSVFormatError, match="no such file"):
+        read_predictions_csv(tmp_path / "absent.csv")
+
+
+def test_main_reports_csv_errors_with_status_2(tmp_path, capsys):
+    path = _write(tmp_path, "label,a\n1,0.2\n")
+    assert main(["report", path, "--out", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("skcal report: error:") and "no label column" in err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_main_report_from_csv(tmp_path, capsys):
+    path, y, p, q = _first_order_csv(tmp_path)
+    out, md = tmp_path / "r.html", tmp_path / "r.md"
+    status = main(
+        [
+            "report",
+            path,
+            "--ignore",
+            "id",
+            "--out",
+            str(out),
+            "--markdown",
+            str(md),
+            "--n-bootstrap",
+            "10",
+            "-q",
+        ]
+    )
+    assert status == 0
+    printed = capsys.readouterr()
+    assert "honest" in printed.out and "SCDL" in printed.out and printed.err == ""
+    html = out.read_text(encoding="utf-8")
+    assert html.count("data:image/png;base64,") >= 2
+    assert md.read_text(encoding="utf-8").count("| honest |") == 1
+
+
+def test_main_second_order_csv_with_metrics(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    n = 150
+    f = rng.uniform(0.1, 0.9, n)
+    Y = (rng.uniform(size=(n, 2)) < f[:, None]).astype(int)
+    lines = ["y1,y2,ens:m,ens:sigma2"] + [f"{Y[i, 0]},{Y[i, 1]},{f[i]:.4f},0.01" for i in range(n)]
+    path = _write(tmp_path, "\n".join(lines) + "\n")
+    status = main(
+        [
+            "report",
+            path,
+            "--out",
+            str(tmp_path / "r.html"),
+            "--metrics",
+            "brier,variance_bias",
+            "--n-bootstrap",
+            "0",
+        ]
+    )
+    assert status == 0
+    out = capsys.readouterr().out
+    assert "Brier" in out and "mean s2" in out
+
+
+def test_main_argument_errors(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["report"])
+    assert exc.value.code == 2
+    assert "give PREDICTIONS.csv (or --demo" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["report", "x.csv", "--demo"])
+    with pytest.raises(SystemExit):
+        main(["report", "x.csv", "--confidence", "2"])
+    with pytest.raises(SystemExit):
+        main(["report", "x.csv", "--n-bootstrap", "-3"])
+
+
+def test_main_bad_metric_name(tmp_path, capsys):
+    path, *_ = _first_order_csv(tmp_path)
+    status = main(["report", path, "--ignore", "id", "--metrics", "nope", "--out", str(tmp_path / "r.html")])
+    assert status == 2 and "unknown metric 'nope'" in capsys.readouterr().err
+
+
+def test_demo_command_prints_the_table(tmp_path, capsys):
+    out = tmp_path / "demo.html"
+    assert main(["demo", "--out", str(out), "--n-bootstrap", "0", "--n-jobs", "1", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    for column in ("SCDL", "smECE", "cutoff", "ECE-11"):
+        assert column in printed
+    for model in ("logistic regression", "naive Bayes", "random forest", "bagged trees"):
+        assert model in printed
+    assert "CE2" in printed  # the second-order part
+    assert "ConfCE-corr" in printed and "LinCE-cw" in printed  # the multiclass part
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_help_documents_the_csv_convention(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["report", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "CSV column convention" in out and "NAME:sigma2" in out and "--pos-label" in out
+
+
+def test_python_dash_m_skcal_subprocess(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg")
+    path, *_ = _first_order_csv(tmp_path)
+    out = tmp_path / "r.html"
+    cmd = [sys.executable, "-m", "skcal", "report", path, "--ignore", "id", "--out", str(out)]
+    run = subprocess.run(cmd + ["--n-bootstrap", "3"], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "honest" in run.stdout and f"report written to {out}" in run.stderr
+    assert out.exists()
+    bad_cmd = cmd[:4] + [str(tmp_path / "absent.csv"), "--out", str(out)]
+    bad = subprocess.run(bad_cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert bad.returncode == 2 and "no such file" in bad.stderr
