@@ -213,12 +213,15 @@ def check_multiclass_probabilities(y_proba, *, name="y_proba", n_classes=None, a
     return P
 
 
-def check_multiclass_labels(y_true, n_classes, *, labels=None, name="y_true"):
+def check_multiclass_labels(y_true, n_classes, *, labels=None, name="y_true", integer_codes=False):
     """Map labels to column indices ``0..n_classes-1``.
 
-    Without ``labels`` the sorted unique labels of ``y_true`` name the columns; integer labels
-    already in ``range(n_classes)`` are used as they are (so a test set that misses a class
-    still lines up with the columns of ``predict_proba``).
+    Without ``labels`` the sorted unique labels of ``y_true`` name the columns, so ``y_true``
+    must hold exactly ``n_classes`` distinct labels; when a test set misses a class the column
+    order is ambiguous (classes ``{1, 2, 3}`` seen as ``{1, 2}`` would otherwise be read as
+    columns 1 and 2) and ``labels=`` must be given, as for :func:`sklearn.metrics.log_loss`.
+    ``integer_codes=True`` declares that integer labels are column indices (arrays of logits
+    with no ``classes_``): labels in ``range(n_classes)`` are then used as they are.
     """
     if hasattr(y_true, "to_numpy"):
         y_true = y_true.to_numpy()
@@ -237,12 +240,13 @@ def check_multiclass_labels(y_true, n_classes, *, labels=None, name="y_true"):
             raise ValueError("labels must not contain duplicates.")
     else:
         classes = np.unique(y)
-        if y.dtype.kind in "iub" and classes.min() >= 0 and classes.max() < n_classes:
+        if integer_codes and y.dtype.kind in "iu" and classes.min() >= 0 and classes.max() < n_classes:
             return y.astype(np.intp)
         if classes.shape[0] != n_classes:
             raise ValueError(
                 f"{name} has {classes.shape[0]} distinct labels but the probabilities have "
-                f"{n_classes} columns; pass labels= to give the column order."
+                f"{n_classes} columns, so the columns cannot be matched to the labels; pass "
+                "labels= (e.g. labels=estimator.classes_) to give the column order."
             )
         labels = classes
     order = np.argsort(labels, kind="stable")

@@ -307,11 +307,9 @@ def scdl_score(y_true, y_prob, *, max_bins=None, sample_weight=None, pos_label=N
 
 
 def _register():
-    from sklearn.metrics import make_scorer
+    from skcal.scorers import make_classes_aware_loss_scorer, register_scorer
 
-    from skcal.scorers import register_scorer
-
-    scorer = make_scorer(scdl_score, greater_is_better=False, response_method="predict_proba")
+    scorer = make_classes_aware_loss_scorer(scdl_score, classes_kwarg="pos_label")
     register_scorer("scdl", scorer)
     register_scorer("neg_scdl", scorer)
 

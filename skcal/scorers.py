@@ -20,7 +20,9 @@ import sys
 from sklearn.metrics import _scorer as _sk_scorer
 from sklearn.utils._param_validation import StrOptions
 
-__all__ = ["register_scorer", "get_skcal_scorer_names"]
+from skcal._compat import _Scorer
+
+__all__ = ["register_scorer", "get_skcal_scorer_names", "make_classes_aware_loss_scorer"]
 
 # Modules whose import-time constraints contain the set of scorer names.
 _MODULES_WITH_SCORING_CONSTRAINTS = (
@@ -71,6 +73,52 @@ def _patch_constraints():
     names = set(_SKCAL_SCORERS)
     for c in _scorer_name_options():
         c.options |= names
+
+
+class _ClassesAwareScorer(_Scorer):
+    """A ``make_scorer``-style scorer that tells the metric which class is which.
+
+    ``classes_kwarg="labels"`` passes ``labels=estimator.classes_`` (multiclass metrics: the
+    probability columns line up with the labels even when a test fold misses a class or the
+    labels are strings); ``classes_kwarg="pos_label"`` passes ``pos_label=estimator.classes_[1]``
+    (binary metrics: the column scikit-learn hands over is that of ``classes_[1]``, so the labels
+    ``{1, 2}`` or ``{"no", "yes"}`` are scored against the right column).
+    """
+
+    def __init__(self, score_func, sign, kwargs, response_method, classes_kwarg):
+        super().__init__(score_func, sign, kwargs, response_method)
+        self._classes_kwarg = classes_kwarg
+
+    def _score(self, method_caller, estimator, X, y_true, **kwargs):
+        classes = getattr(estimator, "classes_", None)
+        key = self._classes_kwarg
+        if classes is not None and key not in kwargs and key not in self._kwargs:
+            value = classes if key == "labels" else (classes[1] if len(classes) == 2 else None)
+            if value is not None:
+                kwargs = {**kwargs, key: value}
+        return super()._score(method_caller, estimator, X, y_true, **kwargs)
+
+
+def make_classes_aware_loss_scorer(score_func, *, classes_kwarg, response_method="predict_proba"):
+    """Return a negated (loss) scorer that passes the estimator's classes to ``score_func``.
+
+    Parameters
+    ----------
+    score_func : callable
+        ``score_func(y_true, y_pred, **kwargs)``, lower is better.
+    classes_kwarg : {"labels", "pos_label"}
+        ``"labels"`` passes ``labels=estimator.classes_``; ``"pos_label"`` passes
+        ``pos_label=estimator.classes_[1]`` for a binary estimator.
+    response_method : str, default="predict_proba"
+
+    Returns
+    -------
+    scorer : callable
+        Use it as ``scoring=scorer`` or register it with :func:`register_scorer`.
+    """
+    if classes_kwarg not in ("labels", "pos_label"):
+        raise ValueError(f"classes_kwarg must be 'labels' or 'pos_label'; got {classes_kwarg!r}.")
+    return _ClassesAwareScorer(score_func, -1, {}, response_method, classes_kwarg)
 
 
 def register_scorer(name, scorer):

@@ -160,11 +160,9 @@ def smooth_ece(y_true, y_prob, *, sample_weight=None, pos_label=None, return_ban
 
 
 def _register():
-    from sklearn.metrics import make_scorer
+    from skcal.scorers import make_classes_aware_loss_scorer, register_scorer
 
-    from skcal.scorers import register_scorer
-
-    scorer = make_scorer(smooth_ece, greater_is_better=False, response_method="predict_proba")
+    scorer = make_classes_aware_loss_scorer(smooth_ece, classes_kwarg="pos_label")
     register_scorer("smooth_ece", scorer)
     register_scorer("neg_smooth_ece", scorer)
 

@@ -79,7 +79,7 @@ def temperature_nll(logits, y, temperature, *, labels=None, sample_weight=None):
     True
     """
     Z = _check_logits(logits)
-    codes = check_multiclass_labels(np.asarray(y), Z.shape[1], labels=labels, name="y")
+    codes = check_multiclass_labels(np.asarray(y), Z.shape[1], labels=labels, name="y", integer_codes=True)
     check_consistent_length(logits=Z, y=codes)
     w = check_sample_weight(sample_weight, Z.shape[0])
     T = _check_temperature(temperature)
@@ -121,7 +121,7 @@ def fit_temperature(logits, y, *, labels=None, sample_weight=None, bounds=(1e-2,
     3.0
     """
     Z = _check_logits(logits)
-    codes = check_multiclass_labels(np.asarray(y), Z.shape[1], labels=labels, name="y")
+    codes = check_multiclass_labels(np.asarray(y), Z.shape[1], labels=labels, name="y", integer_codes=True)
     check_consistent_length(logits=Z, y=codes)
     w = check_sample_weight(sample_weight, Z.shape[0])
     lo, hi = (float(b) for b in bounds)

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from skcal._compat import _Scorer
 from skcal._validation import (
     _as_float_array,
     _check_range,
@@ -51,7 +50,7 @@ from skcal._validation import (
     check_sample_weight,
 )
 from skcal.binning import assign_bins
-from skcal.scorers import register_scorer
+from skcal.scorers import make_classes_aware_loss_scorer, register_scorer
 
 __all__ = [
     "truthful_conf_ce",
@@ -434,7 +433,7 @@ def confidence_proper_loss(y_true, y_proba, *, sample_weight=None, labels=None):
     Examples
     --------
     >>> from skcal.truthful import confidence_proper_loss
-    >>> round(confidence_proper_loss([0, 0], [[0.8, 0.2], [0.3, 0.7]]), 6)
+    >>> round(confidence_proper_loss([0, 0], [[0.8, 0.2], [0.3, 0.7]], labels=[0, 1]), 6)
     0.765
     """
     P, codes, w = _check_inputs(y_true, y_proba, sample_weight, labels)
@@ -626,22 +625,8 @@ def truthful_decomposition(
 # ----------------------------------------------------------------------------------------------
 
 
-class _ClassesAwareScorer(_Scorer):
-    """A ``make_scorer``-style scorer that passes ``labels=estimator.classes_`` to the metric.
-
-    So the probability columns line up with the labels even when a test fold misses a class
-    or the labels are strings.
-    """
-
-    def _score(self, method_caller, estimator, X, y_true, **kwargs):
-        classes = getattr(estimator, "classes_", None)
-        if classes is not None and "labels" not in kwargs and "labels" not in self._kwargs:
-            kwargs = {**kwargs, "labels": classes}
-        return super()._score(method_caller, estimator, X, y_true, **kwargs)
-
-
 def _make_loss_scorer(func):
-    return _ClassesAwareScorer(func, -1, {}, response_method="predict_proba")
+    return make_classes_aware_loss_scorer(func, classes_kwarg="labels")
 
 
 for _name, _func in (("truthful_conf_ce", truthful_conf_ce), ("classwise_lince", classwise_lince)):

@@ -105,3 +105,23 @@ def test_import_order(first, second):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "OK"
+
+
+@pytest.mark.parametrize("scoring", ["scdl", "neg_scdl", "smooth_ece", "neg_smooth_ece"])
+def test_binary_scorers_use_the_estimators_positive_class(scoring):
+    # labels {1, 2}: the scorer must pass pos_label=classes_[1], not return NaN or score column 0
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import cross_val_score
+
+    import skcal
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y01 = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
+    s12 = cross_val_score(LogisticRegression(), X, y01 + 1, scoring=scoring, cv=3)
+    s01 = cross_val_score(LogisticRegression(), X, y01, scoring=scoring, cv=3)
+    np.testing.assert_allclose(s12, s01)
+    sab = cross_val_score(LogisticRegression(), X, np.where(y01 == 1, "yes", "no"), scoring=scoring, cv=3)
+    np.testing.assert_allclose(sab, s01)
+    assert np.isfinite(s12).all()
+    assert skcal.scdl_score(y01, np.full(300, 0.5)) >= 0

@@ -362,8 +362,11 @@ def test_labels_any_type_and_column_order():
     # a test set that misses a class still lines up through labels
     keep = y != 2
     assert truthful_conf_ce(names[y][keep], P[keep], labels=names) == pytest.approx(
-        truthful_conf_ce(y[keep], P[keep]), rel=1e-14
+        truthful_conf_ce(y[keep], P[keep], labels=[0, 1, 2]), rel=1e-14
     )
+    # without labels= a missing class makes the column order ambiguous: an error, not a guess
+    with pytest.raises(ValueError, match="pass labels="):
+        truthful_conf_ce(y[keep], P[keep])
 
 
 @pytest.mark.parametrize(

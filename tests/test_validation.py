@@ -143,3 +143,10 @@ def test_check_probabilities_shapes_and_errors():
         check_probabilities([np.nan])
     with pytest.raises(ValueError, match="empty"):
         check_probabilities([])
+
+
+def test_multiclass_labels_missing_class_is_ambiguous_without_labels():
+    # classes {1, 2, 3} seen as {1, 2}: reading them as columns 1 and 2 would be silently wrong
+    with pytest.raises(ValueError, match="pass labels="):
+        check_multiclass_labels([1, 2, 2, 1], 3)
+    np.testing.assert_array_equal(check_multiclass_labels([1, 2, 2, 1], 3, labels=[1, 2, 3]), [0, 1, 1, 0])
