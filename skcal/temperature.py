@@ -62,9 +62,12 @@ def temperature_nll(logits, y, temperature, *, labels=None, sample_weight=None):
     ----------
     logits : array-like of shape (n, k)
     y : array-like of shape (n,)
+        Class labels. Integer labels in ``range(k)`` are column indices of ``logits``; other
+        labels need ``labels``.
     temperature : float
         Positive temperature.
     labels : array-like of shape (k,), default=None
+        The label of each column of ``logits``.
     sample_weight : array-like of shape (n,), default=None
 
     Returns
