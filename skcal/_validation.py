@@ -169,26 +169,7 @@ def check_binary_probabilities(
     p : ndarray of shape (n,), float64 in [0, 1]
     w : ndarray of shape (n,) or None
     """
-    p = _as_float_array(y_prob, y_prob_name, ndim=(1, 2))
-    _reject_nonfinite(p, y_prob_name)
-    if p.ndim == 2:
-        if p.shape[1] == 2:
-            _check_range(p, y_prob_name, 0.0, 1.0, out_of_bounds=out_of_bounds)
-            dev = np.abs(p.sum(axis=1) - 1.0).max()
-            if dev > ROW_SUM_ATOL and out_of_bounds == "raise":
-                raise ValueError(
-                    f"{y_prob_name} has two columns (predict_proba output) whose rows must sum to 1; "
-                    f"the largest deviation is {dev:.3g}."
-                )
-            p = p[:, 1].copy()
-        elif p.shape[1] == 1:
-            p = p[:, 0].copy()
-        else:
-            raise ValueError(
-                f"{y_prob_name} must have shape (n,), (n, 1) or (n, 2) for a binary problem; "
-                f"got shape {p.shape}."
-            )
-    p = _check_range(p, y_prob_name, 0.0, 1.0, out_of_bounds=out_of_bounds)
+    p = check_probabilities(y_prob, name=y_prob_name, out_of_bounds=out_of_bounds)
     y = _binary_labels(y_true, pos_label, y_true_name)
     check_consistent_length(**{y_true_name: y, y_prob_name: p})
     w = check_sample_weight(sample_weight, p.shape[0])
