@@ -307,7 +307,18 @@ class ReliabilityDisplay:
             **kwargs,
         )
 
-    def plot(self, ax=None, *, name=None, show_band=True, show_smooth=True, ref_line=True, **kwargs):
+    def plot(
+        self,
+        ax=None,
+        *,
+        name=None,
+        show_band=True,
+        show_smooth=True,
+        ref_line=True,
+        xlabel=None,
+        ylabel=None,
+        **kwargs,
+    ):
         """Draw the diagram.
 
         Parameters
@@ -322,6 +333,11 @@ class ReliabilityDisplay:
             Draw the smooth calibration curve.
         ref_line : bool, default=True
             Draw the diagonal of perfect calibration.
+        xlabel, ylabel : str, default=None
+            Axis labels; by default ``"rounded prediction i/m* (soft bin)"`` and
+            ``"observed frequency of the positive class"``. Pass e.g. ``"confidence (soft bin)"``
+            and ``"accuracy of the top label"`` for a top-label (confidence) diagram of a
+            multiclass model, where the "label" is whether the most probable class is correct.
         **kwargs
             Passed to the soft-bin markers' ``plot`` call.
 
@@ -368,8 +384,8 @@ class ReliabilityDisplay:
         ax.set(
             xlim=(-0.02, 1.02),
             ylim=(-0.02, 1.02),
-            xlabel="rounded prediction i/m* (soft bin)",
-            ylabel="observed frequency of the positive class",
+            xlabel="rounded prediction i/m* (soft bin)" if xlabel is None else xlabel,
+            ylabel="observed frequency of the positive class" if ylabel is None else ylabel,
         )
         ax.legend(loc="upper left", fontsize="small")
         self.ax_ = ax

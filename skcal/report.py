@@ -540,8 +540,24 @@ def _run_bootstrap(data, preds, metrics, params, n_bootstrap, n_jobs, random_sta
     return np.concatenate(results, axis=0)
 
 
+#: Ranks and ``p_best`` compare values rounded to this many significant digits, so that models
+#: whose metric differs only by floating-point noise (e.g. 0.19999959423857713 and
+#: 0.1999995942385772 from two models with identical errors) are tied.
+RANK_SIGNIFICANT_DIGITS = 10
+
+
+def _round_significant(values, digits=RANK_SIGNIFICANT_DIGITS):
+    """``values`` rounded to ``digits`` significant digits (zero, NaN and infinity unchanged)."""
+    v = np.asarray(values, dtype=float)
+    # Decimal formatting is exact at every magnitude (a power-of-ten scale overflows near 1e-300);
+    # the arrays are small (bootstrap replicates x models).
+    return np.array([float(f"{x:.{digits}g}") for x in v.ravel()]).reshape(v.shape)
+
+
 def _ranks(values, greater_is_better, by_abs=False):
+    """Ranks (1 is best) of values rounded to ``RANK_SIGNIFICANT_DIGITS``; ties share the lower rank."""
     v = np.abs(values) if by_abs else np.asarray(values, dtype=float)
+    v = _round_significant(v)
     key = -v if greater_is_better else v
     return pd.Series(key).rank(method="min", na_option="bottom").to_numpy().astype(int)
 
@@ -562,7 +578,9 @@ class CalibrationReport:
         (the metric on the full validation set), ``low`` and ``high`` (the bootstrap percentile
         interval at ``confidence_level``), ``rank`` (1 is best; ties share the lower rank) and
         ``p_best`` (the fraction of bootstrap replicates in which the model is the best or tied
-        for best).
+        for best). Ranks and ``p_best`` compare values rounded to 10 significant digits
+        (:data:`RANK_SIGNIFICANT_DIGITS`), so models that differ only by floating-point noise
+        are tied.
     order : {"first", "second", "multiclass"}
         First-order (binary labels), second-order (snapshots) or multiclass report.
     model_names : list of str
@@ -769,7 +787,7 @@ class CalibrationReport:
                     warnings.simplefilter("ignore", RuntimeWarning)
                     low = np.nanquantile(col, alpha, axis=0)
                     high = np.nanquantile(col, 1 - alpha, axis=0)
-                key = np.abs(col) if by_abs else col
+                key = _round_significant(np.abs(col) if by_abs else col)
                 key = -key if m.greater_is_better else key
                 key = np.where(np.isnan(key), np.inf, key)
                 p_best = (key == key.min(axis=1, keepdims=True)).mean(axis=0)

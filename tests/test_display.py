@@ -88,6 +88,9 @@ def test_reliability_plot_returns_self_and_artists():
     again = disp.plot(show_band=False, show_smooth=False)
     assert again is disp and disp.band_ is None and disp.smooth_line_ is None
     assert disp.ax_ is not ax  # a new figure when ax is None
+    assert disp.ax_.get_ylabel() == "observed frequency of the positive class"  # the default
+    disp.plot(xlabel="confidence", ylabel="accuracy of the top label")
+    assert (disp.ax_.get_xlabel(), disp.ax_.get_ylabel()) == ("confidence", "accuracy of the top label")
 
 
 def test_reliability_from_estimator_uses_classes():

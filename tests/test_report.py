@@ -111,6 +111,19 @@ def test_ranks_follow_values_and_direction():
     assert acc.loc["constant", "rank"] == acc["rank"].max()
 
 
+def test_values_equal_up_to_float_noise_are_tied():
+    # 0.1 + 0.2 == 0.30000000000000004 != 0.3: equal up to floating-point noise, so tied (rank and
+    # p_best compare values rounded to RANK_SIGNIFICANT_DIGITS = 10 significant digits)
+    y, _ = _binary_predictions(n=50)
+    preds = {"a": np.full(50, 0.25), "b": np.full(50, 0.75), "c": np.full(50, 0.5)}
+    noisy = {"noisy": lambda y, p: (0.1 + 0.2) if p[0] < 0.4 else (0.3 if p[0] > 0.6 else 0.3 + 1e-8)}
+    rep = CalibrationReport.from_predictions(y, preds, metrics=noisy, n_bootstrap=10, random_state=0)
+    t = rep.table["noisy"]
+    assert t.loc["a", "value"] != t.loc["b", "value"]
+    assert t["rank"].to_dict() == {"a": 1, "b": 1, "c": 3}  # the Brier tie rule: ties share the lower rank
+    assert t["p_best"].to_dict() == {"a": 1.0, "b": 1.0, "c": 0.0}
+
+
 def test_bootstrap_intervals_pbest_and_reproducibility():
     y, preds = _binary_predictions()
     kw = {"metrics": ["brier", "log_loss"], "n_bootstrap": 40, "random_state": 7}
@@ -261,6 +274,21 @@ def test_second_order_report_values():
     assert abs(vb.loc["calibrated variance", "value"]) < 0.01
     assert vb.loc["no variance", "value"] < -0.01
     assert vb.loc["calibrated variance", "rank"] == 1
+
+
+def test_interval_figure_labels_abs_ranked_metric_closer_to_zero():
+    Y, preds = _second_order(n=200)
+    rep = CalibrationReport.from_predictions(
+        Y, preds, metrics=["brier", "variance_bias"], n_bootstrap=5, random_state=0
+    )
+    axes = [ax for ax in rep.figures["Metric intervals"].axes if ax.get_visible()]
+    titles = [ax.get_title() for ax in axes]
+    assert titles[0].endswith("(lower is better)")
+    assert titles[1].endswith("(closer to 0 is better)") and "lower is better" not in titles[1]
+    zero_lines = [
+        ln for ax in axes for ln in ax.get_lines() if np.allclose(ln.get_xdata(), 0) and len(ln.get_xdata())
+    ]
+    assert len(zero_lines) == 1 and zero_lines[0].axes is axes[1]  # a reference line only for |value|
 
 
 def test_second_order_input_errors():
@@ -470,6 +498,18 @@ def test_multiclass_report_values_and_labels():
         acc = np.mean(model.classes_[P.argmax(axis=1)] == y_te)
         assert row[("accuracy", "value")] == pytest.approx(acc)
     assert len(rep.figures) == 2 and any("Top-label" in t for t in rep.figures)
+
+
+def test_multiclass_top_label_diagram_axis_labels():
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.ones(3), size=150)
+    y = np.array([rng.choice(3, p=p) for p in P])
+    rep = CalibrationReport.from_predictions(y, {"honest": P}, metrics=["accuracy"], n_bootstrap=0)
+    (title,) = [t for t in rep.figures if "Top-label" in t]
+    ax = rep.figures[title].axes[0]
+    assert ax.get_ylabel() == "accuracy of the top label"
+    assert ax.get_xlabel().startswith("confidence")
+    assert "positive class" not in ax.get_ylabel()
 
 
 def test_multiclass_from_predictions_and_errors():
