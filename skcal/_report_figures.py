@@ -61,7 +61,10 @@ def metric_interval_figure(report):
         ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
         ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4), useMathText=True)
     axes[0].set_yticks(ypos, [str(m) for m in models])
-    fig.suptitle(f"Metrics with {level}% paired-bootstrap intervals (best in red)")
+    if report.bootstrap_values.shape[0]:
+        fig.suptitle(f"Metrics with {level}% paired-bootstrap intervals (best in red)")
+    else:
+        fig.suptitle("Metrics (best in red; no intervals: the bootstrap was skipped)")
     fig.set_layout_engine("constrained")
     return fig
 

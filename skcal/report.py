@@ -848,13 +848,21 @@ class CalibrationReport:
 
     def _legend_lines(self):
         level = int(round(100 * self.confidence_level))
-        lines = [
-            f"{self.n_samples} validation samples; cells are value [{level}% paired-bootstrap interval, "
-            f"{self.bootstrap_values.shape[0]} replicates] #rank (1 is best).",
-            "Calibration errors estimated from a sample are biased upward by its noise, and a bootstrap "
-            "resample (with its duplicated rows) adds more, so their percentile intervals run higher than "
-            "the value and may even exclude it: compare the models' intervals with each other.",
-        ]
+        if self.bootstrap_values.shape[0] == 0:
+            lines = [
+                f"{self.n_samples} validation samples; cells are value #rank (1 is best). No intervals: "
+                "the bootstrap was skipped (n_bootstrap=0).",
+                "Calibration errors estimated from a sample are biased upward by its noise: compare the "
+                "models' values with each other.",
+            ]
+        else:
+            lines = [
+                f"{self.n_samples} validation samples; cells are value [{level}% paired-bootstrap interval, "
+                f"{self.bootstrap_values.shape[0]} replicates] #rank (1 is best).",
+                "Calibration errors estimated from a sample are biased upward by its noise, and a bootstrap "
+                "resample (with its duplicated rows) adds more, so their percentile intervals run higher "
+                "than the value and may even exclude it: compare the models' intervals with each other.",
+            ]
         for name in self.metric_names:
             direction = "higher is better" if self.greater_is_better[name] else "lower is better"
             if self._metric_by_name[name].rank_by_abs:
@@ -863,11 +871,16 @@ class CalibrationReport:
         if "scdl" in self.metric_names and self.metric_descriptions["scdl"] != "user metric":
             from skcal.scdl import default_max_bins
 
-            n = self._data.n if self.order == "first" else self._data.votes.shape[0]
+            if self.order == "first":
+                n = self._data.n
+                sample = f"{n} samples"
+            else:  # SCDL of m against every vote: its sample is the votes, not the rows
+                n = self._data.votes.shape[0]
+                sample = f"{n} votes (SCDL of m against every vote)"
             m = default_max_bins(n)
             floor = (self.table[("scdl", "value")] <= 1.0 / m + 1e-12).sum()
             lines.append(
-                f"SCDL cannot go below 1/m_max = {1.0 / m:g}: with {n} samples the dyadic search stops at "
+                f"SCDL cannot go below 1/m_max = {1.0 / m:g}: with {sample} the dyadic search stops at "
                 f"m_max = {m} (m ln m <= sqrt(n), SPEC 4). {floor} of {len(self.model_names)} models sit at "
                 "this floor, i.e. no decision task can tell them from calibrated at the resolution this "
                 "sample allows."

@@ -130,6 +130,18 @@ def test_main_report_from_csv(tmp_path, capsys):
     assert md.read_text(encoding="utf-8").count("| honest |") == 1
 
 
+def test_main_zero_bootstrap_says_there_are_no_intervals(tmp_path, capsys):
+    path, *_ = _first_order_csv(tmp_path)
+    out, md = tmp_path / "r.html", tmp_path / "r.md"
+    args = ["report", path, "--ignore", "id", "--out", str(out), "--markdown", str(md)]
+    assert main([*args, "--n-bootstrap", "0", "--metrics", "brier", "-q"]) == 0
+    capsys.readouterr()
+    text = md.read_text(encoding="utf-8")
+    assert "0 replicates" not in text and "paired-bootstrap interval" not in text
+    assert "No intervals: the bootstrap was skipped (n_bootstrap=0)" in text
+    assert "No intervals" in out.read_text(encoding="utf-8")
+
+
 def test_main_second_order_csv_with_metrics(tmp_path, capsys):
     rng = np.random.default_rng(0)
     n = 150

@@ -95,6 +95,7 @@ def test_first_order_values_equal_the_metrics():
         assert t.loc[name, ("log_loss", "value")] == pytest.approx(log_loss(y, p))
         assert t.loc[name, ("accuracy", "value")] == pytest.approx(np.mean((p >= 0.5) == y))
     assert np.isnan(t[("brier", "low")]).all()  # no bootstrap, no interval
+    assert "No intervals" in rep._legend_lines()[0] and "replicates" not in rep.to_markdown()
 
 
 def test_ranks_follow_values_and_direction():
@@ -274,6 +275,12 @@ def test_second_order_report_values():
     assert abs(vb.loc["calibrated variance", "value"]) < 0.01
     assert vb.loc["no variance", "value"] < -0.01
     assert vb.loc["calibrated variance", "rank"] == 1
+    # the SCDL floor counts votes, not rows, and says so (the first line counts rows)
+    legend = rep._legend_lines()
+    assert legend[0].startswith(f"{Y.shape[0]} validation samples")
+    n_votes = int(obs.sum())
+    assert any(f"with {n_votes} votes (SCDL of m against every vote)" in line for line in legend)
+    assert not any(f"with {n_votes} samples" in line for line in legend)
 
 
 def test_interval_figure_labels_abs_ranked_metric_closer_to_zero():
