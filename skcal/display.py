@@ -375,8 +375,8 @@ class ReliabilityDisplay:
                 color="C1",
                 lw=1.5,
                 label=(
-                    f"smooth curve (smECE {self.smooth_ece:.3g}; shown where data density "
-                    f"\u2265 {100 * SMOOTH_MIN_DENSITY:g}% of its peak)"
+                    f"smooth curve (smECE {self.smooth_ece:.3g}),\nshown where data density "
+                    f"\u2265 {100 * SMOOTH_MIN_DENSITY:g}% of peak"
                 ),
             )
         ok = np.isfinite(self.bin_frequencies)

@@ -32,6 +32,7 @@ import base64
 import html
 import io
 import numbers
+import pathlib
 import sys
 import time
 import warnings
@@ -965,8 +966,26 @@ class CalibrationReport:
 
         Returns
         -------
-        str
-            The HTML text.
+        pathlib.Path or str
+            The path written to when ``path`` is given (so a notebook cell ending in
+            ``report.to_html("report.html")`` does not echo a page of embedded images);
+            the HTML text when ``path`` is None.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skcal.report import CalibrationReport
+        >>> rng = np.random.RandomState(0)
+        >>> p = rng.uniform(size=100)
+        >>> y = (rng.uniform(size=100) < p).astype(int)
+        >>> report = CalibrationReport.from_predictions(y, {"honest": p}, metrics=["brier"],
+        ...                                             n_bootstrap=0)
+        >>> import pathlib, tempfile
+        >>> out = pathlib.Path(tempfile.mkdtemp()) / "report.html"
+        >>> report.to_html(out) == out  # writes the file, returns its path
+        True
+        >>> report.to_html()[:15]  # no path: the page as a string
+        '<!DOCTYPE html>'
         """
         return render_html([self], path=path, title=self.title, digits=digits)
 
@@ -1036,7 +1055,8 @@ def render_html(reports, *, path=None, title="Calibration report", intro=(), dig
 
     Returns
     -------
-    str
+    pathlib.Path or str
+        The path written to when ``path`` is given, else the HTML text.
     """
     e = html.escape
     body = [f"<h1>{e(title)}</h1>"] + [f"<p>{e(p)}</p>" for p in intro]
@@ -1047,10 +1067,11 @@ def render_html(reports, *, path=None, title="Calibration report", intro=(), dig
         + "\n".join(body)
         + "\n<footer><p>Made by skcal.</p></footer>\n</body>\n</html>\n"
     )
-    if path is not None:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    return text
+    if path is None:
+        return text
+    path = pathlib.Path(path)
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 def _png_base64(fig):

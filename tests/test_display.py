@@ -86,7 +86,7 @@ def test_reliability_plot_returns_self_and_artists():
     assert disp.line_.get_label().startswith("model: soft bins")
     assert disp.smooth_line_ is not None and disp.band_ is not None
     # the curve is cut where data are scarce, and the legend says so
-    assert "shown where data density \u2265 2% of its peak" in disp.smooth_line_.get_label()
+    assert "shown where data density \u2265 2% of peak" in disp.smooth_line_.get_label()
     assert any("data density" in t.get_text() for t in ax.get_legend().get_texts())
     again = disp.plot(show_band=False, show_smooth=False)
     assert again is disp and disp.band_ is None and disp.smooth_line_ is None

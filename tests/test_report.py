@@ -328,6 +328,7 @@ def test_markdown_is_a_valid_table_and_escapes_pipes():
     assert "data: x" in md and "#1" in rows[2]
 
 
+@pytest.mark.filterwarnings("error:constrained_layout not applied")  # legends must fit the panels
 def test_html_is_self_contained_escaped_and_embeds_every_figure(tmp_path):
     y, preds = _binary_predictions(n=200)
     preds = {"<script>alert(1)</script>": preds["honest"], "b & c": preds["constant"]}
@@ -335,8 +336,11 @@ def test_html_is_self_contained_escaped_and_embeds_every_figure(tmp_path):
         y, preds, metrics=["brier", "scdl"], n_bootstrap=10, random_state=0
     )
     path = tmp_path / "r.html"
-    text = rep.to_html(path)
-    assert path.read_text(encoding="utf-8") == text
+    returned = rep.to_html(path)
+    assert returned == path  # the path, not 1 MB of HTML echoed in a notebook
+    text = path.read_text(encoding="utf-8")
+    assert rep.to_html(str(path)) == path  # a str path works too
+    assert rep.to_html() == text  # no path: the page as a string
     assert "<script>" not in text and "&lt;script&gt;" in text and "b &amp; c" in text
     page = _parse(text)
     assert len(page.images) == len(rep.figures) == 2
