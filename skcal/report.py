@@ -989,10 +989,10 @@ class CalibrationReport:
         """
         return render_html([self], path=path, title=self.title, digits=digits)
 
-    def _html_section(self, digits=4, level=2):
+    def _html_section(self, digits=4, level=2, heading=True):
         e = html.escape
         ft = self.formatted_table(digits=digits)
-        parts = [f"<section><h{level}>{e(self.title)}</h{level}>"]
+        parts = [f"<section><h{level}>{e(self.title)}</h{level}>" if heading else "<section>"]
         for note in self.notes:
             parts.append(f'<p class="note">{e(note)}</p>')
         parts.append('<table class="metrics"><thead><tr><th>model</th>')
@@ -1060,7 +1060,8 @@ def render_html(reports, *, path=None, title="Calibration report", intro=(), dig
     """
     e = html.escape
     body = [f"<h1>{e(title)}</h1>"] + [f"<p>{e(p)}</p>" for p in intro]
-    body += [r._html_section(digits=digits) for r in reports]
+    # a section repeating the page title (a single report, as in to_html) gets no second heading
+    body += [r._html_section(digits=digits, heading=r.title != title) for r in reports]
     text = (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"

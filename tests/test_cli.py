@@ -127,6 +127,8 @@ def test_main_report_from_csv(tmp_path, capsys):
     assert "honest" in printed.out and "SCDL" in printed.out and printed.err == ""
     html = out.read_text(encoding="utf-8")
     assert html.count("data:image/png;base64,") >= 2
+    heading = f"Calibration report: {path}"
+    assert html.count(f"<h1>{heading}</h1>") == 1 and f"<h2>{heading}</h2>" not in html  # title once
     assert md.read_text(encoding="utf-8").count("| honest |") == 1
 
 

@@ -340,6 +340,7 @@ def test_html_is_self_contained_escaped_and_embeds_every_figure(tmp_path):
     assert returned == path  # the path, not 1 MB of HTML echoed in a notebook
     text = path.read_text(encoding="utf-8")
     assert rep.to_html(str(path)) == path  # a str path works too
+    assert text.count("<h1>Calibration report</h1>") == 1 and "<h2>" not in text  # the title once
     again = rep.to_html()  # no path: the page as a string (PNG bytes may differ on re-render)
     assert again.startswith("<!DOCTYPE html>") and _parse(again).text == _parse(text).text
     assert "<script>" not in text and "&lt;script&gt;" in text and "b &amp; c" in text
