@@ -454,11 +454,30 @@ def _is_multiclass(predictions):
     return False
 
 
+_FROM_PREDICTIONS_HINT = (
+    "calibration_report takes fitted models; for stored predictions use "
+    "CalibrationReport.from_predictions(y, {name: predictions})."
+)
+
+
+def _not_a_model(name, estimator):
+    """An error for an array passed where a fitted model was expected, or None."""
+    if isinstance(estimator, (np.ndarray, list, tuple, pd.Series, pd.DataFrame)):
+        return ValueError(
+            f"estimators[{name!r}] is a {type(estimator).__name__} of predictions, not a model; "
+            + _FROM_PREDICTIONS_HINT
+        )
+    return None
+
+
 def _first_order_prediction(name, estimator, X):
+    err = _not_a_model(name, estimator)
+    if err is not None:
+        raise err
     if not hasattr(estimator, "predict_proba"):
         raise ValueError(
             f"estimators[{name!r}] has no predict_proba; a first-order report needs probabilistic "
-            "classifiers."
+            "classifiers (" + _FROM_PREDICTIONS_HINT + ")"
         )
     proba = np.asarray(estimator.predict_proba(X))
     if proba.ndim != 2 or proba.shape[1] < 2:
@@ -470,11 +489,14 @@ def _first_order_prediction(name, estimator, X):
 
 
 def _second_order_prediction(name, estimator, X):
+    err = _not_a_model(name, estimator)
+    if err is not None:
+        raise err
     method = "transform" if hasattr(estimator, "transform") else "predict"
     if not hasattr(estimator, method):
         raise ValueError(
             f"estimators[{name!r}] has neither transform nor predict; a second-order report needs models "
-            "that output (m, sigma2)."
+            "that output (m, sigma2) (" + _FROM_PREDICTIONS_HINT + ")"
         )
     S = np.asarray(getattr(estimator, method)(X), dtype=float)
     if S.ndim != 2 or S.shape[1] != 2:

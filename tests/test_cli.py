@@ -83,12 +83,23 @@ def test_read_labels_variants(tmp_path):
         ("y1,y2,a:m,a:sigma2\n1,0,0.2,0.3\n", {}, r"variances in \[0, 0.25\]"),
         ("y1,y2\n1,0\n", {}, "no model columns"),
         ("y,a\n1,0.2\n", {"ignore": ["zzz"]}, "--ignore names columns that do not exist"),
+        ("y,id,a\n1,r1,0.2\n0,r2,0.3\n", {}, "column 'id' must be numeric.*skip it with --ignore id"),
+        ("y,a,tag\n1,0.2,x7\n0,0.3,k9\n", {}, "column 'tag' must be numeric.*skip it with --ignore tag"),
+        ("y;a;b\n1;0.2;0.3\n", {}, "one column holding semicolons; the file must be comma-separated"),
+        ("y\ta\n1\t0.2\n", {}, "one column holding tabs; the file must be comma-separated"),
     ],
 )
 def test_csv_errors(tmp_path, text, kwargs, match):
     path = _write(tmp_path, text)
     with pytest.raises(CSVFormatError, match=match):
         read_predictions_csv(path, **kwargs)
+
+
+def test_non_numeric_model_column_is_not_called_an_id(tmp_path):
+    path = _write(tmp_path, "y,a\n1,0.2\n0,abc\n0,0.4\n")
+    with pytest.raises(CSVFormatError, match="line 3 holds 'abc'") as info:
+        read_predictions_csv(path)
+    assert "--ignore" not in str(info.value)  # a typo in a model column is not an identifier
 
 
 def test_missing_file_error(tmp_path):

@@ -224,8 +224,16 @@ def test_estimator_errors():
     y3 = np.arange(60) % 3
     from sklearn.linear_model import LinearRegression
 
-    with pytest.raises(ValueError, match="has no predict_proba"):
+    with pytest.raises(ValueError, match="has no predict_proba.*use CalibrationReport.from_predictions"):
         calibration_report({"r": LinearRegression().fit(X, y)}, X, y)
+    probs = GaussianNB().fit(X, y).predict_proba(X)
+    for stored in (probs, probs[:, 1].tolist()):  # predictions passed where models are expected
+        with pytest.raises(
+            ValueError, match=r"estimators\['a'\] is a (ndarray|list) of predictions, not a model"
+        ):
+            calibration_report({"a": stored}, X, y)
+    with pytest.raises(ValueError, match="for stored predictions use CalibrationReport.from_predictions"):
+        calibration_report({"a": probs}, X, np.column_stack([y, y]))  # second order too
     assert calibration_report({"m": GaussianNB().fit(X, y3)}, X, y3, n_bootstrap=0).order == "multiclass"
     a = GaussianNB().fit(X, y)
     b = GaussianNB().fit(X, np.where(y == 1, 5, 0))
