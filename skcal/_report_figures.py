@@ -25,7 +25,9 @@ def metric_interval_figure(report):
     """One panel per metric: every model's value with its bootstrap interval (the best in red).
 
     Models keep the report's order in every panel, so the y axis is shared and the model names
-    are written once per row of panels.
+    are written once per row of panels. A metric ranked by its absolute value (such as the
+    variance bias of a second-order report) is titled "closer to 0 is better" and gets a dashed
+    reference line at 0.
     """
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
@@ -50,21 +52,28 @@ def metric_interval_figure(report):
         ax.errorbar(v, ypos, xerr=err, fmt="none", ecolor="0.5", capsize=3)
         ax.scatter(v, ypos, c=colors, zorder=3)
         direction = "higher is better" if report.greater_is_better[name] else "lower is better"
+        if report._metric_by_name[name].rank_by_abs:  # ranked by |value|: zero is ideal
+            direction = "closer to 0 is better"
+            ax.axvline(0.0, color="0.3", lw=1, ls="--", zorder=1)
         ax.set_title(f"{report.metric_labels[name]}\n({direction})", fontsize="medium")
         ax.grid(axis="x", alpha=0.3)
         ax.tick_params(axis="x", labelsize="small")
         ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
         ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4), useMathText=True)
     axes[0].set_yticks(ypos, [str(m) for m in models])
-    fig.suptitle(f"Metrics with {level}% paired-bootstrap intervals (best in red)")
+    if report.bootstrap_values.shape[0]:
+        fig.suptitle(f"Metrics with {level}% paired-bootstrap intervals (best in red)")
+    else:
+        fig.suptitle("Metrics (best in red; no intervals: the bootstrap was skipped)")
     fig.set_layout_engine("constrained")
     return fig
 
 
-def reliability_figure(report, *, y, preds, n_bootstrap, random_state, title):
+def reliability_figure(report, *, y, preds, n_bootstrap, random_state, title, xlabel=None, ylabel=None):
     """A reliability diagram (SCDL soft bins, bootstrap band, smooth curve) per model.
 
-    ``y`` is one label vector for every model, or a dict model name -> labels.
+    ``y`` is one label vector for every model, or a dict model name -> labels; ``xlabel`` and
+    ``ylabel`` are passed to :meth:`~skcal.ReliabilityDisplay.plot` (None: its defaults).
     """
     from skcal.display import ReliabilityDisplay
 
@@ -78,7 +87,7 @@ def reliability_figure(report, *, y, preds, n_bootstrap, random_state, title):
             confidence_level=report.confidence_level,
             random_state=random_state,
         )
-        disp.plot(ax=ax)
+        disp.plot(ax=ax, xlabel=xlabel, ylabel=ylabel)
         ax.set_title(str(name), fontsize="medium")
         displays[name] = disp
     fig.suptitle(title)
@@ -134,7 +143,14 @@ def make_report_figures(report):
             preds[name] = P[np.arange(P.shape[0]), top]
             ys[name] = (top == d.codes).astype(float)
         fig, displays = reliability_figure(
-            report, y=ys, preds=preds, n_bootstrap=nb, random_state=rs, title=title
+            report,
+            y=ys,
+            preds=preds,
+            n_bootstrap=nb,
+            random_state=rs,
+            title=title,
+            xlabel="confidence: top-label probability (soft bin)",
+            ylabel="accuracy of the top label",
         )
         report.reliability_displays = displays
         figs[title] = fig
@@ -142,7 +158,14 @@ def make_report_figures(report):
         title = "Reliability of the mean m against every vote"
         preds = {name: s[d.vote_rows, 0] for name, s in report.predictions.items()}
         fig, displays = reliability_figure(
-            report, y=d.votes, preds=preds, n_bootstrap=nb, random_state=rs, title=title
+            report,
+            y=d.votes,
+            preds=preds,
+            n_bootstrap=nb,
+            random_state=rs,
+            title=title,
+            xlabel="mean m, rounded (soft bin)",
+            ylabel="observed frequency of a positive vote",
         )
         report.reliability_displays = displays
         figs[title] = fig

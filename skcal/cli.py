@@ -27,7 +27,7 @@ import pandas as pd
 __all__ = ["main", "read_predictions_csv", "CSVFormatError"]
 
 CSV_CONVENTION = """\
-CSV column convention (one row per validation example, a header row naming the columns):
+CSV column convention (comma-separated; one row per validation example, a header row naming the columns):
 
   first-order report (one label per row):
     y            the label: 0/1 (or true/false, -1/1; other pairs of values with --pos-label)
@@ -66,6 +66,16 @@ def _line(row_index):
     return int(row_index) + 2
 
 
+_ID_NAME = re.compile(r"^(id|ids|index|idx|key|name|names|uid|uuid|row|rows|sample|example)$|[_ -]id$", re.I)
+
+
+def _looks_like_id(col, raw, bad):
+    """Whether a non-numeric column looks like an identifier (by its name, or distinct text cells)."""
+    if _ID_NAME.search(col):
+        return True
+    return bool(bad.all()) and raw.nunique() == raw.shape[0]
+
+
 def _parse_numeric(df, col, path):
     raw = df[col].astype(str).str.strip()
     empty = (raw == "") | raw.str.lower().isin(["nan", "na", "n/a", "null", "none"])  # missing cells
@@ -73,9 +83,12 @@ def _parse_numeric(df, col, path):
     bad = values.isna() & ~empty
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
+        hint = ""
+        if _looks_like_id(col, raw, bad):
+            hint = f" It looks like an identifier: skip it with --ignore {col}."
         raise CSVFormatError(
             f"{path}: column {col!r} must be numeric; line {_line(i)} holds {raw.iloc[i]!r} "
-            f"({int(bad.sum())} non-numeric cells in this column)."
+            f"({int(bad.sum())} non-numeric cells in this column).{hint}"
         )
     return values.to_numpy(dtype=float), empty.to_numpy()
 
@@ -140,6 +153,13 @@ def read_predictions_csv(path, *, label="y", pos_label=None, ignore=()):
     if not header or all(not h.strip() for h in header):
         raise CSVFormatError(f"{path}: the file is empty; expected a header row naming the columns.")
     header = [h.strip() for h in header]
+    if len(header) == 1:
+        for sep, name in ((";", "semicolon"), ("\t", "tab")):
+            if sep in header[0]:
+                raise CSVFormatError(
+                    f"{path}: the header {header[0]!r} is one column holding {name}s; the file must be "
+                    "comma-separated (e.g. y,model_a,model_b)."
+                )
     if any(h == "" for h in header):
         raise CSVFormatError(f"{path}: column {header.index('') + 1} has an empty name in the header.")
     dups = sorted({h for h in header if header.count(h) > 1})

@@ -56,7 +56,10 @@ class ReliabilityDisplay:
     percentile interval of each ``q_i`` on the same grid (rows resampled with replacement,
     expressed as multinomial sample weights; with ``sample_weight`` rows are drawn with
     probability proportional to their weight). The smooth curve is the kernel-smoothed
-    calibration curve behind smECE (Blasiok and Nakkiran), at the bandwidth smECE selects.
+    calibration curve behind smECE (Blasiok and Nakkiran), at the bandwidth smECE selects; it is
+    drawn only where the smoothed density of predictions is at least ``SMOOTH_MIN_DENSITY``
+    (2%) of its peak (NaN in ``smooth_curve`` elsewhere, where a kernel average of almost no data
+    means nothing), and its legend entry says so.
 
     Do not instantiate it directly: use :meth:`from_predictions` or :meth:`from_estimator`.
 
@@ -82,7 +85,8 @@ class ReliabilityDisplay:
     smooth_bandwidth : float
         The kernel bandwidth smECE selects.
     smooth_grid, smooth_curve : ndarray
-        The smooth calibration curve: the smoothed outcome frequency at each grid point.
+        The smooth calibration curve: the smoothed outcome frequency at each grid point; NaN
+        where the smoothed density of predictions is below ``SMOOTH_MIN_DENSITY`` of its peak.
     confidence_level : float
     estimator_name : str or None
     ax_, figure_ : matplotlib Axes and Figure
@@ -307,7 +311,18 @@ class ReliabilityDisplay:
             **kwargs,
         )
 
-    def plot(self, ax=None, *, name=None, show_band=True, show_smooth=True, ref_line=True, **kwargs):
+    def plot(
+        self,
+        ax=None,
+        *,
+        name=None,
+        show_band=True,
+        show_smooth=True,
+        ref_line=True,
+        xlabel=None,
+        ylabel=None,
+        **kwargs,
+    ):
         """Draw the diagram.
 
         Parameters
@@ -319,9 +334,15 @@ class ReliabilityDisplay:
         show_band : bool, default=True
             Draw the bootstrap band.
         show_smooth : bool, default=True
-            Draw the smooth calibration curve.
+            Draw the smooth calibration curve (only where the smoothed density of predictions
+            is at least ``SMOOTH_MIN_DENSITY`` of its peak; the legend says so).
         ref_line : bool, default=True
             Draw the diagonal of perfect calibration.
+        xlabel, ylabel : str, default=None
+            Axis labels; by default ``"rounded prediction i/m* (soft bin)"`` and
+            ``"observed frequency of the positive class"``. Pass e.g. ``"confidence (soft bin)"``
+            and ``"accuracy of the top label"`` for a top-label (confidence) diagram of a
+            multiclass model, where the "label" is whether the most probable class is correct.
         **kwargs
             Passed to the soft-bin markers' ``plot`` call.
 
@@ -353,7 +374,10 @@ class ReliabilityDisplay:
                 self.smooth_curve,
                 color="C1",
                 lw=1.5,
-                label=f"smooth curve (smECE {self.smooth_ece:.3g})",
+                label=(
+                    f"smooth curve (smECE {self.smooth_ece:.3g}),\nshown where data density "
+                    f"\u2265 {100 * SMOOTH_MIN_DENSITY:g}% of peak"
+                ),
             )
         ok = np.isfinite(self.bin_frequencies)
         label = f"soft bins, m*={self.n_bins} (SCDL {self.scdl:.3g})"
@@ -368,8 +392,8 @@ class ReliabilityDisplay:
         ax.set(
             xlim=(-0.02, 1.02),
             ylim=(-0.02, 1.02),
-            xlabel="rounded prediction i/m* (soft bin)",
-            ylabel="observed frequency of the positive class",
+            xlabel="rounded prediction i/m* (soft bin)" if xlabel is None else xlabel,
+            ylabel="observed frequency of the positive class" if ylabel is None else ylabel,
         )
         ax.legend(loc="upper left", fontsize="small")
         self.ax_ = ax

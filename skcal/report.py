@@ -32,6 +32,7 @@ import base64
 import html
 import io
 import numbers
+import pathlib
 import sys
 import time
 import warnings
@@ -453,11 +454,30 @@ def _is_multiclass(predictions):
     return False
 
 
+_FROM_PREDICTIONS_HINT = (
+    "calibration_report takes fitted models; for stored predictions use "
+    "CalibrationReport.from_predictions(y, {name: predictions})."
+)
+
+
+def _not_a_model(name, estimator):
+    """An error for an array passed where a fitted model was expected, or None."""
+    if isinstance(estimator, (np.ndarray, list, tuple, pd.Series, pd.DataFrame)):
+        return ValueError(
+            f"estimators[{name!r}] is a {type(estimator).__name__} of predictions, not a model; "
+            + _FROM_PREDICTIONS_HINT
+        )
+    return None
+
+
 def _first_order_prediction(name, estimator, X):
+    err = _not_a_model(name, estimator)
+    if err is not None:
+        raise err
     if not hasattr(estimator, "predict_proba"):
         raise ValueError(
             f"estimators[{name!r}] has no predict_proba; a first-order report needs probabilistic "
-            "classifiers."
+            "classifiers (" + _FROM_PREDICTIONS_HINT + ")"
         )
     proba = np.asarray(estimator.predict_proba(X))
     if proba.ndim != 2 or proba.shape[1] < 2:
@@ -469,11 +489,14 @@ def _first_order_prediction(name, estimator, X):
 
 
 def _second_order_prediction(name, estimator, X):
+    err = _not_a_model(name, estimator)
+    if err is not None:
+        raise err
     method = "transform" if hasattr(estimator, "transform") else "predict"
     if not hasattr(estimator, method):
         raise ValueError(
             f"estimators[{name!r}] has neither transform nor predict; a second-order report needs models "
-            "that output (m, sigma2)."
+            "that output (m, sigma2) (" + _FROM_PREDICTIONS_HINT + ")"
         )
     S = np.asarray(getattr(estimator, method)(X), dtype=float)
     if S.ndim != 2 or S.shape[1] != 2:
@@ -540,8 +563,24 @@ def _run_bootstrap(data, preds, metrics, params, n_bootstrap, n_jobs, random_sta
     return np.concatenate(results, axis=0)
 
 
+#: Ranks and ``p_best`` compare values rounded to this many significant digits, so that models
+#: whose metric differs only by floating-point noise (e.g. 0.19999959423857713 and
+#: 0.1999995942385772 from two models with identical errors) are tied.
+RANK_SIGNIFICANT_DIGITS = 10
+
+
+def _round_significant(values, digits=RANK_SIGNIFICANT_DIGITS):
+    """``values`` rounded to ``digits`` significant digits (zero, NaN and infinity unchanged)."""
+    v = np.asarray(values, dtype=float)
+    # Decimal formatting is exact at every magnitude (a power-of-ten scale overflows near 1e-300);
+    # the arrays are small (bootstrap replicates x models).
+    return np.array([float(f"{x:.{digits}g}") for x in v.ravel()]).reshape(v.shape)
+
+
 def _ranks(values, greater_is_better, by_abs=False):
+    """Ranks (1 is best) of values rounded to ``RANK_SIGNIFICANT_DIGITS``; ties share the lower rank."""
     v = np.abs(values) if by_abs else np.asarray(values, dtype=float)
+    v = _round_significant(v)
     key = -v if greater_is_better else v
     return pd.Series(key).rank(method="min", na_option="bottom").to_numpy().astype(int)
 
@@ -562,7 +601,9 @@ class CalibrationReport:
         (the metric on the full validation set), ``low`` and ``high`` (the bootstrap percentile
         interval at ``confidence_level``), ``rank`` (1 is best; ties share the lower rank) and
         ``p_best`` (the fraction of bootstrap replicates in which the model is the best or tied
-        for best).
+        for best). Ranks and ``p_best`` compare values rounded to 10 significant digits
+        (:data:`RANK_SIGNIFICANT_DIGITS`), so models that differ only by floating-point noise
+        are tied.
     order : {"first", "second", "multiclass"}
         First-order (binary labels), second-order (snapshots) or multiclass report.
     model_names : list of str
@@ -769,7 +810,7 @@ class CalibrationReport:
                     warnings.simplefilter("ignore", RuntimeWarning)
                     low = np.nanquantile(col, alpha, axis=0)
                     high = np.nanquantile(col, 1 - alpha, axis=0)
-                key = np.abs(col) if by_abs else col
+                key = _round_significant(np.abs(col) if by_abs else col)
                 key = -key if m.greater_is_better else key
                 key = np.where(np.isnan(key), np.inf, key)
                 p_best = (key == key.min(axis=1, keepdims=True)).mean(axis=0)
@@ -830,13 +871,21 @@ class CalibrationReport:
 
     def _legend_lines(self):
         level = int(round(100 * self.confidence_level))
-        lines = [
-            f"{self.n_samples} validation samples; cells are value [{level}% paired-bootstrap interval, "
-            f"{self.bootstrap_values.shape[0]} replicates] #rank (1 is best).",
-            "Calibration errors estimated from a sample are biased upward by its noise, and a bootstrap "
-            "resample (with its duplicated rows) adds more, so their percentile intervals run higher than "
-            "the value and may even exclude it: compare the models' intervals with each other.",
-        ]
+        if self.bootstrap_values.shape[0] == 0:
+            lines = [
+                f"{self.n_samples} validation samples; cells are value #rank (1 is best). No intervals: "
+                "the bootstrap was skipped (n_bootstrap=0).",
+                "Calibration errors estimated from a sample are biased upward by its noise: compare the "
+                "models' values with each other.",
+            ]
+        else:
+            lines = [
+                f"{self.n_samples} validation samples; cells are value [{level}% paired-bootstrap interval, "
+                f"{self.bootstrap_values.shape[0]} replicates] #rank (1 is best).",
+                "Calibration errors estimated from a sample are biased upward by its noise, and a bootstrap "
+                "resample (with its duplicated rows) adds more, so their percentile intervals run higher "
+                "than the value and may even exclude it: compare the models' intervals with each other.",
+            ]
         for name in self.metric_names:
             direction = "higher is better" if self.greater_is_better[name] else "lower is better"
             if self._metric_by_name[name].rank_by_abs:
@@ -845,11 +894,16 @@ class CalibrationReport:
         if "scdl" in self.metric_names and self.metric_descriptions["scdl"] != "user metric":
             from skcal.scdl import default_max_bins
 
-            n = self._data.n if self.order == "first" else self._data.votes.shape[0]
+            if self.order == "first":
+                n = self._data.n
+                sample = f"{n} samples"
+            else:  # SCDL of m against every vote: its sample is the votes, not the rows
+                n = self._data.votes.shape[0]
+                sample = f"{n} votes (SCDL of m against every vote)"
             m = default_max_bins(n)
             floor = (self.table[("scdl", "value")] <= 1.0 / m + 1e-12).sum()
             lines.append(
-                f"SCDL cannot go below 1/m_max = {1.0 / m:g}: with {n} samples the dyadic search stops at "
+                f"SCDL cannot go below 1/m_max = {1.0 / m:g}: with {sample} the dyadic search stops at "
                 f"m_max = {m} (m ln m <= sqrt(n), SPEC 4). {floor} of {len(self.model_names)} models sit at "
                 "this floor, i.e. no decision task can tell them from calibrated at the resolution this "
                 "sample allows."
@@ -934,15 +988,33 @@ class CalibrationReport:
 
         Returns
         -------
-        str
-            The HTML text.
+        pathlib.Path or str
+            The path written to when ``path`` is given (so a notebook cell ending in
+            ``report.to_html("report.html")`` does not echo a page of embedded images);
+            the HTML text when ``path`` is None.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skcal.report import CalibrationReport
+        >>> rng = np.random.RandomState(0)
+        >>> p = rng.uniform(size=100)
+        >>> y = (rng.uniform(size=100) < p).astype(int)
+        >>> report = CalibrationReport.from_predictions(y, {"honest": p}, metrics=["brier"],
+        ...                                             n_bootstrap=0)
+        >>> import pathlib, tempfile
+        >>> out = pathlib.Path(tempfile.mkdtemp()) / "report.html"
+        >>> report.to_html(out) == out  # writes the file, returns its path
+        True
+        >>> report.to_html()[:15]  # no path: the page as a string
+        '<!DOCTYPE html>'
         """
         return render_html([self], path=path, title=self.title, digits=digits)
 
-    def _html_section(self, digits=4, level=2):
+    def _html_section(self, digits=4, level=2, heading=True):
         e = html.escape
         ft = self.formatted_table(digits=digits)
-        parts = [f"<section><h{level}>{e(self.title)}</h{level}>"]
+        parts = [f"<section><h{level}>{e(self.title)}</h{level}>" if heading else "<section>"]
         for note in self.notes:
             parts.append(f'<p class="note">{e(note)}</p>')
         parts.append('<table class="metrics"><thead><tr><th>model</th>')
@@ -1005,21 +1077,24 @@ def render_html(reports, *, path=None, title="Calibration report", intro=(), dig
 
     Returns
     -------
-    str
+    pathlib.Path or str
+        The path written to when ``path`` is given, else the HTML text.
     """
     e = html.escape
     body = [f"<h1>{e(title)}</h1>"] + [f"<p>{e(p)}</p>" for p in intro]
-    body += [r._html_section(digits=digits) for r in reports]
+    # a section repeating the page title (a single report, as in to_html) gets no second heading
+    body += [r._html_section(digits=digits, heading=r.title != title) for r in reports]
     text = (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
         + "\n".join(body)
         + "\n<footer><p>Made by skcal.</p></footer>\n</body>\n</html>\n"
     )
-    if path is not None:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    return text
+    if path is None:
+        return text
+    path = pathlib.Path(path)
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 def _png_base64(fig):

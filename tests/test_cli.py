@@ -83,12 +83,23 @@ def test_read_labels_variants(tmp_path):
         ("y1,y2,a:m,a:sigma2\n1,0,0.2,0.3\n", {}, r"variances in \[0, 0.25\]"),
         ("y1,y2\n1,0\n", {}, "no model columns"),
         ("y,a\n1,0.2\n", {"ignore": ["zzz"]}, "--ignore names columns that do not exist"),
+        ("y,id,a\n1,r1,0.2\n0,r2,0.3\n", {}, "column 'id' must be numeric.*skip it with --ignore id"),
+        ("y,a,tag\n1,0.2,x7\n0,0.3,k9\n", {}, "column 'tag' must be numeric.*skip it with --ignore tag"),
+        ("y;a;b\n1;0.2;0.3\n", {}, "one column holding semicolons; the file must be comma-separated"),
+        ("y\ta\n1\t0.2\n", {}, "one column holding tabs; the file must be comma-separated"),
     ],
 )
 def test_csv_errors(tmp_path, text, kwargs, match):
     path = _write(tmp_path, text)
     with pytest.raises(CSVFormatError, match=match):
         read_predictions_csv(path, **kwargs)
+
+
+def test_non_numeric_model_column_is_not_called_an_id(tmp_path):
+    path = _write(tmp_path, "y,a\n1,0.2\n0,abc\n0,0.4\n")
+    with pytest.raises(CSVFormatError, match="line 3 holds 'abc'") as info:
+        read_predictions_csv(path)
+    assert "--ignore" not in str(info.value)  # a typo in a model column is not an identifier
 
 
 def test_missing_file_error(tmp_path):
@@ -127,7 +138,21 @@ def test_main_report_from_csv(tmp_path, capsys):
     assert "honest" in printed.out and "SCDL" in printed.out and printed.err == ""
     html = out.read_text(encoding="utf-8")
     assert html.count("data:image/png;base64,") >= 2
+    heading = f"Calibration report: {path}"
+    assert html.count(f"<h1>{heading}</h1>") == 1 and f"<h2>{heading}</h2>" not in html  # title once
     assert md.read_text(encoding="utf-8").count("| honest |") == 1
+
+
+def test_main_zero_bootstrap_says_there_are_no_intervals(tmp_path, capsys):
+    path, *_ = _first_order_csv(tmp_path)
+    out, md = tmp_path / "r.html", tmp_path / "r.md"
+    args = ["report", path, "--ignore", "id", "--out", str(out), "--markdown", str(md)]
+    assert main([*args, "--n-bootstrap", "0", "--metrics", "brier", "-q"]) == 0
+    capsys.readouterr()
+    text = md.read_text(encoding="utf-8")
+    assert "0 replicates" not in text and "paired-bootstrap interval" not in text
+    assert "No intervals: the bootstrap was skipped (n_bootstrap=0)" in text
+    assert "No intervals" in out.read_text(encoding="utf-8")
 
 
 def test_main_second_order_csv_with_metrics(tmp_path, capsys):

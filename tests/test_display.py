@@ -85,9 +85,15 @@ def test_reliability_plot_returns_self_and_artists():
     assert disp.ax_ is ax and disp.figure_ is fig
     assert disp.line_.get_label().startswith("model: soft bins")
     assert disp.smooth_line_ is not None and disp.band_ is not None
+    # the curve is cut where data are scarce, and the legend says so
+    assert "shown where data density \u2265 2% of peak" in disp.smooth_line_.get_label()
+    assert any("data density" in t.get_text() for t in ax.get_legend().get_texts())
     again = disp.plot(show_band=False, show_smooth=False)
     assert again is disp and disp.band_ is None and disp.smooth_line_ is None
     assert disp.ax_ is not ax  # a new figure when ax is None
+    assert disp.ax_.get_ylabel() == "observed frequency of the positive class"  # the default
+    disp.plot(xlabel="confidence", ylabel="accuracy of the top label")
+    assert (disp.ax_.get_xlabel(), disp.ax_.get_ylabel()) == ("confidence", "accuracy of the top label")
 
 
 def test_reliability_from_estimator_uses_classes():

@@ -95,6 +95,7 @@ def test_first_order_values_equal_the_metrics():
         assert t.loc[name, ("log_loss", "value")] == pytest.approx(log_loss(y, p))
         assert t.loc[name, ("accuracy", "value")] == pytest.approx(np.mean((p >= 0.5) == y))
     assert np.isnan(t[("brier", "low")]).all()  # no bootstrap, no interval
+    assert "No intervals" in rep._legend_lines()[0] and "replicates" not in rep.to_markdown()
 
 
 def test_ranks_follow_values_and_direction():
@@ -109,6 +110,19 @@ def test_ranks_follow_values_and_direction():
     acc = rep.table["accuracy"]  # greater is better
     assert acc.loc[acc["value"].idxmax(), "rank"] == 1
     assert acc.loc["constant", "rank"] == acc["rank"].max()
+
+
+def test_values_equal_up_to_float_noise_are_tied():
+    # 0.1 + 0.2 == 0.30000000000000004 != 0.3: equal up to floating-point noise, so tied (rank and
+    # p_best compare values rounded to RANK_SIGNIFICANT_DIGITS = 10 significant digits)
+    y, _ = _binary_predictions(n=50)
+    preds = {"a": np.full(50, 0.25), "b": np.full(50, 0.75), "c": np.full(50, 0.5)}
+    noisy = {"noisy": lambda y, p: (0.1 + 0.2) if p[0] < 0.4 else (0.3 if p[0] > 0.6 else 0.3 + 1e-8)}
+    rep = CalibrationReport.from_predictions(y, preds, metrics=noisy, n_bootstrap=10, random_state=0)
+    t = rep.table["noisy"]
+    assert t.loc["a", "value"] != t.loc["b", "value"]
+    assert t["rank"].to_dict() == {"a": 1, "b": 1, "c": 3}  # the Brier tie rule: ties share the lower rank
+    assert t["p_best"].to_dict() == {"a": 1.0, "b": 1.0, "c": 0.0}
 
 
 def test_bootstrap_intervals_pbest_and_reproducibility():
@@ -210,8 +224,16 @@ def test_estimator_errors():
     y3 = np.arange(60) % 3
     from sklearn.linear_model import LinearRegression
 
-    with pytest.raises(ValueError, match="has no predict_proba"):
+    with pytest.raises(ValueError, match="has no predict_proba.*use CalibrationReport.from_predictions"):
         calibration_report({"r": LinearRegression().fit(X, y)}, X, y)
+    probs = GaussianNB().fit(X, y).predict_proba(X)
+    for stored in (probs, probs[:, 1].tolist()):  # predictions passed where models are expected
+        with pytest.raises(
+            ValueError, match=r"estimators\['a'\] is a (ndarray|list) of predictions, not a model"
+        ):
+            calibration_report({"a": stored}, X, y)
+    with pytest.raises(ValueError, match="for stored predictions use CalibrationReport.from_predictions"):
+        calibration_report({"a": probs}, X, np.column_stack([y, y]))  # second order too
     assert calibration_report({"m": GaussianNB().fit(X, y3)}, X, y3, n_bootstrap=0).order == "multiclass"
     a = GaussianNB().fit(X, y)
     b = GaussianNB().fit(X, np.where(y == 1, 5, 0))
@@ -261,6 +283,27 @@ def test_second_order_report_values():
     assert abs(vb.loc["calibrated variance", "value"]) < 0.01
     assert vb.loc["no variance", "value"] < -0.01
     assert vb.loc["calibrated variance", "rank"] == 1
+    # the SCDL floor counts votes, not rows, and says so (the first line counts rows)
+    legend = rep._legend_lines()
+    assert legend[0].startswith(f"{Y.shape[0]} validation samples")
+    n_votes = int(obs.sum())
+    assert any(f"with {n_votes} votes (SCDL of m against every vote)" in line for line in legend)
+    assert not any(f"with {n_votes} samples" in line for line in legend)
+
+
+def test_interval_figure_labels_abs_ranked_metric_closer_to_zero():
+    Y, preds = _second_order(n=200)
+    rep = CalibrationReport.from_predictions(
+        Y, preds, metrics=["brier", "variance_bias"], n_bootstrap=5, random_state=0
+    )
+    axes = [ax for ax in rep.figures["Metric intervals"].axes if ax.get_visible()]
+    titles = [ax.get_title() for ax in axes]
+    assert titles[0].endswith("(lower is better)")
+    assert titles[1].endswith("(closer to 0 is better)") and "lower is better" not in titles[1]
+    zero_lines = [
+        ln for ax in axes for ln in ax.get_lines() if np.allclose(ln.get_xdata(), 0) and len(ln.get_xdata())
+    ]
+    assert len(zero_lines) == 1 and zero_lines[0].axes is axes[1]  # a reference line only for |value|
 
 
 def test_second_order_input_errors():
@@ -293,6 +336,7 @@ def test_markdown_is_a_valid_table_and_escapes_pipes():
     assert "data: x" in md and "#1" in rows[2]
 
 
+@pytest.mark.filterwarnings("error:constrained_layout not applied")  # legends must fit the panels
 def test_html_is_self_contained_escaped_and_embeds_every_figure(tmp_path):
     y, preds = _binary_predictions(n=200)
     preds = {"<script>alert(1)</script>": preds["honest"], "b & c": preds["constant"]}
@@ -300,8 +344,13 @@ def test_html_is_self_contained_escaped_and_embeds_every_figure(tmp_path):
         y, preds, metrics=["brier", "scdl"], n_bootstrap=10, random_state=0
     )
     path = tmp_path / "r.html"
-    text = rep.to_html(path)
-    assert path.read_text(encoding="utf-8") == text
+    returned = rep.to_html(path)
+    assert returned == path  # the path, not 1 MB of HTML echoed in a notebook
+    text = path.read_text(encoding="utf-8")
+    assert rep.to_html(str(path)) == path  # a str path works too
+    assert text.count("<h1>Calibration report</h1>") == 1 and "<h2>" not in text  # the title once
+    again = rep.to_html()  # no path: the page as a string (PNG bytes may differ on re-render)
+    assert again.startswith("<!DOCTYPE html>") and _parse(again).text == _parse(text).text
     assert "<script>" not in text and "&lt;script&gt;" in text and "b &amp; c" in text
     page = _parse(text)
     assert len(page.images) == len(rep.figures) == 2
@@ -470,6 +519,18 @@ def test_multiclass_report_values_and_labels():
         acc = np.mean(model.classes_[P.argmax(axis=1)] == y_te)
         assert row[("accuracy", "value")] == pytest.approx(acc)
     assert len(rep.figures) == 2 and any("Top-label" in t for t in rep.figures)
+
+
+def test_multiclass_top_label_diagram_axis_labels():
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.ones(3), size=150)
+    y = np.array([rng.choice(3, p=p) for p in P])
+    rep = CalibrationReport.from_predictions(y, {"honest": P}, metrics=["accuracy"], n_bootstrap=0)
+    (title,) = [t for t in rep.figures if "Top-label" in t]
+    ax = rep.figures[title].axes[0]
+    assert ax.get_ylabel() == "accuracy of the top label"
+    assert ax.get_xlabel().startswith("confidence")
+    assert "positive class" not in ax.get_ylabel()
 
 
 def test_multiclass_from_predictions_and_errors():
