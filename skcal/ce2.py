@@ -1,0 +1,547 @@
+"""Estimating the second-order calibration error CE2 (SPEC section 2).
+
+``CE2 = E|eta1(S) - m| + E|eta2(S) - (m^2 + sigma2)|`` with ``eta1(s) = E[Y | S = s]`` and
+``eta2(s) = E[f*(X)^2 | S = s]``. The polynomial estimator regresses the unbiased snapshot
+targets ``t1`` and ``t2`` on a Chebyshev basis of the (already sech-perturbed) scores, clips each
+fitted function to [0, 1] and plugs it in:
+
+    CE2_hat = mean_i |eta1_hat(S_i) - m_i| + mean_i |eta2_hat(S_i) - (m_i^2 + sigma2_i)|.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sklearn.metrics import make_scorer
+from sklearn.model_selection import KFold, ShuffleSplit, check_cv
+
+from skcal._validation import (
+    _binary_labels,
+    check_consistent_length,
+    check_sample_weight,
+    check_scores,
+    check_snapshots,
+    snapshot_targets,
+)
+from skcal.chebyshev import (
+    ChebyshevMoments,
+    ChebyshevRidge,
+    _check_bandwidth,
+    auto_degree,
+    degree_cap,
+    degree_schedule,
+    ridge_solve,
+)
+from skcal.scorers import register_scorer
+
+__all__ = ["CE2Result", "DEFAULT_ALPHAS", "ce1_score", "ce2_details", "ce2_score"]
+
+#: Ridge multipliers of SPEC 2's selection schedule.
+DEFAULT_ALPHAS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+#: Test fraction of ``cv="holdout"``.
+HOLDOUT_FRACTION = 0.3
+_METHODS = ("polynomial", "bucketing", "nadaraya_watson")
+
+
+@dataclass
+class CE2Result:
+    """The result of :func:`ce2_details` (or :func:`ce1_score` internals).
+
+    Attributes
+    ----------
+    ce2 : float
+        The estimate ``term1 + term2`` (for the first-order analogue: ``term1``).
+    term1 : float
+        ``mean |eta1_hat(S) - m|``.
+    term2 : float
+        ``mean |eta2_hat(S) - (m^2 + sigma2)|`` (0 for the first-order analogue).
+    method : str
+    degree : int or None
+        The Chebyshev degree used (``None`` for the baselines).
+    alpha : float or None
+        The ridge multiplier used (``None`` for the baselines).
+    basis : str or None
+    n_samples : int
+    eta1 : callable
+        ``eta1(scores) -> ndarray (n,)``, the fitted ``E[Y | S]`` clipped to [0, 1], evaluated at
+        new (validated) scores.
+    eta2 : callable or None
+        ``eta2(scores) -> ndarray (n,)``, the fitted ``E[f*^2 | S]`` clipped to [0, 1].
+    cv_results : dict or None
+        With ``cv``: arrays ``"degree"``, ``"alpha"``, ``"mean_test_mse"``, ``"std_test_mse"``
+        over the candidates (held-out squared error of both moment regressions).
+    extra : dict
+        Method-specific values (e.g. the baseline constant ``c``).
+    """
+
+    ce2: float
+    term1: float
+    term2: float
+    method: str
+    degree: int | None
+    alpha: float | None
+    basis: str | None
+    n_samples: int
+    eta1: Any
+    eta2: Any
+    cv_results: dict | None = None
+    extra: dict = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------
+# validation helpers
+# ---------------------------------------------------------------------------------------------
+def _check_second_order_scores(scores, n_samples=None):
+    S = check_scores(scores, name="scores")
+    if S.shape[1] != 2:
+        raise ValueError(
+            f"scores must have 2 columns (m, sigma2) for CE2; got shape {S.shape}. For a score m "
+            "alone use ce1_score."
+        )
+    if n_samples is not None:
+        check_consistent_length(snapshots=np.empty(n_samples), scores=S)
+    return S
+
+
+def _candidate_degrees(degree, n, bandwidth, basis, cv):
+    if isinstance(degree, str):
+        if degree != "auto":
+            raise ValueError(
+                f"degree must be 'auto', a non-negative integer or a list of them; got {degree!r}."
+            )
+        if cv is None:
+            return [auto_degree(n, bandwidth, basis)]
+        return degree_schedule(degree_cap(bandwidth, basis))
+    degs = np.atleast_1d(np.asarray(degree, dtype=object)).tolist()
+    if len(degs) == 0 or not all(
+        isinstance(d, numbers.Integral) and not isinstance(d, bool) and d >= 0 for d in degs
+    ):
+        raise ValueError(f"degree must be 'auto', a non-negative integer or a list of them; got {degree!r}.")
+    if len(degs) > 1 and cv is None:
+        raise ValueError("A list of degrees needs cv to choose among them; pass cv= or a single degree.")
+    return sorted({int(d) for d in degs}, reverse=True)
+
+
+def _candidate_alphas(alpha, alphas, cv):
+    if cv is None:
+        vals = [alpha]
+    else:
+        vals = (
+            list(DEFAULT_ALPHAS)
+            if alphas is None
+            else np.atleast_1d(np.asarray(alphas, dtype=object)).tolist()
+        )
+    for a in vals:
+        if not isinstance(a, numbers.Real) or isinstance(a, bool) or not np.isfinite(a) or a < 0:
+            name = "alpha" if cv is None else "alphas"
+            raise ValueError(f"{name} must hold non-negative finite numbers; got {a!r}.")
+    if not vals:
+        raise ValueError("alphas must not be empty.")
+    return [float(a) for a in vals]
+
+
+def _splits(cv, n, random_state):
+    """Return a list of ``(train, test)`` index pairs."""
+    if isinstance(cv, str):
+        if cv != "holdout":
+            raise ValueError(
+                f"cv must be None, an int >= 2, a float in (0, 1), 'holdout' or a CV splitter; got {cv!r}."
+            )
+        cv = HOLDOUT_FRACTION
+    if isinstance(cv, numbers.Real) and not isinstance(cv, (numbers.Integral, bool)):
+        if not 0.0 < cv < 1.0:
+            raise ValueError(f"A float cv is the held-out fraction and must lie in (0, 1); got {cv!r}.")
+        splitter = ShuffleSplit(n_splits=1, test_size=float(cv), random_state=random_state)
+    elif isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+        if cv < 2:
+            raise ValueError(f"An integer cv is the number of folds and must be at least 2; got {cv!r}.")
+        if cv > n:
+            raise ValueError(f"cv={cv} folds need at least {cv} samples; got {n}.")
+        splitter = KFold(n_splits=int(cv), shuffle=True, random_state=random_state)
+    else:
+        splitter = check_cv(cv)
+    out = [(np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(np.zeros((n, 1)))]
+    if not out:
+        raise ValueError("cv produced no splits.")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the fit shared by ce2 and ce1
+# ---------------------------------------------------------------------------------------------
+def _select(S, T, w, degrees, alphas, basis, splits):
+    """K-fold / held-out selection of (degree, alpha) from additive sufficient statistics.
+
+    For every split the held-out statistics are computed once at the largest degree; the
+    training statistics are ``total - held-out`` when the split is a partition (otherwise they
+    are computed directly); lower degrees are sub-blocks. Each candidate costs one ridge solve,
+    and its held-out squared error ``tt - 2 beta.b + beta^T G beta`` comes from the held-out
+    statistics (the raw polynomial fits, before clipping).
+    """
+    n = S.shape[0]
+    L = max(degrees)
+    total = ChebyshevMoments.from_data(S, T, L, w)
+    per_split = []
+    for tr, te in splits:
+        wte = None if w is None else w[te]
+        st_te = ChebyshevMoments.from_data(S[te], T[te], L, wte)
+        if len(tr) + len(te) == n and np.union1d(tr, te).size == n:
+            st_tr = total - st_te
+        else:
+            st_tr = ChebyshevMoments.from_data(S[tr], T[tr], L, None if w is None else w[tr])
+        if st_te.sum_w <= 0 or st_tr.sum_w <= 0:
+            raise ValueError("A cross-validation split has an empty (or zero-weight) train or test part.")
+        per_split.append((st_tr, st_te))
+    rows = []
+    for deg in degrees:
+        errs = np.empty((len(per_split), len(alphas)))
+        for k, (st_tr, st_te) in enumerate(per_split):
+            G = st_tr.gram(basis, deg)
+            b = st_tr.cross(basis, deg)
+            tr_G = float(np.trace(G))
+            G_te = st_te.gram(basis, deg)
+            for a, alpha in enumerate(alphas):
+                beta = ridge_solve(G, b, alpha * tr_G / G.shape[0])
+                sse = st_te.sse(beta, basis, deg, gram=G_te)
+                errs[k, a] = float(sse.sum()) / st_te.sum_w
+        for a, alpha in enumerate(alphas):
+            rows.append((deg, alpha, errs[:, a].mean(), errs[:, a].std()))
+    res = {
+        "degree": np.array([r[0] for r in rows]),
+        "alpha": np.array([r[1] for r in rows]),
+        "mean_test_mse": np.array([r[2] for r in rows]),
+        "std_test_mse": np.array([r[3] for r in rows]),
+    }
+    # Smallest error; ties go to the smaller degree, then the larger alpha (the simpler fit).
+    order = np.lexsort((-res["alpha"], res["degree"], res["mean_test_mse"]))
+    best = int(order[0])
+    return int(res["degree"][best]), float(res["alpha"][best]), res
+
+
+def _fit_moments(S, T, w, *, degree, alpha, bandwidth, basis, cv, random_state, alphas):
+    n = S.shape[0]
+    eff_basis = "1d" if S.shape[1] == 1 else basis
+    degrees = _candidate_degrees(degree, n, bandwidth, eff_basis, cv)
+    cand_alphas = _candidate_alphas(alpha, alphas, cv)
+    cv_results = None
+    if cv is None:
+        deg, alph = degrees[0], cand_alphas[0]
+    else:
+        splits = _splits(cv, n, random_state)
+        deg, alph, cv_results = _select(S, T, w, degrees, cand_alphas, eff_basis, splits)
+    model = ChebyshevRidge(deg, alph, basis if basis != "1d" else "tensor").fit(S, T, w)
+    return model, deg, alph, cv_results
+
+
+def _clipped_function(model, column, n_columns):
+    def eta(scores):
+        Sn = check_scores(scores, name="scores")
+        if Sn.shape[1] != n_columns:
+            raise ValueError(f"scores must have {n_columns} column(s); got shape {Sn.shape}.")
+        return np.clip(model.predict(Sn)[:, column], 0.0, 1.0)
+
+    eta.__doc__ = f"Fitted calibration function eta{column + 1}(scores), clipped to [0, 1]."
+    return eta
+
+
+def _check_common(bandwidth, basis, method=None):
+    _check_bandwidth(bandwidth)
+    if basis not in ("tensor", "total"):
+        raise ValueError(f"basis must be 'tensor' or 'total'; got {basis!r}.")
+    if method is not None and method not in _METHODS:
+        raise ValueError(f"method must be one of {_METHODS}; got {method!r}.")
+
+
+# ---------------------------------------------------------------------------------------------
+# public functions
+# ---------------------------------------------------------------------------------------------
+def ce2_details(
+    snapshots,
+    scores,
+    *,
+    degree="auto",
+    alpha=1e-6,
+    bandwidth=2**-6,
+    method="polynomial",
+    cv=None,
+    random_state=None,
+    basis="tensor",
+    alphas=None,
+    sample_weight=None,
+):
+    """Estimate CE2 and return the fitted calibration functions with it.
+
+    Parameters are those of :func:`ce2_score`.
+
+    Returns
+    -------
+    CE2Result
+        ``ce2``, ``term1``, ``term2``, the ``degree`` and ``alpha`` used, the callables
+        ``eta1`` and ``eta2`` (fitted calibration functions on new scores) and, with ``cv``,
+        ``cv_results``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal import ce2_details
+    >>> rng = np.random.default_rng(0)
+    >>> S = np.column_stack([rng.uniform(0, 1, 3000), rng.uniform(0, 0.25, 3000)])
+    >>> Y = (rng.uniform(size=(3000, 2)) < S[:, :1]).astype(float)  # f* = m: first-order calibrated
+    >>> res = ce2_details(Y, S, degree=3)
+    >>> res.term1 < 0.03, res.term2 > 0.05  # but sigma2 > 0 overstates the spread of f* = m
+    (True, True)
+    >>> res.eta1(np.array([[0.5, 0.1]])).round(1)
+    array([0.5])
+    """
+    _check_common(bandwidth, basis, method)
+    Y = check_snapshots(snapshots, name="snapshots")
+    S = _check_second_order_scores(scores, Y.shape[0])
+    t1, t2, _ = snapshot_targets(Y)
+    m, v = S[:, 0], S[:, 0] ** 2 + S[:, 1]
+    if method != "polynomial":
+        return _baseline(method, S, t1, t2, bandwidth, sample_weight, random_state, degree, cv)
+    w = check_sample_weight(sample_weight, S.shape[0])
+    T = np.column_stack([t1, t2])
+    model, deg, alph, cv_results = _fit_moments(
+        S,
+        T,
+        w,
+        degree=degree,
+        alpha=alpha,
+        bandwidth=bandwidth,
+        basis=basis,
+        cv=cv,
+        random_state=random_state,
+        alphas=alphas,
+    )
+    E = np.clip(model.predict(S), 0.0, 1.0)
+    term1 = float(np.average(np.abs(E[:, 0] - m), weights=w))
+    term2 = float(np.average(np.abs(E[:, 1] - v), weights=w))
+    return CE2Result(
+        ce2=term1 + term2,
+        term1=term1,
+        term2=term2,
+        method="polynomial",
+        degree=deg,
+        alpha=alph,
+        basis=model.basis_,
+        n_samples=S.shape[0],
+        eta1=_clipped_function(model, 0, 2),
+        eta2=_clipped_function(model, 1, 2),
+        cv_results=cv_results,
+        extra={"model": model},
+    )
+
+
+def _baseline(method, S, t1, t2, bandwidth, sample_weight, random_state, degree, cv):
+    if sample_weight is not None:
+        raise ValueError(f"sample_weight is not supported by method={method!r}; use method='polynomial'.")
+    if degree != "auto" or cv is not None:
+        raise ValueError(
+            f"degree and cv apply to method='polynomial' only; method={method!r} chooses its "
+            "constant c on a held-out split itself."
+        )
+    try:
+        from skcal.ce2_baselines import baseline_ce2
+    except ImportError as exc:  # pragma: no cover - the baselines module ships with skcal
+        raise ImportError(f"method={method!r} needs skcal.ce2_baselines: {exc}") from None
+    out = baseline_ce2(S, t1, t2, method=method, bandwidth=bandwidth, random_state=random_state)
+    extra = {k: v for k, v in out.items() if k not in ("ce2", "term1", "term2", "eta1", "eta2")}
+    return CE2Result(
+        ce2=float(out["ce2"]),
+        term1=float(out["term1"]),
+        term2=float(out["term2"]),
+        method=method,
+        degree=None,
+        alpha=None,
+        basis=None,
+        n_samples=S.shape[0],
+        eta1=out.get("eta1"),
+        eta2=out.get("eta2"),
+        extra=extra,
+    )
+
+
+def ce2_score(
+    snapshots,
+    scores,
+    *,
+    degree="auto",
+    alpha=1e-6,
+    bandwidth=2**-6,
+    method="polynomial",
+    cv=None,
+    random_state=None,
+    basis="tensor",
+    alphas=None,
+    sample_weight=None,
+):
+    """Estimate the second-order calibration error CE2 (lower is better).
+
+    ``CE2 = E|eta1(S) - m| + E|eta2(S) - (m^2 + sigma2)|`` (SPEC 2). The polynomial estimator
+    fits ``eta1_hat`` on ``t1`` and ``eta2_hat`` on ``t2`` (SPEC 0 targets of the snapshots) by
+    Chebyshev ridge regression on the scores, clips both to [0, 1] and averages the absolute
+    deviations over the sample (in-sample plug-in).
+
+    Parameters
+    ----------
+    snapshots : array-like of shape (n, k)
+        ``k >= 2`` binary labels per input (NaN marks a missing vote; each row needs 2 votes).
+    scores : array-like of shape (n, 2)
+        The second-order scores ``(m, sigma2)`` of the predictor being measured, *already*
+        sech-perturbed (the perturbed predictor is the one that is measured; see
+        ``skcal.SechPerturber``).
+    degree : "auto", int or list of int, default="auto"
+        ``"auto"``: SPEC 2's rule ``ceil(2 log n / log theta)`` capped at
+        ``ceil(11 / sqrt(bandwidth))`` (44 at ``h = 1/16``, 88 at ``h = 1/64``; at most 88), see
+        :func:`skcal.chebyshev.degree_cap`; with ``cv`` the candidates are the schedule from the
+        cap halving down to 4 (e.g. 88, 44, 22, 11, 5). An int fixes the degree; a list gives
+        the candidates for ``cv``. When ``d > n`` the ridge is solved in its dual form, so any
+        degree works for any ``n >= 1`` (a very high degree for small ``n`` simply fits noisily;
+        use ``cv`` to choose).
+    alpha : float, default=1e-6
+        Ridge multiplier (``lam = alpha * trace(G) / d``), used when ``cv`` is None.
+    bandwidth : float, default=2**-6
+        The sech bandwidth ``h`` the scores were perturbed with (drives the degree rule and
+        the baselines).
+    method : {"polynomial", "bucketing", "nadaraya_watson"}, default="polynomial"
+        The baselines of SPEC 2 are computed by :func:`skcal.ce2_baselines.baseline_ce2` (they
+        choose their constant ``c`` on a held-out split with ``random_state``).
+    cv : None, int, float, "holdout" or CV splitter, default=None
+        Select ``degree`` and ``alpha`` (candidates: the degree schedule and ``alphas``) by the
+        held-out squared error of both moment regressions. An int ``K`` is shuffled K-fold
+        (seeded by ``random_state``); a float in (0, 1) or ``"holdout"`` (= 0.3) is one
+        held-out split of that fraction; any scikit-learn splitter is accepted. Fold statistics
+        are additive, so each candidate costs one ridge solve. After selection the chosen
+        model is refitted on all data.
+    random_state : int, RandomState instance or None, default=None
+        Shuffling of the CV folds / held-out split and of the baselines' split.
+    basis : {"tensor", "total"}, default="tensor"
+    alphas : sequence of float, default=None
+        Candidate ridge multipliers for ``cv`` (default ``1e-6, 1e-5, ..., 1``).
+    sample_weight : array-like of shape (n,), default=None
+        Weights for the regressions and the averages (polynomial method only).
+
+    Returns
+    -------
+    float
+
+    See Also
+    --------
+    ce2_details : the same estimate with the fitted calibration functions and both terms.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal import ce2_score
+    >>> rng = np.random.default_rng(0)
+    >>> n = 4000
+    >>> m = rng.uniform(0.3, 0.7, n)
+    >>> f = m + rng.choice([-0.25, 0.25], n)  # f* = m -+ 0.25: variance 1/16 given m
+    >>> Y = (rng.uniform(size=(n, 2)) < f[:, None]).astype(float)
+    >>> honest = np.column_stack([m, np.full(n, 1 / 16)])
+    >>> overconfident = np.column_stack([m, np.zeros(n)])
+    >>> ce2_score(Y, honest, degree=4) < ce2_score(Y, overconfident, degree=4)
+    True
+    """
+    return ce2_details(
+        snapshots,
+        scores,
+        degree=degree,
+        alpha=alpha,
+        bandwidth=bandwidth,
+        method=method,
+        cv=cv,
+        random_state=random_state,
+        basis=basis,
+        alphas=alphas,
+        sample_weight=sample_weight,
+    ).ce2
+
+
+def ce1_score(
+    y_true,
+    scores,
+    *,
+    degree="auto",
+    alpha=1e-6,
+    bandwidth=2**-6,
+    cv=None,
+    random_state=None,
+    alphas=None,
+    sample_weight=None,
+):
+    """Estimate the first-order calibration error ``CE1 = E|E[Y | m] - m|`` (lower is better).
+
+    ``eta1_hat`` is the 1-D Chebyshev ridge regression of the labels (or of ``t1``) on ``m``,
+    clipped to [0, 1]; ``CE1_hat = mean |eta1_hat(m_i) - m_i|``.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, k)
+        Binary labels (``{0, 1}``, ``{-1, 1}`` or booleans), or snapshots (``t1`` is used).
+    scores : array-like of shape (n,), (n, 1) or (n, 2)
+        The (perturbed) score ``m``; for ``(n, 2)`` second-order scores ``(m, sigma2)`` only
+        column 0 is used. Note: an ``(n, 2)`` array is read as ``(m, sigma2)``, *not* as
+        ``predict_proba`` output.
+    degree, alpha, bandwidth, cv, random_state, alphas, sample_weight
+        As in :func:`ce2_score`, with the 1-D basis (degree cap ``ceil(11 / sqrt(h))``, not
+        limited to 88).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal import ce1_score
+    >>> rng = np.random.default_rng(0)
+    >>> m = rng.uniform(0, 1, 5000)
+    >>> y = (rng.uniform(size=5000) < m).astype(int)
+    >>> ce1_score(y, m, degree=3) < 0.02 < ce1_score(y, m**2, degree=3)
+    True
+    """
+    _check_bandwidth(bandwidth)
+    S = check_scores(scores, name="scores")[:, :1]
+    arr = y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
+    if arr.ndim == 2 and arr.shape[1] >= 2:
+        t1 = snapshot_targets(check_snapshots(arr, name="y_true (snapshots)"))[0]
+    else:
+        if arr.ndim == 2 and arr.shape[1] == 1:
+            arr = arr[:, 0]
+        t1 = _binary_labels(arr, None, "y_true")
+    check_consistent_length(y_true=t1, scores=S)
+    w = check_sample_weight(sample_weight, S.shape[0])
+    model, _, _, _ = _fit_moments(
+        S,
+        t1[:, None],
+        w,
+        degree=degree,
+        alpha=alpha,
+        bandwidth=bandwidth,
+        basis="tensor",
+        cv=cv,
+        random_state=random_state,
+        alphas=alphas,
+    )
+    e1 = np.clip(model.predict(S)[:, 0], 0.0, 1.0)
+    return float(np.average(np.abs(e1 - S[:, 0]), weights=w))
+
+
+# ---------------------------------------------------------------------------------------------
+# scorers
+# ---------------------------------------------------------------------------------------------
+def _ce2_metric(y_true, y_pred, **kwargs):
+    return ce2_score(y_true, y_pred, **kwargs)
+
+
+#: ``scoring="ce2"`` / ``"neg_ce2"``: ``-ce2_score(y, second-order output)`` where the output
+#: is ``estimator.predict(X)`` if the estimator has ``predict``, else ``estimator.transform(X)``
+#: (e.g. a pipeline ending in ``SechPerturber``), and ``y`` are the snapshots.
+ce2_scorer = make_scorer(_ce2_metric, greater_is_better=False, response_method=("predict", "transform"))
+register_scorer("ce2", ce2_scorer)
+register_scorer("neg_ce2", ce2_scorer)

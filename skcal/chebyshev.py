@@ -1,0 +1,741 @@
+"""The Chebyshev engine of second-order calibration (SPEC section 2).
+
+Scores ``(m, sigma2)`` are mapped onto ``[-1, 1]^2`` by ``x = 2 m - 1`` and ``y = 8 sigma2 - 1``
+and regressed on Chebyshev polynomials of the first kind:
+
+* ``"tensor"``: ``T_i(x) T_j(y)`` for ``0 <= i, j <= l`` (``d = (l + 1)^2`` features);
+* ``"total"``: ``T_i(x) T_j(y)`` for ``i + j <= l`` (``d = (l + 1)(l + 2) / 2``);
+* the one-dimensional basis ``T_i(x)``, ``0 <= i <= l``, used automatically for one-column
+  scores (``m`` alone) whatever ``basis`` says.
+
+The fit never builds the ``n x d`` design matrix ``Phi``. Because
+``T_i T_j = (T_{i+j} + T_{|i-j|}) / 2``, every Gram entry is a quarter of the sum of four entries
+of the moment matrix ``M[p, q] = sum_n w_n T_p(x_n) T_q(y_n)`` (``0 <= p, q <= 2l``), which is one
+product of two ``(2l+1) x n`` Vandermonde matrices; ``Phi^T t = A^T diag(w t) B`` uses the
+degree-``l`` Vandermondes ``A`` and ``B``. Data are processed in chunks, so memory is
+``O(chunk * l + l^4)``, and the statistics of disjoint chunks add: that is what makes
+``partial_fit``, cheap cross-validation folds (training statistics = total minus the held-out
+fold) and lower degrees (a sub-block of the statistics of a higher degree) possible.
+
+The ridge penalty is ``lam = alpha * trace(G) / d``. Both targets share ``G``: it is factored
+once (Cholesky, or an eigendecomposition if the Cholesky factorisation fails numerically) and
+solved for all targets. When ``d > n`` and the data are at hand, the dual (kernel) form
+``beta = Phi^T (Phi Phi^T + lam I)^{-1} t`` is used (it needs ``Phi``, but ``n < d`` keeps it
+small). Prediction evaluates ``sum_ij C[i, j] T_i(x) T_j(y)`` as the row sums of
+``(A C) * B``, chunked, again without an ``n x d`` matrix.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import scipy.linalg
+from numpy.polynomial.chebyshev import chebvander
+
+__all__ = [
+    "BASES",
+    "MAX_AUTO_DEGREE",
+    "ChebyshevMoments",
+    "ChebyshevRidge",
+    "auto_degree",
+    "basis_powers",
+    "chebyshev_design",
+    "degree_cap",
+    "degree_schedule",
+    "map_scores",
+    "n_basis_functions",
+    "ridge_solve",
+    "theta",
+]
+
+#: The basis names the engine understands ("1d" is selected for one-column scores).
+BASES = ("tensor", "total", "1d")
+#: Largest degree the automatic rule uses for the two-dimensional bases (tensor d = 7921).
+MAX_AUTO_DEGREE = 88
+#: Rows per chunk are chosen so that one Vandermonde block holds about this many floats.
+_CHUNK_FLOATS = 2**21
+
+
+# ---------------------------------------------------------------------------------------------
+# degree rule
+# ---------------------------------------------------------------------------------------------
+def _check_bandwidth(bandwidth):
+    if (
+        not isinstance(bandwidth, numbers.Real)
+        or isinstance(bandwidth, bool)
+        or not np.isfinite(bandwidth)
+        or bandwidth <= 0
+    ):
+        raise ValueError(f"bandwidth must be a positive finite number; got {bandwidth!r}.")
+    return float(bandwidth)
+
+
+def theta(bandwidth):
+    """Return ``theta = h pi + sqrt(h^2 pi^2 + 1)``, the Bernstein-ellipse parameter of SPEC 2.
+
+    After sech perturbation with bandwidth ``h`` the calibration functions are analytic in a
+    strip of half-width ``h pi / 2``; degree-``l`` Chebyshev approximation then errs by
+    ``O(theta^-l)``.
+
+    Examples
+    --------
+    >>> round(theta(1 / 16), 4)
+    1.2154
+    """
+    h = _check_bandwidth(bandwidth)
+    return h * math.pi + math.sqrt(h * h * math.pi * math.pi + 1.0)
+
+
+def degree_cap(bandwidth, basis="tensor"):
+    """Return the largest degree the automatic rule may choose for bandwidth ``h``.
+
+    The paper caps the degree at 44 for ``h = 1/16`` and at 88 for ``h = 1/64``. Those two
+    values are reproduced by ``cap(h) = ceil(11 / sqrt(h))`` (not by a rule proportional to
+    ``1 / h``, which would give 44 and 176). For the two-dimensional bases the cap is further
+    limited to :data:`MAX_AUTO_DEGREE` ``= 88`` (the tensor Gram matrix of degree 88 already has
+    ``7921^2`` entries, 500 MB); the one-dimensional basis has ``d = l + 1`` features and is
+    not limited further.
+
+    Examples
+    --------
+    >>> degree_cap(1 / 16), degree_cap(1 / 64), degree_cap(1 / 4)
+    (44, 88, 22)
+    >>> degree_cap(2**-10), degree_cap(2**-10, basis="1d")
+    (88, 352)
+    """
+    h = _check_bandwidth(bandwidth)
+    _check_basis(basis)
+    cap = int(math.ceil(11.0 / math.sqrt(h) - 1e-9))
+    if basis != "1d":
+        cap = min(cap, MAX_AUTO_DEGREE)
+    return max(cap, 1)
+
+
+def auto_degree(n_samples, bandwidth, basis="tensor"):
+    """SPEC 2's analytic degree ``l = ceil(2 log n / log theta)``, capped by :func:`degree_cap`.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of samples ``n`` (at least 1).
+    bandwidth : float
+        The sech bandwidth ``h`` the scores were perturbed with.
+    basis : {"tensor", "total", "1d"}, default="tensor"
+
+    Returns
+    -------
+    degree : int
+        At least 1.
+
+    Examples
+    --------
+    >>> auto_degree(1000, 1 / 4)
+    20
+    >>> auto_degree(10, 1 / 4)
+    7
+    """
+    if not isinstance(n_samples, numbers.Integral) or n_samples < 1:
+        raise ValueError(f"n_samples must be a positive integer; got {n_samples!r}.")
+    rule = math.ceil(2.0 * math.log(n_samples) / math.log(theta(bandwidth)))
+    return int(max(1, min(rule, degree_cap(bandwidth, basis))))
+
+
+def degree_schedule(cap, minimum=4):
+    """Degrees for data-driven selection: ``cap``, ``cap // 2``, ... while at least ``minimum``.
+
+    If ``cap`` itself is below ``minimum`` the schedule is ``[cap]``.
+
+    Examples
+    --------
+    >>> degree_schedule(44)
+    [44, 22, 11, 5]
+    >>> degree_schedule(88)
+    [88, 44, 22, 11, 5]
+    """
+    if not isinstance(cap, numbers.Integral) or cap < 1:
+        raise ValueError(f"cap must be a positive integer; got {cap!r}.")
+    out = [int(cap)]
+    while out[-1] // 2 >= minimum:
+        out.append(out[-1] // 2)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# bases and features
+# ---------------------------------------------------------------------------------------------
+def _check_basis(basis):
+    if basis not in BASES:
+        raise ValueError(f"basis must be one of {BASES}; got {basis!r}.")
+
+
+def _check_degree(degree):
+    if not isinstance(degree, numbers.Integral) or isinstance(degree, bool) or degree < 0:
+        raise ValueError(f"degree must be a non-negative integer; got {degree!r}.")
+    return int(degree)
+
+
+def basis_powers(degree, basis="tensor"):
+    """Return the ``(d, 2)`` integer array of index pairs ``(i, j)`` of ``T_i(x) T_j(y)``.
+
+    The tensor basis is ordered with ``j`` fastest (``(0,0), (0,1), ..., (0,l), (1,0), ...``);
+    the total-degree basis is the sub-list with ``i + j <= l`` in the same order; the 1-D basis
+    has ``j = 0``.
+
+    Examples
+    --------
+    >>> basis_powers(1, "tensor").tolist()
+    [[0, 0], [0, 1], [1, 0], [1, 1]]
+    >>> basis_powers(1, "total").tolist()
+    [[0, 0], [0, 1], [1, 0]]
+    >>> basis_powers(2, "1d").tolist()
+    [[0, 0], [1, 0], [2, 0]]
+    """
+    degree = _check_degree(degree)
+    _check_basis(basis)
+    if basis == "1d":
+        i = np.arange(degree + 1)
+        return np.stack([i, np.zeros_like(i)], axis=1)
+    i, j = np.meshgrid(np.arange(degree + 1), np.arange(degree + 1), indexing="ij")
+    P = np.stack([i.ravel(), j.ravel()], axis=1)
+    if basis == "total":
+        P = P[P.sum(axis=1) <= degree]
+    return P
+
+
+def n_basis_functions(degree, basis="tensor"):
+    """Number of features ``d`` of a basis.
+
+    Examples
+    --------
+    >>> n_basis_functions(44), n_basis_functions(44, "total"), n_basis_functions(44, "1d")
+    (2025, 1035, 45)
+    """
+    degree = _check_degree(degree)
+    _check_basis(basis)
+    if basis == "tensor":
+        return (degree + 1) ** 2
+    if basis == "total":
+        return (degree + 1) * (degree + 2) // 2
+    return degree + 1
+
+
+def map_scores(scores):
+    """Map validated scores onto ``[-1, 1]``: ``x = 2 m - 1`` and (two columns) ``y = 8 sigma2 - 1``.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n, 1) or (n, 2)
+
+    Returns
+    -------
+    x : ndarray of shape (n,)
+    y : ndarray of shape (n,) or None
+        ``None`` for one-column scores.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x, y = map_scores(np.array([[0.0, 0.25], [0.5, 0.0]]))
+    >>> x.tolist(), y.tolist()
+    ([-1.0, 0.0], [1.0, -1.0])
+    """
+    S = np.asarray(scores, dtype=np.float64)
+    if S.ndim != 2 or S.shape[1] not in (1, 2):
+        raise ValueError(f"scores must have shape (n, 1) or (n, 2); got {S.shape}.")
+    x = 2.0 * S[:, 0] - 1.0
+    y = 8.0 * S[:, 1] - 1.0 if S.shape[1] == 2 else None
+    return x, y
+
+
+def _effective_basis(basis, n_columns):
+    return "1d" if n_columns == 1 else basis
+
+
+def chebyshev_design(scores, degree, basis="tensor"):
+    """The explicit ``n x d`` design matrix ``Phi`` (for tests, the dual form and small n only).
+
+    The fit path of :class:`ChebyshevRidge` never calls this for ``n >= d``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> chebyshev_design(np.array([[1.0, 0.25]]), 1).tolist()
+    [[1.0, 1.0, 1.0, 1.0]]
+    """
+    S = np.asarray(scores, dtype=np.float64)
+    x, y = map_scores(S)
+    basis = _effective_basis(basis, S.shape[1])
+    P = basis_powers(degree, basis)
+    A = chebvander(x, degree)
+    if y is None:
+        return A[:, P[:, 0]]
+    B = chebvander(y, degree)
+    return A[:, P[:, 0]] * B[:, P[:, 1]]
+
+
+def _chunk_rows(degree):
+    return max(256, _CHUNK_FLOATS // (2 * degree + 1))
+
+
+# ---------------------------------------------------------------------------------------------
+# sufficient statistics
+# ---------------------------------------------------------------------------------------------
+class ChebyshevMoments:
+    """Additive sufficient statistics of a Chebyshev ridge regression.
+
+    For data ``(x_n, y_n)`` (mapped scores), targets ``t_n`` (``r`` columns) and weights ``w_n``
+    the statistics at degree ``L`` are
+
+    * ``M[p, q] = sum_n w_n T_p(x_n) T_q(y_n)``, ``0 <= p, q <= 2L`` (``q = 0`` only for 1-D),
+    * ``AtB[r, i, j] = sum_n w_n t_nr T_i(x_n) T_j(y_n)``, ``0 <= i, j <= L``,
+    * ``tt[r] = sum_n w_n t_nr^2``, ``sum_w = sum_n w_n`` and ``n_samples``.
+
+    They add over disjoint chunks (``+``, ``-``), any lower degree is a sub-block
+    (:meth:`restrict`), and they give the Gram matrix :meth:`gram`, the cross products
+    :meth:`cross` and the residual sum of squares of any coefficient vector :meth:`sse` without
+    the data.
+
+    Parameters
+    ----------
+    degree : int
+        The maximum degree ``L``.
+    n_dims : {1, 2}
+        2 for ``(m, sigma2)`` scores, 1 for ``m`` alone.
+    n_targets : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> S = np.array([[0.1, 0.01], [0.5, 0.2], [0.9, 0.05]])
+    >>> t = np.array([[0.0], [1.0], [1.0]])
+    >>> st = ChebyshevMoments.from_data(S, t, degree=1)
+    >>> G = st.gram("tensor")
+    >>> Phi = chebyshev_design(S, 1)
+    >>> bool(np.allclose(G, Phi.T @ Phi)), bool(np.allclose(st.cross("tensor")[:, 0], Phi.T @ t[:, 0]))
+    (True, True)
+    """
+
+    def __init__(self, degree, n_dims=2, n_targets=1):
+        self.degree = _check_degree(degree)
+        if n_dims not in (1, 2):
+            raise ValueError(f"n_dims must be 1 or 2; got {n_dims!r}.")
+        if not isinstance(n_targets, numbers.Integral) or n_targets < 1:
+            raise ValueError(f"n_targets must be a positive integer; got {n_targets!r}.")
+        self.n_dims = int(n_dims)
+        self.n_targets = int(n_targets)
+        L = self.degree
+        qy = 2 * L + 1 if n_dims == 2 else 1
+        qb = L + 1 if n_dims == 2 else 1
+        self.M = np.zeros((2 * L + 1, qy))
+        self.AtB = np.zeros((n_targets, L + 1, qb))
+        self.tt = np.zeros(n_targets)
+        self.sum_w = 0.0
+        self.n_samples = 0
+
+    # -- construction ---------------------------------------------------------------------
+    @classmethod
+    def from_data(cls, scores, targets, degree, sample_weight=None, chunk_size=None):
+        """Statistics of ``(scores, targets)``; see :meth:`update`."""
+        S = np.asarray(scores, dtype=np.float64)
+        T = np.asarray(targets, dtype=np.float64)
+        if T.ndim == 1:
+            T = T[:, None]
+        return cls(degree, S.shape[1], T.shape[1]).update(S, T, sample_weight, chunk_size)
+
+    def update(self, scores, targets, sample_weight=None, chunk_size=None):
+        """Add the statistics of a batch in place (chunked) and return ``self``.
+
+        Parameters
+        ----------
+        scores : ndarray of shape (n, n_dims)
+            Validated scores (``m`` in [0, 1], ``sigma2`` in [0, 1/4]).
+        targets : ndarray of shape (n, n_targets) or (n,)
+        sample_weight : ndarray of shape (n,) or None
+        chunk_size : int or None
+            Rows per chunk; ``None`` picks about ``2^21 / (2L + 1)`` rows (16 MB per
+            Vandermonde block).
+        """
+        S = np.asarray(scores, dtype=np.float64)
+        T = np.asarray(targets, dtype=np.float64)
+        if T.ndim == 1:
+            T = T[:, None]
+        if S.ndim != 2 or S.shape[1] != self.n_dims:
+            raise ValueError(f"scores must have shape (n, {self.n_dims}); got {S.shape}.")
+        if T.shape != (S.shape[0], self.n_targets):
+            raise ValueError(f"targets must have shape ({S.shape[0]}, {self.n_targets}); got {T.shape}.")
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        L = self.degree
+        step = int(chunk_size) if chunk_size is not None else _chunk_rows(L)
+        if step < 1:
+            raise ValueError(f"chunk_size must be a positive integer; got {chunk_size!r}.")
+        x, y = map_scores(S)
+        for start in range(0, S.shape[0], step):
+            sl = slice(start, start + step)
+            # (2L+1, n_chunk) C-contiguous blocks: chebvander(.).T is the underlying array.
+            Vx = chebvander(x[sl], 2 * L).T
+            Vy = chebvander(y[sl], 2 * L).T if y is not None else np.ones((1, Vx.shape[1]))
+            wc = w[sl] if w is not None else None
+            Vxw = Vx * wc if wc is not None else Vx
+            self.M += Vxw @ Vy.T
+            Ax = Vxw[: L + 1]
+            By = Vy[: self.AtB.shape[2]]
+            Tc = T[sl]
+            for r in range(self.n_targets):
+                self.AtB[r] += (Ax * Tc[:, r]) @ By.T
+            if wc is None:
+                self.tt += np.einsum("nr,nr->r", Tc, Tc)
+                self.sum_w += Tc.shape[0]
+            else:
+                self.tt += np.einsum("n,nr,nr->r", wc, Tc, Tc)
+                self.sum_w += float(wc.sum())
+        self.n_samples += S.shape[0]
+        return self
+
+    def copy(self):
+        new = ChebyshevMoments(self.degree, self.n_dims, self.n_targets)
+        new.M = self.M.copy()
+        new.AtB = self.AtB.copy()
+        new.tt = self.tt.copy()
+        new.sum_w = self.sum_w
+        new.n_samples = self.n_samples
+        return new
+
+    def _check_compatible(self, other):
+        if not isinstance(other, ChebyshevMoments):
+            return NotImplemented
+        if (self.degree, self.n_dims, self.n_targets) != (other.degree, other.n_dims, other.n_targets):
+            raise ValueError(
+                "Cannot combine statistics of different shapes: "
+                f"(degree, n_dims, n_targets) = {(self.degree, self.n_dims, self.n_targets)} vs "
+                f"{(other.degree, other.n_dims, other.n_targets)}."
+            )
+        return None
+
+    def __add__(self, other):
+        if self._check_compatible(other) is NotImplemented:
+            return NotImplemented
+        new = self.copy()
+        new.M += other.M
+        new.AtB += other.AtB
+        new.tt += other.tt
+        new.sum_w += other.sum_w
+        new.n_samples += other.n_samples
+        return new
+
+    def __sub__(self, other):
+        if self._check_compatible(other) is NotImplemented:
+            return NotImplemented
+        new = self.copy()
+        new.M -= other.M
+        new.AtB -= other.AtB
+        new.tt -= other.tt
+        new.sum_w -= other.sum_w
+        new.n_samples -= other.n_samples
+        return new
+
+    def restrict(self, degree):
+        """Statistics of a lower degree (a sub-block; no data pass)."""
+        degree = _check_degree(degree)
+        if degree > self.degree:
+            raise ValueError(f"degree {degree} exceeds the statistics' degree {self.degree}.")
+        new = ChebyshevMoments(degree, self.n_dims, self.n_targets)
+        new.M = self.M[: 2 * degree + 1, : new.M.shape[1]].copy()
+        new.AtB = self.AtB[:, : degree + 1, : new.AtB.shape[2]].copy()
+        new.tt = self.tt.copy()
+        new.sum_w = self.sum_w
+        new.n_samples = self.n_samples
+        return new
+
+    # -- derived quantities ---------------------------------------------------------------
+    def _basis(self, basis):
+        _check_basis(basis)
+        return "1d" if self.n_dims == 1 else basis
+
+    def gram(self, basis="tensor", degree=None):
+        """The Gram matrix ``G = Phi^T W Phi`` (``d x d``) assembled from the moment matrix.
+
+        ``G[(i,j), (i',j')] = (M[i+i', j+j'] + M[i+i', |j-j'|] + M[|i-i'|, j+j'] +
+        M[|i-i'|, |j-j'|]) / 4``: the x-sums are folded first (``Q = M[i+i'] + M[|i-i'|]``),
+        then two vectorised gathers per block of rows (the loop runs over the ``l + 1`` values
+        of ``i``, never over samples).
+        """
+        L = self.degree if degree is None else _check_degree(degree)
+        if L > self.degree:
+            raise ValueError(f"degree {L} exceeds the statistics' degree {self.degree}.")
+        basis = self._basis(basis)
+        M = self.M
+        P = basis_powers(L, basis)
+        if basis == "1d":
+            i = P[:, 0]
+            return 0.5 * (M[i[:, None] + i[None, :], 0] + M[np.abs(i[:, None] - i[None, :]), 0])
+        k = np.arange(L + 1)
+        S = k[:, None] + k[None, :]
+        D = np.abs(k[:, None] - k[None, :])
+        # Q[i, i', q] = M[i + i', q] + M[|i - i'|, q]; then G[(i, j), (i', j')] =
+        # (Q[i, i', j + j'] + Q[i, i', |j - j'|]) / 4. One block of rows (fixed i) at a time.
+        Q = M[S] + M[D]
+        keep = None if basis == "tensor" else (P[:, 0] * (L + 1) + P[:, 1])
+        d = P.shape[0]
+        G = np.empty((d, d))
+        row = 0
+        for i in range(L + 1):
+            blk = Q[i][:, S]
+            blk += Q[i][:, D]
+            blk = blk.transpose(1, 0, 2).reshape(L + 1, (L + 1) ** 2)  # rows j, columns (i', j')
+            if keep is not None:
+                blk = blk[: L - i + 1][:, keep]
+            G[row : row + blk.shape[0]] = blk
+            row += blk.shape[0]
+        G *= 0.25
+        return G
+
+    def gram_trace(self, basis="tensor", degree=None):
+        """``trace(G)`` from the moments (no Gram assembly)."""
+        L = self.degree if degree is None else _check_degree(degree)
+        P = basis_powers(L, self._basis(basis))
+        i, j = 2 * P[:, 0], 2 * P[:, 1]
+        M = self.M
+        if self.n_dims == 1:
+            return float(0.5 * (M[i, 0] + M[0, 0]).sum())
+        return float(0.25 * (M[i, j] + M[i, 0] + M[0, j] + M[0, 0]).sum())
+
+    def cross(self, basis="tensor", degree=None):
+        """The cross products ``Phi^T W t`` as a ``(d, n_targets)`` array."""
+        L = self.degree if degree is None else _check_degree(degree)
+        if L > self.degree:
+            raise ValueError(f"degree {L} exceeds the statistics' degree {self.degree}.")
+        P = basis_powers(L, self._basis(basis))
+        return self.AtB[:, P[:, 0], P[:, 1]].T.copy()
+
+    def sse(self, coef, basis="tensor", degree=None, gram=None):
+        """Weighted residual sum of squares ``sum_n w_n (t_n - Phi_n beta)^2`` per target.
+
+        Computed as ``tt - 2 beta . b + beta^T G beta`` from the statistics alone (this is how
+        cross-validation scores a held-out fold without touching its data again).
+        """
+        coef = np.asarray(coef, dtype=np.float64)
+        if coef.ndim == 1:
+            coef = coef[:, None]
+        G = self.gram(basis, degree) if gram is None else gram
+        b = self.cross(basis, degree)
+        return self.tt - 2.0 * np.einsum("dr,dr->r", coef, b) + np.einsum("dr,dr->r", coef, G @ coef)
+
+
+# ---------------------------------------------------------------------------------------------
+# ridge
+# ---------------------------------------------------------------------------------------------
+def ridge_solve(G, b, lam):
+    """Solve ``(G + lam I) beta = b`` for all columns of ``b`` with one factorisation.
+
+    Cholesky is tried first; if it fails (numerically indefinite ``G`` with a tiny ``lam``)
+    the symmetric eigendecomposition is used, with eigenvalues below
+    ``d * eps * max(eigenvalue)`` treated as zero (a minimum-norm solution).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ridge_solve(np.eye(2), np.array([[2.0], [4.0]]), 1.0).ravel().tolist()
+    [1.0, 2.0]
+    """
+    G = np.asarray(G, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    A = G.copy()
+    A.flat[:: A.shape[0] + 1] += lam
+    try:
+        c = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
+        return scipy.linalg.cho_solve(c, b, check_finite=False)
+    except np.linalg.LinAlgError:
+        pass
+    ev, Q = scipy.linalg.eigh(G, check_finite=False)
+    ev = ev + lam
+    tol = G.shape[0] * np.finfo(np.float64).eps * max(abs(ev).max(), 1e-300)
+    inv = np.where(ev > tol, 1.0 / np.where(ev > tol, ev, 1.0), 0.0)
+    return Q @ (inv[:, None] * (Q.T @ b))
+
+
+def _penalty(alpha, trace, d):
+    return float(alpha) * trace / d
+
+
+def _check_alpha(alpha):
+    if not isinstance(alpha, numbers.Real) or isinstance(alpha, bool) or not np.isfinite(alpha) or alpha < 0:
+        raise ValueError(f"alpha must be a non-negative finite number; got {alpha!r}.")
+    return float(alpha)
+
+
+class ChebyshevRidge:
+    """Multi-target ridge regression on a Chebyshev basis, fitted from sufficient statistics.
+
+    This is the engine behind :class:`skcal.SecondOrderPlattCalibrator` and
+    :func:`skcal.ce2_score`; it is a plain numerical class (not a scikit-learn estimator) and
+    expects validated scores.
+
+    Parameters
+    ----------
+    degree : int, default=12
+    alpha : float, default=1e-12
+        Ridge multiplier: ``lam = alpha * trace(G) / d``.
+    basis : {"tensor", "total"}, default="tensor"
+        Ignored (the 1-D basis is used) for one-column scores.
+    dual : {"auto", True, False}, default="auto"
+        ``"auto"`` uses the dual (kernel) form in :meth:`fit` when ``d > n``.
+    chunk_size : int or None, default=None
+        Rows per chunk of the data passes.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (d, n_targets)
+    powers_ : ndarray of shape (d, 2)
+        Index pairs ``(i, j)`` of the features ``T_i(x) T_j(y)``.
+    basis_ : str
+        The basis used (``"1d"`` for one-column scores).
+    lam_ : float
+        The ridge penalty ``alpha * trace(G) / d``.
+    stats_ : ChebyshevMoments
+        The accumulated statistics (what :meth:`partial_fit` adds to).
+    solver_ : {"primal", "dual"}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> S = np.column_stack([rng.uniform(0, 1, 200), rng.uniform(0, 0.25, 200)])
+    >>> t = S[:, 0] ** 2 + 3 * S[:, 1]
+    >>> model = ChebyshevRidge(degree=2, alpha=0.0).fit(S, t)
+    >>> float(np.abs(model.predict(S)[:, 0] - t).max()) < 1e-10
+    True
+    """
+
+    def __init__(self, degree=12, alpha=1e-12, basis="tensor", dual="auto", chunk_size=None):
+        self.degree = degree
+        self.alpha = alpha
+        self.basis = basis
+        self.dual = dual
+        self.chunk_size = chunk_size
+
+    def _setup(self, n_dims, n_targets):
+        self.degree_ = _check_degree(self.degree)
+        self.alpha_ = _check_alpha(self.alpha)
+        if self.basis not in ("tensor", "total"):
+            raise ValueError(f"basis must be 'tensor' or 'total'; got {self.basis!r}.")
+        if self.dual not in ("auto", True, False):
+            raise ValueError(f"dual must be 'auto', True or False; got {self.dual!r}.")
+        self.basis_ = _effective_basis(self.basis, n_dims)
+        self.powers_ = basis_powers(self.degree_, self.basis_)
+        self.n_dims_ = n_dims
+        self.stats_ = ChebyshevMoments(self.degree_, n_dims, n_targets)
+
+    @staticmethod
+    def _prep(scores, targets, sample_weight):
+        S = np.asarray(scores, dtype=np.float64)
+        T = np.asarray(targets, dtype=np.float64)
+        if T.ndim == 1:
+            T = T[:, None]
+        if S.ndim != 2 or S.shape[1] not in (1, 2):
+            raise ValueError(f"scores must have shape (n, 1) or (n, 2); got {S.shape}.")
+        if T.ndim != 2 or T.shape[0] != S.shape[0]:
+            raise ValueError(f"targets must have {S.shape[0]} rows; got shape {T.shape}.")
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        return S, T, w
+
+    def fit(self, scores, targets, sample_weight=None):
+        """Fit from scratch; the dual form is used when ``d > n`` (``dual="auto"``)."""
+        S, T, w = self._prep(scores, targets, sample_weight)
+        self._setup(S.shape[1], T.shape[1])
+        d = self.powers_.shape[0]
+        use_dual = self.dual is True or (self.dual == "auto" and d > S.shape[0])
+        self.stats_.update(S, T, w, self.chunk_size)
+        if use_dual:
+            self._solve_dual(S, T, w)
+        else:
+            self._solve_primal()
+        return self
+
+    def partial_fit(self, scores, targets, sample_weight=None):
+        """Add a batch to the statistics and re-solve (primal form)."""
+        S, T, w = self._prep(scores, targets, sample_weight)
+        if not hasattr(self, "stats_"):
+            self._setup(S.shape[1], T.shape[1])
+        elif S.shape[1] != self.n_dims_ or T.shape[1] != self.stats_.n_targets:
+            raise ValueError(
+                f"partial_fit got scores with {S.shape[1]} columns and {T.shape[1]} targets; "
+                f"the model was started with {self.n_dims_} and {self.stats_.n_targets}."
+            )
+        self.stats_.update(S, T, w, self.chunk_size)
+        self._solve_primal()
+        return self
+
+    def fit_stats(self, stats):
+        """Fit from precomputed statistics (restricted to ``degree`` if they are of higher degree)."""
+        self._setup(stats.n_dims, stats.n_targets)
+        self.stats_ = stats.restrict(self.degree_) if stats.degree != self.degree_ else stats.copy()
+        self._solve_primal()
+        return self
+
+    def _solve_primal(self):
+        st = self.stats_
+        G = st.gram(self.basis_)
+        b = st.cross(self.basis_)
+        d = G.shape[0]
+        self.lam_ = _penalty(self.alpha_, float(np.trace(G)), d)
+        self.coef_ = ridge_solve(G, b, self.lam_)
+        self.solver_ = "primal"
+
+    def _solve_dual(self, S, T, w):
+        Phi = chebyshev_design(S, self.degree_, self.basis_)
+        if w is not None:
+            sw = np.sqrt(w)
+            Phi = Phi * sw[:, None]
+            T = T * sw[:, None]
+        K = Phi @ Phi.T
+        d = Phi.shape[1]
+        self.lam_ = _penalty(self.alpha_, float(np.trace(K)), d)
+        self.coef_ = Phi.T @ ridge_solve(K, T, self.lam_)
+        self.solver_ = "dual"
+
+    def coef_grid(self):
+        """Coefficients as ``(n_targets, l + 1, l + 1)`` (or ``(n_targets, l + 1, 1)`` for 1-D)."""
+        L = self.degree_
+        r = self.coef_.shape[1]
+        C = np.zeros((r, L + 1, L + 1 if self.n_dims_ == 2 else 1))
+        C[:, self.powers_[:, 0], self.powers_[:, 1]] = self.coef_.T
+        return C
+
+    def predict(self, scores):
+        """Evaluate the fitted polynomials: ``(n, n_targets)``, chunked, no ``n x d`` matrix."""
+        S = np.asarray(scores, dtype=np.float64)
+        if S.ndim != 2 or S.shape[1] != self.n_dims_:
+            raise ValueError(f"scores must have shape (n, {self.n_dims_}); got {S.shape}.")
+        return chebyshev_evaluate(S, self.coef_grid(), chunk_size=self.chunk_size)
+
+
+def chebyshev_evaluate(scores, C, chunk_size=None):
+    """Evaluate ``sum_ij C[r, i, j] T_i(x) T_j(y)`` for every row of ``scores`` and target ``r``.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n, 1) or (n, 2)
+    C : ndarray of shape (r, l + 1, l + 1) or (r, l + 1, 1)
+
+    Returns
+    -------
+    ndarray of shape (n, r)
+    """
+    S = np.asarray(scores, dtype=np.float64)
+    C = np.asarray(C, dtype=np.float64)
+    L = C.shape[1] - 1
+    x, y = map_scores(S)
+    out = np.empty((S.shape[0], C.shape[0]))
+    step = int(chunk_size) if chunk_size is not None else _chunk_rows(L)
+    for start in range(0, S.shape[0], step):
+        sl = slice(start, start + step)
+        A = chebvander(x[sl], L).T  # (L+1, n_chunk)
+        if y is None:
+            out[sl] = (C[:, :, 0] @ A).T
+            continue
+        B = chebvander(y[sl], L).T
+        for r in range(C.shape[0]):
+            out[sl, r] = np.einsum("jn,jn->n", C[r].T @ A, B)
+    return out

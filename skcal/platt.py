@@ -1,0 +1,306 @@
+"""Second-order Platt scaling (SPEC section 2).
+
+A second-order predictor outputs ``S(x) = (m(x), sigma2(x))``. Second-order Platt scaling
+regresses the unbiased snapshot targets ``t1`` (for ``E[Y | S]``) and ``t2`` (for
+``E[f*^2 | S]``) on a Chebyshev basis of the scores and returns the recalibrated predictor
+
+    T(x) = (eta1_hat(S(x)), max(0, eta2_hat(S(x)) - eta1_hat(S(x))^2)),
+
+which is exactly second-order calibrated when the true calibration functions are used.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from skcal._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
+from skcal._validation import (
+    _binary_labels,
+    check_sample_weight,
+    check_scores,
+    check_snapshots,
+    snapshot_targets,
+)
+from skcal.chebyshev import ChebyshevRidge
+
+__all__ = ["SecondOrderPlattCalibrator", "project_moments"]
+
+
+def project_moments(eta1, eta2):
+    """Project raw moment estimates onto the feasible region ``eta1^2 <= eta2 <= eta1``.
+
+    ``eta1`` is clipped to [0, 1], then ``eta2`` to ``[eta1^2, eta1]`` (SPEC 2).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> e1, e2 = project_moments(np.array([1.2, 0.5, 0.5]), np.array([0.3, 0.1, 0.9]))
+    >>> e1.tolist(), e2.tolist()
+    ([1.0, 0.5, 0.5], [1.0, 0.25, 0.5])
+    """
+    e1 = np.clip(np.asarray(eta1, dtype=np.float64), 0.0, 1.0)
+    e2 = np.clip(np.asarray(eta2, dtype=np.float64), e1 * e1, e1)
+    return e1, e2
+
+
+class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
+    """Second-order Platt scaling: recalibrate ``(m, sigma2)`` scores with snapshot labels.
+
+    ``fit(X, y)`` takes scores ``X`` (``(n, 2)`` as ``(m, sigma2)`` with ``m`` in [0, 1] and
+    ``sigma2`` in [0, 1/4], or ``(n, 1)`` for ``m`` alone) and snapshots ``y`` (``(n, k)``,
+    ``k >= 2`` binary labels per input, NaN for a missing vote). From each row the unbiased
+    targets ``t1 = a / c`` and ``t2 = a (a - 1) / (c (c - 1))`` are formed (SPEC 0) and both are
+    regressed on the Chebyshev basis of the mapped scores by ridge regression with
+    ``lam = alpha * trace(G) / d`` (one factorisation for both targets; sufficient statistics,
+    never an ``n x d`` design matrix; the dual form when ``d > n``).
+
+    Parameters
+    ----------
+    degree : int, default=12
+        Chebyshev degree ``l``.
+    alpha : float, default=1e-12
+        Ridge multiplier (``alpha >= 0``; ``0`` gives the minimum-norm least-squares fit).
+    basis : {"tensor", "total"}, default="tensor"
+        ``T_i(x) T_j(y)`` with ``i, j <= l`` or with ``i + j <= l``. One-column scores always
+        use the 1-D basis ``T_i(x)``.
+    order : {1, 2}, default=2
+        ``2``: second-order Platt scaling. ``1``: first-order Platt scaling, which regresses
+        ``t1`` only and sets ``eta2_hat = eta1_hat^2`` (so ``sigma2' = 0``). With ``order=1``
+        ``y`` may also be a 1-D vector of binary labels (``{0, 1}``, ``{-1, 1}`` or booleans);
+        with ``order=2`` a 1-D ``y`` is an error, because a single label cannot estimate
+        ``E[f*^2]``.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (d, order)
+        Chebyshev coefficients of ``eta1_hat`` (column 0) and, for ``order=2``, ``eta2_hat``
+        (column 1), in the order of ``powers_``.
+    powers_ : ndarray of shape (d, 2)
+        Index pairs ``(i, j)`` of the features ``T_i(2m - 1) T_j(8 sigma2 - 1)``.
+    degree_ : int
+    basis_ : str
+        ``"tensor"``, ``"total"`` or ``"1d"`` (one-column scores).
+    lam_ : float
+        The ridge penalty used.
+    solver_ : {"primal", "dual"}
+    engine_ : skcal.chebyshev.ChebyshevRidge
+        The fitted engine (its ``stats_`` are what :meth:`partial_fit` adds to).
+    n_features_in_ : int
+        1 or 2.
+    feature_names_in_ : ndarray of str
+        Only when ``X`` has string column names.
+
+    Notes
+    -----
+    *Sample size.* At least 2 samples are required. No minimum relative to the number of
+    features ``d`` is imposed: with ``d > n`` the ridge problem is solved in its dual form,
+    which is well posed for any ``alpha > 0`` (and gives the minimum-norm interpolant for
+    ``alpha = 0``); the fit is then as rough as the data allow, so choose the degree by
+    cross-validation (see :meth:`score`).
+
+    *Outputs.* :meth:`transform` and :meth:`predict` both return the recalibrated
+    ``(m', sigma2')`` as an ``(n, 2)`` array (also for one-column input and for ``order=1``,
+    where ``sigma2' = 0``), so the output is always a second-order score; with
+    ``set_output(transform="pandas")`` the columns are named ``"m"`` and ``"sigma2"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal import SecondOrderPlattCalibrator
+    >>> rng = np.random.default_rng(0)
+    >>> n = 2000
+    >>> S = np.column_stack([rng.uniform(0, 1, n), rng.uniform(0, 0.25, n)])
+    >>> f = np.clip(S[:, 0] + rng.normal(0, 0.1, n), 0, 1)  # true P(Y=1|x)
+    >>> Y = (rng.uniform(size=(n, 2)) < f[:, None]).astype(float)  # two snapshots
+    >>> cal = SecondOrderPlattCalibrator(degree=4, alpha=1e-6).fit(S, Y)
+    >>> out = cal.transform(S)
+    >>> out.shape, bool((out[:, 1] <= out[:, 0] * (1 - out[:, 0]) + 1e-12).all())
+    ((2000, 2), True)
+    """
+
+    _parameter_constraints: dict = {
+        "degree": [Interval(Integral, 0, None, closed="left")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "basis": [StrOptions({"tensor", "total"})],
+        "order": [Interval(Integral, 1, 2, closed="both")],
+    }
+
+    def __init__(self, degree=12, alpha=1e-12, basis="tensor", order=2):
+        self.degree = degree
+        self.alpha = alpha
+        self.basis = basis
+        self.order = order
+
+    # -- validation -----------------------------------------------------------------------
+    def _check_X(self, X, *, reset):
+        X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_min_samples=2 if reset else 1)
+        return check_scores(X, name="X (scores)")
+
+    def _targets(self, y, n_samples):
+        """Return ``(targets for the regression, t1, t2 or None)``."""
+        if y is None:
+            raise ValueError(
+                "y is required: pass (n, k) snapshots (k >= 2 binary labels per input, NaN for a "
+                "missing vote)" + (" or, with order=1, 1-D binary labels." if self.order == 1 else ".")
+            )
+        arr = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
+        one_d = arr.ndim == 1 or (arr.ndim == 2 and arr.shape[1] == 1)
+        if one_d:
+            if self.order == 2:
+                raise ValueError(
+                    "y must be (n, k) snapshots with k >= 2 labels per input for order=2; got a "
+                    f"1-D y of shape {arr.shape}. A single label per input cannot estimate "
+                    "E[f*^2]; use order=1 for first-order Platt scaling with 1-D labels."
+                )
+            t1 = _binary_labels(arr.ravel() if arr.ndim == 2 else arr, None, "y")
+            if t1.shape[0] != n_samples:
+                raise ValueError(f"y has {t1.shape[0]} labels; expected {n_samples} (one per row of X).")
+            return t1[:, None], t1, None
+        Y = check_snapshots(arr, name="y (snapshots)", n_samples=n_samples)
+        t1, t2, _ = snapshot_targets(Y)
+        T = np.column_stack([t1, t2]) if self.order == 2 else t1[:, None]
+        return T, t1, t2
+
+    # -- fitting --------------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the calibration functions ``eta1_hat`` (and ``eta2_hat``) from scratch.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, 2) or (n, 1)
+            Scores ``(m, sigma2)`` or ``m`` alone.
+        y : array-like of shape (n, k)
+            Snapshots (``k >= 2``; NaN marks a missing vote). With ``order=1`` also 1-D labels.
+        sample_weight : array-like of shape (n,), default=None
+
+        Returns
+        -------
+        self
+        """
+        S = self._check_X(X, reset=True)
+        T, _, _ = self._targets(y, S.shape[0])
+        w = check_sample_weight(sample_weight, S.shape[0])
+        self.engine_ = ChebyshevRidge(self.degree, self.alpha, self.basis).fit(S, T, w)
+        self._publish()
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, sample_weight=None):
+        """Add a batch to the sufficient statistics and re-solve.
+
+        Fitting batches one after the other with ``partial_fit`` gives the same coefficients
+        as one :meth:`fit` on their concatenation (up to rounding; ``partial_fit`` always uses
+        the primal form). Changing ``degree``, ``basis`` or ``order`` between calls is an error.
+        """
+        first = not hasattr(self, "engine_")
+        if not first:
+            eng = self.engine_
+            if (eng.degree, eng.basis, eng.stats_.n_targets) != (self.degree, self.basis, self.order):
+                raise ValueError(
+                    "degree, basis and order cannot change between partial_fit calls; call fit to "
+                    "start afresh."
+                )
+        S = self._check_X(X, reset=first)
+        T, _, _ = self._targets(y, S.shape[0])
+        w = check_sample_weight(sample_weight, S.shape[0])
+        if first:
+            self.engine_ = ChebyshevRidge(self.degree, self.alpha, self.basis)
+        self.engine_.alpha = self.alpha
+        self.engine_.partial_fit(S, T, w)
+        self._publish()
+        return self
+
+    def _publish(self):
+        eng = self.engine_
+        self.coef_ = eng.coef_
+        self.powers_ = eng.powers_
+        self.degree_ = eng.degree_
+        self.basis_ = eng.basis_
+        self.lam_ = eng.lam_
+        self.solver_ = eng.solver_
+
+    # -- prediction -----------------------------------------------------------------------
+    def predict_moments(self, X, project=True):
+        """The fitted calibration functions at the scores ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features_in_)
+        project : bool, default=True
+            ``True``: ``eta1`` clipped to [0, 1], then ``eta2`` clipped to ``[eta1^2, eta1]``.
+            ``False``: the raw polynomial values (``eta2 = eta1^2`` for ``order=1``). A raw
+            ``eta2 - eta1^2 < 0`` at some score says the model overstates its epistemic
+            uncertainty there.
+
+        Returns
+        -------
+        ndarray of shape (n, 2)
+            Columns ``eta1_hat`` (estimate of ``E[Y | S]``) and ``eta2_hat`` (of
+            ``E[f*^2 | S]``).
+        """
+        check_is_fitted(self, "engine_")
+        S = self._check_X(X, reset=False)
+        raw = self.engine_.predict(S)
+        e1 = raw[:, 0]
+        if project:
+            e1 = np.clip(e1, 0.0, 1.0)
+        e2 = raw[:, 1] if raw.shape[1] == 2 else e1 * e1
+        if project:
+            e1, e2 = project_moments(e1, e2)
+        return np.column_stack([e1, e2])
+
+    def eta1(self, X):
+        """Projected ``eta1_hat(X)``, the estimate of ``E[Y | S = X]``; shape (n,)."""
+        return self.predict_moments(X)[:, 0]
+
+    def eta2(self, X):
+        """Projected ``eta2_hat(X)``, the estimate of ``E[f*^2 | S = X]``; shape (n,)."""
+        return self.predict_moments(X)[:, 1]
+
+    def transform(self, X):
+        """Recalibrated scores ``(m', sigma2') = (eta1, max(0, eta2 - eta1^2))``, shape (n, 2).
+
+        Because ``eta2`` is projected into ``[eta1^2, eta1]``, ``sigma2' <= m' (1 - m')``.
+        """
+        E = self.predict_moments(X)
+        return np.column_stack([E[:, 0], np.maximum(0.0, E[:, 1] - E[:, 0] ** 2)])
+
+    def predict(self, X):
+        """Same as :meth:`transform` (always a NumPy array)."""
+        return self.transform(X)
+
+    def get_feature_names_out(self, input_features=None):
+        """``["m", "sigma2"]``: the recalibrated second-order scores."""
+        check_is_fitted(self, "engine_")
+        return np.asarray(["m", "sigma2"], dtype=object)
+
+    def score(self, X, y, sample_weight=None):
+        """Negated mean squared error of the moment regressions (greater is better).
+
+        With snapshots ``y``: ``-(mean_w (t1 - eta1_hat)^2 + mean_w (t2 - eta2_hat)^2)`` with the
+        projected moments (``eta2_hat = eta1_hat^2`` for ``order=1``, so scores of both orders
+        are comparable). With 1-D labels (``order=1`` only): ``-mean_w (y - eta1_hat)^2``.
+        Squared error against the unbiased targets is a proper criterion for ``E[Y | S]`` and
+        ``E[f*^2 | S]``, so ``GridSearchCV`` can select ``degree`` and ``alpha`` without a
+        ``scoring`` argument.
+        """
+        E = self.predict_moments(X)
+        _, t1, t2 = self._targets(y, E.shape[0])
+        w = check_sample_weight(sample_weight, E.shape[0])
+        loss = np.average((t1 - E[:, 0]) ** 2, weights=w)
+        if t2 is not None:
+            loss += np.average((t2 - E[:, 1]) ** 2, weights=w)
+        return -float(loss)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.target_tags.two_d_labels = True
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = self.order == 1
+        tags.input_tags.positive_only = True
+        return tags
