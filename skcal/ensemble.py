@@ -1,0 +1,343 @@
+"""Fitted ensembles as second-order predictors (SPEC section 3)."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import NotFittedError
+from sklearn.frozen import FrozenEstimator
+from sklearn.utils import _safe_indexing
+
+from skcal._compat import _fit_context, check_is_fitted, validate_data
+
+__all__ = ["EnsembleMoments"]
+
+_CLONE_HINT = (
+    "EnsembleMoments uses members that are already fitted and never fits them. If this "
+    "happened inside cross_val_score, GridSearchCV or clone(), cloning dropped the fitted "
+    "state: wrap the fitted ensemble (or each fitted member of a list) in "
+    "sklearn.frozen.FrozenEstimator, whose clone is itself."
+)
+
+
+def _check_2d(X):
+    if hasattr(X, "shape"):
+        ndim = len(X.shape)
+    else:
+        try:
+            ndim = np.asarray(X).ndim
+        except ValueError:  # ragged nested lists: let the members report the problem
+            return
+    if ndim != 2:
+        raise ValueError(
+            f"X must be 2-dimensional (n_samples, n_features); got {ndim} dimension(s). Reshape your "
+            "data with X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for one sample."
+        )
+
+
+def _unfreeze(est):
+    while isinstance(est, FrozenEstimator):
+        est = est.estimator
+    return est
+
+
+def _is_code_vector(values, n_classes):
+    """True if ``values`` are integer codes ``0..n_classes-1`` (scikit-learn's encoded labels)."""
+    values = np.asarray(values)
+    if values.dtype.kind not in "iuf":
+        return False
+    return bool(np.all(values == np.round(values)) and values.min() >= 0 and values.max() < n_classes)
+
+
+class EnsembleMoments(TransformerMixin, BaseEstimator):
+    """Turn a fitted ensemble of classifiers into second-order scores ``(m, sigma2)`` (SPEC 3).
+
+    For every row, ``m`` is the mean of the members' positive-class probabilities and
+    ``sigma2`` their unbiased variance (``ddof=1``), clipped to the feasible region
+    ``0 <= sigma2 <= m (1 - m)`` (the unbiased variance of values in [0, 1] can exceed
+    ``m (1 - m)`` by the factor ``M / (M - 1)``). The output feeds
+    :class:`~skcal.SechPerturber` and :class:`~skcal.SecondOrderPlattCalibrator` in a
+    :class:`~sklearn.pipeline.Pipeline` that starts from raw features.
+
+    Parameters
+    ----------
+    estimator : list of fitted classifiers, or a fitted ensemble
+        Either a list (or tuple) of at least two fitted classifiers with ``classes_`` and
+        ``predict_proba`` (e.g. the members of a deep ensemble), or a fitted estimator exposing
+        ``estimators_`` (``BaggingClassifier``, ``RandomForestClassifier``,
+        ``ExtraTreesClassifier``, ``VotingClassifier``, ...), or either of these wrapped in
+        :class:`sklearn.frozen.FrozenEstimator`. **The members are never fitted**: :meth:`fit`
+        only checks them. ``clone`` (and so ``cross_val_score`` and ``GridSearchCV``) returns
+        unfitted copies of a plain ensemble or list; wrap it in ``FrozenEstimator`` (or wrap
+        each member of a list) to keep the fitted members under cloning.
+    pos_label : int, float, bool, str or None, default=None
+        The positive class. ``None`` takes the greater of two classes (``classes[1]``, the
+        column scikit-learn's ``predict_proba`` uses for the positive class); with more than two
+        classes it must be given, and the moments are those of the one-vs-rest probability of
+        ``pos_label``.
+
+    Attributes
+    ----------
+    members_ : list of estimators
+        The fitted members, in order (``FrozenEstimator`` wrappers of the ensemble removed).
+    n_members_ : int
+    classes_ : ndarray
+        The ensemble's class labels.
+    pos_label_ : object
+        The positive class.
+    pos_columns_ : ndarray of int
+        For each member, the column of its ``predict_proba`` holding the positive class, or -1
+        if the member never saw that class (its probability is then 0, as in scikit-learn's
+        bagging).
+    clipped_fraction_ : float
+        Fraction of the rows of the ``X`` seen in :meth:`fit` whose unbiased variance exceeded
+        ``m (1 - m)`` and was clipped (a diagnostic of small ensembles).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when ``X`` in :meth:`fit` has column names.
+
+    Notes
+    -----
+    How members' classes are read. Members of a fitted container that has ``classes_``
+    (bagging, forests, voting) were trained by scikit-learn on encoded labels ``0..k-1``, so
+    their ``classes_`` are read as indices into the container's ``classes_`` (a bagging member
+    whose bootstrap missed a class has fewer columns). Members whose ``classes_`` are not such
+    codes, and the members of a list, are read by label. Members of a bagging ensemble trained
+    on feature subsets (``estimators_features_``) get their own columns of ``X``; ``X`` is
+    otherwise passed to the members unchanged (so members that are pipelines with their own
+    preprocessing work), and each member validates it.
+
+    The moments are accumulated member by member (Welford's update), so memory is linear in
+    the number of rows, not in rows times members.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import BaggingClassifier
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skcal import EnsembleMoments
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(200, 3))
+    >>> y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
+    >>> bag = BaggingClassifier(LogisticRegression(), n_estimators=10, random_state=0).fit(X, y)
+    >>> scores = EnsembleMoments(bag).fit_transform(X)
+    >>> scores.shape
+    (200, 2)
+    >>> bool(np.all(scores[:, 1] <= scores[:, 0] * (1 - scores[:, 0])))
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": "no_validation",
+        "pos_label": [None, str, numbers.Real],
+    }
+
+    def __init__(self, estimator, *, pos_label=None):
+        self.estimator = estimator
+        self.pos_label = pos_label
+
+    # ------------------------------------------------------------------------------------------
+    def _resolve_members(self):
+        est = _unfreeze(self.estimator)
+        if isinstance(est, (list, tuple)):
+            return [m for m in est], None
+        if not hasattr(est, "get_params") and not hasattr(est, "estimators_"):
+            raise ValueError(
+                "estimator must be a list of fitted classifiers or a fitted ensemble exposing "
+                f"estimators_ (e.g. BaggingClassifier, RandomForestClassifier); got {type(est).__name__}."
+            )
+        try:
+            check_is_fitted(est)
+        except NotFittedError as exc:
+            raise NotFittedError(f"{exc} {_CLONE_HINT}") from None
+        if not hasattr(est, "estimators_"):
+            raise ValueError(
+                f"estimator ({type(est).__name__}) does not expose estimators_; pass a fitted "
+                "ensemble (BaggingClassifier, RandomForestClassifier, VotingClassifier, ...) or a "
+                "list of fitted classifiers."
+            )
+        members = est.estimators_
+        if isinstance(members, np.ndarray) and members.ndim > 1:
+            raise ValueError(
+                f"{type(est).__name__}.estimators_ is a {members.ndim}-d array (boosting stages), "
+                "not an ensemble of classifiers with predict_proba."
+            )
+        return list(members), est
+
+    def _member_classes(self, members):
+        out = []
+        for i, mem in enumerate(members):
+            if not hasattr(mem, "predict_proba"):
+                raise ValueError(f"Member {i} ({type(mem).__name__}) has no predict_proba.")
+            try:
+                check_is_fitted(mem)
+            except NotFittedError as exc:
+                raise NotFittedError(f"Member {i} is not fitted: {exc} {_CLONE_HINT}") from None
+            classes = getattr(mem, "classes_", None)
+            if classes is None:
+                raise ValueError(f"Member {i} ({type(mem).__name__}) has no classes_; expected a classifier.")
+            out.append(np.asarray(classes))
+        return out
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Check the fitted members, find the positive class and record diagnostics on ``X``.
+
+        The members are **not** refitted. ``fit`` evaluates them once on ``X`` (which is how
+        bad input is caught early) to record :attr:`clipped_fraction_`; ``fit_transform``
+        reuses that evaluation.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Raw features, as the members expect them.
+        y : None
+            Ignored (the members are already fitted).
+
+        Returns
+        -------
+        self : EnsembleMoments
+        """
+        self._fit(X)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit, then return the moments of ``X`` (computed once).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : None
+            Ignored.
+        **fit_params : dict
+            Not used; must be empty.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+        """
+        if fit_params:
+            raise TypeError(f"EnsembleMoments.fit_transform got unexpected parameters {list(fit_params)}.")
+        return self._fit(X)
+
+    def _fit(self, X):
+        members, container = self._resolve_members()
+        if len(members) < 2:
+            raise ValueError(
+                f"estimator has {len(members)} member(s); the unbiased variance needs at least 2."
+            )
+        member_classes = self._member_classes(members)
+        classes = getattr(container, "classes_", None) if container is not None else None
+        if classes is None:
+            classes = np.unique(np.concatenate([c.astype(object) for c in member_classes]))
+            by_code = False
+        else:
+            if isinstance(classes, list) or np.ndim(classes) != 1:
+                raise ValueError("Multi-output ensembles are not supported; classes_ must be 1-d.")
+            classes = np.asarray(classes)
+            by_code = all(_is_code_vector(c, len(classes)) for c in member_classes)
+        if self.pos_label is None:
+            if len(classes) != 2:
+                raise ValueError(
+                    f"The ensemble has {len(classes)} classes {classes.tolist()[:10]}; pass pos_label "
+                    "to take the one-vs-rest probability of one class."
+                )
+            pos_label = classes[1]
+        else:
+            matches = [c for c in classes.tolist() if c == self.pos_label]
+            if not matches:
+                raise ValueError(
+                    f"pos_label={self.pos_label!r} is not one of the classes {classes.tolist()}."
+                )
+            pos_label = matches[0]
+        pos_code = int(np.flatnonzero(classes == pos_label)[0])
+        cols = []
+        for c in member_classes:
+            hit = np.flatnonzero(c == (pos_code if by_code else pos_label))
+            cols.append(int(hit[0]) if hit.size else -1)
+
+        _check_2d(X)
+        validate_data(self, X, reset=True, skip_check_array=True)
+        width = getattr(container, "n_features_in_", None)
+        if width is not None and width != self.n_features_in_:
+            raise ValueError(
+                f"X has {self.n_features_in_} features, but the ensemble was fitted on {width} features."
+            )
+        self.members_ = members
+        self.n_members_ = len(members)
+        self.classes_ = classes
+        self.pos_label_ = pos_label
+        self.pos_columns_ = np.asarray(cols, dtype=np.intp)
+        self._feature_subsets = getattr(container, "estimators_features_", None)
+        scores, n_clipped = self._moments(X)
+        self.clipped_fraction_ = n_clipped / scores.shape[0]
+        return scores
+
+    def transform(self, X):
+        """Second-order scores ``(m, sigma2)`` of the ensemble at ``X``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+            Raw features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+            Columns ``m`` in [0, 1] and ``sigma2`` in ``[0, m (1 - m)]`` (a DataFrame with
+            columns ``"m"``, ``"sigma2"`` after ``set_output(transform="pandas")``).
+        """
+        check_is_fitted(self)
+        _check_2d(X)
+        validate_data(self, X, reset=False, skip_check_array=True)
+        return self._moments(X)[0]
+
+    def _moments(self, X):
+        subsets = self._feature_subsets
+        if subsets is not None and hasattr(X, "iloc"):
+            X = X.to_numpy()  # bagging members were fitted on arrays without column names
+        mean = None
+        m2 = None
+        for j, (mem, col) in enumerate(zip(self.members_, self.pos_columns_, strict=True)):
+            Xj = X if subsets is None else _safe_indexing(X, subsets[j], axis=1)
+            proba = np.asarray(mem.predict_proba(Xj), dtype=np.float64)
+            if proba.ndim != 2:
+                raise ValueError(f"Member {j} returned predict_proba of shape {proba.shape}; expected 2-d.")
+            p = proba[:, col] if col >= 0 else np.zeros(proba.shape[0])
+            if mean is None:
+                mean = p.copy()
+                m2 = np.zeros_like(p)
+            else:  # Welford's update, vectorised over rows
+                delta = p - mean
+                mean += delta / (j + 1)
+                m2 += delta * (p - mean)
+        if mean is None or mean.shape[0] == 0:
+            raise ValueError("X has 0 samples; expected at least one.")
+        mean = np.clip(mean, 0.0, 1.0)
+        var = m2 / (self.n_members_ - 1)
+        cap = mean * (1.0 - mean)
+        n_clipped = int(np.count_nonzero(var > cap))
+        var = np.clip(var, 0.0, cap)
+        return np.column_stack([mean, var]), n_clipped
+
+    def get_feature_names_out(self, input_features=None):
+        """The output names ``["m", "sigma2"]``.
+
+        Parameters
+        ----------
+        input_features : ignored
+
+        Returns
+        -------
+        ndarray of str
+        """
+        check_is_fitted(self)
+        return np.asarray(["m", "sigma2"], dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
