@@ -36,6 +36,7 @@ from numpy.polynomial.chebyshev import chebvander
 
 __all__ = [
     "BASES",
+    "AUTO_SAMPLES_PER_FEATURE",
     "MAX_AUTO_DEGREE",
     "ChebyshevMoments",
     "ChebyshevRidge",
@@ -54,6 +55,8 @@ __all__ = [
 BASES = ("tensor", "total", "1d")
 #: Largest degree the automatic rule uses for the two-dimensional bases (tensor d = 7921).
 MAX_AUTO_DEGREE = 88
+#: Sample-size guard of :func:`auto_degree`: at least this many samples per basis function.
+AUTO_SAMPLES_PER_FEATURE = 10
 #: Rows per chunk are chosen so that one Vandermonde block holds about this many floats.
 _CHUNK_FLOATS = 2**21
 
@@ -113,8 +116,17 @@ def degree_cap(bandwidth, basis="tensor"):
     return max(cap, 1)
 
 
-def auto_degree(n_samples, bandwidth, basis="tensor"):
-    """SPEC 2's analytic degree ``l = ceil(2 log n / log theta)``, capped by :func:`degree_cap`.
+def auto_degree(n_samples, bandwidth, basis="tensor", samples_per_feature=AUTO_SAMPLES_PER_FEATURE):
+    """SPEC 2's analytic degree ``l = ceil(2 log n / log theta)``, capped.
+
+    Two caps apply: the bandwidth cap :func:`degree_cap` (44 at ``h = 1/16``, 88 at
+    ``h = 1/64``) and a sample-size guard: the degree is lowered until the basis has at most
+    ``n / samples_per_feature`` features (``d = (l + 1)^2`` for the tensor basis). Without the
+    guard the rule would pick degree 88 (7921 tensor features) at ``h = 1/64`` for *every*
+    ``n`` (``2 log n / log theta > 88`` already for ``n = 10``), and a ridge fit with ``d``
+    close to or above ``n`` interpolates the noisy targets, which makes the in-sample plug-in
+    CE2 estimate meaningless. With the default of 10 samples per feature the cap 88 is reached
+    from ``n = 79210`` on; pass ``samples_per_feature=None`` for the bare SPEC rule.
 
     Parameters
     ----------
@@ -123,6 +135,7 @@ def auto_degree(n_samples, bandwidth, basis="tensor"):
     bandwidth : float
         The sech bandwidth ``h`` the scores were perturbed with.
     basis : {"tensor", "total", "1d"}, default="tensor"
+    samples_per_feature : float or None, default=10
 
     Returns
     -------
@@ -131,15 +144,24 @@ def auto_degree(n_samples, bandwidth, basis="tensor"):
 
     Examples
     --------
-    >>> auto_degree(1000, 1 / 4)
+    >>> auto_degree(10**6, 1 / 64), auto_degree(10**6, 1 / 16)
+    (88, 44)
+    >>> auto_degree(1000, 1 / 4), auto_degree(1000, 1 / 4, samples_per_feature=None)
+    (9, 20)
+    >>> auto_degree(1000, 1 / 4, basis="1d")
     20
-    >>> auto_degree(10, 1 / 4)
-    7
     """
-    if not isinstance(n_samples, numbers.Integral) or n_samples < 1:
+    if not isinstance(n_samples, numbers.Integral) or isinstance(n_samples, bool) or n_samples < 1:
         raise ValueError(f"n_samples must be a positive integer; got {n_samples!r}.")
+    _check_basis(basis)
     rule = math.ceil(2.0 * math.log(n_samples) / math.log(theta(bandwidth)))
-    return int(max(1, min(rule, degree_cap(bandwidth, basis))))
+    deg = max(1, min(rule, degree_cap(bandwidth, basis)))
+    if samples_per_feature is not None:
+        if not isinstance(samples_per_feature, numbers.Real) or not samples_per_feature > 0:
+            raise ValueError(f"samples_per_feature must be positive or None; got {samples_per_feature!r}.")
+        while deg > 1 and n_basis_functions(deg, basis) * samples_per_feature > n_samples:
+            deg -= 1
+    return int(deg)
 
 
 def degree_schedule(cap, minimum=4):

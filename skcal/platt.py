@@ -143,8 +143,9 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         """Return ``(targets for the regression, t1, t2 or None)``."""
         if y is None:
             raise ValueError(
-                "y is required: pass (n, k) snapshots (k >= 2 binary labels per input, NaN for a "
-                "missing vote)" + (" or, with order=1, 1-D binary labels." if self.order == 1 else ".")
+                f"{type(self).__name__} requires y to be passed, but the target y is None: pass "
+                "(n, k) snapshots (k >= 2 binary labels per input, NaN for a missing vote)"
+                + (" or, with order=1, 1-D binary labels." if self.order == 1 else ".")
             )
         arr = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
         one_d = arr.ndim == 1 or (arr.ndim == 2 and arr.shape[1] == 1)
