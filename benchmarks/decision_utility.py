@@ -142,7 +142,8 @@ def main(argv=None):
     for tau in (0.0, 0.05, 0.10, 0.15, 0.20, 0.25):
         j = int(np.argmin(np.abs(thresholds - tau)))
         at[f"{tau:.2f}"] = {
-            name: {"mean": mean[i, j], "halfwidth_1.96sem": 1.96 * sem[i, j]} for i, name in enumerate(METHODS)
+            name: {"mean": mean[i, j], "halfwidth_1.96sem": 1.96 * sem[i, j]}
+            for i, name in enumerate(METHODS)
         }
     summary = {
         name: {
@@ -190,8 +191,9 @@ def plot(thresholds, mean, sem, repeats, path):
     for i, name in enumerate(METHODS):
         color = "k" if name == "oracle" else None
         (line,) = ax.plot(thresholds, mean[i], styles[i], label=name, color=color, lw=1.6)
-        ax.fill_between(thresholds, mean[i] - 1.96 * sem[i], mean[i] + 1.96 * sem[i], alpha=0.2,
-                        color=line.get_color())
+        ax.fill_between(
+            thresholds, mean[i] - 1.96 * sem[i], mean[i] + 1.96 * sem[i], alpha=0.2, color=line.get_color()
+        )
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_xlabel("referral threshold on estimated gain")
     ax.set_ylabel("realised gain per 100 borderline patients")

@@ -108,8 +108,9 @@ def main(argv=None):
         if len(np.unique(y24)) < 2:  # pragma: no cover - guarded for other seeds
             raise RuntimeError("the 24 training labels are all equal; choose another --seed")
         with Timer() as t_train:
-            members = train_mlp_ensemble(X24, y24, n_members=20, epochs=60, seed=1000, batch_size=256,
-                                         n_jobs=args.n_jobs)
+            members = train_mlp_ensemble(
+                X24, y24, n_members=20, epochs=60, seed=1000, batch_size=256, n_jobs=args.n_jobs
+            )
         with Timer() as t_truth:
             grid = SechGroundTruth(h, *grid_shape)
             reps = []
@@ -126,8 +127,18 @@ def main(argv=None):
         with Timer() as t_seeds:
             res = Parallel(n_jobs=args.n_jobs)(
                 delayed(one_seed)(
-                    args.seed * 1000 + s, members, problem, grid, fields, var_true, h, n_cal, n_test,
-                    12, 1e-12, s == 0
+                    args.seed * 1000 + s,
+                    members,
+                    problem,
+                    grid,
+                    fields,
+                    var_true,
+                    h,
+                    n_cal,
+                    n_test,
+                    12,
+                    1e-12,
+                    s == 0,
                 )
                 for s in range(n_seeds)
             )
@@ -167,8 +178,12 @@ def main(argv=None):
             "term2": ms([r["ce2_after_term2"] for r in res]),
         },
         "per_seed": [{k: v for k, v in r.items() if k != "scatter"} for r in res],
-        "seconds": {"total": t_total.seconds, "train_ensemble": t_train.seconds,
-                    "ground_truth": t_truth.seconds, "seeds": t_seeds.seconds},
+        "seconds": {
+            "total": t_total.seconds,
+            "train_ensemble": t_train.seconds,
+            "ground_truth": t_truth.seconds,
+            "seeds": t_seeds.seconds,
+        },
         "n_jobs": args.n_jobs,
     }
     os.makedirs(args.out, exist_ok=True)
@@ -189,8 +204,10 @@ def plot(sc, payload, path):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 4.2), sharey=True)
-    for ax, key, title in [(axes[0], "raw", "raw sigma2 (perturbed)"),
-                           (axes[1], "recal", "second-order Platt sigma2")]:
+    for ax, key, title in [
+        (axes[0], "raw", "raw sigma2 (perturbed)"),
+        (axes[1], "recal", "second-order Platt sigma2"),
+    ]:
         x = np.asarray(sc[key])
         y = np.asarray(sc["truth"])
         ax.scatter(x, y, s=3, alpha=0.3)

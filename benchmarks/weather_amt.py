@@ -97,7 +97,7 @@ def load_votes(data_dir):
         "judgments_raw": n_raw,
         "judgments_kept": len(r),
         "tasks": len(c),
-        "votes_per_task": {int(k): int(v) for k, v in zip(*np.unique(c, return_counts=True))},
+        "votes_per_task": {int(k): int(v) for k, v in zip(*np.unique(c, return_counts=True), strict=True)},
     }
     return c, a, info
 
@@ -218,8 +218,11 @@ def main(argv=None):
         "command": "python benchmarks/weather_amt.py" + (" --quick" if args.quick else ""),
         "repeats": repeats,
         "data": info,
-        "cohort_sizes": {"aleatoric": len(alea), "hidden": len(hidden), "balanced_each": min(len(alea),
-                                                                                            len(hidden))},
+        "cohort_sizes": {
+            "aleatoric": len(alea),
+            "hidden": len(hidden),
+            "balanced_each": min(len(alea), len(hidden)),
+        },
         "n_cal": out[0][1],
         "n_eval": out[0][2],
         "budgets": BUDGETS,
@@ -253,8 +256,9 @@ def plot(curves, repeats, path):
     for i, name in enumerate(SCORES):
         color = "k" if name.startswith("oracle") else None
         (line,) = ax.plot(100 * BUDGETS, mean[i], styles[i], label=name, color=color, lw=1.5)
-        ax.fill_between(100 * BUDGETS, mean[i] - 1.96 * sem[i], mean[i] + 1.96 * sem[i], alpha=0.2,
-                        color=line.get_color())
+        ax.fill_between(
+            100 * BUDGETS, mean[i] - 1.96 * sem[i], mean[i] + 1.96 * sem[i], alpha=0.2, color=line.get_color()
+        )
     ax.set_xscale("log")
     ax.set_xlabel("audit budget f (% of evaluation items)")
     ax.set_ylabel("audit yield: 100 x mean 2theta(1-theta) of audited")
