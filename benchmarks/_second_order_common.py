@@ -282,6 +282,9 @@ class Timer:
     def __exit__(self, *exc):
         self.seconds = time.perf_counter() - self.t0
 
+    def elapsed(self):
+        return time.perf_counter() - self.t0
+
 
 def add_common_args(parser, default_name):
     parser.add_argument("--quick", action="store_true", help="small smoke run (CI)")

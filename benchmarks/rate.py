@@ -126,6 +126,12 @@ def one_seed(seed, members, problem, bandwidths, n_grid, n_split, estimators, cf
                 info = estimate(name, Y[fit_idx], Sp[fit_idx], n, Sp[va[:n]], h, seed, cfg)
                 info.update(seed=seed, h=h, n=n, estimator=name, error=abs(info["ce2"] - truths[h]))
                 rows.append(info)
+                print(
+                    f"[rate] seed {seed} h 1/{round(1 / h)} n {n} {name}: error {info['error']:.5f} "
+                    f"({info['seconds']:.1f}s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
     return rows
 
 
@@ -184,22 +190,71 @@ def main(argv=None):
                     "ce2": truths[h],
                     "replicate_abs_diff": abs(reps[0]["ce2"] - reps[1]["ce2"]),
                 }
-        with Timer() as t_est:
-            out = Parallel(n_jobs=args.n_jobs)(
-                delayed(one_seed)(
-                    args.seed * 1000 + s,
-                    members,
-                    problem,
-                    bandwidths,
-                    n_grid,
-                    n_split,
-                    estimators,
-                    cfg,
-                    truths,
-                )
-                for s in range(n_seeds)
+        t_est = time.perf_counter()
+        jobs = Parallel(n_jobs=args.n_jobs, return_as="generator")(
+            delayed(one_seed)(
+                args.seed * 1000 + s, members, problem, bandwidths, n_grid, n_split, estimators, cfg, truths
             )
-    rows = [r for seed_rows in out for r in seed_rows]
+            for s in range(n_seeds)
+        )
+        rows = []
+        done = 0
+        for seed_rows in jobs:
+            # write the results after every finished seed, so a long run can be cut anywhere
+            rows.extend(seed_rows)
+            done += 1
+            payload = build_payload(
+                args,
+                argv,
+                done,
+                n_seeds,
+                n_grid,
+                n_split,
+                bandwidths,
+                estimators,
+                cfg,
+                truth_info,
+                grid_shape,
+                problem.n_components * 2**sobol_log2,
+                rows,
+                {
+                    "total": t_total.elapsed(),
+                    "train_ensemble": t_train.seconds,
+                    "ground_truth": t_truth.seconds,
+                    "estimation": time.perf_counter() - t_est,
+                },
+            )
+            os.makedirs(args.out, exist_ok=True)
+            write_json(os.path.join(args.out, tag + ".json"), payload)
+            plot(payload, os.path.join(args.out, tag + ".png"))
+            print(f"[rate] {done}/{n_seeds} seeds written to {tag}.json", file=sys.stderr, flush=True)
+    print(f"{tag}: {n_seeds} seeds in {t_total.seconds:.1f}s")
+    for key, d in truth_info.items():
+        print(f"  h={key}: CE2 {d['ce2']:.6f}, replicate diff {d['replicate_abs_diff']:.2e}")
+    for key, s in payload["summary"].items():
+        for name, v in s.items():
+            print(
+                f"  h={key} {name:16s} slope {v['loglog_slope']}  errors {np.round(v['mean_abs_error'], 5)}"
+            )
+    return payload
+
+
+def build_payload(
+    args,
+    argv,
+    done,
+    n_seeds,
+    n_grid,
+    n_split,
+    bandwidths,
+    estimators,
+    cfg,
+    truth_info,
+    grid_shape,
+    n_sobol,
+    rows,
+    seconds,
+):
     summary = {}
     for h in bandwidths:
         key = f"1/{round(1 / h)}"
@@ -221,10 +276,11 @@ def main(argv=None):
                 "loglog_slope": slope,
                 "mean_seconds_per_fit": float(np.mean(secs)),
             }
-    payload = {
+    return {
         "experiment": "SPEC 6.1 rate",
         "command": "python benchmarks/rate.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "seeds": n_seeds,
+        "seeds": done,
+        "seeds_requested": n_seeds,
         "n_grid": n_grid,
         "split_size": n_split,
         "bandwidths": bandwidths,
@@ -232,29 +288,12 @@ def main(argv=None):
         "config": cfg,
         "ground_truth": truth_info,
         "grid": grid_shape,
-        "sobol_points_per_replicate": problem.n_components * 2**sobol_log2,
+        "sobol_points_per_replicate": n_sobol,
         "summary": summary,
         "rows": rows,
-        "seconds": {
-            "total": t_total.seconds,
-            "train_ensemble": t_train.seconds,
-            "ground_truth": t_truth.seconds,
-            "estimation": t_est.seconds,
-        },
+        "seconds": seconds,
         "n_jobs": args.n_jobs,
     }
-    os.makedirs(args.out, exist_ok=True)
-    write_json(os.path.join(args.out, tag + ".json"), payload)
-    plot(payload, os.path.join(args.out, tag + ".png"))
-    print(f"{tag}: {n_seeds} seeds in {t_total.seconds:.1f}s")
-    for key, d in truth_info.items():
-        print(f"  h={key}: CE2 {d['ce2']:.6f}, replicate diff {d['replicate_abs_diff']:.2e}")
-    for key, s in summary.items():
-        for name, v in s.items():
-            print(
-                f"  h={key} {name:16s} slope {v['loglog_slope']}  errors {np.round(v['mean_abs_error'], 5)}"
-            )
-    return payload
 
 
 def plot(payload, path):
