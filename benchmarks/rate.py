@@ -135,6 +135,34 @@ def one_seed(seed, members, problem, bandwidths, n_grid, n_split, estimators, cf
     return rows
 
 
+def combine(paths, out_dir, tag):
+    """Merge the rows of several runs (same seeds and ground truth) into one table and figure."""
+    import json
+
+    runs = [json.load(open(p)) for p in paths]
+    truth = {}
+    for r in runs:
+        for key, d in r["ground_truth"].items():
+            if key in truth and abs(truth[key] - d["ce2"]) > 1e-12:
+                raise ValueError(f"runs disagree on the ground truth at h={key}: {truth[key]} vs {d['ce2']}")
+            truth[key] = d["ce2"]
+    rows = [row for r in runs for row in r["rows"]]
+    bandwidths = sorted({row["h"] for row in rows}, reverse=True)
+    estimators = [e for e in ESTIMATORS if any(row["estimator"] == e for row in rows)]
+    n_grid = sorted({row["n"] for row in rows})
+    payload = {
+        "experiment": "SPEC 6.1 rate (combined runs)",
+        "combined_from": [os.path.basename(p) for p in paths],
+        "commands": [r["command"] for r in runs],
+        "ground_truth": {k: v for r in runs for k, v in r["ground_truth"].items()},
+        "summary": summarize(rows, bandwidths, estimators, n_grid),
+        "seconds": {os.path.basename(p): r["seconds"] for p, r in zip(paths, runs, strict=True)},
+    }
+    write_json(os.path.join(out_dir, tag + ".json"), payload)
+    plot(payload, os.path.join(out_dir, tag + ".png"))
+    return payload
+
+
 def main(argv=None):
     parser = add_common_args(argparse.ArgumentParser(description=__doc__.splitlines()[0]), "rate")
     parser.add_argument("--seeds", type=int, default=None, help="number of seeds (default 20; quick 2)")
@@ -145,7 +173,12 @@ def main(argv=None):
     parser.add_argument("--estimators", default=",".join(ESTIMATORS), help="comma-separated subset")
     parser.add_argument("--folds", type=int, default=5, help="K of the CV-tuned polynomial estimator")
     parser.add_argument("--tag", default=None, help="output file stem (default rate / rate_quick)")
+    parser.add_argument(
+        "--combine", default=None, help="comma-separated result JSONs of earlier runs to merge (no new run)"
+    )
     args = parser.parse_args(argv)
+    if args.combine:
+        return combine(args.combine.split(","), args.out, args.tag or "rate")
     quick = args.quick
     n_seeds = args.seeds or (2 if quick else 20)
     n_grid = (
@@ -239,6 +272,35 @@ def main(argv=None):
     return payload
 
 
+def summarize(rows, bandwidths, estimators, n_grid):
+    """Mean |error| with 90% t-intervals and log-log slopes per bandwidth and estimator."""
+    summary = {}
+    for h in bandwidths:
+        key = f"1/{round(1 / h)}"
+        summary[key] = {}
+        for name in estimators:
+            err = np.array(
+                [
+                    [r["error"] for r in rows if r["h"] == h and r["n"] == n and r["estimator"] == name]
+                    for n in n_grid
+                ]
+            )  # (n_grid, seeds)
+            if err.size == 0:
+                continue
+            mean, half = t_interval(err, level=0.90, axis=1)
+            slope = float(np.polyfit(np.log(n_grid), np.log(mean), 1)[0]) if len(n_grid) > 1 else None
+            secs = [r["seconds"] for r in rows if r["h"] == h and r["estimator"] == name]
+            summary[key][name] = {
+                "n": n_grid,
+                "seeds": err.shape[1],
+                "mean_abs_error": mean,
+                "t90_halfwidth": half,
+                "loglog_slope": slope,
+                "mean_seconds_per_fit": float(np.mean(secs)),
+            }
+    return summary
+
+
 def build_payload(
     args,
     argv,
@@ -255,27 +317,7 @@ def build_payload(
     rows,
     seconds,
 ):
-    summary = {}
-    for h in bandwidths:
-        key = f"1/{round(1 / h)}"
-        summary[key] = {}
-        for name in estimators:
-            err = np.array(
-                [
-                    [r["error"] for r in rows if r["h"] == h and r["n"] == n and r["estimator"] == name]
-                    for n in n_grid
-                ]
-            )  # (n_grid, seeds)
-            mean, half = t_interval(err, level=0.90, axis=1)
-            slope = float(np.polyfit(np.log(n_grid), np.log(mean), 1)[0]) if len(n_grid) > 1 else None
-            secs = [r["seconds"] for r in rows if r["h"] == h and r["estimator"] == name]
-            summary[key][name] = {
-                "n": n_grid,
-                "mean_abs_error": mean,
-                "t90_halfwidth": half,
-                "loglog_slope": slope,
-                "mean_seconds_per_fit": float(np.mean(secs)),
-            }
+    summary = summarize(rows, bandwidths, estimators, n_grid)
     return {
         "experiment": "SPEC 6.1 rate",
         "command": "python benchmarks/rate.py " + " ".join(argv if argv is not None else sys.argv[1:]),
@@ -310,14 +352,20 @@ def plot(payload, path):
             mean = np.asarray(v["mean_abs_error"])
             half = np.asarray(v["t90_halfwidth"])
             slope = v["loglog_slope"]
-            label = name + (f" (slope {slope:.2f})" if slope is not None else "")
+            label = (
+                name
+                + (f" (slope {slope:.2f}" if slope is not None else " (")
+                + f", {v.get('seeds', '?')} seeds)"
+            )
             (line,) = ax.plot(n, mean, "o-", label=label, ms=3)
-            ax.fill_between(n, np.maximum(mean - half, 1e-7), mean + half, alpha=0.2, color=line.get_color())
+            # log axis: the lower band edge is clipped at mean / 10 (wide intervals of few seeds)
+            lower = np.maximum(mean - half, mean / 10)
+            ax.fill_between(n, lower, mean + half, alpha=0.2, color=line.get_color())
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("n (per split)")
         ax.set_ylabel("|CE2_hat - CE2|")
-        ax.set_title(f"h = {key}: mean and 90% t-interval over {payload['seeds']} seeds", fontsize=10)
+        ax.set_title(f"h = {key}: mean |error| and 90% t-interval over seeds", fontsize=10)
         ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
