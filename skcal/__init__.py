@@ -17,11 +17,13 @@ __all__ = [
 # --- SCDL slice (SPEC 4) ---
 
 # --- second-order calibration (SPEC 1-3) ---
+from skcal.ce2_baselines import baseline_ce2  # noqa: E402
 from skcal.ensemble import EnsembleMoments  # noqa: E402
 from skcal.perturbation import SechPerturber  # noqa: E402
 from skcal.sech import sech_cdf, sech_pdf, sech_ppf, sech_sample  # noqa: E402
 
-__all__ += ["EnsembleMoments", "SechPerturber", "sech_cdf", "sech_pdf", "sech_ppf", "sech_sample"]
+__all__ += ["baseline_ce2", "EnsembleMoments", "SechPerturber"]
+__all__ += ["sech_cdf", "sech_pdf", "sech_ppf", "sech_sample"]
 
 from skcal.ce2 import CE2Result, ce1_score, ce2_details, ce2_score  # noqa: E402  (cheb)
 from skcal.chebyshev import ChebyshevMoments, ChebyshevRidge, auto_degree, degree_cap  # noqa: E402  (cheb)

@@ -26,6 +26,7 @@ from skcal._validation import (
     check_snapshots,
     snapshot_targets,
 )
+from skcal.ce2_baselines import baseline_ce2
 from skcal.chebyshev import (
     ChebyshevMoments,
     ChebyshevRidge,
@@ -33,6 +34,7 @@ from skcal.chebyshev import (
     auto_degree,
     degree_cap,
     degree_schedule,
+    n_basis_functions,
     ridge_solve,
 )
 from skcal.scorers import register_scorer
@@ -41,6 +43,10 @@ __all__ = ["CE2Result", "DEFAULT_ALPHAS", "ce1_score", "ce2_details", "ce2_score
 
 #: Ridge multipliers of SPEC 2's selection schedule.
 DEFAULT_ALPHAS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+#: With ``cv`` and ``degree="auto"``, schedule degrees whose basis has more than
+#: ``n_train / CV_SAMPLES_PER_FEATURE`` features are skipped (they cost O(d^3) per candidate and
+#: fit mostly noise; tensor degree 88 alone would take ~35 Cholesky factorisations of 7921 x 7921).
+CV_SAMPLES_PER_FEATURE = 10
 #: Test fraction of ``cv="holdout"``.
 HOLDOUT_FRACTION = 0.3
 _METHODS = ("polynomial", "bucketing", "nadaraya_watson")
@@ -65,16 +71,21 @@ class CE2Result:
         The ridge multiplier used (``None`` for the baselines).
     basis : str or None
     n_samples : int
-    eta1 : callable
+    eta1 : callable or None
         ``eta1(scores) -> ndarray (n,)``, the fitted ``E[Y | S]`` clipped to [0, 1], evaluated at
-        new (validated) scores.
+        new (validated) scores. ``None`` for the baselines, whose fits at the samples are in
+        ``extra["eta1_values"]``.
     eta2 : callable or None
-        ``eta2(scores) -> ndarray (n,)``, the fitted ``E[f*^2 | S]`` clipped to [0, 1].
+        ``eta2(scores) -> ndarray (n,)``, the fitted ``E[f*^2 | S]`` clipped to [0, 1] (baselines:
+        ``extra["eta2_values"]``).
     cv_results : dict or None
         With ``cv``: arrays ``"degree"``, ``"alpha"``, ``"mean_test_mse"``, ``"std_test_mse"``
         over the candidates (held-out squared error of both moment regressions).
     extra : dict
-        Method-specific values (e.g. the baseline constant ``c``).
+        Method-specific values: ``"model"`` (the fitted :class:`~skcal.chebyshev.ChebyshevRidge`)
+        for the polynomial method; for the baselines everything :func:`baseline_ce2` returns
+        besides the estimate (``"c"``, ``"validation_loss"``, ``"n_cells"`` or
+        ``"kernel_bandwidth"``) and the fits ``"eta1_values"``, ``"eta2_values"``.
     """
 
     ce2: float
@@ -231,6 +242,10 @@ def _fit_moments(S, T, w, *, degree, alpha, bandwidth, basis, cv, random_state, 
         deg, alph = degrees[0], cand_alphas[0]
     else:
         splits = _splits(cv, n, random_state)
+        if degree == "auto":
+            n_train = min(len(tr) for tr, _ in splits)
+            fit = [d for d in degrees if n_basis_functions(d, eff_basis) * CV_SAMPLES_PER_FEATURE <= n_train]
+            degrees = fit or [degrees[-1]]
         deg, alph, cv_results = _select(S, T, w, degrees, cand_alphas, eff_basis, splits)
     model = ChebyshevRidge(deg, alph, basis if basis != "1d" else "tensor").fit(S, T, w)
     return model, deg, alph, cv_results
@@ -344,12 +359,11 @@ def _baseline(method, S, t1, t2, bandwidth, sample_weight, random_state, degree,
             f"degree and cv apply to method='polynomial' only; method={method!r} chooses its "
             "constant c on a held-out split itself."
         )
-    try:
-        from skcal.ce2_baselines import baseline_ce2
-    except ImportError as exc:  # pragma: no cover - the baselines module ships with skcal
-        raise ImportError(f"method={method!r} needs skcal.ce2_baselines: {exc}") from None
     out = baseline_ce2(S, t1, t2, method=method, bandwidth=bandwidth, random_state=random_state)
     extra = {k: v for k, v in out.items() if k not in ("ce2", "term1", "term2", "eta1", "eta2")}
+    # The baselines return their fits at the samples (not functions of new scores).
+    extra["eta1_values"] = np.asarray(out["eta1"])
+    extra["eta2_values"] = np.asarray(out["eta2"])
     return CE2Result(
         ce2=float(out["ce2"]),
         term1=float(out["term1"]),
@@ -359,8 +373,8 @@ def _baseline(method, S, t1, t2, bandwidth, sample_weight, random_state, degree,
         alpha=None,
         basis=None,
         n_samples=S.shape[0],
-        eta1=out.get("eta1"),
-        eta2=out.get("eta2"),
+        eta1=None,
+        eta2=None,
         extra=extra,
     )
 
@@ -396,12 +410,16 @@ def ce2_score(
         ``skcal.SechPerturber``).
     degree : "auto", int or list of int, default="auto"
         ``"auto"``: SPEC 2's rule ``ceil(2 log n / log theta)`` capped at
-        ``ceil(11 / sqrt(bandwidth))`` (44 at ``h = 1/16``, 88 at ``h = 1/64``; at most 88), see
-        :func:`skcal.chebyshev.degree_cap`; with ``cv`` the candidates are the schedule from the
-        cap halving down to 4 (e.g. 88, 44, 22, 11, 5). An int fixes the degree; a list gives
-        the candidates for ``cv``. When ``d > n`` the ridge is solved in its dual form, so any
-        degree works for any ``n >= 1`` (a very high degree for small ``n`` simply fits noisily;
-        use ``cv`` to choose).
+        ``ceil(11 / sqrt(bandwidth))`` (44 at ``h = 1/16``, 88 at ``h = 1/64``; at most 88), and
+        lowered until the basis has at most ``n / 100`` features (a sample-size guard: at
+        ``h = 1/64`` the bare rule gives 88, i.e. 7921 tensor features, for every ``n``); see
+        :func:`skcal.chebyshev.auto_degree`. With ``cv`` the candidates are the schedule from
+        the cap halving down to 4 (e.g. 88, 44, 22, 11, 5), without the degrees whose basis has
+        more than ``n_train / 10`` features (``CV_SAMPLES_PER_FEATURE``; if none is left, the
+        smallest schedule degree). An int fixes the degree; a list
+        gives the candidates for ``cv``. When ``d > n`` the ridge is solved in its dual form, so
+        an explicit degree works for any ``n`` (a very high degree for small ``n`` simply fits
+        noisily; use ``cv`` to choose).
     alpha : float, default=1e-6
         Ridge multiplier (``lam = alpha * trace(G) / d``), used when ``cv`` is None.
     bandwidth : float, default=2**-6

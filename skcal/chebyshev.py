@@ -33,6 +33,7 @@ import numbers
 import numpy as np
 import scipy.linalg
 from numpy.polynomial.chebyshev import chebvander
+from threadpoolctl import ThreadpoolController
 
 __all__ = [
     "BASES",
@@ -56,7 +57,28 @@ BASES = ("tensor", "total", "1d")
 #: Largest degree the automatic rule uses for the two-dimensional bases (tensor d = 7921).
 MAX_AUTO_DEGREE = 88
 #: Sample-size guard of :func:`auto_degree`: at least this many samples per basis function.
-AUTO_SAMPLES_PER_FEATURE = 10
+AUTO_SAMPLES_PER_FEATURE = 100
+#: BLAS threads for the chunked data passes (statistics and prediction). Their products are
+#: skinny (``2l + 1`` rows), and on a loaded machine multi-threaded BLAS on them is up to 50x
+#: slower than one thread (measured: 2.2 s vs 0.03 s for a 177 x 23000 product at load 12 on
+#: 2 cores). Set to ``None`` to let BLAS choose.
+DATA_PASS_BLAS_THREADS = 1
+#: BLAS threads for the ``d x d`` (or dual ``n x n``) factorisations. On the shared 2-core
+#: machine one thread was faster here too (Cholesky of d = 2025: 0.31 s vs 0.99-3.7 s with the
+#: default threads at load 11); on an idle multi-core machine ``None`` (BLAS default) can be
+#: faster for d in the thousands.
+SOLVE_BLAS_THREADS = 1
+_CONTROLLER = None
+
+
+def _blas_limit(limits):
+    """Context manager limiting BLAS threads; the library scan is done once per process."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=limits, user_api="blas")
+
+
 #: Rows per chunk are chosen so that one Vandermonde block holds about this many floats.
 _CHUNK_FLOATS = 2**21
 
@@ -122,11 +144,13 @@ def auto_degree(n_samples, bandwidth, basis="tensor", samples_per_feature=AUTO_S
     Two caps apply: the bandwidth cap :func:`degree_cap` (44 at ``h = 1/16``, 88 at
     ``h = 1/64``) and a sample-size guard: the degree is lowered until the basis has at most
     ``n / samples_per_feature`` features (``d = (l + 1)^2`` for the tensor basis). Without the
-    guard the rule would pick degree 88 (7921 tensor features) at ``h = 1/64`` for *every*
-    ``n`` (``2 log n / log theta > 88`` already for ``n = 10``), and a ridge fit with ``d``
-    close to or above ``n`` interpolates the noisy targets, which makes the in-sample plug-in
-    CE2 estimate meaningless. With the default of 10 samples per feature the cap 88 is reached
-    from ``n = 79210`` on; pass ``samples_per_feature=None`` for the bare SPEC rule.
+    guard the rule picks degree 88 (7921 tensor features) at ``h = 1/64`` for *every* ``n``
+    (``2 log n / log theta > 88`` already for ``n = 10``), and the in-sample plug-in CE2 estimate
+    then measures mostly the noise of the fit: on nearly calibrated simulated data
+    (``docs/guide/second_order_estimation.md``) the estimate was 0.114 with 10 samples per
+    feature, 0.069 with 30, 0.042 with 100 and 0.026 with 300 (n = 2e4, h = 1/64). The default
+    of 100 samples per feature reaches the cap 88 from ``n = 792100`` on; pass
+    ``samples_per_feature=None`` for the bare SPEC rule.
 
     Parameters
     ----------
@@ -135,7 +159,7 @@ def auto_degree(n_samples, bandwidth, basis="tensor", samples_per_feature=AUTO_S
     bandwidth : float
         The sech bandwidth ``h`` the scores were perturbed with.
     basis : {"tensor", "total", "1d"}, default="tensor"
-    samples_per_feature : float or None, default=10
+    samples_per_feature : float or None, default=100
 
     Returns
     -------
@@ -146,10 +170,10 @@ def auto_degree(n_samples, bandwidth, basis="tensor", samples_per_feature=AUTO_S
     --------
     >>> auto_degree(10**6, 1 / 64), auto_degree(10**6, 1 / 16)
     (88, 44)
-    >>> auto_degree(1000, 1 / 4), auto_degree(1000, 1 / 4, samples_per_feature=None)
-    (9, 20)
+    >>> auto_degree(20000, 1 / 64), auto_degree(1000, 1 / 4, samples_per_feature=None)
+    (13, 20)
     >>> auto_degree(1000, 1 / 4, basis="1d")
-    20
+    9
     """
     if not isinstance(n_samples, numbers.Integral) or isinstance(n_samples, bool) or n_samples < 1:
         raise ValueError(f"n_samples must be a positive integer; got {n_samples!r}.")
@@ -393,25 +417,26 @@ class ChebyshevMoments:
         if step < 1:
             raise ValueError(f"chunk_size must be a positive integer; got {chunk_size!r}.")
         x, y = map_scores(S)
-        for start in range(0, S.shape[0], step):
-            sl = slice(start, start + step)
-            # (2L+1, n_chunk) C-contiguous blocks: chebvander(.).T is the underlying array.
-            Vx = chebvander(x[sl], 2 * L).T
-            Vy = chebvander(y[sl], 2 * L).T if y is not None else np.ones((1, Vx.shape[1]))
-            wc = w[sl] if w is not None else None
-            Vxw = Vx * wc if wc is not None else Vx
-            self.M += Vxw @ Vy.T
-            Ax = Vxw[: L + 1]
-            By = Vy[: self.AtB.shape[2]]
-            Tc = T[sl]
-            for r in range(self.n_targets):
-                self.AtB[r] += (Ax * Tc[:, r]) @ By.T
-            if wc is None:
-                self.tt += np.einsum("nr,nr->r", Tc, Tc)
-                self.sum_w += Tc.shape[0]
-            else:
-                self.tt += np.einsum("n,nr,nr->r", wc, Tc, Tc)
-                self.sum_w += float(wc.sum())
+        with _blas_limit(DATA_PASS_BLAS_THREADS):
+            for start in range(0, S.shape[0], step):
+                sl = slice(start, start + step)
+                # (2L+1, n_chunk) C-contiguous blocks: chebvander(.).T is the underlying array.
+                Vx = chebvander(x[sl], 2 * L).T
+                Vy = chebvander(y[sl], 2 * L).T if y is not None else np.ones((1, Vx.shape[1]))
+                wc = w[sl] if w is not None else None
+                Vxw = Vx * wc if wc is not None else Vx
+                self.M += Vxw @ Vy.T
+                Ax = Vxw[: L + 1]
+                By = Vy[: self.AtB.shape[2]]
+                Tc = T[sl]
+                for r in range(self.n_targets):
+                    self.AtB[r] += (Ax * Tc[:, r]) @ By.T
+                if wc is None:
+                    self.tt += np.einsum("nr,nr->r", Tc, Tc)
+                    self.sum_w += Tc.shape[0]
+                else:
+                    self.tt += np.einsum("n,nr,nr->r", wc, Tc, Tc)
+                    self.sum_w += float(wc.sum())
         self.n_samples += S.shape[0]
         return self
 
@@ -561,6 +586,11 @@ def ridge_solve(G, b, lam):
     >>> ridge_solve(np.eye(2), np.array([[2.0], [4.0]]), 1.0).ravel().tolist()
     [1.0, 2.0]
     """
+    with _blas_limit(SOLVE_BLAS_THREADS):
+        return _ridge_solve(G, b, lam)
+
+
+def _ridge_solve(G, b, lam):
     G = np.asarray(G, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     A = G.copy()
@@ -711,7 +741,8 @@ class ChebyshevRidge:
             sw = np.sqrt(w)
             Phi = Phi * sw[:, None]
             T = T * sw[:, None]
-        K = Phi @ Phi.T
+        with _blas_limit(SOLVE_BLAS_THREADS):
+            K = Phi @ Phi.T
         d = Phi.shape[1]
         self.lam_ = _penalty(self.alpha_, float(np.trace(K)), d)
         self.coef_ = Phi.T @ ridge_solve(K, T, self.lam_)
@@ -751,13 +782,14 @@ def chebyshev_evaluate(scores, C, chunk_size=None):
     x, y = map_scores(S)
     out = np.empty((S.shape[0], C.shape[0]))
     step = int(chunk_size) if chunk_size is not None else _chunk_rows(L)
-    for start in range(0, S.shape[0], step):
-        sl = slice(start, start + step)
-        A = chebvander(x[sl], L).T  # (L+1, n_chunk)
-        if y is None:
-            out[sl] = (C[:, :, 0] @ A).T
-            continue
-        B = chebvander(y[sl], L).T
-        for r in range(C.shape[0]):
-            out[sl, r] = np.einsum("jn,jn->n", C[r].T @ A, B)
+    with _blas_limit(DATA_PASS_BLAS_THREADS):
+        for start in range(0, S.shape[0], step):
+            sl = slice(start, start + step)
+            A = chebvander(x[sl], L).T  # (L+1, n_chunk)
+            if y is None:
+                out[sl] = (C[:, :, 0] @ A).T
+                continue
+            B = chebvander(y[sl], L).T
+            for r in range(C.shape[0]):
+                out[sl, r] = np.einsum("jn,jn->n", C[r].T @ A, B)
     return out

@@ -182,6 +182,8 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         -------
         self
         """
+        if y is None:
+            self._targets(None, 0)  # raises the "requires y" error before any X validation
         S = self._check_X(X, reset=True)
         T, _, _ = self._targets(y, S.shape[0])
         w = check_sample_weight(sample_weight, S.shape[0])

@@ -245,3 +245,28 @@ def test_bad_input(data):
         EnsembleMoments(multi).fit(X)
     with pytest.raises(ValueError, match="no predict_proba"):
         EnsembleMoments([lr, object()]).fit(X)
+
+
+def test_grid_search_over_the_full_pipeline_is_reproducible(data):
+    from sklearn.model_selection import GridSearchCV
+
+    from skcal import SecondOrderPlattCalibrator
+
+    X, y = data
+    rng = np.random.RandomState(0)
+    f = 1 / (1 + np.exp(-X[:, 0]))
+    Y = (rng.uniform(size=(300, 2)) < f[:, None]).astype(float)
+    forest = RandomForestClassifier(n_estimators=8, max_depth=3, random_state=0).fit(X[:100], y[:100])
+    pipe = Pipeline(
+        [
+            ("moments", EnsembleMoments(FrozenEstimator(forest))),
+            ("sech", SechPerturber(random_state=0)),
+            ("platt", SecondOrderPlattCalibrator()),
+        ]
+    )
+    grid = {"platt__degree": [2, 4], "platt__alpha": [1e-6, 1e-2]}
+    a = GridSearchCV(pipe, grid, cv=3).fit(X[100:], Y[100:])
+    b = GridSearchCV(pipe, grid, cv=3).fit(X[100:], Y[100:])
+    np.testing.assert_array_equal(a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"])
+    out = a.best_estimator_.transform(X[:5])
+    assert out.shape == (5, 2) and np.all(out[:, 1] <= out[:, 0] * (1 - out[:, 0]) + 1e-15)

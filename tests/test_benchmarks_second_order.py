@@ -1,0 +1,34 @@
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+def test_speed_second_order_quick(tmp_path):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    cmd = [
+        sys.executable,
+        str(REPO / "benchmarks" / "speed_second_order.py"),
+        "--quick",
+        "--n-jobs",
+        "1",
+        "--out",
+        str(tmp_path),
+    ]
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert res.returncode == 0, res.stderr
+    out = json.loads((tmp_path / "speed_second_order.json").read_text())
+    assert (tmp_path / "speed_second_order.png").stat().st_size > 0
+    a = out["stats_vs_dense"]
+    # the sufficient-statistics fit and the dense-design ridge solve the same problem
+    assert a["coef_rel_diff"] < 1e-6 and a["fitted_rel_diff"] < 1e-8
+    assert out["large_n"]["finite_output"] and out["large_n"]["peak_rss_MB"] > 0
+    g = out["grid_search"]
+    assert g["n_fits"] == 5 * 7 * 5 + 1 and g["time_gridsearch_s"] > 0
