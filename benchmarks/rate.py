@@ -92,14 +92,13 @@ def estimate(name, Y_fit, S_fit, n_train, S_valid, h, seed, cfg):
         )
     else:
         res = ce2_details(Y_fit, S_fit, bandwidth=h, method=name, random_state=seed)
-    ce2, t1, t2 = plug_in(res, S_valid)
-    info = {
-        "ce2": ce2,
-        "term1": t1,
-        "term2": t2,
-        "seconds": time.perf_counter() - t0,
-        "in_sample_ce2": res.ce2,
-    }
+    info = {"seconds": time.perf_counter() - t0, "in_sample_ce2": res.ce2}
+    if callable(res.eta1):
+        # the polynomial fits are functions: also plug them in on the held-out valid split
+        info["ce2"], info["term1"], info["term2"] = plug_in(res, S_valid)
+    else:
+        # the baselines return their fits at the fit scores only: in-sample plug-in
+        info["ce2"] = None
     if res.degree is not None:
         info.update(degree=res.degree, alpha=res.alpha)
     if "c" in res.extra:
@@ -124,10 +123,18 @@ def one_seed(seed, members, problem, bandwidths, n_grid, n_split, estimators, cf
             fit_idx = np.r_[tr[:n], hy[:n]]
             for name in estimators:
                 info = estimate(name, Y[fit_idx], Sp[fit_idx], n, Sp[va[:n]], h, seed, cfg)
-                info.update(seed=seed, h=h, n=n, estimator=name, error=abs(info["ce2"] - truths[h]))
+                info.update(
+                    seed=seed,
+                    h=h,
+                    n=n,
+                    estimator=name,
+                    error_in_sample=abs(info["in_sample_ce2"] - truths[h]),
+                    error_valid=None if info["ce2"] is None else abs(info["ce2"] - truths[h]),
+                )
                 rows.append(info)
                 print(
-                    f"[rate] seed {seed} h 1/{round(1 / h)} n {n} {name}: error {info['error']:.5f} "
+                    f"[rate] seed {seed} h 1/{round(1 / h)} n {n} {name}: "
+                    f"error {info['error_in_sample']:.5f} "
                     f"({info['seconds']:.1f}s)",
                     file=sys.stderr,
                     flush=True,
@@ -147,6 +154,7 @@ def combine(paths, out_dir, tag):
                 raise ValueError(f"runs disagree on the ground truth at h={key}: {truth[key]} vs {d['ce2']}")
             truth[key] = d["ce2"]
     rows = [row for r in runs for row in r["rows"]]
+    truths = {row["h"]: truth[f"1/{round(1 / row['h'])}"] for row in rows}
     bandwidths = sorted({row["h"] for row in rows}, reverse=True)
     estimators = [e for e in ESTIMATORS if any(row["estimator"] == e for row in rows)]
     n_grid = sorted({row["n"] for row in rows})
@@ -155,7 +163,7 @@ def combine(paths, out_dir, tag):
         "combined_from": [os.path.basename(p) for p in paths],
         "commands": [r["command"] for r in runs],
         "ground_truth": {k: v for r in runs for k, v in r["ground_truth"].items()},
-        "summary": summarize(rows, bandwidths, estimators, n_grid),
+        "summary": summarize(rows, bandwidths, estimators, n_grid, truths),
         "seconds": {os.path.basename(p): r["seconds"] for p, r in zip(paths, runs, strict=True)},
     }
     write_json(os.path.join(out_dir, tag + ".json"), payload)
@@ -264,7 +272,7 @@ def main(argv=None):
     print(f"{tag}: {n_seeds} seeds in {t_total.seconds:.1f}s")
     for key, d in truth_info.items():
         print(f"  h={key}: CE2 {d['ce2']:.6f}, replicate diff {d['replicate_abs_diff']:.2e}")
-    for key, s in payload["summary"].items():
+    for key, s in payload["summary"]["in_sample"].items():
         for name, v in s.items():
             print(
                 f"  h={key} {name:16s} slope {v['loglog_slope']}  errors {np.round(v['mean_abs_error'], 5)}"
@@ -272,32 +280,46 @@ def main(argv=None):
     return payload
 
 
-def summarize(rows, bandwidths, estimators, n_grid):
-    """Mean |error| with 90% t-intervals and log-log slopes per bandwidth and estimator."""
+def _row_error(row, mode, truths):
+    """|CE2_hat - CE2| of a row: ``mode`` "in_sample" (all estimators) or "valid" (polynomial only)."""
+    if mode == "in_sample":
+        return abs(row["in_sample_ce2"] - truths[row["h"]])
+    ce2 = row.get("ce2")
+    return None if ce2 is None else abs(ce2 - truths[row["h"]])
+
+
+def summarize(rows, bandwidths, estimators, n_grid, truths):
+    """Mean |error| with 90% t-intervals and log-log slopes per plug-in mode, bandwidth and estimator.
+
+    ``in_sample``: the estimate is the plug-in average over the fit samples (how ``ce2_score``
+    and ``baseline_ce2`` define it), available for all estimators. ``valid``: the polynomial
+    fits plugged in on the held-out ``valid[:n]`` split.
+    """
     summary = {}
-    for h in bandwidths:
-        key = f"1/{round(1 / h)}"
-        summary[key] = {}
-        for name in estimators:
-            err = np.array(
-                [
-                    [r["error"] for r in rows if r["h"] == h and r["n"] == n and r["estimator"] == name]
-                    for n in n_grid
-                ]
-            )  # (n_grid, seeds)
-            if err.size == 0:
-                continue
-            mean, half = t_interval(err, level=0.90, axis=1)
-            slope = float(np.polyfit(np.log(n_grid), np.log(mean), 1)[0]) if len(n_grid) > 1 else None
-            secs = [r["seconds"] for r in rows if r["h"] == h and r["estimator"] == name]
-            summary[key][name] = {
-                "n": n_grid,
-                "seeds": err.shape[1],
-                "mean_abs_error": mean,
-                "t90_halfwidth": half,
-                "loglog_slope": slope,
-                "mean_seconds_per_fit": float(np.mean(secs)),
-            }
+    for mode in ("in_sample", "valid"):
+        summary[mode] = {}
+        for h in bandwidths:
+            key = f"1/{round(1 / h)}"
+            summary[mode][key] = {}
+            for name in estimators:
+                mine = [r for r in rows if r["h"] == h and r["estimator"] == name]
+                ns = [n for n in n_grid if any(r["n"] == n for r in mine)]
+                err = [[_row_error(r, mode, truths) for r in mine if r["n"] == n] for n in ns]
+                if not err or err[0][0] is None:
+                    continue
+                k = min(len(e) for e in err)  # seeds completed at every n
+                err = np.array([e[:k] for e in err], dtype=float)  # (n values, seeds)
+                mean, half = t_interval(err, level=0.90, axis=1)
+                slope = float(np.polyfit(np.log(ns), np.log(mean), 1)[0]) if len(ns) > 1 else None
+                secs = [r["seconds"] for r in rows if r["h"] == h and r["estimator"] == name]
+                summary[mode][key][name] = {
+                    "n": ns,
+                    "seeds": err.shape[1],
+                    "mean_abs_error": mean,
+                    "t90_halfwidth": half,
+                    "loglog_slope": slope,
+                    "mean_seconds_per_fit": float(np.mean(secs)),
+                }
     return summary
 
 
@@ -317,7 +339,8 @@ def build_payload(
     rows,
     seconds,
 ):
-    summary = summarize(rows, bandwidths, estimators, n_grid)
+    truths = {h: truth_info[f"1/{round(1 / h)}"]["ce2"] for h in bandwidths}
+    summary = summarize(rows, bandwidths, estimators, n_grid, truths)
     return {
         "experiment": "SPEC 6.1 rate",
         "command": "python benchmarks/rate.py " + " ".join(argv if argv is not None else sys.argv[1:]),
@@ -344,29 +367,29 @@ def plot(payload, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    keys = list(payload["summary"])
-    fig, axes = plt.subplots(1, len(keys), figsize=(5.2 * len(keys), 4.4), squeeze=False)
+    summ = payload["summary"]
+    keys = list(summ["in_sample"])
+    fig, axes = plt.subplots(1, len(keys), figsize=(6.0 * len(keys), 4.8), squeeze=False)
     for ax, key in zip(axes[0], keys, strict=True):
-        for name, v in payload["summary"][key].items():
+        curves = [(name, "in-sample", "o-", v) for name, v in summ["in_sample"][key].items()]
+        curves += [(name, "on valid", "s--", v) for name, v in summ["valid"].get(key, {}).items()]
+        for name, mode, style, v in curves:
             n = np.asarray(v["n"], float)
             mean = np.asarray(v["mean_abs_error"])
             half = np.asarray(v["t90_halfwidth"])
             slope = v["loglog_slope"]
-            label = (
-                name
-                + (f" (slope {slope:.2f}" if slope is not None else " (")
-                + f", {v.get('seeds', '?')} seeds)"
-            )
-            (line,) = ax.plot(n, mean, "o-", label=label, ms=3)
+            slope_txt = f"slope {slope:.2f}, " if slope is not None else ""
+            label = f"{name} {mode} ({slope_txt}{v.get('seeds', '?')} seeds)"
+            (line,) = ax.plot(n, mean, style, label=label, ms=3)
             # log axis: the lower band edge is clipped at mean / 10 (wide intervals of few seeds)
             lower = np.maximum(mean - half, mean / 10)
-            ax.fill_between(n, lower, mean + half, alpha=0.2, color=line.get_color())
+            ax.fill_between(n, lower, mean + half, alpha=0.15, color=line.get_color())
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("n (per split)")
+        ax.set_xlabel("n (per split; the estimators fit on train + hyper = 2n)")
         ax.set_ylabel("|CE2_hat - CE2|")
-        ax.set_title(f"h = {key}: mean |error| and 90% t-interval over seeds", fontsize=10)
-        ax.legend(fontsize=8)
+        ax.set_title(f"h = {key}: mean |error|, 90% t-interval over seeds", fontsize=10)
+        ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -135,5 +135,8 @@ def test_rate_quick(tmp_path):
     for key in ("1/16", "1/64"):
         assert out["ground_truth"][key]["replicate_abs_diff"] < 2e-3
         for name in ("poly_heldout", "poly_cv", "bucketing", "nadaraya_watson"):
-            err = np.asarray(out["summary"][key][name]["mean_abs_error"])
+            err = np.asarray(out["summary"]["in_sample"][key][name]["mean_abs_error"])
             assert np.all(np.isfinite(err)) and np.all(err < 0.2)
+        for name in ("poly_heldout", "poly_cv"):  # polynomial fits are also plugged in on valid
+            assert np.all(np.isfinite(out["summary"]["valid"][key][name]["mean_abs_error"]))
+    assert "bucketing" not in out["summary"]["valid"]["1/16"]
