@@ -179,6 +179,9 @@ def main(argv=None):
         "--bandwidths", default=None, help="comma-separated inverse bandwidths, e.g. '16,64' (the default)"
     )
     parser.add_argument("--estimators", default=",".join(ESTIMATORS), help="comma-separated subset")
+    parser.add_argument(
+        "--first-seed", type=int, default=0, help="index of the first seed (to split a run over processes)"
+    )
     parser.add_argument("--folds", type=int, default=5, help="K of the CV-tuned polynomial estimator")
     parser.add_argument("--tag", default=None, help="output file stem (default rate / rate_quick)")
     parser.add_argument(
@@ -236,7 +239,7 @@ def main(argv=None):
             delayed(one_seed)(
                 args.seed * 1000 + s, members, problem, bandwidths, n_grid, n_split, estimators, cfg, truths
             )
-            for s in range(n_seeds)
+            for s in range(args.first_seed, args.first_seed + n_seeds)
         )
         rows = []
         done = 0
