@@ -19,8 +19,9 @@ label snapshots each, perturbed scores), and for each ``n`` the first ``n`` rows
 (an out-of-sample plug-in, which keeps the fit's overfitting out of the average):
 
 * ``poly_heldout``: ``skcal.ce2_details(cv=PredefinedSplit)``: candidates (degree schedule from the
-  cap 44 / 88 halving down to 4, ``alpha`` in ``1e-6 .. 1``) fitted on ``train[:n]``, scored on
-  ``hyper[:n]`` by the squared error of both moment regressions, the best refitted on both;
+  cap halving while >= 4: 44, 22, 11, 5 or 88, 44, 22, 11, 5; ``alpha`` in ``1e-6 .. 1``) fitted on
+  ``train[:n]``, scored on ``hyper[:n]`` by the squared error of both
+  moment regressions, the best refitted on both;
 * ``poly_cv``: the same candidates chosen by shuffled K-fold CV (K = 5) on ``train[:n] + hyper[:n]``;
 * ``bucketing`` and ``nadaraya_watson``: ``skcal.ce2_details(method=...)`` (SPEC 2's baselines, the
   constant ``c`` chosen on a held-out part of the data they are given).
