@@ -287,3 +287,21 @@ def test_expected_failures_are_the_stated_ones():
         SoftBinRounder(out_of_bounds="clip").fit(X, y)
     # with one column the same data are fine
     SoftBinRounder(out_of_bounds="clip").fit(X[:, :1], y).transform(X[:, :1])
+
+
+def test_score_is_the_negated_swap_regret_bound_and_drives_grid_search():
+    from sklearn.model_selection import GridSearchCV
+
+    rng = np.random.default_rng(3)
+    p = rng.uniform(size=6000)
+    y = (rng.uniform(size=6000) < np.clip(p + 0.08, 0, 1)).astype(int)
+    r = SoftBinRounder(n_bins=8).fit(p, y)
+    curve = scdl_curve(y, p, max_bins=8)
+    assert r.score(p, y) == pytest.approx(-(2 * curve.scdl_m[-1] + 2 / 8), rel=1e-12)
+    # the bound really bounds the exact expected swap regret of a random task
+    U = rng.uniform(size=(4, 2))
+    assert expected_swap_regret(y, p, U, 8) <= -r.score(p, y) + 1e-12
+    search = GridSearchCV(SoftBinRounder(), {"n_bins": [2, 4, 8, 16, 32]}, cv=3).fit(p[:, None], y)
+    means = search.cv_results_["mean_test_score"]
+    assert np.isfinite(means).all()
+    assert search.best_params_["n_bins"] == [2, 4, 8, 16, 32][int(np.argmax(means))]
