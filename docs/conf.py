@@ -1,22 +1,34 @@
 """Sphinx configuration of the skcal documentation.
 
 Build: ``sphinx-build -W -b html docs docs/_build/html`` (warnings are errors; tests/test_docs.py
-runs exactly this). Pages are Markdown (MyST); the API reference is generated from the
-numpydoc docstrings of every name in ``skcal.__all__`` at build time, so it stays complete as
-modules are added; the examples in ``docs/examples/*.py`` are run by matplotlib's plot
-directive, which embeds the figures they draw.
+runs exactly this). Pages are Markdown (MyST) with the pydata-sphinx-theme.
+
+- API reference (``api.md``): grouped by task; each group is an ``autosummary`` list written in
+  ``api.md`` itself, and autosummary generates one page per name into ``docs/generated/`` (not
+  versioned). ``tests/test_docs.py::test_api_reference_lists_every_public_name`` checks that every
+  name of ``skcal.__all__`` is listed there exactly once.
+- Examples: sphinx-gallery runs the ``plot_*.py`` scripts of the top-level ``examples/`` folder
+  and builds ``docs/auto_examples/`` (not versioned): thumbnails, downloadable scripts and
+  notebooks, run times.
+- CLI reference (``cli.md``): sphinx-argparse renders the live parser
+  ``skcal.cli._build_parser()``, so new flags appear without editing the page.
+- Intersphinx (scikit-learn, numpy, scipy, python): the inventories are downloaded at build
+  time, which needs the network. ``SKCAL_DOCS_INTERSPHINX=1`` forces the links on, ``=0`` off;
+  unset, each inventory host is probed with one short TCP connection and unreachable ones are
+  left out, so an offline build stays warning-free (it then has no external links) while an
+  online build gets them (and still warns if an inventory is broken).
 """
 
 import os
-import re
+import socket
 import sys
 from pathlib import Path
-
-from docutils.statemachine import StringList
-from sphinx.util.docutils import SphinxDirective
+from urllib.parse import urlparse
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # document the checkout, not an installed copy
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))  # document the checkout, not an installed copy
+sys.path.insert(1, str(HERE))  # _skcal_cli (the parser the CLI reference renders)
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 import skcal  # noqa: E402
@@ -29,104 +41,103 @@ release = version = skcal.__version__
 extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.intersphinx",
     "numpydoc",
-    "matplotlib.sphinxext.plot_directive",
+    "sphinx_gallery.gen_gallery",
+    "sphinxarg.ext",
 ]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
-templates_path = []
-html_theme = "alabaster"
-html_static_path = []
-html_title = f"skcal {release}"
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "auto_examples/*.ipynb", "auto_examples/*.py"]
+templates_path = ["_templates"]
 
+# --- HTML: pydata-sphinx-theme ---------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"skcal {release}"
+html_static_path = ["_static"]
+html_css_files = ["skcal.css"]
+html_show_sourcelink = False
+html_theme_options = {
+    "navbar_align": "left",
+    "header_links_before_dropdown": 7,
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+    "secondary_sidebar_items": ["page-toc"],
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version", "theme-version"],
+}
+html_context = {"default_mode": "light"}
+
+# --- MyST, autodoc, numpydoc -----------------------------------------------------------------
 myst_enable_extensions = ["dollarmath"]
 myst_heading_anchors = 3
 
-autodoc_default_options = {"members": True, "member-order": "bysource"}
+autosummary_generate = True
+autosummary_imported_members = True
+autodoc_default_options = {"members": True, "member-order": "bysource", "inherited-members": False}
 autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 
-plot_basedir = str(HERE)
-plot_include_source = True
-plot_html_show_source_link = False
-plot_html_show_formats = False
-plot_formats = [("png", 90)]
-plot_rcparams = {"figure.max_open_warning": 0}
+# --- sphinx-gallery --------------------------------------------------------------------------
+sphinx_gallery_conf = {
+    "examples_dirs": str(ROOT / "examples"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "download_all_examples": False,
+    "doc_module": ("skcal",),
+    "reference_url": {"skcal": None},
+    "backreferences_dir": "generated/backreferences",
+    "remove_config_comments": True,
+    "matplotlib_animations": False,
+    "show_memory": False,
+    "image_scrapers": ("matplotlib",),
+    "within_subsection_order": "FileNameSortKey",
+    "write_computation_times": True,
+}
+
+# --- intersphinx (see the module docstring) --------------------------------------------------
+_INTERSPHINX = {
+    "python": ("https://docs.python.org/3", None),
+    "numpy": ("https://numpy.org/doc/stable", None),
+    "scipy": ("https://docs.scipy.org/doc/scipy", None),
+    "sklearn": ("https://scikit-learn.org/stable", None),
+}
 
 
-# ---------------------------------------------------------------------------------------------
-# The API reference, generated from skcal.__all__
-# ---------------------------------------------------------------------------------------------
-GENERATED = HERE / "generated"
+def _reachable(url, timeout=2.0):
+    """Whether one TCP connection to the host of ``url`` succeeds within ``timeout`` seconds."""
+    parsed = urlparse(url)
+    try:
+        with socket.create_connection((parsed.hostname, parsed.port or 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
 
 
-def _public_names():
-    names = sorted({n for n in skcal.__all__ if not n.startswith("_")}, key=str.lower)
-    classes = [n for n in names if isinstance(getattr(skcal, n), type)]
-    functions = [n for n in names if callable(getattr(skcal, n)) and n not in classes]
-    return classes, functions
+def _intersphinx_mapping():
+    choice = os.environ.get("SKCAL_DOCS_INTERSPHINX", "auto").strip().lower()
+    if choice in ("0", "false", "no", "off"):
+        return {}
+    if choice in ("1", "true", "yes", "on"):
+        return dict(_INTERSPHINX)
+    kept = {k: v for k, v in _INTERSPHINX.items() if _reachable(v[0])}
+    left = sorted(set(_INTERSPHINX) - set(kept))
+    if left:
+        print(f"[skcal docs] intersphinx: no route to {', '.join(left)}; building without those links")
+    return kept
 
 
-def _write_stubs():
-    """One page per public name (rewritten on every build; the folder is not versioned)."""
-    GENERATED.mkdir(exist_ok=True)
-    classes, functions = _public_names()
-    wanted = set()
-    for name in classes + functions:
-        directive = "autoclass" if name in classes else "autofunction"
-        title = f"skcal.{name}"
-        text = f"{title}\n{'=' * len(title)}\n\n.. currentmodule:: skcal\n\n.. {directive}:: {name}\n"
-        path = GENERATED / f"skcal.{name}.rst"
-        wanted.add(path.name)
-        if not path.exists() or path.read_text() != text:
-            path.write_text(text)
-    for stale in GENERATED.glob("skcal.*.rst"):
-        if stale.name not in wanted:
-            stale.unlink()
-
-
-_write_stubs()
-
-
-def _summary(obj):
-    """The first line of a docstring (the whole line: sentence splitting breaks inline literals)."""
-    doc = (obj.__doc__ or "").strip().splitlines()
-    return doc[0].strip() if doc else ""
-
-
-class SkcalAPIDirective(SphinxDirective):
-    """``skcal-api KIND``: a table of the classes or functions in ``skcal.__all__``.
-
-    Each row links the name to its generated page (see ``_write_stubs``) and shows the first
-    line of its docstring; a hidden toctree puts the pages in the navigation.
-    """
-
-    required_arguments = 1
-    has_content = False
-
-    def run(self):
-        from docutils import nodes
-
-        classes, functions = _public_names()
-        kind = self.arguments[0]
-        if kind not in ("classes", "functions"):
-            raise self.error(f"skcal-api takes 'classes' or 'functions', not {kind!r}")
-        names = classes if kind == "classes" else functions
-        role = "class" if kind == "classes" else "func"
-        lines = [".. list-table::", "   :widths: 35 65", ""]
-        for n in names:
-            lines += [f"   * - :{role}:`~skcal.{n}`", f"     - {_summary(getattr(skcal, n))}"]
-        lines += ["", ".. toctree::", "   :hidden:", ""] + [f"   generated/skcal.{n}" for n in names]
-        node = nodes.container()
-        self.state.nested_parse(StringList(lines, source="skcal.__all__"), self.content_offset, node)
-        return node.children
+intersphinx_mapping = _intersphinx_mapping()
+intersphinx_timeout = 10
 
 
 # ---------------------------------------------------------------------------------------------
 # Docstring hygiene
 # ---------------------------------------------------------------------------------------------
+import re  # noqa: E402
+
 _QUOTED = re.compile(r"(``.*?``|`[^`]*`)")
 _TRAILING_UNDERSCORE = re.compile(r"(?<![\\\w])([A-Za-z][A-Za-z0-9_]*[A-Za-z0-9])_(?=$|[\s,.;:)\]}/])")
 
@@ -156,6 +167,30 @@ def _skip_member(app, what, name, obj, skip, options):
 
 
 def setup(app):
-    app.add_directive("skcal-api", SkcalAPIDirective)
     app.connect("autodoc-process-docstring", _escape_trailing_underscores, priority=600)
     app.connect("autodoc-skip-member", _skip_member)
+
+
+# ---------------------------------------------------------------------------------------------
+# Autosummary tables: the whole summary line of each docstring
+# ---------------------------------------------------------------------------------------------
+import sphinx.ext.autosummary as _autosummary  # noqa: E402
+
+
+def _first_stanza(doc, settings):
+    """The first paragraph of a docstring (numpydoc: the one-line summary), unsplit.
+
+    Autosummary's own rule cuts at the first period followed by a space, which breaks summaries
+    that hold a period inside an inline literal (``k_h(. | s)``) into invalid reStructuredText.
+    """
+    lines = []
+    for line in doc:
+        if not line.strip():
+            if lines:
+                break
+            continue
+        lines.append(line.strip())
+    return " ".join(lines)
+
+
+_autosummary.extract_summary = _first_stanza

@@ -1,4 +1,14 @@
-"""A calibration report of three classifiers: the table, and the metric intervals drawn by hand."""
+"""
+=================================================
+A calibration report of several classifiers
+=================================================
+
+:func:`~skcal.calibration_report` scores every model on the same validation data, with paired
+bootstrap intervals and ranks; ``report.table`` holds the numbers, ``report.to_html(path)``
+writes a self-contained page (the same one ``skcal report`` writes) and returns its path, and
+``report.to_markdown()`` gives the table. This example prints the table and draws three of the
+intervals from ``report.table`` by hand.
+"""
 
 import matplotlib.pyplot as plt
 import numpy as np

@@ -1,4 +1,15 @@
-"""Second-order Platt scaling on a simulated problem whose truth f* is known."""
+"""
+=====================================================
+Second-order recalibration against a known truth
+=====================================================
+
+A simulated predictor whose mean is right on average but whose errors depend on a hidden
+subtype for ``m > 1/2``, with a useless ``sigma2``. :class:`~skcal.SecondOrderPlattCalibrator`
+learns from two labels per input that the variance is large where ``m > 1/2``;
+:class:`~skcal.SecondOrderDisplay` compares the predicted variance with the realised squared
+error ``(f* - m)^2`` (left; the diagonal is second-order calibration) and shows the fitted
+calibration functions (middle and right).
+"""
 
 import numpy as np
 
