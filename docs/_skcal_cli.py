@@ -16,7 +16,7 @@ _RAW = (argparse.RawDescriptionHelpFormatter, argparse.RawTextHelpFormatter)
 
 
 def _literal(text):
-    return "::\n\n" + textwrap.indent(textwrap.dedent(text).strip("\n"), "    ") + "\n"
+    return ".. code-block:: text\n\n" + textwrap.indent(textwrap.dedent(text).strip("\n"), "    ") + "\n"
 
 
 def _as_literal(parser):

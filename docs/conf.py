@@ -51,6 +51,7 @@ source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "auto_examples/*.ipynb", "auto_examples/*.py"]
 templates_path = ["_templates"]
+smartquotes_action = "qe"  # curly quotes and ellipses, but "--demo" stays two hyphens (no dashes)
 
 # --- HTML: pydata-sphinx-theme ---------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"

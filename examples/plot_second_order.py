@@ -11,6 +11,7 @@ error ``(f* - m)^2`` (left; the diagonal is second-order calibration) and shows 
 calibration functions (middle and right).
 """
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 from skcal import SecondOrderDisplay, SecondOrderPlattCalibrator
@@ -28,3 +29,4 @@ snapshots = (rng.uniform(size=(n, 2)) < f_star[:, None]).astype(float)  # two la
 
 cal = SecondOrderPlattCalibrator(degree=4, alpha=1e-4).fit(scores[:3000], snapshots[:3000])
 SecondOrderDisplay.from_estimator(cal, scores[3000:], true_prob=f_star[3000:], name="simulated")
+plt.show()
