@@ -74,6 +74,7 @@ html_context = {"default_mode": "light"}
 myst_enable_extensions = ["dollarmath"]
 myst_heading_anchors = 3
 
+toc_object_entries_show_parents = "hide"  # the page's table of contents reads "fit()", not "Cls.fit()"
 autosummary_generate = True
 autosummary_imported_members = True
 autodoc_default_options = {"members": True, "member-order": "bysource", "inherited-members": False}
