@@ -50,7 +50,6 @@ from skcal._validation import (
     check_sample_weight,
 )
 from skcal.binning import assign_bins
-from skcal.scorers import make_classes_aware_loss_scorer, register_scorer
 
 __all__ = [
     "truthful_conf_ce",
@@ -618,17 +617,3 @@ def truthful_decomposition(
         "expected_proper_loss_check": loss_chk,
         "check_stderr": stderr,
     }
-
-
-# ----------------------------------------------------------------------------------------------
-# scorers
-# ----------------------------------------------------------------------------------------------
-
-
-def _make_loss_scorer(func):
-    return make_classes_aware_loss_scorer(func, classes_kwarg="labels")
-
-
-for _name, _func in (("truthful_conf_ce", truthful_conf_ce), ("classwise_lince", classwise_lince)):
-    register_scorer(_name, _make_loss_scorer(_func))
-    register_scorer(f"neg_{_name}", _make_loss_scorer(_func))
