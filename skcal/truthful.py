@@ -573,7 +573,8 @@ def truthful_decomposition(
     L = float((sq_dev + v).mean())
     pooling = n * B - float(sq_dev.mean())
 
-    n_outcomes = float(k) ** n
+    # k^n overflows a float from about 650 rows (k = 3); past 1e300 it is "more than any max_outcomes"
+    n_outcomes = float(k) ** n if n * np.log(k) < 690.0 else np.inf
     if method == "auto":
         method = "enumerate" if n_outcomes <= max_outcomes else "monte_carlo"
     if method == "enumerate":
@@ -586,6 +587,11 @@ def truthful_decomposition(
         cal_chk, loss_chk = float(prob @ cal), float(prob @ loss)
         stderr = (0.0, 0.0)
     else:
+        if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 2:
+            raise ValueError(
+                f"n_draws must be an integer >= 2 for the Monte Carlo check (its standard error needs "
+                f"two draws); got {n_draws!r}."
+            )
         rng = check_random_state(random_state)
         cdf = np.cumsum(Q, axis=1)
         cdf[:, -1] = 1.0
