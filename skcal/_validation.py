@@ -45,7 +45,7 @@ def _raw_array(x, name):
         raise ValueError(f"{name} must be a rectangular array-like of numbers; got {exc}") from None
 
 
-def _as_float_array(x, name, *, ndim=None):
+def _as_float_array(x, name, *, ndim=None, ensure_non_empty=True):
     """Convert ``x`` to a fresh float64 ndarray and reject empty, complex and non-numeric input.
 
     Complex input is an error (converting it would silently drop the imaginary part); strings,
@@ -74,7 +74,7 @@ def _as_float_array(x, name, *, ndim=None):
         arr = np.array(raw, dtype=np.float64, copy=True)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be numeric; could not convert it to float: {exc}") from None
-    if arr.size == 0:
+    if arr.size == 0 and ensure_non_empty:
         raise ValueError(f"{name} is empty; expected at least one sample.")
     if ndim is not None and arr.ndim not in ndim:
         raise ValueError(

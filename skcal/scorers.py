@@ -133,8 +133,9 @@ def make_classes_aware_loss_scorer(score_func, *, classes_kwarg, response_method
 
     Returns
     -------
-    scorer : callable
-        Use it as ``scoring=scorer`` or register it with :func:`register_scorer`.
+    callable
+        A scorer ``scorer(estimator, X, y)``; use it as ``scoring=scorer`` or register it
+        with :func:`register_scorer`.
 
     Examples
     --------
@@ -202,8 +203,8 @@ def get_skcal_scorer_names():
 
     Returns
     -------
-    names : list of str
-        skcal's own scorers (see :data:`SCORER_TABLE`) and any registered with
+    list of str
+        The names: skcal's own scorers (see :data:`SCORER_TABLE`) and any registered with
         :func:`register_scorer`.
 
     Examples

@@ -94,7 +94,7 @@ def temperature_nll(logits, y, temperature, *, labels=None, sample_weight=None):
 
     Returns
     -------
-    nll : float
+    float
         The weighted mean negative log-likelihood.
 
     Examples
@@ -137,7 +137,7 @@ def fit_temperature(logits, y, *, labels=None, sample_weight=None, bounds=(1e-2,
 
     Returns
     -------
-    temperature : float
+    float
         The fitted temperature, inside ``bounds``.
 
     Examples
@@ -182,7 +182,7 @@ def apply_temperature(logits, temperature):
 
     Returns
     -------
-    proba : ndarray of shape (n, k)
+    ndarray of shape (n, k)
         The tempered probabilities; each row sums to one.
 
     Examples
