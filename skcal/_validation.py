@@ -13,6 +13,7 @@ import numbers
 import numpy as np
 
 __all__ = [
+    "reject_non_real",
     "check_binary_probabilities",
     "check_multiclass_probabilities",
     "check_multiclass_labels",
@@ -43,6 +44,18 @@ def _raw_array(x, name):
         return np.asarray(x)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be a rectangular array-like of numbers; got {exc}") from None
+
+
+def reject_non_real(x, name):
+    """Raise a ValueError naming ``name`` if ``x`` holds complex numbers or strings.
+
+    For estimators, whose arrays go through scikit-learn's ``validate_data``: that converts
+    numeric strings in object arrays to floats without a word, and names no argument for
+    complex input. ``x`` itself is not converted (``validate_data`` does that).
+    """
+    if x is None or isinstance(x, (list, tuple)) and len(x) == 0:
+        return
+    _as_float_array(x, name, ensure_non_empty=False)
 
 
 def _as_float_array(x, name, *, ndim=None, ensure_non_empty=True):

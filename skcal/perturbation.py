@@ -11,7 +11,7 @@ from sklearn.utils import check_random_state
 
 from skcal._compat import StrOptions, _fit_context, check_is_fitted, validate_data
 from skcal._constraints import BANDWIDTH, RANDOM_STATE
-from skcal._validation import SIGMA2_MAX, _as_float_array, check_scores
+from skcal._validation import SIGMA2_MAX, _as_float_array, check_scores, reject_non_real
 from skcal.sech import _check_interval, _uniform, sech_pdf, sech_ppf
 
 __all__ = ["SechPerturber"]
@@ -135,6 +135,7 @@ class SechPerturber(TransformerMixin, BaseEstimator):
         return b
 
     def _check_scores(self, X, *, reset):
+        reject_non_real(X, "X (scores)")
         X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_min_samples=1)
         bounds = self._resolve_bounds(X.shape[1]) if reset else self.bounds_
         if self.bounds is None:
