@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 
 __all__ = [
-    "reject_non_real",
+    "reject_strings",
     "check_binary_probabilities",
     "check_multiclass_probabilities",
     "check_multiclass_labels",
@@ -46,16 +46,26 @@ def _raw_array(x, name):
         raise ValueError(f"{name} must be a rectangular array-like of numbers; got {exc}") from None
 
 
-def reject_non_real(x, name):
-    """Raise a ValueError naming ``name`` if ``x`` holds complex numbers or strings.
+def reject_strings(x, name):
+    """Raise a ValueError naming ``name`` if ``x`` holds strings (even numeric ones).
 
-    For estimators, whose arrays go through scikit-learn's ``validate_data``: that converts
-    numeric strings in object arrays to floats without a word, and names no argument for
-    complex input. ``x`` itself is not converted (``validate_data`` does that).
+    For estimators, whose arrays then go through scikit-learn's ``validate_data``: that
+    converts numeric strings in object arrays to floats without a word. Anything else
+    (sparse input, complex numbers, ragged lists) is left to ``validate_data``, whose messages
+    scikit-learn's common checks expect. ``x`` is not converted.
     """
-    if x is None or isinstance(x, (list, tuple)) and len(x) == 0:
+    if hasattr(x, "to_numpy"):
+        x = x.to_numpy()
+    if not isinstance(x, (np.ndarray, list, tuple)):
         return
-    _as_float_array(x, name, ensure_non_empty=False)
+    try:
+        raw = np.asarray(x)
+    except (TypeError, ValueError):
+        return
+    if raw.dtype.kind in "US" or (
+        raw.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in raw.ravel())
+    ):
+        raise ValueError(f"{name} must be numeric; got strings (dtype {raw.dtype}).")
 
 
 def _as_float_array(x, name, *, ndim=None, ensure_non_empty=True):

@@ -11,8 +11,8 @@ from sklearn.utils import check_random_state
 
 from skcal._compat import StrOptions, _fit_context, check_is_fitted, validate_data
 from skcal._constraints import BANDWIDTH, RANDOM_STATE
-from skcal._validation import SIGMA2_MAX, _as_float_array, check_scores, reject_non_real
-from skcal.sech import _check_interval, _uniform, sech_pdf, sech_ppf
+from skcal._validation import SIGMA2_MAX, _as_float_array, check_scores, reject_strings
+from skcal.sech import _uniform, sech_pdf, sech_ppf
 
 __all__ = ["SechPerturber"]
 
@@ -119,9 +119,9 @@ class SechPerturber(TransformerMixin, BaseEstimator):
                     "columns. Pass bounds=(lo, hi) to perturb other bounded features."
                 )
             return np.array(_BOUNDS[:n_features], dtype=np.float64)
-        try:
-            b = np.array(self.bounds, dtype=np.float64)
-        except (TypeError, ValueError):
+        try:  # complex or string bounds are as wrong as a wrong shape
+            b = _as_float_array(self.bounds, "bounds", ensure_non_empty=False)
+        except ValueError:
             b = np.empty(0)
         if b.shape == (2,):
             b = np.tile(b, (n_features, 1))
@@ -135,7 +135,7 @@ class SechPerturber(TransformerMixin, BaseEstimator):
         return b
 
     def _check_scores(self, X, *, reset):
-        reject_non_real(X, "X (scores)")
+        reject_strings(X, "X (scores)")
         X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_min_samples=1)
         bounds = self._resolve_bounds(X.shape[1]) if reset else self.bounds_
         if self.bounds is None:
@@ -230,7 +230,6 @@ class SechPerturber(TransformerMixin, BaseEstimator):
         (1,)
         """
         self._validate_params()
-        _check_interval(self.bandwidth, 0.0, 1.0, h_name="bandwidth")
         T = _as_float_array(T, "T", ensure_non_empty=False)
         S = _as_float_array(S, "S", ensure_non_empty=False)
         if T.ndim == 0 or S.ndim == 0 or T.shape[-1] != S.shape[-1]:

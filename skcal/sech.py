@@ -42,7 +42,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from skcal._compat import validate_params
-from skcal._constraints import BANDWIDTH, FINITE_REAL, MIN_BANDWIDTH, RANDOM_STATE
+from skcal._constraints import BANDWIDTH, FINITE_REAL, RANDOM_STATE
 from skcal._validation import _as_float_array
 
 __all__ = [
@@ -65,21 +65,13 @@ _POINTS = ["array-like", numbers.Real]
 # validation
 # ----------------------------------------------------------------------------------------------
 def _check_interval(h, lo, hi, h_name="h"):
-    """The relations between the bandwidth and the interval (types are declared per function).
+    """The relations between the bandwidth and the interval.
 
-    ``h`` must be a real number of at least the smallest normal float64 (a subnormal bandwidth
-    overflows ``1 / h``), ``lo < hi`` finite, and ``(hi - lo) / h`` finite.
+    The types and ranges of ``h`` (at least the smallest normal float64: a subnormal bandwidth
+    overflows ``1 / h``), ``lo`` and ``hi`` (finite) are declared with ``validate_params`` by
+    each public function (``_parameter_constraints`` for :class:`~skcal.SechPerturber`); what
+    remains is ``lo < hi`` and a finite ``(hi - lo) / h``.
     """
-    for name, v in ((h_name, h), ("lo", lo), ("hi", hi)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real):
-            raise ValueError(f"{name} must be a real number; got {v!r}.")
-        if not np.isfinite(v):
-            raise ValueError(f"{name} must be finite; got {v!r}.")
-    if not h >= MIN_BANDWIDTH:
-        raise ValueError(
-            f"{h_name} (the bandwidth) must be at least {MIN_BANDWIDTH:.4g} (the smallest normal float64); "
-            f"got {h!r}."
-        )
     if not lo < hi:
         raise ValueError(f"lo must be smaller than hi; got lo={lo!r}, hi={hi!r}.")
     if not np.isfinite((float(hi) - float(lo)) / float(h)):

@@ -202,5 +202,7 @@ def test_complex_scores_are_rejected():
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match="(?i)complex"):  # scikit-learn: "Complex data not supported"
             SechPerturber().fit(np.array([[0.5 + 1j, 0.1]]))
+        with pytest.raises(ValueError, match="X \\(scores\\) must be numeric; got strings"):
+            SechPerturber().fit(np.array([["0.5", "0.1"]], dtype=object))
         with pytest.raises(ValueError, match="T is complex"):
             SechPerturber().density(np.array([[0.5 + 1j, 0.1]]), [[0.5, 0.1]])
