@@ -1,65 +1,32 @@
 """skcal: measure and repair the calibration of probabilistic classifiers, the scikit-learn way.
 
-The public API is re-exported here; each concept lives in its own module (see the package
-listing in the README).
+The public API is re-exported here, grouped by task; each concept lives in its own module (see
+the package listing in the README). Importing ``skcal`` also registers skcal's scorers with
+scikit-learn (``scoring="scdl"``, ...; the table is in :mod:`skcal.scorers`).
+
+The Chebyshev engine behind ``ce2_score`` and ``SecondOrderPlattCalibrator``
+(``ChebyshevMoments``, ``ChebyshevRidge``, ``auto_degree``, ``degree_cap``) is an internal of
+those estimators and is imported from :mod:`skcal.chebyshev`, not from here.
 """
 
+# one sorted import block (isort); ``__all__`` below groups the names by task
+from skcal.binned_ece import binned_ece
+from skcal.binning import assign_bins
+from skcal.ce2 import CE2Result, ce1_score, ce2_details, ce2_score
+from skcal.ce2_baselines import baseline_ce2
+from skcal.cutoff import cutoff_calibration_error
+from skcal.display import ReliabilityDisplay, SecondOrderDisplay
+from skcal.ensemble import EnsembleMoments
+from skcal.perturbation import SechPerturber
+from skcal.platt import SecondOrderPlattCalibrator
+from skcal.report import CalibrationReport, calibration_report
+from skcal.rounding import SoftBinRounder, expected_swap_regret, soft_bin_weights, swap_regret
+from skcal.scdl import SCDLCurve, scdl_curve, scdl_score
 from skcal.scorers import get_skcal_scorer_names, register_scorer
-
-__version__ = "0.1.0"
-
-__all__ = [
-    "__version__",
-    "get_skcal_scorer_names",
-    "register_scorer",
-]
-
-# --- SCDL slice (SPEC 4) ---
-from skcal.binned_ece import binned_ece  # noqa: E402
-from skcal.cutoff import cutoff_calibration_error  # noqa: E402
-from skcal.rounding import (  # noqa: E402
-    SoftBinRounder,
-    expected_swap_regret,
-    soft_bin_weights,
-    swap_regret,
-)
-from skcal.scdl import SCDLCurve, scdl_curve, scdl_score  # noqa: E402
-from skcal.smooth_ece import smooth_ece  # noqa: E402
-
-__all__ += [
-    "SCDLCurve",
-    "SoftBinRounder",
-    "binned_ece",
-    "cutoff_calibration_error",
-    "expected_swap_regret",
-    "scdl_curve",
-    "scdl_score",
-    "smooth_ece",
-    "soft_bin_weights",
-    "swap_regret",
-]
-
-# --- second-order calibration (SPEC 1-3) ---
-from skcal.ce2_baselines import baseline_ce2  # noqa: E402
-from skcal.ensemble import EnsembleMoments  # noqa: E402
-from skcal.perturbation import SechPerturber  # noqa: E402
-from skcal.sech import sech_cdf, sech_pdf, sech_ppf, sech_sample  # noqa: E402
-
-__all__ += ["baseline_ce2", "EnsembleMoments", "SechPerturber"]
-__all__ += ["sech_cdf", "sech_pdf", "sech_ppf", "sech_sample"]
-
-from skcal.ce2 import CE2Result, ce1_score, ce2_details, ce2_score  # noqa: E402  (cheb)
-from skcal.chebyshev import ChebyshevMoments, ChebyshevRidge, auto_degree, degree_cap  # noqa: E402  (cheb)
-from skcal.platt import SecondOrderPlattCalibrator  # noqa: E402  (cheb)
-
-__all__ += ["CE2Result", "ce1_score", "ce2_details", "ce2_score"]  # (cheb)
-__all__ += ["ChebyshevMoments", "ChebyshevRidge", "auto_degree", "degree_cap"]  # (cheb)
-__all__ += ["SecondOrderPlattCalibrator"]  # (cheb)
-
-# --- truthful multiclass errors (SPEC 5) ---
-from skcal.binning import assign_bins  # noqa: E402
-from skcal.temperature import apply_temperature, fit_temperature, temperature_nll  # noqa: E402
-from skcal.truthful import (  # noqa: E402
+from skcal.sech import sech_cdf, sech_pdf, sech_ppf, sech_sample
+from skcal.smooth_ece import smooth_ece
+from skcal.temperature import apply_temperature, fit_temperature, temperature_nll
+from skcal.truthful import (
     brier_over_k,
     classwise_ece,
     classwise_lince,
@@ -71,11 +38,24 @@ from skcal.truthful import (  # noqa: E402
     truthful_decomposition,
 )
 
-__all__ += [
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    # first-order calibration errors of binary classifiers
+    "SCDLCurve",
+    "binned_ece",
+    "cutoff_calibration_error",
+    "scdl_curve",
+    "scdl_score",
+    "smooth_ece",
+    # recalibration by soft-bin rounding and swap regret
+    "SoftBinRounder",
+    "expected_swap_regret",
+    "soft_bin_weights",
+    "swap_regret",
+    # truthful multiclass calibration errors and their proper losses
     "assign_bins",
-    "apply_temperature",
-    "fit_temperature",
-    "temperature_nll",
     "brier_over_k",
     "classwise_ece",
     "classwise_lince",
@@ -85,10 +65,30 @@ __all__ += [
     "lince_score",
     "truthful_conf_ce",
     "truthful_decomposition",
+    # temperature scaling of stored logits
+    "apply_temperature",
+    "fit_temperature",
+    "temperature_nll",
+    # second-order scores
+    "EnsembleMoments",
+    "SechPerturber",
+    "sech_cdf",
+    "sech_pdf",
+    "sech_ppf",
+    "sech_sample",
+    # second-order calibration error and recalibration
+    "CE2Result",
+    "SecondOrderPlattCalibrator",
+    "baseline_ce2",
+    "ce1_score",
+    "ce2_details",
+    "ce2_score",
+    # reports and displays
+    "CalibrationReport",
+    "ReliabilityDisplay",
+    "SecondOrderDisplay",
+    "calibration_report",
+    # scorers
+    "get_skcal_scorer_names",
+    "register_scorer",
 ]
-
-# --- reports and displays ---
-from skcal.display import ReliabilityDisplay, SecondOrderDisplay  # noqa: E402
-from skcal.report import CalibrationReport, calibration_report  # noqa: E402
-
-__all__ += ["CalibrationReport", "ReliabilityDisplay", "SecondOrderDisplay", "calibration_report"]

@@ -10,11 +10,15 @@ bins against the sample size) are checked in the function, which names the bound
 
 from numbers import Integral, Real
 
+import numpy as np
+
 from skcal._compat import Interval, StrOptions
 
 __all__ = [
     "ARRAY",
+    "BANDWIDTH",
     "BOOLEAN",
+    "FINITE_REAL",
     "N_BINS",
     "N_JOBS",
     "POS_LABEL",
@@ -26,6 +30,7 @@ __all__ = [
     "VERBOSE",
     "MAX_BINS_LIMIT",
     "MAX_DEGREE_LIMIT",
+    "MIN_BANDWIDTH",
     "Integral",
     "Real",
     "Interval",
@@ -50,6 +55,8 @@ class StrictInterval(Interval):
 MAX_BINS_LIMIT = 1 << 24
 #: Largest Chebyshev degree accepted anywhere (the moment matrix is (2l+1)^2).
 MAX_DEGREE_LIMIT = 512
+#: Smallest kernel bandwidth: the smallest normal float64 (a subnormal ``h`` overflows ``1 / h``).
+MIN_BANDWIDTH = float(np.finfo(np.float64).tiny)
 
 ARRAY = ["array-like"]
 SAMPLE_WEIGHT = ["array-like", None]
@@ -62,3 +69,7 @@ POSITIVE_INT = [StrictInterval(Integral, 1, None, closed="left")]
 POSITIVE_REAL = [StrictInterval(Real, 0, None, closed="neither")]
 PROBABILITY_OPEN = [StrictInterval(Real, 0, 1, closed="neither")]
 N_BINS = [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both")]
+#: A kernel bandwidth: a positive finite number, not subnormal, not a bool.
+BANDWIDTH = [StrictInterval(Real, MIN_BANDWIDTH, None, closed="left")]
+#: Any finite real number (not NaN, not infinite, not a bool).
+FINITE_REAL = [StrictInterval(Real, None, None, closed="neither")]

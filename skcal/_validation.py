@@ -13,6 +13,7 @@ import numbers
 import numpy as np
 
 __all__ = [
+    "reject_strings",
     "check_binary_probabilities",
     "check_multiclass_probabilities",
     "check_multiclass_labels",
@@ -30,17 +31,73 @@ ROW_SUM_ATOL = 1e-6
 SIGMA2_MAX = 0.25
 
 
-def _as_float_array(x, name, *, ndim=None):
-    """Convert ``x`` to a fresh float64 ndarray and reject empty, NaN and inf input."""
-    if x is None:
-        raise ValueError(f"{name} is None; expected an array-like of numbers.")
+def _is_missing(v):
+    """``None``, ``pandas.NA`` or ``pandas.NaT`` (the missing-value markers of object arrays)."""
+    return v is None or type(v).__name__ in ("NAType", "NaTType")
+
+
+def _raw_array(x, name):
+    """``x`` as an ndarray (pandas via ``to_numpy``), without any dtype conversion yet."""
     if hasattr(x, "to_numpy"):  # pandas Series / DataFrame
         x = x.to_numpy()
     try:
-        arr = np.array(x, dtype=np.float64, copy=True)
+        return np.asarray(x)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a rectangular array-like of numbers; got {exc}") from None
+
+
+def reject_strings(x, name):
+    """Raise a ValueError naming ``name`` if ``x`` holds strings (even numeric ones).
+
+    For estimators, whose arrays then go through scikit-learn's ``validate_data``: that
+    converts numeric strings in object arrays to floats without a word. Anything else
+    (sparse input, complex numbers, ragged lists) is left to ``validate_data``, whose messages
+    scikit-learn's common checks expect. ``x`` is not converted.
+    """
+    if hasattr(x, "to_numpy"):
+        x = x.to_numpy()
+    if not isinstance(x, (np.ndarray, list, tuple)):
+        return
+    try:
+        raw = np.asarray(x)
+    except (TypeError, ValueError):
+        return
+    if raw.dtype.kind in "US" or (
+        raw.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in raw.ravel())
+    ):
+        raise ValueError(f"{name} must be numeric; got strings (dtype {raw.dtype}).")
+
+
+def _as_float_array(x, name, *, ndim=None, ensure_non_empty=True):
+    """Convert ``x`` to a fresh float64 ndarray and reject empty, complex and non-numeric input.
+
+    Complex input is an error (converting it would silently drop the imaginary part); strings,
+    even numeric ones, are an error; missing values (``None``, ``pandas.NA``, e.g. from a
+    nullable ``Int64`` column) become NaN, which the caller rejects or allows.
+    """
+    if x is None:
+        raise ValueError(f"{name} is None; expected an array-like of numbers.")
+    raw = _raw_array(x, name)
+    kind = raw.dtype.kind
+    complex_msg = f"{name} is complex; expected real numbers (the imaginary part would be lost)."
+    if kind == "c":
+        raise ValueError(complex_msg)
+    if kind in "USV" or kind == "M" or kind == "m":
+        raise ValueError(f"{name} must be numeric; got an array of dtype {raw.dtype}.")
+    if kind == "O":
+        flat = raw.ravel()
+        for v in flat:
+            if isinstance(v, (str, bytes)):
+                raise ValueError(f"{name} must be numeric; got the string {v!r}.")
+            if isinstance(v, complex) or np.iscomplexobj(v):
+                raise ValueError(complex_msg)
+        if any(_is_missing(v) for v in flat):
+            raw = np.array([np.nan if _is_missing(v) else v for v in flat], dtype=object).reshape(raw.shape)
+    try:
+        arr = np.array(raw, dtype=np.float64, copy=True)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be numeric; could not convert it to float: {exc}") from None
-    if arr.size == 0:
+    if arr.size == 0 and ensure_non_empty:
         raise ValueError(f"{name} is empty; expected at least one sample.")
     if ndim is not None and arr.ndim not in ndim:
         raise ValueError(
@@ -103,10 +160,51 @@ def _unique_labels(y):
     return np.unique(y)
 
 
-def _binary_labels(y_true, pos_label, name):
-    if hasattr(y_true, "to_numpy"):
-        y_true = y_true.to_numpy()
-    y = np.asarray(y_true)
+def _label_array(y_true, name):
+    """``y_true`` as a 1-D-or-more ndarray of labels with a usable dtype.
+
+    Object arrays (pandas ``object`` or nullable columns, lists of mixed Python objects) are
+    resolved: missing labels (``None``, ``pandas.NA``) are an error, numbers become a numeric
+    array (so ``[0, 1]`` stored as objects means the same as integer ``[0, 1]``), strings stay
+    strings, and a mix of numbers and strings is an error.
+    """
+    if y_true is None:
+        raise ValueError(f"{name} is None; expected an array-like of labels.")
+    y = _raw_array(y_true, name)
+    if y.dtype.kind == "c":
+        raise ValueError(f"{name} is complex; expected class labels.")
+    if y.dtype.kind != "O" or y.size == 0:
+        return y
+    flat = y.ravel()
+    n_missing = sum(1 for v in flat if _is_missing(v) or (isinstance(v, float) and v != v))
+    if n_missing:
+        raise ValueError(
+            f"{name} contains missing labels (None, NaN or pandas.NA) at {n_missing} entries; "
+            "expected a label for every sample."
+        )
+    types = set(map(type, flat))
+    if all(issubclass(t, (bool, np.bool_)) for t in types):
+        return flat.astype(bool).reshape(y.shape)
+    if all(issubclass(t, numbers.Number) for t in types):
+        if any(issubclass(t, complex) for t in types):
+            raise ValueError(f"{name} is complex; expected class labels.")
+        out = np.array(flat.tolist())
+        return out.reshape(y.shape)
+    if all(issubclass(t, (str, np.str_)) for t in types):
+        return flat.astype(str).reshape(y.shape)
+    raise ValueError(
+        f"{name} mixes labels of different types ({sorted(t.__name__ for t in types)}); expected "
+        "labels of one type (all numbers or all strings)."
+    )
+
+
+def _binary_labels(y_true, pos_label, name, *, has_pos_label=True):
+    """Map binary labels to 0/1 floats (1 for the positive class).
+
+    ``has_pos_label`` says whether the calling public function has a ``pos_label`` argument;
+    only then does the error for unrecognised labels suggest passing it.
+    """
+    y = _label_array(y_true, name)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if y.ndim != 1:
@@ -126,14 +224,20 @@ def _binary_labels(y_true, pos_label, name):
             pos_label = True
         elif y.dtype.kind in "iuf" and set(classes.tolist()) <= {0, 1, -1}:
             if -1 in set(classes.tolist()) and 0 in set(classes.tolist()):
-                raise ValueError(f"{name} mixes 0 and -1; pass pos_label to say which is positive.")
+                hint = "; pass pos_label to say which is positive" if has_pos_label else ""
+                raise ValueError(f"{name} mixes 0 and -1{hint}; expected {{0, 1}} or {{-1, 1}}.")
             pos_label = 1
         else:
+            hint = (
+                ", so pass pos_label to say which class is positive"
+                if has_pos_label
+                else "; encode the positive class as 1 (or True)"
+            )
             raise ValueError(
                 f"{name} has labels {classes.tolist()}; these are not {{0, 1}}, {{-1, 1}} or "
-                "booleans, so pass pos_label to say which class is positive."
+                f"booleans{hint}."
             )
-    elif pos_label not in classes.tolist() and classes.size == 2:
+    elif classes.size == 2 and pos_label not in classes.tolist():
         raise ValueError(f"pos_label={pos_label!r} is not one of the labels in {name}: {classes.tolist()}.")
     return (y == pos_label).astype(np.float64)
 
@@ -147,6 +251,7 @@ def check_binary_probabilities(
     out_of_bounds="raise",
     y_true_name="y_true",
     y_prob_name="y_prob",
+    has_pos_label=True,
 ):
     """Validate binary labels and positive-class probabilities.
 
@@ -162,6 +267,11 @@ def check_binary_probabilities(
     sample_weight : array-like of shape (n,), default=None
     out_of_bounds : {"raise", "clip"}, default="raise"
         What to do with probabilities outside [0, 1].
+    y_true_name, y_prob_name : str, default="y_true", "y_prob"
+        The argument names used in error messages.
+    has_pos_label : bool, default=True
+        Whether the calling function has a ``pos_label`` argument (only then do the errors
+        suggest passing it).
 
     Returns
     -------
@@ -170,19 +280,30 @@ def check_binary_probabilities(
     w : ndarray of shape (n,) or None
     """
     p = check_probabilities(y_prob, name=y_prob_name, out_of_bounds=out_of_bounds)
-    y = _binary_labels(y_true, pos_label, y_true_name)
+    y = _binary_labels(y_true, pos_label, y_true_name, has_pos_label=has_pos_label)
     check_consistent_length(**{y_true_name: y, y_prob_name: p})
     w = check_sample_weight(sample_weight, p.shape[0])
     return y, p, w
 
 
-def check_multiclass_probabilities(y_proba, *, name="y_proba", n_classes=None, atol=ROW_SUM_ATOL):
-    """Validate an ``(n, k)`` matrix of probability vectors (k >= 2, rows summing to 1)."""
+def check_multiclass_probabilities(
+    y_proba, *, name="y_proba", n_classes=None, atol=ROW_SUM_ATOL, n_classes_from=None
+):
+    """Validate an ``(n, k)`` matrix of probability vectors (k >= 2, rows summing to 1).
+
+    ``n_classes_from`` names the argument ``n_classes`` was read from (e.g. ``"labels"``), so
+    that a mismatch is blamed on it rather than on the probabilities.
+    """
     P = _as_float_array(y_proba, name, ndim=(2,))
     _reject_nonfinite(P, name)
     if P.shape[1] < 2:
         raise ValueError(f"{name} must have at least 2 columns (one per class); got shape {P.shape}.")
     if n_classes is not None and P.shape[1] != n_classes:
+        if n_classes_from is not None:
+            raise ValueError(
+                f"{n_classes_from} has {n_classes} entries but {name} has {P.shape[1]} columns; "
+                f"{n_classes_from} must give one label per column of {name}."
+            )
         raise ValueError(f"{name} has {P.shape[1]} columns; expected {n_classes} (one per class).")
     _check_range(P, name, 0.0, 1.0)
     dev = np.abs(P.sum(axis=1) - 1.0)
@@ -204,9 +325,7 @@ def check_multiclass_labels(y_true, n_classes, *, labels=None, name="y_true", in
     ``integer_codes=True`` declares that integer labels are column indices (arrays of logits
     with no ``classes_``): labels in ``range(n_classes)`` are then used as they are.
     """
-    if hasattr(y_true, "to_numpy"):
-        y_true = y_true.to_numpy()
-    y = np.asarray(y_true)
+    y = _label_array(y_true, name)
     if y.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional; got an array of shape {y.shape}.")
     if y.size == 0:
@@ -214,15 +333,24 @@ def check_multiclass_labels(y_true, n_classes, *, labels=None, name="y_true", in
     if y.dtype.kind == "f" and not np.isfinite(y).all():
         raise ValueError(f"{name} contains NaN or infinity; expected class labels.")
     if labels is not None:
-        labels = np.asarray(labels)
+        labels = _label_array(labels, "labels")
+        if labels.ndim != 1:
+            raise ValueError(f"labels must be 1-dimensional; got an array of shape {labels.shape}.")
         if labels.shape[0] != n_classes:
             raise ValueError(f"labels has {labels.shape[0]} entries; expected {n_classes} (one per column).")
         if np.unique(labels).shape[0] != labels.shape[0]:
             raise ValueError("labels must not contain duplicates.")
     else:
         classes = np.unique(y)
-        if integer_codes and y.dtype.kind in "iu" and classes.min() >= 0 and classes.max() < n_classes:
-            return y.astype(np.intp)
+        if integer_codes and y.dtype.kind in "iu":
+            if classes.min() >= 0 and classes.max() < n_classes:
+                return y.astype(np.intp)
+            bad = classes[(classes < 0) | (classes >= n_classes)]
+            raise ValueError(
+                f"{name} holds integer labels {bad[:10].tolist()} outside range({n_classes}); integer "
+                f"labels are column indices of the {n_classes} columns, so pass labels= to give the "
+                "label of each column."
+            )
         if classes.shape[0] != n_classes:
             raise ValueError(
                 f"{name} has {classes.shape[0]} distinct labels but the probabilities have "
@@ -230,6 +358,11 @@ def check_multiclass_labels(y_true, n_classes, *, labels=None, name="y_true", in
                 "labels= (e.g. labels=estimator.classes_) to give the column order."
             )
         labels = classes
+    if (labels.dtype.kind in "biuf") != (y.dtype.kind in "biuf"):
+        raise ValueError(
+            f"{name} and labels hold labels of different types ({y.dtype} and {labels.dtype}); "
+            "expected the same kind of labels."
+        )
     order = np.argsort(labels, kind="stable")
     pos = np.searchsorted(labels[order], y)
     pos = np.clip(pos, 0, labels.shape[0] - 1)

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sklearn.metrics import make_scorer
 from sklearn.model_selection import KFold, ShuffleSplit, check_cv
 
 from skcal._validation import (
@@ -37,7 +36,6 @@ from skcal.chebyshev import (
     n_basis_functions,
     ridge_solve,
 )
-from skcal.scorers import register_scorer
 
 __all__ = ["CE2Result", "DEFAULT_ALPHAS", "ce1_score", "ce2_details", "ce2_score"]
 
@@ -548,18 +546,3 @@ def ce1_score(
     )
     e1 = np.clip(model.predict(S)[:, 0], 0.0, 1.0)
     return float(np.average(np.abs(e1 - S[:, 0]), weights=w))
-
-
-# ---------------------------------------------------------------------------------------------
-# scorers
-# ---------------------------------------------------------------------------------------------
-def _ce2_metric(y_true, y_pred, **kwargs):
-    return ce2_score(y_true, y_pred, **kwargs)
-
-
-#: ``scoring="ce2"`` / ``"neg_ce2"``: ``-ce2_score(y, second-order output)`` where the output
-#: is ``estimator.predict(X)`` if the estimator has ``predict``, else ``estimator.transform(X)``
-#: (e.g. a pipeline ending in ``SechPerturber``), and ``y`` are the snapshots.
-ce2_scorer = make_scorer(_ce2_metric, greater_is_better=False, response_method=("predict", "transform"))
-register_scorer("ce2", ce2_scorer)
-register_scorer("neg_ce2", ce2_scorer)

@@ -14,12 +14,12 @@ to the polynomial estimator of :func:`skcal.ce2_score`, which calls :func:`basel
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.utils import check_random_state
 from threadpoolctl import ThreadpoolController
 
+from skcal._compat import StrOptions, validate_params
+from skcal._constraints import BANDWIDTH, POSITIVE_REAL, PROBABILITY_OPEN, RANDOM_STATE
 from skcal._validation import _as_float_array, _reject_nonfinite, check_consistent_length, check_scores
 
 __all__ = ["baseline_ce2", "C_GRID"]
@@ -218,6 +218,19 @@ def _check_target(t, name, n):
     return t
 
 
+@validate_params(
+    {
+        "scores": ["array-like"],
+        "t1": ["array-like"],
+        "t2": ["array-like"],
+        "method": [StrOptions({"bucketing", "nadaraya_watson"})],
+        "bandwidth": BANDWIDTH,
+        "c": [StrOptions({"auto"}), *POSITIVE_REAL],
+        "validation_fraction": PROBABILITY_OPEN,
+        "random_state": RANDOM_STATE,
+    },
+    prefer_skip_nested_validation=True,
+)
 def baseline_ce2(
     scores,
     t1,
@@ -249,10 +262,13 @@ def baseline_ce2(
         ``m`` alone the regressions are one-dimensional (``K`` cells on [0, 1], the same
         formulas for ``K`` and ``b``) and ``sigma2`` is taken as 0, so the second term compares
         ``eta2`` with ``m^2``.
-    t1, t2 : array-like of shape (n,)
-        Unbiased targets for ``E[Y | S]`` and ``E[f*^2 | S]`` in [0, 1] (see
+    t1 : array-like of shape (n,)
+        Unbiased targets for ``E[Y | S]`` in [0, 1] (see
         :func:`skcal._validation.snapshot_targets`).
+    t2 : array-like of shape (n,)
+        Unbiased targets for ``E[f*^2 | S]`` in [0, 1].
     method : {"bucketing", "nadaraya_watson"}
+        The baseline regression.
     bandwidth : float
         The sech bandwidth ``h > 0`` with which the scores were perturbed (it sets ``K``/``b``).
     c : "auto" or float, default="auto"
@@ -297,21 +313,6 @@ def baseline_ce2(
     >>> round(res["ce2"], 6)
     0.225
     """
-    if method not in ("bucketing", "nadaraya_watson"):
-        raise ValueError(f"method must be 'bucketing' or 'nadaraya_watson'; got {method!r}.")
-    if isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Real) or not np.isfinite(bandwidth):
-        raise ValueError(f"bandwidth must be a positive finite number; got {bandwidth!r}.")
-    if bandwidth <= 0:
-        raise ValueError(f"bandwidth must be positive; got {bandwidth!r}.")
-    if not (isinstance(c, str) and c == "auto"):
-        if isinstance(c, bool) or not isinstance(c, numbers.Real) or not np.isfinite(c) or c <= 0:
-            raise ValueError(f"c must be 'auto' or a positive finite number; got {c!r}.")
-    if (
-        isinstance(validation_fraction, bool)
-        or not isinstance(validation_fraction, numbers.Real)
-        or not 0 < validation_fraction < 1
-    ):
-        raise ValueError(f"validation_fraction must be in (0, 1); got {validation_fraction!r}.")
     S = check_scores(scores)
     n = S.shape[0]
     t1 = _check_target(t1, "t1", n)

@@ -199,7 +199,8 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        self : EnsembleMoments
+        EnsembleMoments
+            The fitted transformer (``self``).
         """
         self._fit(X)
         return self
@@ -211,6 +212,7 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            The input of the ensemble members.
         y : None
             Ignored.
         **fit_params : dict
@@ -219,6 +221,7 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples, 2)
+            The second-order scores ``(m, sigma2)``, as :meth:`transform` returns them.
         """
         if fit_params:
             raise TypeError(f"EnsembleMoments.fit_transform got unexpected parameters {list(fit_params)}.")
@@ -338,15 +341,17 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
         return np.column_stack([mean, var]), n_clipped
 
     def get_feature_names_out(self, input_features=None):
-        """The output names ``["m", "sigma2"]``.
+        """Return the output names ``["m", "sigma2"]``.
 
         Parameters
         ----------
-        input_features : ignored
+        input_features : array-like of str or None, default=None
+            Ignored (the output names do not depend on the input names).
 
         Returns
         -------
         ndarray of str
+            ``["m", "sigma2"]``.
         """
         check_is_fitted(self)
         return np.asarray(["m", "sigma2"], dtype=object)

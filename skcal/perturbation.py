@@ -9,9 +9,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 
-from skcal._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from skcal._validation import SIGMA2_MAX, check_scores
-from skcal.sech import _check_interval, _uniform, sech_pdf, sech_ppf
+from skcal._compat import StrOptions, _fit_context, check_is_fitted, validate_data
+from skcal._constraints import BANDWIDTH, RANDOM_STATE
+from skcal._validation import SIGMA2_MAX, _as_float_array, check_scores, reject_strings
+from skcal.sech import _uniform, sech_pdf, sech_ppf
 
 __all__ = ["SechPerturber"]
 
@@ -35,7 +36,8 @@ class SechPerturber(TransformerMixin, BaseEstimator):
     ----------
     bandwidth : float, default=2**-6
         The bandwidth ``h > 0`` of the sech kernel. The kernel is implemented accurately for
-        ``h`` from ``2**-10`` to ``1/4`` (and beyond).
+        ``h`` from ``2**-10`` to ``1/4`` (and beyond); a subnormal ``h`` (below about
+        ``2.2e-308``) is rejected.
     random_state : int, RandomState instance or None, default=None
         The only source of randomness.
 
@@ -97,13 +99,13 @@ class SechPerturber(TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "bandwidth": [Interval(numbers.Real, 0, None, closed="neither")],
-        "random_state": ["random_state"],
+        "bandwidth": BANDWIDTH,
+        "random_state": RANDOM_STATE,
         "out_of_bounds": [StrOptions({"raise", "clip"})],
         "bounds": [None, "array-like"],
     }
 
-    def __init__(self, bandwidth=2**-6, random_state=None, out_of_bounds="raise", bounds=None):
+    def __init__(self, *, bandwidth=2**-6, random_state=None, out_of_bounds="raise", bounds=None):
         self.bandwidth = bandwidth
         self.random_state = random_state
         self.out_of_bounds = out_of_bounds
@@ -117,9 +119,9 @@ class SechPerturber(TransformerMixin, BaseEstimator):
                     "columns. Pass bounds=(lo, hi) to perturb other bounded features."
                 )
             return np.array(_BOUNDS[:n_features], dtype=np.float64)
-        try:
-            b = np.array(self.bounds, dtype=np.float64)
-        except (TypeError, ValueError):
+        try:  # complex or string bounds are as wrong as a wrong shape
+            b = _as_float_array(self.bounds, "bounds", ensure_non_empty=False)
+        except ValueError:
             b = np.empty(0)
         if b.shape == (2,):
             b = np.tile(b, (n_features, 1))
@@ -133,6 +135,7 @@ class SechPerturber(TransformerMixin, BaseEstimator):
         return b
 
     def _check_scores(self, X, *, reset):
+        reject_strings(X, "X (scores)")
         X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_min_samples=1)
         bounds = self._resolve_bounds(X.shape[1]) if reset else self.bounds_
         if self.bounds is None:
@@ -162,7 +165,8 @@ class SechPerturber(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        self : SechPerturber
+        SechPerturber
+            The fitted transformer (``self``).
         """
         _, self.bounds_ = self._check_scores(X, reset=True)
         return self
@@ -214,7 +218,8 @@ class SechPerturber(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of the broadcast shape without the last axis
+        ndarray
+            The density, of the broadcast shape of ``T`` and ``S`` without the last axis.
 
         Examples
         --------
@@ -224,9 +229,9 @@ class SechPerturber(TransformerMixin, BaseEstimator):
         >>> d.shape
         (1,)
         """
-        _check_interval(self.bandwidth, 0.0, 1.0)
-        T = np.asarray(T, dtype=np.float64)
-        S = np.asarray(S, dtype=np.float64)
+        self._validate_params()
+        T = _as_float_array(T, "T", ensure_non_empty=False)
+        S = _as_float_array(S, "S", ensure_non_empty=False)
         if T.ndim == 0 or S.ndim == 0 or T.shape[-1] != S.shape[-1]:
             raise ValueError(
                 "T and S must be arrays with the same last axis (one entry per score column); got "
@@ -249,6 +254,7 @@ class SechPerturber(TransformerMixin, BaseEstimator):
         Returns
         -------
         ndarray of str
+            One name per column of the output.
         """
         check_is_fitted(self, "n_features_in_")
         names = getattr(self, "feature_names_in_", None)

@@ -304,14 +304,3 @@ def scdl_score(y_true, y_prob, *, max_bins=None, sample_weight=None, pos_label=N
     return scdl_curve(
         y_true, y_prob, max_bins=max_bins, sample_weight=sample_weight, pos_label=pos_label
     ).scdl
-
-
-def _register():
-    from skcal.scorers import make_classes_aware_loss_scorer, register_scorer
-
-    scorer = make_classes_aware_loss_scorer(scdl_score, classes_kwarg="pos_label")
-    register_scorer("scdl", scorer)
-    register_scorer("neg_scdl", scorer)
-
-
-_register()

@@ -2,14 +2,25 @@
 
 scikit-learn validates ``scoring="..."`` strings against ``StrOptions`` constraints built from
 ``get_scorer_names()`` when each of its modules is imported. Registering a name therefore has
-two parts: put the scorer in ``sklearn.metrics._scorer._SCORERS`` (so ``get_scorer`` finds it)
-and add the name to every already-built ``StrOptions`` that lists the scorer names (so
-parameter validation accepts it). To make the import order irrelevant, skcal imports the
+two parts: put the scorer in scikit-learn's private scorer dict
+(``skcal._compat.sklearn_scorer_registry()``, so ``get_scorer`` finds it) and add the name
+to every already-built ``StrOptions`` that lists the scorer names (so parameter validation
+accepts it). To make the import order irrelevant, skcal imports the
 scikit-learn modules that carry such constraints before patching them; any module imported
 later builds its constraints from the (already extended) ``get_scorer_names()``.
 
 Loss scorers negate, as in scikit-learn: ``scoring="scdl"`` and ``scoring="neg_scdl"`` both
 return ``-scdl_score`` so that greater is better.
+
+The dependency points one way: the metric modules (:mod:`skcal.scdl`, :mod:`skcal.truthful`,
+...) are pure functions that know nothing of scorers; this module sits above them, imports
+them, and holds the one table of skcal's scorers (:data:`SCORER_TABLE`), registered when
+``skcal`` is imported (any ``import skcal...`` runs the package ``__init__`` first).
+
+:func:`register_scorer` refuses to replace a scikit-learn scorer (a name in
+``sklearn.metrics.get_scorer_names()`` before skcal registered anything) or a name registered
+earlier unless ``overwrite=True`` is passed, so a typo cannot silently change what
+``scoring="accuracy"`` means for the whole process.
 """
 
 from __future__ import annotations
@@ -17,26 +28,25 @@ from __future__ import annotations
 import importlib
 import sys
 
-from sklearn.metrics import _scorer as _sk_scorer
-from sklearn.utils._param_validation import StrOptions
+from sklearn.metrics import get_scorer_names, make_scorer
 
-from skcal._compat import _Scorer
-
-__all__ = ["register_scorer", "get_skcal_scorer_names", "make_classes_aware_loss_scorer"]
-
-# Modules whose import-time constraints contain the set of scorer names.
-_MODULES_WITH_SCORING_CONSTRAINTS = (
-    "sklearn.metrics._scorer",
-    "sklearn.model_selection",
-    "sklearn.model_selection._validation",
-    "sklearn.model_selection._search",
-    "sklearn.model_selection._search_successive_halving",
-    "sklearn.model_selection._classification_threshold",
-    "sklearn.inspection",
-    "sklearn.feature_selection",
-    "sklearn.linear_model",
-    "sklearn.calibration",
+from skcal._compat import (
+    SKLEARN_MODULES_WITH_SCORING_CONSTRAINTS,
+    StrOptions,
+    _Scorer,
+    sklearn_scorer_registry,
+    validate_params,
 )
+from skcal.ce2 import ce2_score
+from skcal.scdl import scdl_score
+from skcal.smooth_ece import smooth_ece
+from skcal.truthful import classwise_lince, truthful_conf_ce
+
+__all__ = ["SCORER_TABLE", "get_skcal_scorer_names", "make_classes_aware_loss_scorer", "register_scorer"]
+
+#: scikit-learn's own scorer names, read before skcal registers anything.
+_SKLEARN_SCORER_NAMES = frozenset(get_scorer_names())
+
 # Names every scikit-learn version has; a StrOptions holding them is a scorer-name set.
 _MARKERS = {"accuracy", "neg_log_loss", "roc_auc"}
 
@@ -65,7 +75,7 @@ def _scorer_name_options():
 
 
 def _patch_constraints():
-    for modname in _MODULES_WITH_SCORING_CONSTRAINTS:
+    for modname in SKLEARN_MODULES_WITH_SCORING_CONSTRAINTS:
         try:
             importlib.import_module(modname)
         except ImportError:  # pragma: no cover - module absent in this scikit-learn
@@ -99,6 +109,14 @@ class _ClassesAwareScorer(_Scorer):
         return super()._score(method_caller, estimator, X, y_true, **kwargs)
 
 
+@validate_params(
+    {
+        "score_func": [callable],
+        "classes_kwarg": [StrOptions({"labels", "pos_label"})],
+        "response_method": [str, tuple],
+    },
+    prefer_skip_nested_validation=True,
+)
 def make_classes_aware_loss_scorer(score_func, *, classes_kwarg, response_method="predict_proba"):
     """Return a negated (loss) scorer that passes the estimator's classes to ``score_func``.
 
@@ -109,35 +127,85 @@ def make_classes_aware_loss_scorer(score_func, *, classes_kwarg, response_method
     classes_kwarg : {"labels", "pos_label"}
         ``"labels"`` passes ``labels=estimator.classes_``; ``"pos_label"`` passes
         ``pos_label=estimator.classes_[1]`` for a binary estimator.
-    response_method : str, default="predict_proba"
+    response_method : str or tuple of str, default="predict_proba"
+        The estimator method(s) whose output is scored, as in
+        :func:`sklearn.metrics.make_scorer`.
 
     Returns
     -------
-    scorer : callable
-        Use it as ``scoring=scorer`` or register it with :func:`register_scorer`.
+    callable
+        A scorer ``scorer(estimator, X, y)``; use it as ``scoring=scorer`` or register it
+        with :func:`register_scorer`.
+
+    Examples
+    --------
+    >>> from skcal.scdl import scdl_score
+    >>> from skcal.scorers import make_classes_aware_loss_scorer
+    >>> scorer = make_classes_aware_loss_scorer(scdl_score, classes_kwarg="pos_label")
+    >>> callable(scorer)
+    True
     """
-    if classes_kwarg not in ("labels", "pos_label"):
-        raise ValueError(f"classes_kwarg must be 'labels' or 'pos_label'; got {classes_kwarg!r}.")
     return _ClassesAwareScorer(score_func, -1, {}, response_method, classes_kwarg)
 
 
-def register_scorer(name, scorer):
+@validate_params(
+    {"name": [str], "scorer": [callable], "overwrite": ["boolean"]},
+    prefer_skip_nested_validation=True,
+)
+def register_scorer(name, scorer, *, overwrite=False):
     """Register ``scorer`` under ``name`` so that ``scoring=name`` works everywhere.
 
     Parameters
     ----------
     name : str
-        The scoring string.
+        The scoring string, non-empty.
     scorer : callable
-        A scorer object, as made by :func:`sklearn.metrics.make_scorer`.
+        A scorer object, as made by :func:`sklearn.metrics.make_scorer`
+        (``scorer(estimator, X, y)``, greater is better).
+    overwrite : bool, default=False
+        Whether ``name`` may replace a scorer that already exists: one of scikit-learn's own
+        (``"accuracy"``, ...) or one registered earlier. Without it such a name is an error, so
+        that a typo cannot change what an existing ``scoring=`` string means. Registering the
+        very same scorer object again under its name is always allowed.
+
+    Returns
+    -------
+    None
+        The scorer is registered as a side effect.
+
+    Examples
+    --------
+    >>> from sklearn.metrics import get_scorer_names, make_scorer
+    >>> from skcal import register_scorer, scdl_score
+    >>> scorer = make_scorer(scdl_score, greater_is_better=False, response_method="predict_proba")
+    >>> register_scorer("my_scdl", scorer)
+    >>> "my_scdl" in get_scorer_names()
+    True
+    >>> register_scorer("accuracy", scorer)
+    Traceback (most recent call last):
+    ...
+    ValueError: 'accuracy' is already a scikit-learn scorer; pass overwrite=True to replace it.
     """
+    if not name.strip():
+        raise ValueError(f"name must be a non-empty string; got {name!r}.")
+    registry = sklearn_scorer_registry()
+    if name in registry and registry[name] is not scorer and not overwrite:
+        owner = "a scikit-learn scorer" if name in _SKLEARN_SCORER_NAMES else "a registered scorer"
+        raise ValueError(f"{name!r} is already {owner}; pass overwrite=True to replace it.")
     _SKCAL_SCORERS[name] = scorer
-    _sk_scorer._SCORERS[name] = scorer
+    registry[name] = scorer
     _patch_constraints()
 
 
+@validate_params({}, prefer_skip_nested_validation=True)
 def get_skcal_scorer_names():
-    """Return the sorted names of the scorers skcal registers.
+    """Return the sorted names of the scorers registered through skcal.
+
+    Returns
+    -------
+    list of str
+        The names: skcal's own scorers (see :data:`SCORER_TABLE`) and any registered with
+        :func:`register_scorer`.
 
     Examples
     --------
@@ -146,3 +214,34 @@ def get_skcal_scorer_names():
     True
     """
     return sorted(_SKCAL_SCORERS)
+
+
+# ---------------------------------------------------------------------------------------------
+# the scorer table: every scorer skcal registers, in one place
+# ---------------------------------------------------------------------------------------------
+def _ce2_metric(y_true, y_pred, **kwargs):
+    return ce2_score(y_true, y_pred, **kwargs)
+
+
+def _build_table():
+    scdl = make_classes_aware_loss_scorer(scdl_score, classes_kwarg="pos_label")
+    smece = make_classes_aware_loss_scorer(smooth_ece, classes_kwarg="pos_label")
+    # ``-ce2_score(y, second-order output)``, the output being ``estimator.predict(X)`` if the
+    # estimator has ``predict``, else ``estimator.transform(X)`` (a pipeline ending in
+    # ``SechPerturber``); ``y`` are the snapshots.
+    ce2 = make_scorer(_ce2_metric, greater_is_better=False, response_method=("predict", "transform"))
+    table = {"scdl": scdl, "neg_scdl": scdl, "smooth_ece": smece, "neg_smooth_ece": smece}
+    table.update({"ce2": ce2, "neg_ce2": ce2})
+    for name, func in (("truthful_conf_ce", truthful_conf_ce), ("classwise_lince", classwise_lince)):
+        scorer = make_classes_aware_loss_scorer(func, classes_kwarg="labels")
+        table.update({name: scorer, f"neg_{name}": scorer})
+    return table
+
+
+#: name -> scorer for every scorer skcal registers. All are losses, negated (greater is better);
+#: ``name`` and ``neg_name`` are the same scorer.
+SCORER_TABLE = _build_table()
+
+for _name, _scorer in SCORER_TABLE.items():
+    register_scorer(_name, _scorer)
+del _name, _scorer

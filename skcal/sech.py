@@ -41,6 +41,10 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
+from skcal._compat import validate_params
+from skcal._constraints import BANDWIDTH, FINITE_REAL, RANDOM_STATE
+from skcal._validation import _as_float_array
+
 __all__ = [
     "gd",
     "gd_inv",
@@ -53,31 +57,30 @@ __all__ = [
 ]
 
 _HALF_PI = np.pi / 2
+#: Points (``t``, ``s``, ``u``): an array-like or a real scalar.
+_POINTS = ["array-like", numbers.Real]
 
 
 # ----------------------------------------------------------------------------------------------
 # validation
 # ----------------------------------------------------------------------------------------------
-def _check_interval(h, lo, hi):
-    for name, v in (("h", h), ("lo", lo), ("hi", hi)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real):
-            raise ValueError(f"{name} must be a real number; got {v!r}.")
-        if not np.isfinite(v):
-            raise ValueError(f"{name} must be finite; got {v!r}.")
-    if h <= 0:
-        raise ValueError(f"h (the bandwidth) must be positive; got {h!r}.")
+def _check_interval(h, lo, hi, h_name="h"):
+    """The relations between the bandwidth and the interval.
+
+    The types and ranges of ``h`` (at least the smallest normal float64: a subnormal bandwidth
+    overflows ``1 / h``), ``lo`` and ``hi`` (finite) are declared with ``validate_params`` by
+    each public function (``_parameter_constraints`` for :class:`~skcal.SechPerturber`); what
+    remains is ``lo < hi`` and a finite ``(hi - lo) / h``.
+    """
     if not lo < hi:
         raise ValueError(f"lo must be smaller than hi; got lo={lo!r}, hi={hi!r}.")
+    if not np.isfinite((float(hi) - float(lo)) / float(h)):
+        raise ValueError(f"(hi - lo) / {h_name} must be finite; got hi - lo = {hi - lo!r}, {h_name} = {h!r}.")
     return float(h), float(lo), float(hi)
 
 
 def _as_array(x, name):
-    if hasattr(x, "to_numpy"):
-        x = x.to_numpy()
-    try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be numeric; could not convert it to float: {exc}") from None
+    arr = _as_float_array(x, name, ensure_non_empty=False)
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinity; expected finite values.")
     return arr
@@ -128,6 +131,7 @@ def _scalar_or_array(x):
 # ----------------------------------------------------------------------------------------------
 # public functions
 # ----------------------------------------------------------------------------------------------
+@validate_params({"x": ["array-like", numbers.Real]}, prefer_skip_nested_validation=True)
 def gd(x):
     """The Gudermannian function ``gd(x) = 2 arctan(tanh(x / 2))``, the integral of sech on [0, x].
 
@@ -148,10 +152,11 @@ def gd(x):
     >>> float(gd(0.0)), bool(np.isclose(gd(1.0), 2 * np.arctan(np.tanh(0.5))))
     (0.0, True)
     """
-    x = np.asarray(x, dtype=np.float64)
+    x = _as_float_array(x, "x", ensure_non_empty=False)
     return _scalar_or_array(2.0 * np.arctan(np.tanh(x / 2.0)))
 
 
+@validate_params({"g": ["array-like", numbers.Real]}, prefer_skip_nested_validation=True)
 def gd_inv(g):
     """The inverse Gudermannian ``gd_inv(g) = arcsinh(tan(g))`` on ``[-pi / 2, pi / 2]``.
 
@@ -163,6 +168,7 @@ def gd_inv(g):
     Returns
     -------
     ndarray or float
+        ``arcsinh(tan(g))``, of the shape of ``g``.
 
     Examples
     --------
@@ -170,7 +176,7 @@ def gd_inv(g):
     >>> round(float(gd_inv(gd(0.75))), 12)
     0.75
     """
-    g = np.asarray(g, dtype=np.float64)
+    g = _as_float_array(g, "g", ensure_non_empty=False)
     if np.isnan(g).any() or (np.abs(g) > _HALF_PI).any():
         raise ValueError("g must lie in [-pi/2, pi/2] (the range of gd) and not be NaN.")
     out = np.arcsinh(np.tan(g))
@@ -178,6 +184,9 @@ def gd_inv(g):
     return _scalar_or_array(out)
 
 
+@validate_params(
+    {"s": _POINTS, "h": BANDWIDTH, "lo": FINITE_REAL, "hi": FINITE_REAL}, prefer_skip_nested_validation=True
+)
 def sech_normalizer(s, h, lo=0.0, hi=1.0):
     """The normaliser ``Z(s, h) = h (gd((hi - s)/h) - gd((lo - s)/h))`` of the truncated kernel.
 
@@ -187,8 +196,10 @@ def sech_normalizer(s, h, lo=0.0, hi=1.0):
         Scores in ``[lo, hi]``.
     h : float
         Bandwidth, ``h > 0``.
-    lo, hi : float, default=0.0, 1.0
-        The interval, ``lo < hi``.
+    lo : float, default=0.0
+        Lower end of the interval, finite.
+    hi : float, default=1.0
+        Upper end of the interval, finite, ``lo < hi``.
 
     Returns
     -------
@@ -207,6 +218,10 @@ def sech_normalizer(s, h, lo=0.0, hi=1.0):
     return _scalar_or_array(h * _mass(s, h, lo, hi))
 
 
+@validate_params(
+    {"t": _POINTS, "s": _POINTS, "h": BANDWIDTH, "lo": FINITE_REAL, "hi": FINITE_REAL},
+    prefer_skip_nested_validation=True,
+)
 def sech_pdf(t, s, h, lo=0.0, hi=1.0):
     """Density ``k_h(t | s)`` of the sech-perturbed score (SPEC section 1).
 
@@ -219,8 +234,10 @@ def sech_pdf(t, s, h, lo=0.0, hi=1.0):
         Scores in ``[lo, hi]``; broadcast against ``t``.
     h : float
         Bandwidth, ``h > 0``.
-    lo, hi : float, default=0.0, 1.0
-        The interval, ``lo < hi``.
+    lo : float, default=0.0
+        Lower end of the interval, finite.
+    hi : float, default=1.0
+        Upper end of the interval, finite, ``lo < hi``.
 
     Returns
     -------
@@ -251,6 +268,10 @@ def _tails(t, s, h, lo, hi):
     return below, above, _mass(s, h, lo, hi)
 
 
+@validate_params(
+    {"t": _POINTS, "s": _POINTS, "h": BANDWIDTH, "lo": FINITE_REAL, "hi": FINITE_REAL},
+    prefer_skip_nested_validation=True,
+)
 def sech_cdf(t, s, h, lo=0.0, hi=1.0):
     """CDF ``F(t | s)`` of the truncated sech kernel.
 
@@ -260,16 +281,21 @@ def sech_cdf(t, s, h, lo=0.0, hi=1.0):
 
     Parameters
     ----------
-    t : array-like
-    s : array-like
+    t : array-like or float
+        Points at which to evaluate (any real number).
+    s : array-like or float
         Scores in ``[lo, hi]``, broadcast against ``t``.
     h : float
         Bandwidth, ``h > 0``.
-    lo, hi : float, default=0.0, 1.0
+    lo : float, default=0.0
+        Lower end of the interval, finite.
+    hi : float, default=1.0
+        Upper end of the interval, finite, ``lo < hi``.
 
     Returns
     -------
     ndarray or float
+        ``F(t | s)`` in [0, 1], of the broadcast shape of ``t`` and ``s``.
 
     Examples
     --------
@@ -284,10 +310,30 @@ def sech_cdf(t, s, h, lo=0.0, hi=1.0):
     return _scalar_or_array(np.where(below <= above, below / total, 1.0 - above / total))
 
 
+@validate_params(
+    {"t": _POINTS, "s": _POINTS, "h": BANDWIDTH, "lo": FINITE_REAL, "hi": FINITE_REAL},
+    prefer_skip_nested_validation=True,
+)
 def sech_sf(t, s, h, lo=0.0, hi=1.0):
     """Survival function ``1 - F(t | s)``, accurate in the upper tail.
 
-    Parameters and returns as :func:`sech_cdf`.
+    Parameters
+    ----------
+    t : array-like or float
+        Points at which to evaluate (any real number).
+    s : array-like or float
+        Scores in ``[lo, hi]``, broadcast against ``t``.
+    h : float
+        Bandwidth, ``h > 0``.
+    lo : float, default=0.0
+        Lower end of the interval, finite.
+    hi : float, default=1.0
+        Upper end of the interval, finite, ``lo < hi``.
+
+    Returns
+    -------
+    ndarray or float
+        ``1 - F(t | s)`` in [0, 1], of the broadcast shape of ``t`` and ``s``.
 
     Examples
     --------
@@ -316,6 +362,10 @@ def _offset_from_end(a, delta):
     return np.logaddexp(0.0, logq - a) - np.log1p(-np.exp(a) * q)
 
 
+@validate_params(
+    {"u": _POINTS, "s": _POINTS, "h": BANDWIDTH, "lo": FINITE_REAL, "hi": FINITE_REAL},
+    prefer_skip_nested_validation=True,
+)
 def sech_ppf(u, s, h, lo=0.0, hi=1.0):
     """Inverse CDF of the truncated sech kernel: the ``t`` in ``[lo, hi]`` with ``F(t | s) = u``.
 
@@ -338,11 +388,15 @@ def sech_ppf(u, s, h, lo=0.0, hi=1.0):
         Scores in ``[lo, hi]``, broadcast against ``u``.
     h : float
         Bandwidth, ``h > 0``.
-    lo, hi : float, default=0.0, 1.0
+    lo : float, default=0.0
+        Lower end of the interval, finite.
+    hi : float, default=1.0
+        Upper end of the interval, finite, ``lo < hi``.
 
     Returns
     -------
     ndarray or float
+        The quantiles in ``[lo, hi]``, of the broadcast shape of ``u`` and ``s``.
 
     Examples
     --------
@@ -369,6 +423,16 @@ def _uniform(random_state, size):
     return check_random_state(random_state).random_sample(size)
 
 
+@validate_params(
+    {
+        "s": _POINTS,
+        "h": BANDWIDTH,
+        "lo": FINITE_REAL,
+        "hi": FINITE_REAL,
+        "random_state": [*RANDOM_STATE, np.random.Generator],
+    },
+    prefer_skip_nested_validation=True,
+)
 def sech_sample(s, h, lo=0.0, hi=1.0, random_state=None):
     """Draw one perturbed score from ``k_h(. | s)`` for every entry of ``s`` (exact inversion).
 
@@ -378,7 +442,10 @@ def sech_sample(s, h, lo=0.0, hi=1.0, random_state=None):
         Scores in ``[lo, hi]``.
     h : float
         Bandwidth, ``h > 0``.
-    lo, hi : float, default=0.0, 1.0
+    lo : float, default=0.0
+        Lower end of the interval, finite.
+    hi : float, default=1.0
+        Upper end of the interval, finite, ``lo < hi``.
     random_state : int, RandomState instance, numpy Generator or None, default=None
         Source of the uniform draws (``None``: numpy's global RandomState, as in scikit-learn).
 

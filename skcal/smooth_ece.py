@@ -157,14 +157,3 @@ def smooth_ece(y_true, y_prob, *, sample_weight=None, pos_label=None, return_ban
         sigma = start
     value = _smece_at(grid, sigma)
     return (value, sigma) if return_bandwidth else value
-
-
-def _register():
-    from skcal.scorers import make_classes_aware_loss_scorer, register_scorer
-
-    scorer = make_classes_aware_loss_scorer(smooth_ece, classes_kwarg="pos_label")
-    register_scorer("smooth_ece", scorer)
-    register_scorer("neg_smooth_ece", scorer)
-
-
-_register()

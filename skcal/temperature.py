@@ -18,6 +18,8 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import logsumexp, softmax
 
+from skcal._compat import validate_params
+from skcal._constraints import POSITIVE_REAL, SAMPLE_WEIGHT
 from skcal._validation import (
     _as_float_array,
     _reject_nonfinite,
@@ -37,11 +39,24 @@ def _check_logits(logits, name="logits"):
     return Z
 
 
-def _check_temperature(temperature):
-    T = float(temperature)
-    if not np.isfinite(T) or T <= 0:
-        raise ValueError(f"temperature must be a finite positive number; got {temperature!r}.")
-    return T
+def _check_bounds(bounds):
+    """``bounds`` as ``(lo, hi)`` floats with ``0 < lo < hi < inf``, or a clear ValueError."""
+    try:
+        b = np.asarray(bounds)
+    except (TypeError, ValueError):
+        b = np.empty(0)
+    ok = b.shape == (2,) and b.dtype.kind in "iuf"
+    if ok:
+        lo, hi = float(b[0]), float(b[1])
+        ok = bool(0 < lo < hi < np.inf)
+    if not ok:
+        raise ValueError(
+            f"bounds must be a pair of numbers (low, high) with 0 < low < high < inf; got {bounds!r}."
+        )
+    return lo, hi
+
+
+_COMMON = {"logits": ["array-like"], "y": ["array-like"], "labels": ["array-like", None]}
 
 
 def _nll_and_grad(log_t, Z, codes, w):
@@ -55,24 +70,32 @@ def _nll_and_grad(log_t, Z, codes, w):
     return float(nll), np.array([grad])
 
 
+@validate_params(
+    {**_COMMON, "temperature": POSITIVE_REAL, "sample_weight": SAMPLE_WEIGHT},
+    prefer_skip_nested_validation=True,
+)
 def temperature_nll(logits, y, temperature, *, labels=None, sample_weight=None):
     """Mean cross-entropy (natural log) of ``softmax(logits / temperature)``.
 
     Parameters
     ----------
     logits : array-like of shape (n, k)
+        Pre-softmax scores (or log-probabilities), ``k >= 2``.
     y : array-like of shape (n,)
-        Class labels. Integer labels in ``range(k)`` are column indices of ``logits``; other
-        labels need ``labels``.
+        Class labels. Integer labels are column indices of ``logits`` and must lie in
+        ``range(k)`` unless ``labels`` is given; other labels are matched to the sorted
+        labels, or to ``labels``.
     temperature : float
-        Positive temperature.
+        Positive finite temperature.
     labels : array-like of shape (k,), default=None
         The label of each column of ``logits``.
     sample_weight : array-like of shape (n,), default=None
+        Weights of the average.
 
     Returns
     -------
     float
+        The weighted mean negative log-likelihood.
 
     Examples
     --------
@@ -85,10 +108,13 @@ def temperature_nll(logits, y, temperature, *, labels=None, sample_weight=None):
     codes = check_multiclass_labels(np.asarray(y), Z.shape[1], labels=labels, name="y", integer_codes=True)
     check_consistent_length(logits=Z, y=codes)
     w = check_sample_weight(sample_weight, Z.shape[0])
-    T = _check_temperature(temperature)
-    return _nll_and_grad(np.array([np.log(T)]), Z, codes, w)[0]
+    return _nll_and_grad(np.array([np.log(float(temperature))]), Z, codes, w)[0]
 
 
+@validate_params(
+    {**_COMMON, "sample_weight": SAMPLE_WEIGHT, "bounds": ["array-like"], "tol": POSITIVE_REAL},
+    prefer_skip_nested_validation=True,
+)
 def fit_temperature(logits, y, *, labels=None, sample_weight=None, bounds=(1e-2, 1e2), tol=1e-10):
     """Fit the temperature ``T`` minimising the cross-entropy of ``softmax(logits / T)``.
 
@@ -100,17 +126,19 @@ def fit_temperature(logits, y, *, labels=None, sample_weight=None, bounds=(1e-2,
         Labels; the columns are the sorted labels unless ``labels`` gives the order (integer
         labels in ``range(k)`` are column indices).
     labels : array-like of shape (k,), default=None
+        The label of each column of ``logits``.
     sample_weight : array-like of shape (n,), default=None
         Weights of the cross-entropy average.
     bounds : tuple of two floats, default=(1e-2, 1e2)
         The search interval for ``T``; the optimum is clipped to it (a perfectly separable
         split drives the unconstrained optimum to ``T -> 0``).
     tol : float, default=1e-10
-        ``ftol`` and ``gtol`` of L-BFGS-B.
+        ``ftol`` and ``gtol`` of L-BFGS-B, a positive finite number.
 
     Returns
     -------
-    temperature : float
+    float
+        The fitted temperature, inside ``bounds``.
 
     Examples
     --------
@@ -127,9 +155,7 @@ def fit_temperature(logits, y, *, labels=None, sample_weight=None, bounds=(1e-2,
     codes = check_multiclass_labels(np.asarray(y), Z.shape[1], labels=labels, name="y", integer_codes=True)
     check_consistent_length(logits=Z, y=codes)
     w = check_sample_weight(sample_weight, Z.shape[0])
-    lo, hi = (float(b) for b in bounds)
-    if not (0 < lo < hi < np.inf):
-        raise ValueError(f"bounds must satisfy 0 < low < high < inf; got {bounds!r}.")
+    lo, hi = _check_bounds(bounds)
     start = np.array([np.clip(0.0, np.log(lo), np.log(hi))])
     res = minimize(
         _nll_and_grad,
@@ -143,18 +169,21 @@ def fit_temperature(logits, y, *, labels=None, sample_weight=None, bounds=(1e-2,
     return float(np.exp(res.x[0]))
 
 
+@validate_params({"logits": ["array-like"], "temperature": POSITIVE_REAL}, prefer_skip_nested_validation=True)
 def apply_temperature(logits, temperature):
     """Return ``softmax(logits / temperature)`` row by row (computed stably).
 
     Parameters
     ----------
     logits : array-like of shape (n, k)
+        Pre-softmax scores, ``k >= 2``.
     temperature : float
-        Positive temperature.
+        Positive finite temperature.
 
     Returns
     -------
     ndarray of shape (n, k)
+        The tempered probabilities; each row sums to one.
 
     Examples
     --------
@@ -163,5 +192,4 @@ def apply_temperature(logits, temperature):
     [[0.2689, 0.7311]]
     """
     Z = _check_logits(logits)
-    T = _check_temperature(temperature)
-    return softmax(Z / T, axis=1)
+    return softmax(Z / float(temperature), axis=1)

@@ -50,7 +50,6 @@ from skcal._validation import (
     check_sample_weight,
 )
 from skcal.binning import assign_bins
-from skcal.scorers import make_classes_aware_loss_scorer, register_scorer
 
 __all__ = [
     "truthful_conf_ce",
@@ -574,7 +573,8 @@ def truthful_decomposition(
     L = float((sq_dev + v).mean())
     pooling = n * B - float(sq_dev.mean())
 
-    n_outcomes = float(k) ** n
+    # k^n overflows a float from about 650 rows (k = 3); past 1e300 it is "more than any max_outcomes"
+    n_outcomes = float(k) ** n if n * np.log(k) < 690.0 else np.inf
     if method == "auto":
         method = "enumerate" if n_outcomes <= max_outcomes else "monte_carlo"
     if method == "enumerate":
@@ -587,6 +587,11 @@ def truthful_decomposition(
         cal_chk, loss_chk = float(prob @ cal), float(prob @ loss)
         stderr = (0.0, 0.0)
     else:
+        if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 2:
+            raise ValueError(
+                f"n_draws must be an integer >= 2 for the Monte Carlo check (its standard error needs "
+                f"two draws); got {n_draws!r}."
+            )
         rng = check_random_state(random_state)
         cdf = np.cumsum(Q, axis=1)
         cdf[:, -1] = 1.0
@@ -618,17 +623,3 @@ def truthful_decomposition(
         "expected_proper_loss_check": loss_chk,
         "check_stderr": stderr,
     }
-
-
-# ----------------------------------------------------------------------------------------------
-# scorers
-# ----------------------------------------------------------------------------------------------
-
-
-def _make_loss_scorer(func):
-    return make_classes_aware_loss_scorer(func, classes_kwarg="labels")
-
-
-for _name, _func in (("truthful_conf_ce", truthful_conf_ce), ("classwise_lince", classwise_lince)):
-    register_scorer(_name, _make_loss_scorer(_func))
-    register_scorer(f"neg_{_name}", _make_loss_scorer(_func))

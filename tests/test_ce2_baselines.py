@@ -182,18 +182,19 @@ def test_bucketing_extends_the_grid_at_its_ends():
 def test_bad_input():
     scores, t1, t2 = _simulate(50, 0)
     kw = {"method": "bucketing", "bandwidth": 0.1}
-    with pytest.raises(ValueError, match="method must be"):
+    with pytest.raises(ValueError, match="'method' parameter"):
         baseline_ce2(scores, t1, t2, method="knn", bandwidth=0.1)
-    with pytest.raises(ValueError, match="bandwidth must be positive"):
-        baseline_ce2(scores, t1, t2, method="bucketing", bandwidth=0.0)
-    with pytest.raises(ValueError, match="bandwidth must be a positive finite"):
-        baseline_ce2(scores, t1, t2, method="bucketing", bandwidth=np.nan)
-    with pytest.raises(ValueError, match="c must be 'auto'"):
-        baseline_ce2(scores, t1, t2, c=-1.0, **kw)
-    with pytest.raises(ValueError, match="c must be 'auto'"):
-        baseline_ce2(scores, t1, t2, c="best", **kw)
-    with pytest.raises(ValueError, match="validation_fraction"):
-        baseline_ce2(scores, t1, t2, validation_fraction=1.0, **kw)
+    for bad in (0.0, np.nan, np.inf, True, "0.1", None, 1e-310):
+        with pytest.raises(ValueError, match="'bandwidth' parameter"):
+            baseline_ce2(scores, t1, t2, method="bucketing", bandwidth=bad)
+    for bad in (-1.0, "best", True, np.nan, None):
+        with pytest.raises(ValueError, match="'c' parameter"):
+            baseline_ce2(scores, t1, t2, **{**kw, "c": bad})
+    for bad in (1.0, 0.0, True, "0.3"):
+        with pytest.raises(ValueError, match="'validation_fraction' parameter"):
+            baseline_ce2(scores, t1, t2, validation_fraction=bad, **kw)
+    with pytest.raises(ValueError, match="scores is complex"):
+        baseline_ce2(scores + 0j, t1, t2, **kw)
     with pytest.raises(ValueError, match=r"sigma2\) must lie in"):
         baseline_ce2(scores + [0, 0.3], t1, t2, **kw)
     with pytest.raises(ValueError, match=r"t1 must lie in \[0, 1\]"):

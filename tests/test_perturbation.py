@@ -170,3 +170,39 @@ def test_in_a_pipeline_with_cross_validation_is_reproducible():
     a = cross_val_score(pipe, S, y, cv=3)
     b = cross_val_score(pipe, S, y, cv=3)
     np.testing.assert_array_equal(a, b)
+
+
+# --- issue 13 ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bandwidth", [1e-310, 5e-324, True, "0.1", None, np.nan, 0.0])
+def test_bad_bandwidth_is_rejected_naming_bandwidth(bandwidth):
+    # a subnormal bandwidth used to give all-NaN output; True was taken as h = 1 and failed later naming h
+    with pytest.raises(ValueError, match="'bandwidth' parameter of SechPerturber"):
+        SechPerturber(bandwidth=bandwidth).fit([[0.5, 0.1]])
+    with pytest.raises(ValueError, match="'bandwidth' parameter of SechPerturber"):
+        SechPerturber(bandwidth=bandwidth).density([[0.5, 0.1]], [[0.5, 0.1]])
+
+
+def test_smallest_normal_bandwidth_gives_finite_output():
+    h = float(np.finfo(np.float64).tiny)
+    out = SechPerturber(bandwidth=h, random_state=0).fit_transform([[0.5, 0.1], [0.0, 0.0], [1.0, 0.25]])
+    assert np.isfinite(out).all()
+
+
+def test_init_is_keyword_only():
+    with pytest.raises(TypeError):
+        SechPerturber(0.1)
+
+
+def test_complex_scores_are_rejected():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="(?i)complex"):  # scikit-learn: "Complex data not supported"
+            SechPerturber().fit(np.array([[0.5 + 1j, 0.1]]))
+        with pytest.raises(ValueError, match="X \\(scores\\) must be numeric; got strings"):
+            SechPerturber().fit(np.array([["0.5", "0.1"]], dtype=object))
+        with pytest.raises(ValueError, match="T is complex"):
+            SechPerturber().density(np.array([[0.5 + 1j, 0.1]]), [[0.5, 0.1]])

@@ -125,3 +125,88 @@ def test_binary_scorers_use_the_estimators_positive_class(scoring):
     np.testing.assert_allclose(sab, s01)
     assert np.isfinite(s12).all()
     assert skcal.scdl_score(y01, np.full(300, 0.5)) >= 0
+
+
+# --- issue 13: the scorer table and a validating register_scorer ---------------------------------
+
+README_SCORERS = [
+    "scdl",
+    "neg_scdl",
+    "smooth_ece",
+    "neg_smooth_ece",
+    "ce2",
+    "neg_ce2",
+    "truthful_conf_ce",
+    "neg_truthful_conf_ce",
+    "classwise_lince",
+    "neg_classwise_lince",
+]
+
+
+def test_every_readme_scorer_is_registered_from_the_one_table():
+    from sklearn.metrics._scorer import _SCORERS
+
+    from skcal.scorers import SCORER_TABLE
+
+    assert set(README_SCORERS) <= set(SCORER_TABLE)
+    for name in README_SCORERS:
+        assert name in get_scorer_names()
+        assert _SCORERS[name] is SCORER_TABLE[name]
+
+
+def test_metric_modules_do_not_depend_on_the_scorers():
+    for module in ("scdl", "smooth_ece", "ce2", "truthful"):
+        src = (ROOT / "skcal" / f"{module}.py").read_text(encoding="utf-8")
+        assert "skcal.scorers" not in src and "register_scorer" not in src, module
+
+
+def test_register_scorer_rejects_bad_arguments_without_breaking_sklearn():
+    from skcal._compat import InvalidParameterError
+
+    before = get_scorer_names()
+    with pytest.raises(InvalidParameterError, match="'name' parameter"):
+        skcal.register_scorer(123, None)
+    with pytest.raises(InvalidParameterError, match="'scorer' parameter"):
+        skcal.register_scorer("x_not_callable", None)
+    with pytest.raises(ValueError, match="non-empty"):
+        skcal.register_scorer("  ", get_scorer("scdl"))
+    with pytest.raises(InvalidParameterError, match="'overwrite' parameter"):
+        skcal.register_scorer("x_new", get_scorer("scdl"), overwrite="yes")
+    assert get_scorer_names() == before  # still callable and unchanged
+
+
+def test_register_scorer_refuses_to_replace_sklearn_scorers():
+    from sklearn.metrics import make_scorer
+    from sklearn.metrics._scorer import _SCORERS
+
+    from skcal.scorers import SCORER_TABLE
+
+    accuracy = _SCORERS["accuracy"]
+    fake = make_scorer(scdl_score, greater_is_better=False, response_method="predict_proba")
+    with pytest.raises(ValueError, match="'accuracy' is already a scikit-learn scorer; pass overwrite=True"):
+        skcal.register_scorer("accuracy", fake)
+    assert _SCORERS["accuracy"] is accuracy
+    with pytest.raises(ValueError, match="already a registered scorer"):
+        skcal.register_scorer("scdl", fake)
+    skcal.register_scorer("scdl", SCORER_TABLE["scdl"])  # the same object again: a no-op
+
+
+def test_register_scorer_overwrite_and_new_names(data):
+    from sklearn.metrics import make_scorer
+    from sklearn.metrics._scorer import _SCORERS
+
+    X, y = data
+    scorer = make_scorer(scdl_score, greater_is_better=False, response_method="predict_proba")
+    name = "test_register_scorer_overwrite_and_new_names"
+    try:
+        skcal.register_scorer(name, scorer)
+        assert name in skcal.get_skcal_scorer_names() and name in get_scorer_names()
+        assert cross_val_score(LogisticRegression(), X, y, scoring=name, cv=3).shape == (3,)
+        other = make_scorer(smooth_ece, greater_is_better=False, response_method="predict_proba")
+        skcal.register_scorer(name, other, overwrite=True)
+        assert _SCORERS[name] is other
+    finally:
+        _SCORERS.pop(name, None)
+        from skcal import scorers
+
+        scorers._SKCAL_SCORERS.pop(name, None)

@@ -149,11 +149,11 @@ def test_property_cdf_of_ppf(s, logh, u):
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="h .*positive"):
+    with pytest.raises(ValueError, match="'h' parameter of sech_pdf must be a float in the range"):
         sech_pdf(0.5, 0.5, 0.0)
-    with pytest.raises(ValueError, match="h .*positive"):
+    with pytest.raises(ValueError, match="'h' parameter"):
         sech_sample([0.5], -1.0)
-    with pytest.raises(ValueError, match="h must be finite"):
+    with pytest.raises(ValueError, match="'h' parameter"):
         sech_cdf(0.5, 0.5, np.inf)
     with pytest.raises(ValueError, match="lo must be smaller"):
         sech_cdf(0.5, 0.5, 0.1, lo=1.0, hi=0.0)
@@ -167,8 +167,34 @@ def test_bad_input():
         sech_cdf(np.nan, 0.5, 0.1)
     with pytest.raises(ValueError, match="u must lie in"):
         sech_ppf(1.5, 0.5, 0.1)
-    with pytest.raises(ValueError, match="h must be a real number"):
+    with pytest.raises(ValueError, match="'h' parameter"):
         sech_pdf(0.5, 0.5, "wide")
+
+
+@pytest.mark.parametrize("func", [sech_pdf, sech_cdf])
+def test_subnormal_and_boolean_bandwidths_are_rejected(func):
+    # a subnormal h overflowed 1 / h and gave all-NaN output; True was read as h = 1
+    for h in (1e-310, 5e-324, True):
+        with pytest.raises(ValueError, match="'h' parameter"):
+            func(0.5, 0.5, h)
+    h = np.finfo(np.float64).tiny  # the smallest accepted bandwidth still gives finite numbers
+    assert np.isfinite(func(np.array([0.0, 0.5, 1.0]), 0.5, h)).all()
+    assert np.isfinite(sech_ppf(np.array([0.1, 0.5, 0.9]), np.array([0.0, 0.5, 1.0]), h)).all()
+
+
+def test_complex_and_string_points_are_rejected():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="t is complex"):
+            sech_cdf(np.array([0.5 + 1j]), 0.5, 0.1)
+        with pytest.raises(ValueError, match="'s' parameter"):
+            sech_pdf(0.5, 0.5 + 0j, 0.1)
+        with pytest.raises(ValueError, match="s must be numeric"):
+            sech_pdf(0.5, ["0.5"], 0.1)
+    with pytest.raises(ValueError, match=r"\(hi - lo\) / h must be finite"):
+        sech_pdf(0.5, 0.5, 1e-300, lo=-1e300, hi=1e300)
 
 
 def test_inputs_not_mutated_and_scalars_returned():

@@ -112,3 +112,57 @@ def test_agrees_with_scikit_learn_temperature_calibration():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# --- issue 13 ------------------------------------------------------------------------------------
+
+L3 = np.array([[2.0, 0.0, -1.0], [0.0, 1.0, 0.0], [0.5, 0.5, 3.0]])
+
+
+def test_unknown_integer_label_is_not_mapped_to_a_column():
+    # label 5 is not a column index of a 3-column logit matrix; it used to be read as column 2
+    from skcal.temperature import temperature_nll
+
+    with pytest.raises(ValueError, match=r"integer labels \[5\] outside range\(3\)"):
+        temperature_nll(L3, [0, 1, 5], 1.0)
+    with pytest.raises(ValueError, match=r"outside range\(3\)"):
+        fit_temperature(L3, [0, 1, 5])
+    assert temperature_nll(L3, [0, 1, 5], 1.0, labels=[0, 1, 5]) == pytest.approx(
+        temperature_nll(L3, [0, 1, 2], 1.0)
+    )
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"tol": np.nan}, "'tol' parameter"),
+        ({"tol": 0.0}, "'tol' parameter"),
+        ({"tol": "1e-6"}, "'tol' parameter"),
+        ({"tol": None}, "'tol' parameter"),
+        ({"tol": True}, "'tol' parameter"),
+        ({"bounds": None}, "'bounds' parameter"),
+        ({"bounds": "ab"}, "'bounds' parameter"),
+        ({"bounds": (1.0,)}, "bounds must be a pair"),
+        ({"bounds": (0.0, 1.0)}, "bounds must be a pair"),
+        ({"bounds": (1.0, np.inf)}, "bounds must be a pair"),
+        ({"bounds": ("a", "b")}, "bounds must be a pair"),
+        ({"bounds": [[1.0, 2.0]]}, "bounds must be a pair"),
+    ],
+)
+def test_fit_temperature_rejects_bad_tol_and_bounds(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        fit_temperature(L3, [0, 1, 2], **kwargs)
+
+
+@pytest.mark.parametrize(
+    "temperature", ["2.0", None, np.array([1.0, 2.0]), np.array(2.0), True, np.nan, -1.0]
+)
+def test_temperature_must_be_a_positive_number(temperature):
+    from skcal.temperature import temperature_nll
+
+    for call in (
+        lambda: apply_temperature(L3, temperature),
+        lambda: temperature_nll(L3, [0, 1, 2], temperature),
+    ):
+        with pytest.raises(ValueError, match="'temperature' parameter"):
+            call()

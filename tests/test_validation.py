@@ -150,3 +150,90 @@ def test_multiclass_labels_missing_class_is_ambiguous_without_labels():
     with pytest.raises(ValueError, match="pass labels="):
         check_multiclass_labels([1, 2, 2, 1], 3)
     np.testing.assert_array_equal(check_multiclass_labels([1, 2, 2, 1], 3, labels=[1, 2, 3]), [0, 1, 1, 0])
+
+
+# --- issue 13: no silent wrong numbers, clear label errors ----------------------------------------
+
+
+def test_complex_input_is_rejected_not_cut_to_its_real_part():
+    import warnings
+
+    import skcal
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ComplexWarning either
+        with pytest.raises(ValueError, match="y_prob is complex"):
+            skcal.binned_ece([0, 1, 1], np.array([0.2, 0.7, 0.9]) + 0.5j)
+        with pytest.raises(ValueError, match="is complex"):
+            check_multiclass_probabilities(np.array([[0.5, 0.5]], dtype=complex))
+        with pytest.raises(ValueError, match="sample_weight is complex"):
+            check_sample_weight(np.array([1.0 + 1j]), 1)
+        with pytest.raises(ValueError, match="is complex"):
+            check_scores(np.array([0.5 + 0j], dtype=object))
+        with pytest.raises(ValueError, match="y_true is complex"):
+            check_binary_probabilities(np.array([0, 1]) + 1j, [0.2, 0.3])
+
+
+def test_numeric_strings_are_not_probabilities():
+    with pytest.raises(ValueError, match="y_prob must be numeric"):
+        check_binary_probabilities([0, 1], ["0.2", "0.7"])
+    with pytest.raises(ValueError, match="must be numeric; got the string"):
+        check_binary_probabilities([0, 1], np.array([0.2, "0.7"], dtype=object))
+
+
+def test_object_dtype_integer_labels_mean_the_integers():
+    y_obj = np.array([0, 1, 1, 0], dtype=object)
+    y, _, _ = check_binary_probabilities(y_obj, [0.1, 0.8, 0.6, 0.3])
+    np.testing.assert_array_equal(y, [0, 1, 1, 0])
+    y, _, _ = check_binary_probabilities(pd.Series([0, 1], dtype=object), [0.1, 0.8])
+    np.testing.assert_array_equal(y, [0, 1])
+    codes = check_multiclass_labels(np.array([2, 0, 1], dtype=object), 3)
+    np.testing.assert_array_equal(codes, [2, 0, 1])
+
+
+def test_missing_labels_give_a_clear_error():
+    for y in ([0, None, 1], np.array([0, None, 1], dtype=object), pd.Series([0, pd.NA, 1], dtype=object)):
+        with pytest.raises(ValueError, match="y_true contains missing labels"):
+            check_binary_probabilities(y, [0.1, 0.2, 0.3])
+        with pytest.raises(ValueError, match="y_true contains missing labels"):
+            check_multiclass_labels(y, 2)
+    with pytest.raises(ValueError, match="mixes labels of different types"):
+        check_multiclass_labels(np.array([0, "a"], dtype=object), 2)
+
+
+def test_pos_label_is_suggested_only_where_it_exists():
+    with pytest.raises(ValueError, match="pass pos_label"):
+        check_binary_probabilities(["a", "b"], [0.1, 0.2])
+    with pytest.raises(ValueError, match="these are not") as info:
+        check_binary_probabilities(["a", "b"], [0.1, 0.2], has_pos_label=False)
+    assert "pos_label" not in str(info.value)
+    with pytest.raises(ValueError) as info:
+        check_binary_probabilities([0, -1], [0.1, 0.2], has_pos_label=False)
+    assert "pos_label" not in str(info.value)
+
+
+def test_wrong_length_labels_are_blamed_on_labels():
+    with pytest.raises(ValueError, match="^labels has 3 entries"):
+        check_multiclass_labels([0, 1], 2, labels=[0, 1, 2])
+    with pytest.raises(ValueError, match="^labels has 3 entries but y_proba has 2 columns"):
+        check_multiclass_probabilities([[0.5, 0.5]], n_classes=3, n_classes_from="labels")
+
+
+def test_integer_codes_reject_labels_outside_the_columns():
+    with pytest.raises(ValueError, match=r"integer labels \[5\] outside range\(3\)"):
+        check_multiclass_labels([0, 1, 5], 3, integer_codes=True)
+    np.testing.assert_array_equal(check_multiclass_labels([0, 1, 5], 3, labels=[0, 1, 5]), [0, 1, 2])
+
+
+def test_nullable_pandas_missing_values_are_nan():
+    # a nullable column with pd.NA reads as NaN (rejected where NaN is, accepted where NaN votes are)
+    s = pd.Series([0.2, pd.NA, 0.4], dtype="Float64")
+    with pytest.raises(ValueError, match="contains NaN"):
+        check_binary_probabilities([0, 1, 0], s)
+    snaps = pd.DataFrame(
+        {"a": pd.array([1, 0, pd.NA, 1], dtype="Int64"), "b": [1, 0, 1, 1], "c": [0, 1, 1, 1]}
+    )
+    Y = check_snapshots(snaps)
+    assert np.isnan(Y[2, 0]) and np.isfinite(np.delete(Y.ravel(), 6)).all()
+    obj = np.array([[1, pd.NA, 0], [0, 1, 1]], dtype=object)
+    assert np.isnan(check_snapshots(obj)[0, 1])

@@ -1,0 +1,140 @@
+"""numpydoc validation of every public name, as scikit-learn's ``test_docstrings.py`` does.
+
+Every name in ``skcal.__all__`` (functions and classes) and every public method a skcal class
+defines is validated with :func:`numpydoc.validate.validate`; none may report the error codes
+of the developer guide: GL01-GL03, GL06-GL08 (layout), PR01-PR10 (every parameter documented
+individually, with a type and a description), RT01-RT05 (a Returns section with a type and a
+description), SS01-SS06 (the summary line) and YD01 (Yields).
+
+A name that fails because of a file another engineer owns is marked
+``xfail(strict=True, reason="<file>: numpydoc; owner: <branch>")``; once fixed it passes, the
+strict mark fails, and the entry is removed from ``PENDING``.
+"""
+
+import importlib.util
+import inspect
+import re
+
+import pytest
+
+import skcal
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("numpydoc") is None, reason="numpydoc is not installed"
+)
+
+CODES = re.compile(r"^(GL0[1-3]|GL0[6-8]|PR(0[1-9]|10)|RT0[1-5]|SS0[1-6]|YD01)$")
+
+#: module file -> the branch of the engineer who owns it
+OWNERS = {
+    "scdl": "scdl",
+    "smooth_ece": "scdl",
+    "rounding": "scdl",
+    "binned_ece": "binned",
+    "cutoff": "binned",
+    "binning": "binned",
+    "truthful": "binned",
+    "ce2": "stats",
+    "chebyshev": "stats",
+    "platt": "crowd",
+    "report": "report",
+    "display": "report",
+}
+
+#: public names whose docstrings still fail, in files other engineers own (fix, then delete here)
+PENDING = {
+    "skcal.scdl.SCDLCurve",
+    "skcal.scdl.SCDLCurve.grid",
+    "skcal.binned_ece.binned_ece",
+    "skcal.cutoff.cutoff_calibration_error",
+    "skcal.scdl.scdl_score",
+    "skcal.smooth_ece.smooth_ece",
+    "skcal.rounding.SoftBinRounder.fit",
+    "skcal.rounding.SoftBinRounder.score",
+    "skcal.rounding.SoftBinRounder.transform",
+    "skcal.rounding.SoftBinRounder.predict_weights",
+    "skcal.rounding.SoftBinRounder.grid_responses",
+    "skcal.rounding.SoftBinRounder.decide",
+    "skcal.rounding.SoftBinRounder.decide_proba",
+    "skcal.rounding.expected_swap_regret",
+    "skcal.rounding.swap_regret",
+    "skcal.binning.assign_bins",
+    "skcal.truthful.brier_over_k",
+    "skcal.truthful.classwise_ece",
+    "skcal.truthful.classwise_lince",
+    "skcal.truthful.conf_ce",
+    "skcal.truthful.conf_ece",
+    "skcal.truthful.confidence_proper_loss",
+    "skcal.truthful.lince_score",
+    "skcal.truthful.truthful_conf_ce",
+    "skcal.truthful.truthful_decomposition",
+    "skcal.ce2.CE2Result",
+    "skcal.platt.SecondOrderPlattCalibrator.fit",
+    "skcal.platt.SecondOrderPlattCalibrator.partial_fit",
+    "skcal.platt.SecondOrderPlattCalibrator.predict_moments",
+    "skcal.platt.SecondOrderPlattCalibrator.eta1",
+    "skcal.platt.SecondOrderPlattCalibrator.eta2",
+    "skcal.platt.SecondOrderPlattCalibrator.transform",
+    "skcal.platt.SecondOrderPlattCalibrator.predict",
+    "skcal.platt.SecondOrderPlattCalibrator.get_feature_names_out",
+    "skcal.platt.SecondOrderPlattCalibrator.score",
+    "skcal.ce2.ce1_score",
+    "skcal.ce2.ce2_details",
+    "skcal.ce2.ce2_score",
+    "skcal.report.CalibrationReport",
+    "skcal.report.CalibrationReport.from_predictions",
+    "skcal.report.CalibrationReport.formatted_table",
+    "skcal.report.CalibrationReport.to_text",
+    "skcal.report.CalibrationReport.to_markdown",
+    "skcal.report.CalibrationReport.add_figure",
+    "skcal.report.CalibrationReport.to_html",
+    "skcal.display.ReliabilityDisplay",
+    "skcal.display.ReliabilityDisplay.from_predictions",
+    "skcal.display.ReliabilityDisplay.from_estimator",
+    "skcal.display.ReliabilityDisplay.plot",
+    "skcal.display.SecondOrderDisplay",
+    "skcal.display.SecondOrderDisplay.from_predictions",
+    "skcal.display.SecondOrderDisplay.from_estimator",
+    "skcal.display.SecondOrderDisplay.plot",
+    "skcal.report.calibration_report",
+}
+
+
+def public_names():
+    """Import paths of every public function, class and public method a skcal class defines."""
+    paths = []
+    for name in sorted(skcal.__all__):
+        if name.startswith("_"):
+            continue
+        obj = getattr(skcal, name)
+        if not (inspect.isclass(obj) or callable(obj)):
+            continue
+        path = f"{obj.__module__}.{obj.__qualname__}"
+        paths.append(path)
+        if inspect.isclass(obj):
+            for attr, value in vars(obj).items():
+                if attr.startswith("_"):
+                    continue
+                if callable(value) or isinstance(value, (classmethod, staticmethod)):
+                    paths.append(f"{path}.{attr}")
+    return paths
+
+
+def _param(path):
+    if path not in PENDING:
+        return path
+    module = path.split(".")[1]
+    reason = f"skcal/{module}.py: numpydoc; owner: {OWNERS.get(module, '?')}"
+    return pytest.param(path, marks=pytest.mark.xfail(strict=True, reason=reason))
+
+
+def test_pending_entries_are_public_names():
+    assert PENDING <= set(public_names())
+
+
+@pytest.mark.parametrize("path", [_param(p) for p in public_names()])
+def test_docstring(path):
+    from numpydoc.validate import validate
+
+    errors = [f"{code}: {msg}" for code, msg in validate(path)["errors"] if CODES.match(code)]
+    assert not errors, f"{path}:\n" + "\n".join(errors)
