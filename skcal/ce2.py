@@ -27,6 +27,7 @@ from skcal._validation import (
     snapshot_targets,
 )
 from skcal.ce2_baselines import baseline_ce2
+from skcal.votes import VoteCounts
 from skcal.chebyshev import (
     ChebyshevMoments,
     ChebyshevRidge,
@@ -525,9 +526,11 @@ def ce1_score(
     """
     _check_bandwidth(bandwidth)
     S = check_scores(scores, name="scores")[:, :1]
-    arr = y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
-    if arr.ndim == 2 and arr.shape[1] >= 2:
-        t1 = snapshot_targets(check_snapshots(arr, name="y_true (snapshots)"))[0]
+    arr = y_true if isinstance(y_true, VoteCounts) else (
+        y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
+    )
+    if isinstance(arr, VoteCounts) or (arr.ndim == 2 and arr.shape[1] >= 2):
+        t1 = snapshot_targets(check_snapshots(arr, name="y_true (snapshots)", min_votes=1))[0]
     else:
         if arr.ndim == 2 and arr.shape[1] == 1:
             arr = arr[:, 0]

@@ -50,7 +50,9 @@ from skcal._validation import (
     check_scores,
     check_snapshots,
     snapshot_targets,
+    snapshot_votes,
 )
+from skcal.votes import VoteCounts
 
 __all__ = ["CalibrationReport", "calibration_report"]
 
@@ -172,10 +174,8 @@ class _SecondOrderData:
     def __init__(self, Y):
         self.Y = Y
         self.n = Y.shape[0]
-        self.t1, self.t2, self.c = snapshot_targets(Y)
-        obs = ~np.isnan(Y)
-        self.vote_rows = np.nonzero(obs)[0]  # row of each observed vote (row-major order)
-        self.votes = Y[obs]
+        self.t1, self.t2, self.c = snapshot_targets(Y)  # Y: votes or skcal.votes.VoteCounts
+        self.vote_rows, self.votes = snapshot_votes(Y)  # row of each observed vote (row-major order)
 
     def take(self, idx):
         return _SecondOrderData(self.Y[idx])
@@ -441,6 +441,8 @@ def _as_named_models(estimators, what="estimators"):
 
 
 def _is_snapshots(y):
+    if isinstance(y, VoteCounts):
+        return True
     arr = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
     return arr.ndim == 2 and arr.shape[1] >= 2
 
