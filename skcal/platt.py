@@ -72,7 +72,14 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         ``t1`` only and sets ``eta2_hat = eta1_hat^2`` (so ``sigma2' = 0``). With ``order=1``
         ``y`` may also be a 1-D vector of binary labels (``{0, 1}``, ``{-1, 1}`` or booleans);
         with ``order=2`` a 1-D ``y`` is an error, because a single label cannot estimate
-        ``E[f*^2]``.
+        ``E[f*^2]``. ``y`` may also be a :class:`skcal.votes.VoteCounts` (positive votes out of
+        a total per row; every row needs 2 votes for ``order=2``, 1 for ``order=1``), with the
+        same results as the equivalent snapshots. ``order=1`` outputs are kept inside
+        ``[margin_, 1 - margin_]`` (see :attr:`margin_`).
+    out_of_bounds : {"raise", "clip"}, default="raise"
+        Scores outside ``[0, 1] x [0, 1/4]`` raise a ``ValueError`` by default; ``"clip"``
+        clips them into the box first (the escape hatch :class:`~skcal.SechPerturber` also
+        has, for scores from a source that rounds slightly outside the box).
 
     Attributes
     ----------
@@ -183,13 +190,16 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         ----------
         X : array-like of shape (n, 2) or (n, 1)
             Scores ``(m, sigma2)`` or ``m`` alone.
-        y : array-like of shape (n, k)
-            Snapshots (``k >= 2``; NaN marks a missing vote). With ``order=1`` also 1-D labels.
+        y : array-like of shape (n, k) or VoteCounts
+            Snapshots (``k >= 2``; NaN marks a missing vote) or vote counts
+            (:class:`skcal.votes.VoteCounts`). With ``order=1`` also 1-D labels.
         sample_weight : array-like of shape (n,), default=None
+            Weights of the rows.
 
         Returns
         -------
-        self
+        SecondOrderPlattCalibrator
+            The fitted calibrator (``self``).
         """
         if y is None:
             self._targets(None, 0)  # raises the "requires y" error before any X validation

@@ -147,8 +147,8 @@ class SecondOrderCalibratedClassifier(ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        self : SecondOrderCalibratedClassifier
-            The fitted classifier.
+        SecondOrderCalibratedClassifier
+            The fitted classifier (``self``).
         """
         self.moments_ = EnsembleMoments(self.estimator)
         S = self.moments_.fit_transform(X)
