@@ -27,7 +27,6 @@ from skcal._validation import (
     snapshot_targets,
 )
 from skcal.ce2_baselines import baseline_ce2
-from skcal.votes import VoteCounts
 from skcal.chebyshev import (
     ChebyshevMoments,
     ChebyshevRidge,
@@ -39,6 +38,7 @@ from skcal.chebyshev import (
     ridge_solve,
 )
 from skcal.scorers import register_scorer
+from skcal.votes import VoteCounts
 
 __all__ = ["CE2Result", "DEFAULT_ALPHAS", "ce1_score", "ce2_details", "ce2_score"]
 

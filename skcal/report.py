@@ -494,7 +494,10 @@ def _second_order_prediction(name, estimator, X):
     err = _not_a_model(name, estimator)
     if err is not None:
         raise err
-    method = "transform" if hasattr(estimator, "transform") else "predict"
+    if hasattr(estimator, "predict_second_order"):  # e.g. SecondOrderCalibratedClassifier
+        method = "predict_second_order"
+    else:
+        method = "transform" if hasattr(estimator, "transform") else "predict"
     if not hasattr(estimator, method):
         raise ValueError(
             f"estimators[{name!r}] has neither transform nor predict; a second-order report needs models "
@@ -1148,12 +1151,14 @@ def calibration_report(
         name the columns); for a second-order report they output
         ``(m, sigma2)`` through ``transform`` (or ``predict`` when they have no ``transform``),
         e.g. a pipeline ending in :class:`~skcal.SecondOrderPlattCalibrator` or
-        :class:`~skcal.EnsembleMoments`.
+        :class:`~skcal.EnsembleMoments`; a model with ``predict_second_order`` (such as
+        :class:`skcal.second_order_classifier.SecondOrderCalibratedClassifier`) is asked for that.
     X : array-like
         Validation inputs, passed to every model.
     y : array-like of shape (n,) or (n, k)
         Binary labels (first-order report), class labels (multiclass report) or snapshots:
-        ``k >= 2`` independent binary labels per row, NaN for a missing vote (second-order report).
+        ``k >= 2`` independent binary labels per row, NaN for a missing vote, or a
+        :class:`skcal.votes.VoteCounts` (second-order report).
     metrics : list of str or dict, default=None
         Metric names, or a dict name -> callable (``callable(y, prediction) -> float``, lower is
         better) or name -> ``(callable, greater_is_better)``; for a second-order report callables

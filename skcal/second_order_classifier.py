@@ -14,8 +14,9 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import type_of_target
 
-from skcal._compat import Interval, StrOptions, _fit_context, check_is_fitted
+from skcal._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from skcal._validation import _binary_labels
 from skcal.ensemble import EnsembleMoments
 from skcal.perturbation import SechPerturber
@@ -28,7 +29,7 @@ __all__ = ["SecondOrderCalibratedClassifier"]
 def _is_one_label_per_row(y):
     if isinstance(y, VoteCounts):
         return False
-    shape = np.shape(y.to_numpy() if hasattr(y, "to_numpy") else y)
+    shape = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y).shape
     return len(shape) == 1 or (len(shape) == 2 and shape[1] == 1)
 
 
@@ -79,6 +80,8 @@ class SecondOrderCalibratedClassifier(ClassifierMixin, BaseEstimator):
         ``n`` calibration rows (see :attr:`SecondOrderPlattCalibrator.margin_`).
     n_features_in_ : int
         Number of raw features the ensemble takes.
+    feature_names_in_ : ndarray of str
+        Defined when ``X`` in :meth:`fit` has string column names.
 
     See Also
     --------
@@ -150,20 +153,34 @@ class SecondOrderCalibratedClassifier(ClassifierMixin, BaseEstimator):
         SecondOrderCalibratedClassifier
             The fitted classifier (``self``).
         """
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None: pass "
+                "snapshots, VoteCounts or (with order=1) one label per row."
+            )
+        # Basic checks of the raw features (finite, not sparse, at least 2 rows); the ensemble
+        # receives X as it was given (e.g. a DataFrame its members were trained on).
+        validate_data(self, X, reset=True, dtype=None, ensure_min_samples=2)
+        if y is not None and _is_one_label_per_row(y):
+            arr = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
+            arr = arr.ravel()
+            kind = type_of_target(arr, input_name="y")
+            if kind == "multiclass":
+                raise ValueError(
+                    "Only binary classification is supported: y has "
+                    f"{np.unique(arr).shape[0]} classes (use one-vs-rest labels)."
+                )
+            if kind not in ("binary", "multiclass"):
+                raise ValueError(f"Unknown label type: {kind!r}; y must hold the ensemble's class labels.")
         self.moments_ = EnsembleMoments(self.estimator)
         S = self.moments_.fit_transform(X)
-        self.classes_ = np.asarray(self.moments_.classes_)
+        self.classes_ = np.asarray(np.asarray(self.moments_.classes_).tolist())  # plain dtype
         if self.classes_.shape[0] != 2:
             raise ValueError(
                 f"the ensemble has {self.classes_.shape[0]} classes; SecondOrderCalibratedClassifier is "
                 "binary (use a one-vs-rest ensemble)."
             )
-        self.n_features_in_ = self.moments_.n_features_in_
-        if hasattr(self.moments_, "feature_names_in_"):
-            self.feature_names_in_ = self.moments_.feature_names_in_
         if y is not None and _is_one_label_per_row(y):
-            arr = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
-            arr = arr.ravel()
             unseen = ~np.isin(arr, self.classes_)
             if unseen.any():
                 raise ValueError(
@@ -181,6 +198,7 @@ class SecondOrderCalibratedClassifier(ClassifierMixin, BaseEstimator):
 
     def _raw_scores(self, X):
         check_is_fitted(self, "calibrator_")
+        validate_data(self, X, reset=False, dtype=None)
         return self.perturber_.transform(self.moments_.transform(X))
 
     def predict_second_order(self, X):
@@ -198,7 +216,8 @@ class SecondOrderCalibratedClassifier(ClassifierMixin, BaseEstimator):
             ``sigma2 = eta2_hat - eta1_hat^2`` (the recalibrated epistemic variance; 0 for
             ``order=1``).
         """
-        return np.asarray(self.calibrator_.transform(self._raw_scores(X)))
+        S = self._raw_scores(X)
+        return np.asarray(self.calibrator_.transform(S))
 
     def predict_proba(self, X):
         """Recalibrated class probabilities (the mean ``m`` of the second-order output).
@@ -230,6 +249,7 @@ class SecondOrderCalibratedClassifier(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_samples,)
             Class labels from ``classes_``.
         """
+        check_is_fitted(self, "calibrator_")
         return self.classes_[(self.predict_proba(X)[:, 1] > 0.5).astype(int)]
 
     def __sklearn_tags__(self):

@@ -110,13 +110,17 @@ class VoteCounts:
         c = _count_array(total, "total")
         if a.shape != c.shape:
             raise ValueError(
-                f"positive has {a.shape[0]} entries but total has {c.shape[0]}; expected one of each per item."
+                f"positive has {a.shape[0]} entries but total has {c.shape[0]}; expected one per item."
             )
         if (c < 1).any():
-            raise ValueError(f"total must be at least 1 on every item; item {int(np.argmax(c < 1))} has 0 votes.")
+            raise ValueError(
+                f"total must be at least 1 on every item; item {int(np.argmax(c < 1))} has 0 votes."
+            )
         if (a > c).any():
             i = int(np.argmax(a > c))
-            raise ValueError(f"positive exceeds total on item {i}: {int(a[i])} positive of {int(c[i])} votes.")
+            raise ValueError(
+                f"positive exceeds total on item {i}: {int(a[i])} positive of {int(c[i])} votes."
+            )
         object.__setattr__(self, "positive", a)
         object.__setattr__(self, "total", c)
 
@@ -153,7 +157,9 @@ class VoteCounts:
         )
 
     def __repr__(self):
-        return f"VoteCounts(n={len(self)}, votes={int(self.total.sum())}, positive={int(self.positive.sum())})"
+        return (
+            f"VoteCounts(n={len(self)}, votes={int(self.total.sum())}, positive={int(self.positive.sum())})"
+        )
 
     # -- conversions -----------------------------------------------------------------------
     def targets(self):
@@ -249,7 +255,9 @@ class VoteCounts:
         if isinstance(positive_class, bool) or not isinstance(positive_class, (int, np.integer)):
             raise ValueError(f"positive_class must be a column index (int); got {positive_class!r}.")
         if not -C.shape[1] <= positive_class < C.shape[1]:
-            raise ValueError(f"positive_class={positive_class} is not a column of counts ({C.shape[1]} columns).")
+            raise ValueError(
+                f"positive_class={positive_class} is not a column of counts ({C.shape[1]} columns)."
+            )
         for j in range(C.shape[1]):
             _count_array(C[:, j], f"counts[:, {j}]")
         return cls(C[:, positive_class], C.sum(axis=1))

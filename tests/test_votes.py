@@ -8,7 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.model_selection import GridSearchCV, KFold
 
-from skcal import SechPerturber, SecondOrderPlattCalibrator, calibration_report, ce1_score, ce2_details, ce2_score
+from skcal import (
+    SechPerturber,
+    SecondOrderPlattCalibrator,
+    calibration_report,
+    ce1_score,
+    ce2_details,
+    ce2_score,
+)
 from skcal._validation import check_snapshots, snapshot_targets, snapshot_votes
 from skcal.report import CalibrationReport
 from skcal.votes import VoteCounts
@@ -115,11 +122,16 @@ def test_ce2_score_details_and_baselines_identical():
     S, v = _data()
     Y = v.to_snapshots()
     assert ce2_score(v, S, degree=4) == ce2_score(Y, S, degree=4)
-    a, b = ce2_details(v, S, degree=[2, 4], cv=3, random_state=0), ce2_details(Y, S, degree=[2, 4], cv=3, random_state=0)
+    a, b = (
+        ce2_details(v, S, degree=[2, 4], cv=3, random_state=0),
+        ce2_details(Y, S, degree=[2, 4], cv=3, random_state=0),
+    )
     assert (a.ce2, a.degree, a.alpha) == (b.ce2, b.degree, b.alpha)
     np.testing.assert_array_equal(a.eta2(S), b.eta2(S))
     for method in ("bucketing", "nadaraya_watson"):
-        assert ce2_score(v, S, method=method, random_state=0) == ce2_score(Y, S, method=method, random_state=0)
+        assert ce2_score(v, S, method=method, random_state=0) == ce2_score(
+            Y, S, method=method, random_state=0
+        )
     w = np.random.default_rng(1).uniform(size=len(v))
     assert ce2_score(v, S, degree=3, sample_weight=w) == ce2_score(Y, S, degree=3, sample_weight=w)
 

@@ -29,7 +29,12 @@ def _read_judgments():
     table = np.array(table.tolist(), dtype=str)
     if table.ndim != 2 or table.shape[1] != 5:
         raise RuntimeError(f"{_DATA_FILE} is corrupt: expected 5 columns; got shape {table.shape}.")
-    return table[:, 0], table[:, 1].astype(np.int64), table[:, 2].astype(np.int64), table[:, 3].astype(np.int64)
+    return (
+        table[:, 0],
+        table[:, 1].astype(np.int64),
+        table[:, 2].astype(np.int64),
+        table[:, 3].astype(np.int64),
+    )
 
 
 @validate_params({"return_X_y": ["boolean"], "as_frame": ["boolean"]}, prefer_skip_nested_validation=True)
