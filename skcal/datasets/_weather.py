@@ -74,6 +74,8 @@ def load_weather_sentiment_amt(*, return_X_y=False, as_frame=False):
             Votes per tweet (the row sums of ``data``).
         task_ids : ndarray of shape (300,)
             The original task id of each tweet.
+        n_judgments_raw : int
+            Rows of the original file (6030), before dropping the 5 repeated judgments.
         frame : DataFrame of shape (300, 6)
             Only with ``as_frame=True``: ``data`` and ``target`` together.
         feature_names : list of str
@@ -136,6 +138,7 @@ def load_weather_sentiment_amt(*, return_X_y=False, as_frame=False):
         target=tgt,
         n_votes=counts.sum(axis=1),
         task_ids=task_ids,
+        n_judgments_raw=int(worker.shape[0]),
         frame=frame,
         feature_names=list(FEATURE_NAMES),
         target_names=list(TARGET_NAMES),
