@@ -59,7 +59,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _second_order_common import REPO_ROOT, Timer, add_common_args, write_json  # noqa: E402
+from _second_order_common import Timer, add_common_args, write_json  # noqa: E402
 
 POSITIVE_CLASS = 1
 SCORES = [
@@ -94,7 +94,9 @@ def load_votes(data_dir=None):
             "judgments_raw": int(amt.n_judgments_raw),
             "judgments_kept": int(c.sum()),
             "tasks": len(c),
-            "votes_per_task": {int(k): int(v) for k, v in zip(*np.unique(c, return_counts=True), strict=True)},
+            "votes_per_task": {
+                int(k): int(v) for k, v in zip(*np.unique(c, return_counts=True), strict=True)
+            },
         }
         return c, a, info
     import pandas as pd
