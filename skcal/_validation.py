@@ -297,6 +297,12 @@ def check_snapshots(snapshots, *, name="snapshots", n_samples=None, min_votes=2)
         raw = raw.astype(np.float64)
     if raw.dtype.kind == "c":
         raise ValueError(f"{name} must hold binary labels 0/1 (or NaN for missing); got complex values.")
+    if raw.ndim == 1:
+        raise ValueError(
+            f"{name} must be 2-dimensional, (n, k) snapshots (k >= {min_votes} labels per row), or "
+            f"skcal.votes.VoteCounts; got a 1-D array of shape {raw.shape}, i.e. one label per row. "
+            + _SINGLE_LABEL_HINT
+        )
     Y = _as_float_array(raw, name, ndim=(2,))
     _reject_nonfinite(Y, name, allow_nan=True)
     if Y.shape[1] < min_votes:
@@ -324,8 +330,9 @@ def check_snapshots(snapshots, *, name="snapshots", n_samples=None, min_votes=2)
 _SINGLE_LABEL_HINT = (
     "A single label per input cannot estimate E[f*^2] (the product of two independent labels is "
     "needed). With one label per row use the first-order tools: ce1_score, SecondOrderPlattCalibrator"
-    "(order=1) and every first-order measure (scdl_score, smooth_ece, binned_ece, ...). A few "
-    "hundred doubly-labelled rows already make CE2 usable (docs/guide/crowd_labels.md)."
+    "(order=1) and every first-order measure (scdl_score, smooth_ece, binned_ece, ...). Second "
+    "order only needs pairs for E[f*^2]: doubly labelling a subset of the rows is enough "
+    "(docs/guide/crowd_labels.md measures how many)."
 )
 
 
