@@ -1162,7 +1162,8 @@ def calibration_report(
     metrics : list of str or dict, default=None
         Metric names, or a dict name -> callable (``callable(y, prediction) -> float``, lower is
         better) or name -> ``(callable, greater_is_better)``; for a second-order report callables
-        receive the snapshots and the ``(n, 2)`` scores. Names for a first-order report:
+        receive the snapshots (a ``VoteCounts`` if ``y`` was one) and the ``(n, 2)`` scores.
+        Names for a first-order report:
         ``"scdl"``, ``"smooth_ece"``, ``"cutoff"``, ``"binned_ece"``, ``"accuracy"``, ``"brier"``,
         ``"log_loss"``, ``"roc_auc"``; ``None`` means all but ``"roc_auc"``. A second-order report
         adds ``"ce2"``, ``"second_moment_mse"`` and ``"variance_bias"``; the first-order names there
