@@ -20,6 +20,7 @@ from skcal import (  # noqa: E402
     EnsembleMoments,
     ReliabilityDisplay,
     SechPerturber,
+    SecondOrderDisplay,
     SecondOrderPlattCalibrator,
     calibration_report,
 )
@@ -118,6 +119,9 @@ def test_in_reports_displays_and_scorers(problem, fitted):
     assert rep2.table["ce2"]["value"]["recalibrated"] < rep2.table["ce2"]["value"]["raw"]
     disp = ReliabilityDisplay.from_estimator(fitted, X[ev], y[ev])
     assert disp.estimator_name == "SecondOrderCalibratedClassifier"
+    sod = SecondOrderDisplay.from_estimator(fitted, X[ev], true_prob=f[ev])
+    np.testing.assert_array_equal(sod.recalibrated_scores, fitted.predict_second_order(X[ev]))
+    assert sod.eta1_grid is not None
     for name in ("neg_log_loss", "neg_brier_score", "roc_auc", "accuracy", "neg_scdl"):
         assert np.isfinite(get_scorer(name)(fitted, X[ev], y[ev]))
 
