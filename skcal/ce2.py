@@ -403,8 +403,9 @@ def ce2_score(
 
     Parameters
     ----------
-    snapshots : array-like of shape (n, k)
-        ``k >= 2`` binary labels per input (NaN marks a missing vote; each row needs 2 votes).
+    snapshots : array-like of shape (n, k) or skcal.votes.VoteCounts
+        ``k >= 2`` binary labels per input (NaN marks a missing vote; each row needs 2 votes), or
+        vote counts (same results, no padded array).
     scores : array-like of shape (n, 2)
         The second-order scores ``(m, sigma2)`` of the predictor being measured, *already*
         sech-perturbed (the perturbed predictor is the one that is measured; see
@@ -500,8 +501,9 @@ def ce1_score(
 
     Parameters
     ----------
-    y_true : array-like of shape (n,) or (n, k)
-        Binary labels (``{0, 1}``, ``{-1, 1}`` or booleans), or snapshots (``t1`` is used).
+    y_true : array-like of shape (n,) or (n, k), or skcal.votes.VoteCounts
+        Binary labels (``{0, 1}``, ``{-1, 1}`` or booleans), or snapshots or vote counts (``t1``
+        is used; one vote per row suffices).
     scores : array-like of shape (n,), (n, 1) or (n, 2)
         The (perturbed) score ``m``; for ``(n, 2)`` second-order scores ``(m, sigma2)`` only
         column 0 is used. Note: an ``(n, 2)`` array is read as ``(m, sigma2)``, *not* as

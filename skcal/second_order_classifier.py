@@ -5,7 +5,8 @@ fitted ensemble -> :class:`~skcal.EnsembleMoments` -> :class:`~skcal.SechPerturb
 The result has ``classes_``, ``predict_proba`` (the recalibrated mean), ``predict`` and
 :meth:`SecondOrderCalibratedClassifier.predict_second_order` (the recalibrated ``(m, sigma2)``),
 so it goes wherever a fitted binary classifier goes: ``calibration_report``,
-``ReliabilityDisplay.from_estimator``, scorers, ``clone`` and ``pickle``.
+``ReliabilityDisplay.from_estimator``, ``SecondOrderDisplay.from_estimator``, scorers, ``clone`` and
+``pickle``.
 """
 
 from __future__ import annotations
