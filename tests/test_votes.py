@@ -207,3 +207,24 @@ def test_scorer_with_counts():
     S, v = _data()
     pipe = make_pipeline(SechPerturber(random_state=0), SecondOrderPlattCalibrator(degree=3)).fit(S, v)
     assert ce2_scorer(pipe, S, v) == ce2_scorer(pipe, S, v.to_snapshots())
+
+
+def test_nullable_pandas_snapshots_read_na_as_missing():
+    import pandas as pd
+
+    Y = pd.DataFrame({"y1": [1, 0, 1], "y2": [1, pd.NA, 0], "y3": [0, 1, pd.NA]}, dtype="Int64")
+    got = check_snapshots(Y)
+    np.testing.assert_array_equal(got, [[1, 1, 0], [0, np.nan, 1], [1, 0, np.nan]])
+    v = VoteCounts(pd.Series([2, 1, 1], dtype="Int64"), pd.Series([3, 2, 2], dtype="Int64"))
+    for x, y in zip(snapshot_targets(v), snapshot_targets(got), strict=True):
+        np.testing.assert_array_equal(x, y)
+    with pytest.raises(ValueError, match="NaN"):
+        VoteCounts(pd.Series([1, pd.NA], dtype="Int64"), [2, 2])
+
+
+def test_one_label_per_row_errors_name_the_first_order_tools():
+    S, v = _data(n=50)
+    with pytest.raises(ValueError, match="one label per row.*ce1_score"):
+        ce2_score(v.positive.clip(0, 1), S)
+    with pytest.raises(ValueError, match="order=1"):
+        SecondOrderPlattCalibrator().fit(S, v.positive.clip(0, 1))
