@@ -59,9 +59,10 @@ class VoteCounts:
     """Binary vote counts per item: ``positive`` positive votes out of ``total`` votes.
 
     Pass a ``VoteCounts`` wherever skcal takes ``snapshots`` (``ce2_score``, ``ce2_details``,
-    ``ce1_score``, ``SecondOrderPlattCalibrator.fit``, ``calibration_report`` and
-    ``CalibrationReport.from_predictions``, ...); the results are identical to those from the
-    equivalent NaN-padded snapshot array (see :meth:`to_snapshots`), without building it.
+    ``ce1_score``, ``SecondOrderPlattCalibrator.fit``, ``SecondOrderCalibratedClassifier.fit``,
+    ``calibration_report`` and ``CalibrationReport.from_predictions``, ...); the results are
+    identical to those from the equivalent NaN-padded snapshot array (see :meth:`to_snapshots`),
+    without building it.
 
     Parameters
     ----------
