@@ -190,16 +190,13 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         ----------
         X : array-like of shape (n, 2) or (n, 1)
             Scores ``(m, sigma2)`` or ``m`` alone.
-        y : array-like of shape (n, k) or VoteCounts
-            Snapshots (``k >= 2``; NaN marks a missing vote) or vote counts
-            (:class:`skcal.votes.VoteCounts`). With ``order=1`` also 1-D labels.
+        y : array-like of shape (n, k)
+            Snapshots (``k >= 2``; NaN marks a missing vote). With ``order=1`` also 1-D labels.
         sample_weight : array-like of shape (n,), default=None
-            Weights of the rows.
 
         Returns
         -------
-        SecondOrderPlattCalibrator
-            The fitted calibrator (``self``).
+        self
         """
         if y is None:
             self._targets(None, 0)  # raises the "requires y" error before any X validation
