@@ -1,8 +1,9 @@
 """SPEC 6.4 -- real crowd labels: Weather Sentiment AMT, audit yield of second-order Platt.
 
-Data: ``responses.csv`` of the Weather Sentiment AMT data set (300 tweets, about 20 AMT votes
-each, 5 classes), read from ``--data`` (default ``<repo>/../shared/data/weather_sentiment_amt``).
-One-vs-rest on class 1 ("neutral").
+Data: the Weather Sentiment AMT data set (300 tweets, about 20 AMT votes each, 5 classes) as
+bundled with skcal (:func:`skcal.datasets.load_weather_sentiment_amt`), or, with ``--data DIR``,
+the ``responses.csv`` (columns ``task, worker, label``) of another copy in ``DIR``. One-vs-rest on
+class 1 ("neutral"). Tasks are ordered by task id in both cases, so both give the same numbers.
 
 Vote cleaning (our choice, SPEC leaves it open): 5 (task, worker) pairs occur twice (one an
 exact duplicate row, four repeat the same label at another time). A worker's repeated judgment
@@ -58,9 +59,8 @@ import numpy as np
 from joblib import Parallel, delayed
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _second_order_common import REPO_ROOT, Timer, add_common_args, write_json  # noqa: E402
+from _second_order_common import Timer, add_common_args, write_json  # noqa: E402
 
-DEFAULT_DATA = os.path.join(os.path.dirname(REPO_ROOT), "shared", "data", "weather_sentiment_amt")
 POSITIVE_CLASS = 1
 SCORES = [
     "raw 2m(1-m)",
@@ -75,15 +75,38 @@ SCORES = [
 BUDGETS = np.arange(1, 101) / 100.0
 
 
-def load_votes(data_dir):
-    """Return per-task ``(c, a)``: number of votes and positive (class 1) votes, and cleaning info."""
+def load_votes(data_dir=None):
+    """Return per-task ``(c, a)``: number of votes and positive (class 1) votes, and cleaning info.
+
+    ``data_dir=None`` reads the copy bundled with skcal; otherwise ``data_dir/responses.csv``.
+    Tasks are sorted by task id.
+    """
+    if data_dir is None:
+        from skcal.datasets import load_weather_sentiment_amt
+
+        amt = load_weather_sentiment_amt()
+        order = np.argsort(amt.task_ids, kind="stable")
+        counts = amt.data[order]
+        c = counts.sum(axis=1).astype(int)
+        a = counts[:, POSITIVE_CLASS].astype(int)
+        info = {
+            "source": "skcal.datasets.load_weather_sentiment_amt (bundled)",
+            "judgments_raw": int(amt.n_judgments_raw),
+            "judgments_kept": int(c.sum()),
+            "tasks": len(c),
+            "votes_per_task": {
+                int(k): int(v) for k, v in zip(*np.unique(c, return_counts=True), strict=True)
+            },
+        }
+        return c, a, info
     import pandas as pd
 
     path = os.path.join(data_dir, "responses.csv")
     if not os.path.isfile(path):
         raise FileNotFoundError(
             f"Weather Sentiment AMT data not found: {path!r} does not exist. Pass --data pointing to "
-            "the directory holding responses.csv (see /work/shared/data/weather_sentiment_amt/README.md)."
+            "the directory holding responses.csv (columns task, worker, label), or leave --data out "
+            "to use the copy bundled with skcal."
         )
     r = pd.read_csv(path)
     if not {"task", "worker", "label"} <= set(r.columns):
@@ -94,6 +117,7 @@ def load_votes(data_dir):
     c = g.size().to_numpy().astype(int)
     a = g.apply(lambda x: int((x == POSITIVE_CLASS).sum())).to_numpy().astype(int)
     info = {
+        "source": path,
         "judgments_raw": n_raw,
         "judgments_kept": len(r),
         "tasks": len(c),
@@ -111,10 +135,9 @@ def cohorts(c, a):
 
 def snapshots_from_counts(agree, c):
     """NaN-padded snapshot rows: ``agree`` ones then ``c - agree`` zeros."""
-    width = int(c.max())
-    j = np.arange(width)[None, :]
-    Y = np.where(j < agree[:, None], 1.0, 0.0)
-    return np.where(j < c[:, None], Y, np.nan)
+    from skcal.votes import VoteCounts
+
+    return VoteCounts(agree, c).to_snapshots()
 
 
 def audit_yields(score, g, rng):
@@ -129,6 +152,7 @@ def audit_yields(score, g, rng):
 
 def one_repeat(seed, c, a, alea, hidden):
     from skcal import SecondOrderPlattCalibrator
+    from skcal.votes import VoteCounts
 
     rng = np.random.default_rng(seed)
     n_each = min(len(alea), len(hidden))
@@ -147,7 +171,7 @@ def one_repeat(seed, c, a, alea, hidden):
     z[n_each:] = np.where(flip, ~majority, majority)
     theta = np.where(z, p_hat, 1.0 - p_hat)
     agree = np.where(z, aa, cc - aa)
-    Y = snapshots_from_counts(agree, cc)
+    Y = VoteCounts(agree, cc)  # counts as labels: no padded snapshot array
     # XOR-mode scores
     lo, hi = 0.5 - 0.175, 0.5 + 0.175
     b = rng.random(len(items)) < 0.5
@@ -180,7 +204,11 @@ def one_repeat(seed, c, a, alea, hidden):
 
 def main(argv=None):
     parser = add_common_args(argparse.ArgumentParser(description=__doc__.splitlines()[0]), "amt")
-    parser.add_argument("--data", default=DEFAULT_DATA, help="directory of the WS-AMT data")
+    parser.add_argument(
+        "--data",
+        default=None,
+        help="directory holding responses.csv of another WS-AMT copy (default: the bundled data)",
+    )
     parser.add_argument("--repeats", type=int, default=None, help="override the number of repeats")
     args = parser.parse_args(argv)
     repeats = args.repeats or (20 if args.quick else 1000)

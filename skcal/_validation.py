@@ -21,6 +21,7 @@ __all__ = [
     "check_scores",
     "check_snapshots",
     "snapshot_targets",
+    "snapshot_votes",
     "check_consistent_length",
     "check_probabilities",
 ]
@@ -395,23 +396,52 @@ def check_scores(scores, *, name="scores", out_of_bounds="raise"):
     return S
 
 
-def check_snapshots(snapshots, *, name="snapshots", n_samples=None):
-    """Validate ``(n, k)`` binary snapshots (k >= 2; NaN marks a missing vote).
+def check_snapshots(snapshots, *, name="snapshots", n_samples=None, min_votes=2):
+    """Validate ``(n, k)`` binary snapshots (NaN marks a missing vote) or vote counts.
 
-    Each row needs at least two votes. Boolean input is converted to float first (for numpy
-    booleans ``+`` is a logical OR).
+    ``snapshots`` is either an array-like of 0/1 votes (``k >= min_votes`` columns) or a
+    :class:`skcal.votes.VoteCounts`, which is returned as it is after the same row checks, so
+    that every caller takes counts without building a padded array (pass the result on to
+    :func:`snapshot_targets`). Each row needs at least ``min_votes`` votes: 2 for anything
+    second order (``t2`` needs a pair of votes), 1 for first-order uses. Boolean input is
+    converted to float first (for numpy booleans ``+`` is a logical OR); pandas nullable
+    dtypes with ``pd.NA`` are read with ``NA`` as a missing vote.
     """
+    from skcal.votes import VoteCounts
+
+    if isinstance(snapshots, VoteCounts):
+        c = snapshots.total
+        if (c < min_votes).any():
+            i = int(np.argmax(c < min_votes))
+            raise ValueError(
+                f"Every item of {name} needs at least {min_votes} votes; item {i} has {int(c[i])}. "
+                + _SINGLE_LABEL_HINT
+            )
+        if n_samples is not None and len(snapshots) != n_samples:
+            raise ValueError(f"{name} has {len(snapshots)} items; expected {n_samples} (one per score).")
+        return snapshots
     if hasattr(snapshots, "to_numpy"):
-        snapshots = snapshots.to_numpy()
+        try:
+            snapshots = snapshots.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            snapshots = snapshots.to_numpy()
     raw = np.asarray(snapshots)
     if raw.dtype.kind == "b":
         raw = raw.astype(np.float64)
+    if raw.dtype.kind == "c":
+        raise ValueError(f"{name} must hold binary labels 0/1 (or NaN for missing); got complex values.")
+    if raw.ndim == 1:
+        raise ValueError(
+            f"{name} must be 2-dimensional, (n, k) snapshots (k >= {min_votes} labels per row), or "
+            f"skcal.votes.VoteCounts; got a 1-D array of shape {raw.shape}, i.e. one label per row. "
+            + _SINGLE_LABEL_HINT
+        )
     Y = _as_float_array(raw, name, ndim=(2,))
     _reject_nonfinite(Y, name, allow_nan=True)
-    if Y.shape[1] < 2:
+    if Y.shape[1] < min_votes:
         raise ValueError(
-            f"{name} must have at least 2 columns (independent labels per input); got shape "
-            f"{Y.shape}. A single label cannot estimate E[f*^2]."
+            f"{name} must have at least {min_votes} columns (independent labels per input); got shape "
+            f"{Y.shape}. " + _SINGLE_LABEL_HINT
         )
     obs = ~np.isnan(Y)
     vals = Y[obs]
@@ -419,34 +449,72 @@ def check_snapshots(snapshots, *, name="snapshots", n_samples=None):
         bad = np.unique(vals[~np.isin(vals, (0.0, 1.0))])[:5]
         raise ValueError(f"{name} must hold binary labels 0/1 (or NaN for missing); got {bad.tolist()}.")
     counts = obs.sum(axis=1)
-    if (counts < 2).any():
+    if (counts < min_votes).any():
         raise ValueError(
-            f"Every row of {name} needs at least 2 votes; row {int(np.argmax(counts < 2))} has "
-            f"{int(counts.min())}."
+            f"Every row of {name} needs at least {min_votes} votes; row {int(np.argmax(counts < min_votes))} "
+            f"has {int(counts.min())}. " + _SINGLE_LABEL_HINT
         )
     if n_samples is not None and Y.shape[0] != n_samples:
         raise ValueError(f"{name} has {Y.shape[0]} rows; expected {n_samples} (one per score).")
     return Y
 
 
+#: Appended to every "too few votes" error: what works with one label per row.
+_SINGLE_LABEL_HINT = (
+    "A single label per input cannot estimate E[f*^2] (the product of two independent labels is "
+    "needed). With one label per row use the first-order tools: ce1_score, SecondOrderPlattCalibrator"
+    "(order=1) and every first-order measure (scdl_score, smooth_ece, binned_ece, ...). Second "
+    "order only needs pairs for E[f*^2]: doubly labelling a subset of the rows is enough "
+    "(docs/guide/crowd_labels.md measures how many)."
+)
+
+
 def snapshot_targets(snapshots):
-    """Unbiased targets from validated snapshots (SPEC section 0).
+    """Unbiased targets from validated snapshots or vote counts (SPEC section 0).
 
     Returns ``(t1, t2, c)`` with ``t1 = a / c`` estimating E[f*], ``t2 = a (a - 1) / (c (c - 1))``
-    estimating E[f*^2] and ``c`` the number of votes, where ``a`` counts positive votes.
+    estimating E[f*^2] and ``c`` the number of votes, where ``a`` counts positive votes. ``t2`` is
+    NaN on rows with a single vote. ``snapshots`` is the output of :func:`check_snapshots`: an
+    array of votes or a :class:`skcal.votes.VoteCounts` (same numbers, no padded array).
 
     Examples
     --------
     >>> import numpy as np
+    >>> from skcal.votes import VoteCounts
     >>> t1, t2, c = snapshot_targets(np.array([[1.0, 1.0], [1.0, 0.0]]))
     >>> t1.tolist(), t2.tolist()
     ([1.0, 0.5], [1.0, 0.0])
+    >>> [x.tolist() for x in snapshot_targets(VoteCounts([2, 1], [2, 2]))]
+    [[1.0, 0.5], [1.0, 0.0], [2.0, 2.0]]
     """
-    Y = np.asarray(snapshots, dtype=np.float64)
-    obs = ~np.isnan(Y)
-    c = obs.sum(axis=1).astype(np.float64)
-    a = np.where(obs, Y, 0.0).sum(axis=1)
-    return a / c, a * (a - 1.0) / (c * (c - 1.0)), c
+    from skcal.votes import VoteCounts
+
+    if isinstance(snapshots, VoteCounts):
+        a = snapshots.positive.astype(np.float64)
+        c = snapshots.total.astype(np.float64)
+    else:
+        Y = np.asarray(snapshots, dtype=np.float64)
+        obs = ~np.isnan(Y)
+        c = obs.sum(axis=1).astype(np.float64)
+        a = np.where(obs, Y, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t2 = np.where(c >= 2, a * (a - 1.0) / (c * np.maximum(c - 1.0, 1.0)), np.nan)
+    return a / c, t2, c
+
+
+def snapshot_votes(snapshots):
+    """Every observed vote as a flat sample: ``(rows, values)`` (row-major order).
+
+    ``snapshots`` is the output of :func:`check_snapshots` (votes or vote counts). For counts the
+    votes of a row come as ``a`` ones, then ``c - a`` zeros (the order of
+    :meth:`skcal.votes.VoteCounts.to_snapshots`).
+    """
+    from skcal.votes import VoteCounts
+
+    if isinstance(snapshots, VoteCounts):
+        return snapshots.votes()
+    obs = ~np.isnan(snapshots)
+    return np.nonzero(obs)[0], snapshots[obs]
 
 
 def check_probabilities(y_prob, *, name="y_prob", out_of_bounds="raise"):

@@ -36,6 +36,7 @@ from skcal.chebyshev import (
     n_basis_functions,
     ridge_solve,
 )
+from skcal.votes import VoteCounts
 
 __all__ = ["CE2Result", "DEFAULT_ALPHAS", "ce1_score", "ce2_details", "ce2_score"]
 
@@ -400,8 +401,9 @@ def ce2_score(
 
     Parameters
     ----------
-    snapshots : array-like of shape (n, k)
-        ``k >= 2`` binary labels per input (NaN marks a missing vote; each row needs 2 votes).
+    snapshots : array-like of shape (n, k) or skcal.votes.VoteCounts
+        ``k >= 2`` binary labels per input (NaN marks a missing vote; each row needs 2 votes), or
+        vote counts (same results, no padded array).
     scores : array-like of shape (n, 2)
         The second-order scores ``(m, sigma2)`` of the predictor being measured, *already*
         sech-perturbed (the perturbed predictor is the one that is measured; see
@@ -497,8 +499,9 @@ def ce1_score(
 
     Parameters
     ----------
-    y_true : array-like of shape (n,) or (n, k)
-        Binary labels (``{0, 1}``, ``{-1, 1}`` or booleans), or snapshots (``t1`` is used).
+    y_true : array-like of shape (n,) or (n, k), or skcal.votes.VoteCounts
+        Binary labels (``{0, 1}``, ``{-1, 1}`` or booleans), or snapshots or vote counts (``t1``
+        is used; one vote per row suffices).
     scores : array-like of shape (n,), (n, 1) or (n, 2)
         The (perturbed) score ``m``; for ``(n, 2)`` second-order scores ``(m, sigma2)`` only
         column 0 is used. Note: an ``(n, 2)`` array is read as ``(m, sigma2)``, *not* as
@@ -523,9 +526,11 @@ def ce1_score(
     """
     _check_bandwidth(bandwidth)
     S = check_scores(scores, name="scores")[:, :1]
-    arr = y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
-    if arr.ndim == 2 and arr.shape[1] >= 2:
-        t1 = snapshot_targets(check_snapshots(arr, name="y_true (snapshots)"))[0]
+    arr = y_true if isinstance(y_true, VoteCounts) else (
+        y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
+    )
+    if isinstance(arr, VoteCounts) or (arr.ndim == 2 and arr.shape[1] >= 2):
+        t1 = snapshot_targets(check_snapshots(arr, name="y_true (snapshots)", min_votes=1))[0]
     else:
         if arr.ndim == 2 and arr.shape[1] == 1:
             arr = arr[:, 0]

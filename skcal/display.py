@@ -450,10 +450,23 @@ def _smooth_calibration_curve(y, p, w):
     return grid, curve, float(smece), float(sigma)
 
 
+class _ScoresOf:
+    """The score-producing part of a SecondOrderCalibratedClassifier, as a ``transform``."""
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def transform(self, X):
+        return self.estimator._raw_scores(X)
+
+
 def _find_calibrator(estimator):
     """Split a fitted estimator into (score-producing prefix or None, second-order calibrator)."""
     if hasattr(estimator, "predict_moments"):
         return None, estimator
+    if hasattr(estimator, "predict_second_order") and hasattr(estimator, "calibrator_"):
+        # SecondOrderCalibratedClassifier: raw features -> perturbed ensemble scores -> calibrator
+        return _ScoresOf(estimator), estimator.calibrator_
     steps = getattr(estimator, "steps", None)
     if steps:
         for k in range(len(steps) - 1, -1, -1):

@@ -25,6 +25,7 @@ from skcal._validation import (
     snapshot_targets,
 )
 from skcal.chebyshev import ChebyshevRidge
+from skcal.votes import VoteCounts
 
 __all__ = ["SecondOrderPlattCalibrator", "project_moments"]
 
@@ -71,7 +72,14 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         ``t1`` only and sets ``eta2_hat = eta1_hat^2`` (so ``sigma2' = 0``). With ``order=1``
         ``y`` may also be a 1-D vector of binary labels (``{0, 1}``, ``{-1, 1}`` or booleans);
         with ``order=2`` a 1-D ``y`` is an error, because a single label cannot estimate
-        ``E[f*^2]``.
+        ``E[f*^2]``. ``y`` may also be a :class:`skcal.votes.VoteCounts` (positive votes out of
+        a total per row; every row needs 2 votes for ``order=2``, 1 for ``order=1``), with the
+        same results as the equivalent snapshots. ``order=1`` outputs are kept inside
+        ``[margin_, 1 - margin_]`` (see :attr:`margin_`).
+    out_of_bounds : {"raise", "clip"}, default="raise"
+        Scores outside ``[0, 1] x [0, 1/4]`` raise a ``ValueError`` by default; ``"clip"``
+        clips them into the box first (the escape hatch :class:`~skcal.SechPerturber` also
+        has, for scores from a source that rounds slightly outside the box).
 
     Attributes
     ----------
@@ -126,18 +134,20 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         "alpha": [Interval(Real, 0, None, closed="left")],
         "basis": [StrOptions({"tensor", "total"})],
         "order": [Interval(Integral, 1, 2, closed="both")],
+        "out_of_bounds": [StrOptions({"raise", "clip"})],
     }
 
-    def __init__(self, degree=12, alpha=1e-12, basis="tensor", order=2):
+    def __init__(self, *, degree=12, alpha=1e-12, basis="tensor", order=2, out_of_bounds="raise"):
         self.degree = degree
         self.alpha = alpha
         self.basis = basis
         self.order = order
+        self.out_of_bounds = out_of_bounds
 
     # -- validation -----------------------------------------------------------------------
     def _check_X(self, X, *, reset):
         X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_min_samples=2 if reset else 1)
-        return check_scores(X, name="X (scores)")
+        return check_scores(X, name="X (scores)", out_of_bounds=self.out_of_bounds)
 
     def _targets(self, y, n_samples):
         """Return ``(targets for the regression, t1, t2 or None)``."""
@@ -147,6 +157,12 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
                 "(n, k) snapshots (k >= 2 binary labels per input, NaN for a missing vote)"
                 + (" or, with order=1, 1-D binary labels." if self.order == 1 else ".")
             )
+        if isinstance(y, VoteCounts):
+            V = check_snapshots(y, name="y (vote counts)", n_samples=n_samples, min_votes=self.order)
+            t1, t2, c = snapshot_targets(V)
+            if self.order == 2:
+                return np.column_stack([t1, t2]), t1, t2
+            return t1[:, None], t1, (t2 if (c >= 2).all() else None)
         arr = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
         one_d = arr.ndim == 1 or (arr.ndim == 2 and arr.shape[1] == 1)
         if one_d:
@@ -264,16 +280,57 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         """Projected ``eta2_hat(X)``, the estimate of ``E[f*^2 | S = X]``; shape (n,)."""
         return self.predict_moments(X)[:, 1]
 
-    def transform(self, X):
-        """Recalibrated scores ``(m', sigma2') = (eta1, max(0, eta2 - eta1^2))``, shape (n, 2).
+    @property
+    def margin_(self):
+        """Margin ``1 / (n + 2)`` keeping first-order outputs off 0 and 1 (``n``: rows fitted).
 
-        Because ``eta2`` is projected into ``[eta1^2, eta1]``, ``sigma2' <= m' (1 - m')``.
+        With ``n`` labelled rows no frequency can certify a probability below ``1 / (n + 2)``
+        (Laplace's rule of succession gives exactly that for zero positives in ``n`` trials, and
+        Platt's own target smoothing bounds his outputs in the same way), so ``order=1`` outputs
+        are clipped to ``[1 / (n + 2), 1 - 1 / (n + 2)]``; the log loss of one output is then at
+        most ``log(n + 2)``.
+        """
+        check_is_fitted(self, "engine_")
+        return 1.0 / (float(self.engine_.stats_.n_samples) + 2.0)
+
+    def transform(self, X):
+        """Recalibrated second-order scores ``(m', sigma2')``.
+
+        ``m' = eta1`` and ``sigma2' = max(0, eta2 - eta1^2)``; because ``eta2`` is projected
+        into ``[eta1^2, eta1]``, ``sigma2' <= m' (1 - m')``. For ``order=1`` (``sigma2' = 0``)
+        ``m'`` is clipped to ``[margin_, 1 - margin_]`` with ``margin_ = 1 / (n + 2)`` for ``n``
+        fitted rows, so a first-order output is never exactly 0 or 1 (a polynomial clipped to
+        [0, 1] otherwise is, and then one wrong label makes the log loss infinite).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features_in_)
+            Scores ``(m, sigma2)`` or ``m`` alone, as in :meth:`fit`.
+
+        Returns
+        -------
+        ndarray of shape (n, 2)
+            Columns ``m'`` and ``sigma2'``.
         """
         E = self.predict_moments(X)
+        if self.order == 1:
+            eps = self.margin_
+            return np.column_stack([np.clip(E[:, 0], eps, 1.0 - eps), np.zeros(E.shape[0])])
         return np.column_stack([E[:, 0], np.maximum(0.0, E[:, 1] - E[:, 0] ** 2)])
 
     def predict(self, X):
-        """Same as :meth:`transform` (always a NumPy array)."""
+        """Recalibrated scores ``(m', sigma2')``, the same as :meth:`transform` (always NumPy).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features_in_)
+            Scores ``(m, sigma2)`` or ``m`` alone, as in :meth:`fit`.
+
+        Returns
+        -------
+        ndarray of shape (n, 2)
+            Columns ``m'`` and ``sigma2'``.
+        """
         return self.transform(X)
 
     def get_feature_names_out(self, input_features=None):

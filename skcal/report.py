@@ -50,7 +50,9 @@ from skcal._validation import (
     check_scores,
     check_snapshots,
     snapshot_targets,
+    snapshot_votes,
 )
+from skcal.votes import VoteCounts
 
 __all__ = ["CalibrationReport", "calibration_report"]
 
@@ -172,10 +174,8 @@ class _SecondOrderData:
     def __init__(self, Y):
         self.Y = Y
         self.n = Y.shape[0]
-        self.t1, self.t2, self.c = snapshot_targets(Y)
-        obs = ~np.isnan(Y)
-        self.vote_rows = np.nonzero(obs)[0]  # row of each observed vote (row-major order)
-        self.votes = Y[obs]
+        self.t1, self.t2, self.c = snapshot_targets(Y)  # Y: votes or skcal.votes.VoteCounts
+        self.vote_rows, self.votes = snapshot_votes(Y)  # row of each observed vote (row-major order)
 
     def take(self, idx):
         return _SecondOrderData(self.Y[idx])
@@ -441,6 +441,8 @@ def _as_named_models(estimators, what="estimators"):
 
 
 def _is_snapshots(y):
+    if isinstance(y, VoteCounts):
+        return True
     arr = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
     return arr.ndim == 2 and arr.shape[1] >= 2
 
@@ -492,7 +494,10 @@ def _second_order_prediction(name, estimator, X):
     err = _not_a_model(name, estimator)
     if err is not None:
         raise err
-    method = "transform" if hasattr(estimator, "transform") else "predict"
+    if hasattr(estimator, "predict_second_order"):  # e.g. SecondOrderCalibratedClassifier
+        method = "predict_second_order"
+    else:
+        method = "transform" if hasattr(estimator, "transform") else "predict"
     if not hasattr(estimator, method):
         raise ValueError(
             f"estimators[{name!r}] has neither transform nor predict; a second-order report needs models "
@@ -1146,16 +1151,19 @@ def calibration_report(
         name the columns); for a second-order report they output
         ``(m, sigma2)`` through ``transform`` (or ``predict`` when they have no ``transform``),
         e.g. a pipeline ending in :class:`~skcal.SecondOrderPlattCalibrator` or
-        :class:`~skcal.EnsembleMoments`.
+        :class:`~skcal.EnsembleMoments`; a model with ``predict_second_order`` (such as
+        :class:`skcal.second_order_classifier.SecondOrderCalibratedClassifier`) is asked for that.
     X : array-like
         Validation inputs, passed to every model.
     y : array-like of shape (n,) or (n, k)
         Binary labels (first-order report), class labels (multiclass report) or snapshots:
-        ``k >= 2`` independent binary labels per row, NaN for a missing vote (second-order report).
+        ``k >= 2`` independent binary labels per row, NaN for a missing vote, or a
+        :class:`skcal.votes.VoteCounts` (second-order report).
     metrics : list of str or dict, default=None
         Metric names, or a dict name -> callable (``callable(y, prediction) -> float``, lower is
         better) or name -> ``(callable, greater_is_better)``; for a second-order report callables
-        receive the snapshots and the ``(n, 2)`` scores. Names for a first-order report:
+        receive the snapshots (a ``VoteCounts`` if ``y`` was one) and the ``(n, 2)`` scores.
+        Names for a first-order report:
         ``"scdl"``, ``"smooth_ece"``, ``"cutoff"``, ``"binned_ece"``, ``"accuracy"``, ``"brier"``,
         ``"log_loss"``, ``"roc_auc"``; ``None`` means all but ``"roc_auc"``. A second-order report
         adds ``"ce2"``, ``"second_moment_mse"`` and ``"variance_bias"``; the first-order names there

@@ -226,10 +226,12 @@ def _ce2_metric(y_true, y_pred, **kwargs):
 def _build_table():
     scdl = make_classes_aware_loss_scorer(scdl_score, classes_kwarg="pos_label")
     smece = make_classes_aware_loss_scorer(smooth_ece, classes_kwarg="pos_label")
-    # ``-ce2_score(y, second-order output)``, the output being ``estimator.predict(X)`` if the
-    # estimator has ``predict``, else ``estimator.transform(X)`` (a pipeline ending in
-    # ``SechPerturber``); ``y`` are the snapshots.
-    ce2 = make_scorer(_ce2_metric, greater_is_better=False, response_method=("predict", "transform"))
+    # ``-ce2_score(y, second-order output)``, the output being the first of
+    # ``estimator.predict_second_order(X)`` (a SecondOrderCalibratedClassifier), ``predict(X)``
+    # (a pipeline ending in the Platt calibrator) and ``transform(X)`` (one ending in
+    # ``SechPerturber``) that the estimator has; ``y`` are the snapshots or vote counts.
+    methods = ("predict_second_order", "predict", "transform")
+    ce2 = make_scorer(_ce2_metric, greater_is_better=False, response_method=methods)
     table = {"scdl": scdl, "neg_scdl": scdl, "smooth_ece": smece, "neg_smooth_ece": smece}
     table.update({"ce2": ce2, "neg_ce2": ce2})
     for name, func in (("truthful_conf_ce", truthful_conf_ce), ("classwise_lince", classwise_lince)):

@@ -114,6 +114,19 @@ def test_weather_amt_missing_data_is_a_clear_error(tmp_path):
         _load("weather_amt").main(["--quick", "--out", str(tmp_path), "--data", str(tmp_path / "none")])
 
 
+def test_weather_amt_bundled_data_equals_the_shared_copy():
+    # The default (no --data) is the copy bundled with skcal; the shared copy must count the same.
+    shared = os.path.join(os.path.dirname(ROOT), "shared", "data", "weather_sentiment_amt")
+    if not os.path.isfile(os.path.join(shared, "responses.csv")):
+        pytest.skip("../shared/data/weather_sentiment_amt is absent (the bundled copy is tested above)")
+    mod = _load("weather_amt")
+    c0, a0, info0 = mod.load_votes()
+    c1, a1, info1 = mod.load_votes(shared)
+    np.testing.assert_array_equal(c0, c1)
+    np.testing.assert_array_equal(a0, a1)
+    assert info0["judgments_raw"] == info1["judgments_raw"] == 6030
+
+
 def test_weather_amt_snapshots_from_counts():
     mod = _load("weather_amt")
     Y = mod.snapshots_from_counts(np.array([2, 0]), np.array([3, 2]))

@@ -16,60 +16,121 @@ from skcal.platt import project_moments
 
 # ------------------------------------------------------------------------------ common checks
 # The estimator's input X is a second-order score: (m, sigma2) in [0, 1] x [0, 1/4], or m alone.
-# scikit-learn's common checks feed generic feature matrices; where that input is rejected by the
-# score validation, the check cannot exercise anything else. The properties those checks test
-# (pickling, idempotence, subset/order invariance, sample-weight handling, dtype handling,
-# NaN rejection, not mutating inputs, n_features_in_) are tested on valid scores below.
+# scikit-learn's common checks feed generic feature matrices and generic targets. The instances
+# below use the escape hatch out_of_bounds="clip", so generic values outside the box are clipped
+# and the checks whose data has 1 or 2 columns run (for order=1 they pass). What still cannot
+# run, each for the reason named: the check's X has more than 2 columns, or its y is not a
+# valid label array for the estimator. The properties those checks test (pickling, idempotence,
+# subset/order invariance, sample-weight handling, dtype handling, NaN rejection, not mutating
+# inputs, n_features_in_) are tested on valid scores below.
 _SHAPE = (
     "the check fits on a generic matrix with more than 2 columns; X must be second-order scores "
     "(m, sigma2) or m alone, and other shapes raise a ValueError"
 )
-_RANGE = (
-    "the check fits on values outside [0, 1] (e.g. 0..7.6 or 1..4); scores outside the box "
-    "[0, 1] x [0, 1/4] raise a ValueError"
+_Y_ORDER2 = (
+    "the check's y is one label per row, shape (n, 1); order=2 needs snapshots with k >= 2 labels "
+    "per row (a single label cannot estimate E[f*^2]), so fit raises a ValueError"
 )
-_EXPECTED = {
-    "check_fit_score_takes_y": _SHAPE,
-    "check_dont_overwrite_parameters": _SHAPE,
-    "check_n_features_in_after_fitting": _SHAPE,
-    "check_estimators_dtypes": _SHAPE,
-    "check_sample_weights_list": _SHAPE,
-    "check_sample_weight_equivalence_on_dense_data": _SHAPE,
-    "check_dtype_object": _SHAPE,
-    "check_pipeline_consistency": _SHAPE,
-    "check_estimators_nan_inf": _SHAPE,
-    "check_estimators_pickle": _SHAPE,
-    "check_f_contiguous_array_estimator": _SHAPE,
-    "check_transformer_data_not_an_array": _SHAPE,
-    "check_transformer_general": _SHAPE,
-    "check_transformer_preserve_dtypes": _SHAPE,
-    "check_methods_sample_order_invariance": _SHAPE,
-    "check_methods_subset_invariance": _SHAPE,
-    "check_dict_unchanged": _SHAPE,
-    "check_fit2d_predict1d": _SHAPE,
-    "check_positive_only_tag_during_fit": _SHAPE,
-    "check_all_zero_sample_weights_error": _SHAPE,
-    "check_estimators_overwrite_params": _RANGE,
-    "check_estimators_fit_returns_self": _RANGE,
-    "check_readonly_memmap_input": _RANGE,
-    "check_sample_weights_pandas_series": _RANGE,
-    "check_sample_weights_not_an_array": _RANGE,
-    "check_sample_weights_shape": _RANGE,
-    "check_sample_weights_not_overwritten": _RANGE,
-    "check_fit_idempotent": _RANGE,
-    "check_fit_check_is_fitted": _RANGE,
-    "check_n_features_in": _RANGE,
-    "check_fit2d_1feature": _RANGE,
-}
+_Y_ORDER1 = (
+    "the check's y has 3 classes [0, 1, 2] (make_blobs) or the labels {1, 2}; first-order Platt "
+    "scaling takes binary labels {0, 1}, {-1, 1} or booleans and raises a ValueError otherwise"
+)
+_SHAPE_CHECKS = [
+    "check_fit_score_takes_y",
+    "check_dont_overwrite_parameters",
+    "check_n_features_in_after_fitting",
+    "check_estimators_dtypes",
+    "check_sample_weights_list",
+    "check_sample_weight_equivalence_on_dense_data",
+    "check_dtype_object",
+    "check_pipeline_consistency",
+    "check_estimators_nan_inf",
+    "check_estimators_pickle",
+    "check_f_contiguous_array_estimator",
+    "check_transformer_data_not_an_array",
+    "check_transformer_general",
+    "check_transformer_preserve_dtypes",
+    "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance",
+    "check_dict_unchanged",
+    "check_fit2d_predict1d",
+    "check_positive_only_tag_during_fit",
+    "check_all_zero_sample_weights_error",
+]
+_Y_CHECKS = [
+    "check_estimators_overwrite_params",
+    "check_estimators_fit_returns_self",
+    "check_readonly_memmap_input",
+    "check_sample_weights_pandas_series",
+    "check_sample_weights_not_an_array",
+    "check_sample_weights_shape",
+    "check_sample_weights_not_overwritten",
+]
+#: Only order=2 fails these (its y reason); with order=1 and clipping they pass.
+_Y_CHECKS_ORDER2_ONLY = [
+    "check_fit_idempotent",
+    "check_fit_check_is_fitted",
+    "check_n_features_in",
+    "check_fit2d_1feature",
+]
+
+
+def _expected_failed(est):
+    out = dict.fromkeys(_SHAPE_CHECKS, _SHAPE)
+    if est.order == 2:
+        out.update(dict.fromkeys(_Y_CHECKS + _Y_CHECKS_ORDER2_ONLY, _Y_ORDER2))
+    else:
+        out.update(dict.fromkeys(_Y_CHECKS, _Y_ORDER1))
+    return out
 
 
 @parametrize_with_checks(
-    [SecondOrderPlattCalibrator(), SecondOrderPlattCalibrator(order=1, basis="total")],
-    expected_failed_checks=lambda est: _EXPECTED,
+    [
+        SecondOrderPlattCalibrator(out_of_bounds="clip"),
+        SecondOrderPlattCalibrator(order=1, basis="total", out_of_bounds="clip"),
+    ],
+    expected_failed_checks=_expected_failed,
     xfail_strict=True,
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_init_is_keyword_only_and_out_of_bounds():
+    with pytest.raises(TypeError):
+        SecondOrderPlattCalibrator(4)
+    S, Y, _ = simulate(200, seed=21)
+    bad = S.copy()
+    bad[0] = [1.3, 0.4]
+    with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
+        SecondOrderPlattCalibrator(degree=2).fit(bad, Y)
+    clipped = SecondOrderPlattCalibrator(degree=2, out_of_bounds="clip").fit(bad, Y)
+    fixed = np.clip(bad, 0, [1, 0.25])
+    ref = SecondOrderPlattCalibrator(degree=2).fit(fixed, Y)
+    np.testing.assert_array_equal(clipped.coef_, ref.coef_)
+    np.testing.assert_array_equal(clipped.transform(bad), ref.transform(fixed))
+    with pytest.raises(ValueError, match="out_of_bounds"):
+        SecondOrderPlattCalibrator(out_of_bounds="ignore").fit(S, Y)
+
+
+def test_order1_never_outputs_0_or_1_and_log_loss_stays_finite():
+    from sklearn.metrics import log_loss
+
+    # Scores far into both tails with pure labels there: the clipped polynomial hits 0 and 1.
+    rng = np.random.default_rng(5)
+    m = np.concatenate([rng.uniform(0, 0.05, 300), rng.uniform(0.95, 1, 300), rng.uniform(0, 1, 400)])
+    y = np.concatenate([np.zeros(300), np.ones(300), (rng.uniform(size=400) < 0.5)]).astype(int)
+    y_test = y.copy()
+    y_test[0], y_test[300] = 1, 0  # one contrary label in each tail
+    cal = SecondOrderPlattCalibrator(degree=6, order=1).fit(m[:, None], y)
+    raw = cal.predict_moments(m[:, None])[:, 0]
+    assert (raw == 0).any() and (raw == 1).any()  # the projection alone would output 0 and 1
+    out = cal.transform(m[:, None])[:, 0]
+    eps = 1 / (len(m) + 2)
+    assert cal.margin_ == eps
+    assert out.min() >= eps and out.max() <= 1 - eps
+    loss = log_loss(y_test, out)
+    assert np.isfinite(loss) and loss < np.log(len(m) + 2)
 
 
 # ------------------------------------------------------------------------------ data
@@ -186,7 +247,11 @@ def test_order1_accepts_labels_and_snapshots():
     assert lab.coef_.shape == (36, 1)
     T = lab.transform(S)
     np.testing.assert_array_equal(T[:, 1], 0.0)
-    np.testing.assert_array_equal(lab.predict_moments(S)[:, 1], T[:, 0] ** 2)
+    E = lab.predict_moments(S)
+    np.testing.assert_array_equal(E[:, 1], E[:, 0] ** 2)
+    # transform keeps order=1 outputs off 0 and 1 by the margin 1 / (n + 2)
+    assert lab.margin_ == 1 / 802
+    np.testing.assert_array_equal(T[:, 0], np.clip(E[:, 0], 1 / 802, 1 - 1 / 802))
     # labels {-1, 1} and booleans are the same labels
     lab2 = SecondOrderPlattCalibrator(degree=5, order=1).fit(S, 2 * Y[:, 0] - 1)
     lab3 = SecondOrderPlattCalibrator(degree=5, order=1).fit(S, Y[:, 0].astype(bool))
