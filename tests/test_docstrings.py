@@ -74,8 +74,6 @@ PENDING = {
     "skcal.platt.SecondOrderPlattCalibrator.predict_moments",
     "skcal.platt.SecondOrderPlattCalibrator.eta1",
     "skcal.platt.SecondOrderPlattCalibrator.eta2",
-    "skcal.platt.SecondOrderPlattCalibrator.transform",
-    "skcal.platt.SecondOrderPlattCalibrator.predict",
     "skcal.platt.SecondOrderPlattCalibrator.get_feature_names_out",
     "skcal.platt.SecondOrderPlattCalibrator.score",
     "skcal.ce2.ce1_score",

@@ -75,7 +75,6 @@ _PENDING_FUNCTIONS = {
 }
 _PENDING_KEYWORD_ONLY = {
     "SoftBinRounder": _xfail("skcal/rounding.py", "positional __init__ parameters", "scdl"),
-    "SecondOrderPlattCalibrator": _xfail("skcal/platt.py", "positional __init__ parameters", "crowd"),
 }
 _PENDING_COMMON_CHECKS = {}
 

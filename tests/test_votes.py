@@ -200,10 +200,12 @@ def test_report_vote_order_within_rows_does_not_matter():
 
 
 def test_scorer_with_counts():
+    from sklearn.metrics import get_scorer
     from sklearn.pipeline import make_pipeline
 
-    from skcal.ce2 import ce2_scorer
+    import skcal  # noqa: F401  (registers the scorers)
 
+    ce2_scorer = get_scorer("ce2")
     S, v = _data()
     pipe = make_pipeline(SechPerturber(random_state=0), SecondOrderPlattCalibrator(degree=3)).fit(S, v)
     assert ce2_scorer(pipe, S, v) == ce2_scorer(pipe, S, v.to_snapshots())
