@@ -94,7 +94,7 @@ def estimate(name, Y_fit, S_fit, n_train, S_valid, h, seed, cfg):
     else:
         res = ce2_details(Y_fit, S_fit, bandwidth=h, method=name, random_state=seed)
     info = {"seconds": time.perf_counter() - t0, "in_sample_ce2": res.ce2}
-    if callable(res.eta1):
+    if res.method == "polynomial":
         # the polynomial fits are functions: also plug them in on the held-out valid split
         info["ce2"], info["term1"], info["term2"] = plug_in(res, S_valid)
     else:
