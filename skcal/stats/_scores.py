@@ -74,10 +74,8 @@ class _ScoreStatistics(BaseStatistics):
             y = _binary_labels(y_true, pos, "y_true")
             check_consistent_length(y_true=y, y_prob=p)
             if k == 2:  # predict_proba output: use both columns as scikit-learn does
-                P = np.array(raw, dtype=np.float64)
-            else:
-                P = np.column_stack([1.0 - p, p])
-            return np.column_stack([1.0 - y, y]), P
+                return np.column_stack([1.0 - y, y]), np.array(raw, dtype=np.float64)
+            return y, p  # binary (n,): the per-row losses are computed from y and p directly
         if self.labels is None:
             raise ValueError(
                 f"y_prob has {k} columns (multiclass): pass labels= (the class of each column, e.g. "
@@ -100,7 +98,7 @@ class _ScoreStatistics(BaseStatistics):
             return self._empty()
         Y, P = self._onehot(y_true, y_prob)
         w = _chunk_weight(sample_weight, n)
-        loss = self._row_loss(Y, P)
+        loss = self._binary_loss(Y, P) if P.ndim == 1 else self._row_loss(Y, P)
         return {
             "sum_weight": np.asarray(float(n) if w is None else float(w.sum())),
             "sum_loss": np.asarray(float(loss.sum()) if w is None else float(w @ loss)),
@@ -156,6 +154,10 @@ class BrierScoreStatistics(_ScoreStatistics):
         loss = np.sum((Y - P) ** 2, axis=1)
         return 0.5 * loss if P.shape[1] < 3 else loss
 
+    def _binary_loss(self, y, p):
+        d = y - p
+        return d * d
+
 
 class LogLossStatistics(_ScoreStatistics):
     """Mergeable statistics of the log loss (``sklearn.metrics.log_loss``).
@@ -195,6 +197,11 @@ class LogLossStatistics(_ScoreStatistics):
         Pc = np.clip(P, LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS)
         return -np.sum(Y * np.log(Pc), axis=1)
 
+    def _binary_loss(self, y, p):
+        # the probability of the observed class: p, or 1 - p computed as scikit-learn does
+        q = np.where(y == 1.0, p, 1.0 - p)
+        return -np.log(np.clip(q, LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS))
+
 
 class AccuracyStatistics(_ScoreStatistics):
     """Mergeable statistics of the accuracy of the most probable class.
@@ -232,3 +239,7 @@ class AccuracyStatistics(_ScoreStatistics):
 
     def _row_loss(self, Y, P):
         return Y[np.arange(P.shape[0]), np.argmax(P, axis=1)]
+
+    def _binary_loss(self, y, p):
+        # argmax over the columns (1 - p, p), the first on ties
+        return ((p > 1.0 - p) == (y == 1.0)).astype(np.float64)
