@@ -69,7 +69,7 @@ class CE2Result:
     samples; ``degree``, ``alpha`` and ``basis`` describe the polynomial estimator and are
     ``None`` for the baselines, whose tuned constant is ``c`` (``None`` for the polynomial).
 
-    Attributes
+    Parameters
     ----------
     ce2 : float
         The estimate ``term1 + term2``.
@@ -414,7 +414,48 @@ def ce2_details(
 ):
     """Estimate CE2 and return the fitted calibration functions with it.
 
-    Parameters are those of :func:`ce2_score`.
+    Parameters
+    ----------
+    snapshots : array-like of shape (n, k)
+        ``k >= 2`` binary labels per input (NaN marks a missing vote; each row needs 2 votes).
+    scores : array-like of shape (n, 2)
+        The second-order scores ``(m, sigma2)`` of the predictor being measured, *already*
+        sech-perturbed (the perturbed predictor is the one that is measured; see
+        ``skcal.SechPerturber``).
+    degree : "auto", int or list of int, default="auto"
+        ``"auto"``: SPEC 2's rule ``ceil(2 log n / log theta)`` capped at
+        ``ceil(11 / sqrt(bandwidth))`` (44 at ``h = 1/16``, 88 at ``h = 1/64``; at most 88), and
+        lowered until the basis has at most ``n / 100`` features (a sample-size guard: at
+        ``h = 1/64`` the bare rule gives 88, i.e. 7921 tensor features, for every ``n``); see
+        :func:`skcal.chebyshev.auto_degree`. With ``cv`` the candidates are the schedule from
+        the cap halving down to 4 (e.g. 88, 44, 22, 11, 5), without the degrees whose basis has
+        more than ``n_train / 10`` features (``CV_SAMPLES_PER_FEATURE``; if none is left, the
+        smallest schedule degree). An int fixes the degree; a list
+        gives the candidates for ``cv``. When ``d > n`` the ridge is solved in its dual form, so
+        an explicit degree works for any ``n`` (a very high degree for small ``n`` simply fits
+        noisily; use ``cv`` to choose).
+    alpha : float, default=1e-6
+        Ridge multiplier (``lam = alpha * trace(G) / d``), used when ``cv`` is None.
+    bandwidth : float, default=2**-6
+        The sech bandwidth ``h`` the scores were perturbed with (drives the degree rule and
+        the baselines).
+    method : {"polynomial", "bucketing", "nadaraya_watson"}, default="polynomial"
+        The baselines of SPEC 2 are computed by :func:`skcal.ce2_baselines.baseline_ce2` (they
+        choose their constant ``c`` on a held-out split with ``random_state``).
+    cv : None, int, float, "holdout" or CV splitter, default=None
+        Select ``degree`` and ``alpha`` (candidates: the degree schedule and ``alphas``) by the
+        held-out squared error of both moment regressions. An int ``K`` is shuffled K-fold
+        (seeded by ``random_state``); a float in (0, 1) or ``"holdout"`` (= 0.3) is one
+        held-out split of that fraction; any scikit-learn splitter is accepted. Fold statistics
+        are additive, so each candidate costs one ridge solve. After selection the chosen
+        model is refitted on all data.
+    random_state : int, RandomState instance or None, default=None
+        Shuffling of the CV folds / held-out split and of the baselines' split.
+    basis : {"tensor", "total"}, default="tensor"
+    alphas : sequence of float, default=None
+        Candidate ridge multipliers for ``cv`` (default ``1e-6, 1e-5, ..., 1``).
+    sample_weight : array-like of shape (n,), default=None
+        Weights for the regressions and the averages (polynomial method only).
 
     Returns
     -------
@@ -570,6 +611,7 @@ def ce2_score(
     Returns
     -------
     float
+        The estimate ``CE2_hat`` (in-sample plug-in).
 
     See Also
     --------
@@ -632,13 +674,27 @@ def ce1_score(
         The (perturbed) score ``m``; for ``(n, 2)`` second-order scores ``(m, sigma2)`` only
         column 0 is used. Note: an ``(n, 2)`` array is read as ``(m, sigma2)``, *not* as
         ``predict_proba`` output.
-    degree, alpha, bandwidth, cv, random_state, alphas, sample_weight
+    degree : "auto", int or list of int, default="auto"
         As in :func:`ce2_score`, with the 1-D basis (degree cap ``ceil(11 / sqrt(h))``, not
-        limited to 88).
+        limited to 88 but to ``MAX_DEGREE_LIMIT`` = 512; the sample-size guard counts the
+        effective sample size).
+    alpha : float, default=1e-6
+        Ridge multiplier, used when ``cv`` is None.
+    bandwidth : float, default=2**-6
+        The sech bandwidth ``h`` the scores were perturbed with.
+    cv : None, int, float, "holdout" or CV splitter, default=None
+        Select ``degree`` and ``alpha`` as in :func:`ce2_score`.
+    random_state : int, RandomState instance or None, default=None
+        Shuffling of the CV folds / held-out split.
+    alphas : sequence of float, default=None
+        Candidate ridge multipliers for ``cv``.
+    sample_weight : array-like of shape (n,), default=None
+        Weights for the regression and the average.
 
     Returns
     -------
     float
+        The estimate ``CE1_hat``.
 
     Examples
     --------

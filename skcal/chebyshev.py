@@ -123,7 +123,7 @@ def theta(bandwidth):
 
     Returns
     -------
-    theta : float
+    float
         Greater than 1.
 
     Examples
@@ -161,7 +161,7 @@ def degree_cap(bandwidth, basis="tensor"):
 
     Returns
     -------
-    cap : int
+    int
         At least 1.
 
     Examples
@@ -240,7 +240,7 @@ def auto_degree(n_samples, bandwidth, basis="tensor", samples_per_feature=AUTO_S
 
     Returns
     -------
-    degree : int
+    int
         At least 1.
 
     Examples
@@ -274,7 +274,7 @@ def auto_degree(n_samples, bandwidth, basis="tensor", samples_per_feature=AUTO_S
     prefer_skip_nested_validation=True,
 )
 def degree_schedule(cap, minimum=4):
-    """Degrees for data-driven selection: ``cap``, ``cap // 2``, ... while at least ``minimum``.
+    """Return the degrees for data-driven selection: ``cap``, ``cap // 2``, ... down to ``minimum``.
 
     If ``cap`` itself is below ``minimum`` the schedule is ``[cap]``.
 
@@ -287,7 +287,7 @@ def degree_schedule(cap, minimum=4):
 
     Returns
     -------
-    degrees : list of int
+    list of int
         Decreasing degrees.
 
     Examples
@@ -344,7 +344,7 @@ def basis_powers(degree, basis="tensor"):
 
     Returns
     -------
-    powers : ndarray of shape (d, 2)
+    ndarray of shape (d, 2)
         Integer index pairs.
 
     Examples
@@ -380,7 +380,7 @@ def n_basis_functions(degree, basis="tensor"):
 
     Returns
     -------
-    d : int
+    int
         ``(l + 1)^2``, ``(l + 1)(l + 2) / 2`` or ``l + 1``.
 
     Examples
@@ -511,7 +511,7 @@ def chebyshev_design(scores, degree, basis="tensor"):
 
     Returns
     -------
-    Phi : ndarray of shape (n, d)
+    ndarray of shape (n, d)
         The features ``T_i(x) T_j(y)`` in the order of :func:`basis_powers`.
 
     Examples
@@ -616,7 +616,7 @@ class ChebyshevMoments:
 
         Returns
         -------
-        moments : ChebyshevMoments
+        ChebyshevMoments
             A new object.
         """
         S = _check_engine_scores(scores)
@@ -640,7 +640,7 @@ class ChebyshevMoments:
 
         Returns
         -------
-        self : ChebyshevMoments
+        ChebyshevMoments
             The updated object.
         """
         S = _check_engine_scores(scores, self.n_dims)
@@ -679,7 +679,7 @@ class ChebyshevMoments:
 
         Returns
         -------
-        moments : ChebyshevMoments
+        ChebyshevMoments
             A new object.
         """
         new = ChebyshevMoments(self.degree, self.n_dims, self.n_targets)
@@ -733,7 +733,7 @@ class ChebyshevMoments:
 
         Returns
         -------
-        moments : ChebyshevMoments
+        ChebyshevMoments
             A new object.
         """
         degree = _check_degree(degree)
@@ -759,6 +759,18 @@ class ChebyshevMoments:
         M[|i-i'|, |j-j'|]) / 4``: the x-sums are folded first (``Q = M[i+i'] + M[|i-i'|]``),
         then two vectorised gathers per block of rows (the loop runs over the ``l + 1`` values
         of ``i``, never over samples).
+
+        Parameters
+        ----------
+        basis : {"tensor", "total", "1d"}, default="tensor"
+            The basis (``"1d"`` is used for one-dimensional statistics).
+        degree : int or None, default=None
+            A degree up to the statistics' degree (``None``: theirs).
+
+        Returns
+        -------
+        ndarray of shape (d, d)
+            The Gram matrix.
         """
         L = self.degree if degree is None else _check_degree(degree)
         if L > self.degree:
@@ -791,7 +803,20 @@ class ChebyshevMoments:
         return G
 
     def gram_trace(self, basis="tensor", degree=None):
-        """``trace(G)`` from the moments (no Gram assembly)."""
+        """Return ``trace(G)`` from the moments (no Gram assembly).
+
+        Parameters
+        ----------
+        basis : {"tensor", "total", "1d"}, default="tensor"
+            The basis (``"1d"`` is used for one-dimensional statistics).
+        degree : int or None, default=None
+            A degree up to the statistics' degree (``None``: theirs).
+
+        Returns
+        -------
+        float
+            The trace.
+        """
         L = self.degree if degree is None else _check_degree(degree)
         P = basis_powers(L, self._basis(basis))
         i, j = 2 * P[:, 0], 2 * P[:, 1]
@@ -801,7 +826,20 @@ class ChebyshevMoments:
         return float(0.25 * (M[i, j] + M[i, 0] + M[0, j] + M[0, 0]).sum())
 
     def cross(self, basis="tensor", degree=None):
-        """The cross products ``Phi^T W t`` as a ``(d, n_targets)`` array."""
+        """Return the cross products ``Phi^T W t`` as a ``(d, n_targets)`` array.
+
+        Parameters
+        ----------
+        basis : {"tensor", "total", "1d"}, default="tensor"
+            The basis (``"1d"`` is used for one-dimensional statistics).
+        degree : int or None, default=None
+            A degree up to the statistics' degree (``None``: theirs).
+
+        Returns
+        -------
+        ndarray of shape (d, n_targets)
+            The cross products.
+        """
         L = self.degree if degree is None else _check_degree(degree)
         if L > self.degree:
             raise ValueError(f"degree {L} exceeds the statistics' degree {self.degree}.")
@@ -813,6 +851,22 @@ class ChebyshevMoments:
 
         Computed as ``tt - 2 beta . b + beta^T G beta`` from the statistics alone (this is how
         cross-validation scores a held-out fold without touching its data again).
+
+        Parameters
+        ----------
+        coef : array-like of shape (d,) or (d, n_targets)
+            Coefficients in the order of :func:`basis_powers`.
+        basis : {"tensor", "total", "1d"}, default="tensor"
+            The basis (``"1d"`` is used for one-dimensional statistics).
+        degree : int or None, default=None
+            A degree up to the statistics' degree (``None``: theirs).
+        gram : ndarray of shape (d, d) or None, default=None
+            A precomputed :meth:`gram` (saves its assembly).
+
+        Returns
+        -------
+        ndarray of shape (n_targets,)
+            The residual sums of squares.
         """
         coef = np.asarray(coef, dtype=np.float64)
         if coef.ndim == 1:
@@ -847,7 +901,7 @@ def ridge_solve(G, b, lam):
 
     Returns
     -------
-    beta : ndarray of shape (d, r)
+    ndarray of shape (d, r)
         The solutions.
 
     Examples
@@ -903,6 +957,7 @@ class ChebyshevRidge:
     Parameters
     ----------
     degree : int, default=12
+        The Chebyshev degree ``l``.
     alpha : float, default=1e-12
         Ridge multiplier: ``lam = alpha * trace(G) / d``.
     basis : {"tensor", "total"}, default="tensor"
@@ -976,7 +1031,7 @@ class ChebyshevRidge:
 
         Returns
         -------
-        self : ChebyshevRidge
+        ChebyshevRidge
             The fitted model.
         """
         S, T, w = self._prep(scores, targets, sample_weight)
@@ -1005,7 +1060,7 @@ class ChebyshevRidge:
 
         Returns
         -------
-        self : ChebyshevRidge
+        ChebyshevRidge
             The updated model (always solved in the primal form).
         """
         S, T, w = self._prep(scores, targets, sample_weight)
@@ -1033,7 +1088,7 @@ class ChebyshevRidge:
 
         Returns
         -------
-        self : ChebyshevRidge
+        ChebyshevRidge
             The model.
         """
         if not isinstance(stats, ChebyshevMoments):
@@ -1094,7 +1149,7 @@ class ChebyshevRidge:
 
         Returns
         -------
-        C : ndarray of shape (n_targets, l + 1, l + 1) or (n_targets, l + 1, 1)
+        ndarray of shape (n_targets, l + 1, l + 1) or (n_targets, l + 1, 1)
             ``C[r, i, j]`` multiplies ``T_i(x) T_j(y)``.
         """
         L = self.degree_
@@ -1113,7 +1168,7 @@ class ChebyshevRidge:
 
         Returns
         -------
-        values : ndarray of shape (n, n_targets)
+        ndarray of shape (n, n_targets)
             The raw (unclipped) polynomial values.
         """
         S = _check_engine_scores(scores, self.n_dims_)
@@ -1142,7 +1197,7 @@ def chebyshev_evaluate(scores, C, chunk_size=None):
 
     Returns
     -------
-    values : ndarray of shape (n, r)
+    ndarray of shape (n, r)
         The polynomial values.
 
     Examples

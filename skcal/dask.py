@@ -43,9 +43,9 @@ __all__ = ["MEASURES", "MeasureSpec", "evaluate", "evaluate_dataframe", "fit_sec
 class MeasureSpec:
     """How :func:`evaluate` builds the statistics of one measure.
 
-    Attributes
+    Parameters
     ----------
-    cls : str
+    statistics : str
         ``"module:Class"`` of the :class:`~skcal.stats.BaseStatistics` subclass; its
         ``update(y, p, sample_weight=None)`` takes one partition.
     kwargs : dict
@@ -60,7 +60,7 @@ class MeasureSpec:
         Exact or approximate, and how (the guide's table is built from it).
     """
 
-    cls: str
+    statistics: str
     kwargs: dict = field(default_factory=dict)
     label_args: tuple = ("pos_label", "labels")
     inputs: str = "first_order"
@@ -76,10 +76,10 @@ class MeasureSpec:
 
         Returns
         -------
-        stats : BaseStatistics
+        BaseStatistics
             A new, empty object.
         """
-        module, name = self.cls.split(":")
+        module, name = self.statistics.split(":")
         klass = getattr(importlib.import_module(module), name)
         return klass(**{**self.kwargs, **overrides})
 
@@ -280,7 +280,7 @@ def evaluate(
 
     Returns
     -------
-    values : dict
+    dict
         Measure name -> value (and, with ``return_statistics``, a second dict name -> the
         merged statistics object: for CE2 / CE1 the second-pass object).
 
@@ -347,7 +347,7 @@ def evaluate_dataframe(df, *, y, p, measures=("brier", "log_loss", "accuracy"), 
 
     Returns
     -------
-    values : dict
+    dict
         Measure name -> value.
 
     Examples
@@ -405,7 +405,7 @@ def fit_second_order_calibrator(
 
     Returns
     -------
-    calibrator : SecondOrderPlattCalibrator
+    SecondOrderPlattCalibrator
         Fitted (``order=2``).
     """
     from skcal.platt import SecondOrderPlattCalibrator

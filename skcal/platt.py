@@ -177,10 +177,12 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         y : array-like of shape (n, k)
             Snapshots (``k >= 2``; NaN marks a missing vote). With ``order=1`` also 1-D labels.
         sample_weight : array-like of shape (n,), default=None
+            Non-negative weights.
 
         Returns
         -------
-        self
+        SecondOrderPlattCalibrator
+            The fitted estimator.
         """
         if y is None:
             self._targets(None, 0)  # raises the "requires y" error before any X validation
@@ -215,7 +217,7 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        self : SecondOrderPlattCalibrator
+        SecondOrderPlattCalibrator
             The estimator.
         """
         first = not hasattr(self, "engine_")
@@ -251,7 +253,7 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        self : SecondOrderPlattCalibrator
+        SecondOrderPlattCalibrator
             The estimator; the ridge is solved lazily, as after :meth:`partial_fit`.
         """
         from skcal.chebyshev import ChebyshevMoments

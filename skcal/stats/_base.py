@@ -80,7 +80,7 @@ class BaseStatistics:
 
         Returns
         -------
-        params : dict
+        dict
             Constructor keyword arguments.
         """
         return {name: getattr(self, name) for name in self._param_names}
@@ -101,7 +101,7 @@ class BaseStatistics:
 
         Returns
         -------
-        self : BaseStatistics
+        BaseStatistics
             The updated object.
         """
         chunk = self._chunk(*arrays, sample_weight=sample_weight)
@@ -134,7 +134,7 @@ class BaseStatistics:
 
         Returns
         -------
-        merged : BaseStatistics
+        BaseStatistics
             A new object.
         """
         self._check_mergeable(other)
@@ -156,7 +156,7 @@ class BaseStatistics:
 
         Returns
         -------
-        value : float or object
+        float or object
             The measure (a float for every scalar measure).
         """
         return self._compute()
@@ -166,7 +166,7 @@ class BaseStatistics:
 
         Returns
         -------
-        state : dict
+        dict
             Keys ``"kind"``, ``"state_version"``, ``"format_version"``, ``"params"`` (plain
             Python values), ``"n_updates"`` and ``"arrays"`` (name -> ndarray copy).
         """
@@ -191,7 +191,7 @@ class BaseStatistics:
 
         Returns
         -------
-        obj : BaseStatistics
+        BaseStatistics
             A new object of the class named in the state.
         """
         if not isinstance(state, dict) or "kind" not in state or "arrays" not in state:
@@ -260,7 +260,7 @@ def from_state(state):
 
     Returns
     -------
-    obj : BaseStatistics
+    BaseStatistics
         A new object of the class named in the state.
 
     Examples
@@ -288,7 +288,7 @@ def merge_all(objects, split_every=8):
 
     Returns
     -------
-    merged : BaseStatistics
+    BaseStatistics
         A new object.
 
     Examples

@@ -107,7 +107,7 @@ class _MomentStatistics(BaseStatistics):
 
         Returns
         -------
-        moments : ChebyshevMoments
+        ChebyshevMoments
             A copy, usable by ``ChebyshevRidge.fit_stats``.
         """
         from skcal.chebyshev import ChebyshevMoments
@@ -122,13 +122,13 @@ class _MomentStatistics(BaseStatistics):
         return mom
 
     def effective_sample_size(self):
-        """Kish's effective sample size ``(sum w)^2 / sum w^2`` (``n`` for unit weights).
+        """Return Kish's effective sample size ``(sum w)^2 / sum w^2`` (``n`` for unit weights).
 
         Rows of weight zero count as dropped rows, which is what ``degree="auto"`` uses.
 
         Returns
         -------
-        n_eff : float
+        float
             0 when no row has positive weight.
         """
         sw, sw2 = float(self.stats_["sum_weight"]), float(self.stats_["sum_weight_sq"])
@@ -151,7 +151,7 @@ class _MomentStatistics(BaseStatistics):
 
         Returns
         -------
-        plug_in : CE2PlugInStatistics
+        CE2PlugInStatistics
             Update it with the same rows (``update(y, scores, sample_weight)``) and call
             ``compute`` for the estimate.
         """
@@ -390,7 +390,7 @@ class CE2PlugInStatistics(BaseStatistics):
 
         Returns
         -------
-        terms : tuple of float
+        tuple of float
             ``mean_w |eta1_hat - m|`` and ``mean_w |eta2_hat - v|``.
         """
         sw = float(self.stats_["sum_weight"])
