@@ -18,7 +18,7 @@ how the large temporary Vandermonde blocks of the CE2 pass interact with the all
 
 Usage::
 
-    python benchmarks/scale_dask.py --quick                       # smoke run, synchronous scheduler
+    python benchmarks/scale_dask.py --quick                       # smoke run: 1e5 rows, sync scheduler
     nice python benchmarks/scale_dask.py --rows 1e7               # LocalCluster, 2 workers x 1 thread
     nice python benchmarks/scale_dask.py --rows 1e8 --no-reference --bundle first   # memory flat?
     nice python benchmarks/scale_dask.py --rows 1e9 --no-reference --bundle first   # minutes
@@ -121,6 +121,20 @@ def in_memory(bundle, y, p, degree):
     return {"ce2": ce2_score(y, p, degree=degree, alpha=1e-6)}
 
 
+def in_memory_statistics(bundle, y, p, degree):
+    """The same measures through skcal's statistics objects, one update on all rows (numpy)."""
+    from skcal.dask import MEASURES
+
+    out = {}
+    for item in measures(bundle, degree):
+        name, kwargs = (item, {}) if isinstance(item, str) else item
+        st = MEASURES[name].make(**kwargs).update(y, p)
+        if hasattr(st, "plug_in"):
+            st = st.plug_in().update(y, p)
+        out[name] = st.compute()
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # measurement helpers
 # ---------------------------------------------------------------------------------------------
@@ -191,7 +205,11 @@ def run(args):
             c1 = time.process_time()
             ref = in_memory(bundle, yn, pn, args.degree)
             c2 = time.process_time()
+            ref_stats = in_memory_statistics(bundle, yn, pn, args.degree)
+            c3 = time.process_time()
             del yn, pn
+            res["numpy_statistics_cpu_s"] = c3 - c2
+            res["numpy_statistics_values"] = ref_stats
             res["numpy_generation_cpu_s"] = c1 - c0
             res["numpy_cpu_s"] = c2 - c1
             res["numpy_values"] = ref
@@ -199,8 +217,12 @@ def run(args):
             d_cpu = res["dask_cpu_s"] - res["dask_generation_cpu_s"]
             res["rows_per_cpu_s_dask"] = n_rows / d_cpu if d_cpu > 0 else None
             res["rows_per_cpu_s_numpy"] = n_rows / res["numpy_cpu_s"]
+            res["rows_per_cpu_s_numpy_statistics"] = n_rows / res["numpy_statistics_cpu_s"]
             if res["rows_per_cpu_s_dask"]:
                 res["dask_over_numpy_per_cpu_s"] = res["rows_per_cpu_s_dask"] / res["rows_per_cpu_s_numpy"]
+                res["dask_over_numpy_statistics_per_cpu_s"] = (
+                    res["rows_per_cpu_s_dask"] / res["rows_per_cpu_s_numpy_statistics"]
+                )
         print(json.dumps(res, indent=1, default=float), flush=True)
         record[bundle] = res
     if client:
@@ -212,7 +234,7 @@ def run(args):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="2e5 rows on the synchronous scheduler")
+    ap.add_argument("--quick", action="store_true", help="1e5 rows on the synchronous scheduler")
     ap.add_argument("--rows", default="1e7")
     ap.add_argument("--chunk-rows", default="1e6")
     ap.add_argument("--bundle", choices=["first", "ce2", "all"], default="all")
@@ -225,7 +247,7 @@ def main(argv=None):
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     args = ap.parse_args(argv)
     if args.quick:
-        args.rows, args.chunk_rows = "2e5", "3e4"
+        args.rows, args.chunk_rows = "1e5", "15000"
     record = run(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
