@@ -89,6 +89,9 @@ def test_dask_dataframe_from_pandas():
         sdf, y=["y1", "y2"], p=["m", "s2"], measures=[("ce2", {"degree": 4})], scheduler="sync"
     )
     assert res["ce2"] == pytest.approx(ce2_score(Y, S, degree=4), rel=1e-10)
+    cal = fit_second_order_calibrator(sdf[["y1", "y2"]], sdf[["m", "s2"]], degree=3, scheduler="sync")
+    ref = SecondOrderPlattCalibrator(degree=3).fit(S, Y)
+    np.testing.assert_allclose(cal.transform(S), ref.transform(S), atol=1e-9)
 
 
 def test_parquet_folder(tmp_path):
