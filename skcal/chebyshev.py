@@ -531,6 +531,24 @@ def chebyshev_design(scores, degree, basis="tensor"):
     return A[:, P[:, 0]] * B[:, P[:, 1]]
 
 
+def _vander_rows(x, degree, buf):
+    """``T_k(x)`` for ``k = 0..degree`` as a C-contiguous ``(degree + 1, n)`` view of ``buf``.
+
+    The recurrence ``T_k = 2 x T_{k-1} - T_{k-2}`` of ``numpy.polynomial.chebyshev.chebvander``
+    (bit-for-bit the same values), written into a reused buffer instead of a new array.
+    """
+    n = x.shape[0]
+    V = buf[: (degree + 1) * n].reshape(degree + 1, n)
+    V[0] = 1.0
+    if degree >= 1:
+        V[1] = x
+    for k in range(2, degree + 1):
+        np.multiply(x, V[k - 1], out=V[k])
+        V[k] *= 2.0
+        V[k] -= V[k - 2]
+    return V
+
+
 def _chunk_rows(degree):
     return max(256, _CHUNK_FLOATS // (2 * degree + 1))
 
@@ -651,20 +669,36 @@ class ChebyshevMoments:
         if step < 1:
             raise ValueError(f"chunk_size must be a positive integer; got {chunk_size!r}.")
         x, y = _map(S)
+        K = 2 * L + 1
+        rows = min(step, S.shape[0])
+        # Buffers reused by every chunk of this call: the (2L+1) x chunk Vandermonde blocks are
+        # the large temporaries of the pass (16 MB each by default). Allocating them per chunk
+        # costs page faults whenever the allocator returns them to the OS at once, as it does
+        # under dask.distributed's MALLOC_TRIM_THRESHOLD_=65536 (see docs/benchmarks/scale_dask.md).
+        buf_x, buf_y, buf_w = np.empty(K * rows), np.empty(K * rows), np.empty(K * rows)
+        buf_t = np.empty((L + 1) * rows)
+        ones = np.ones((1, rows))
         with _blas_limit(DATA_PASS_BLAS_THREADS):
             for start in range(0, S.shape[0], step):
                 sl = slice(start, start + step)
-                # (2L+1, n_chunk) C-contiguous blocks: chebvander(.).T is the underlying array.
-                Vx = chebvander(x[sl], 2 * L).T
-                Vy = chebvander(y[sl], 2 * L).T if y is not None else np.ones((1, Vx.shape[1]))
+                # (2L+1, n_chunk) C-contiguous blocks of T_k at the chunk's scores
+                Vx = _vander_rows(x[sl], 2 * L, buf_x)
+                m = Vx.shape[1]
+                Vy = _vander_rows(y[sl], 2 * L, buf_y) if y is not None else ones[:, :m]
                 wc = w[sl] if w is not None else None
-                Vxw = Vx * wc if wc is not None else Vx
+                if wc is not None:
+                    Vxw = buf_w[: K * m].reshape(K, m)
+                    np.multiply(Vx, wc, out=Vxw)
+                else:
+                    Vxw = Vx
                 self.M += Vxw @ Vy.T
                 Ax = Vxw[: L + 1]
                 By = Vy[: self.AtB.shape[2]]
                 Tc = T[sl]
+                At = buf_t[: (L + 1) * m].reshape(L + 1, m)
                 for r in range(self.n_targets):
-                    self.AtB[r] += (Ax * Tc[:, r]) @ By.T
+                    np.multiply(Ax, Tc[:, r], out=At)
+                    self.AtB[r] += At @ By.T
                 if wc is None:
                     self.tt += np.einsum("nr,nr->r", Tc, Tc)
                     self.sum_w += Tc.shape[0]
@@ -1223,14 +1257,19 @@ def _evaluate(S, C, chunk_size=None):
     x, y = _map(S)
     out = np.empty((S.shape[0], C.shape[0]))
     step = int(chunk_size) if chunk_size is not None else _chunk_rows(L)
+    rows = min(step, S.shape[0])
+    buf_a, buf_b, buf_c = np.empty((L + 1) * rows), np.empty((L + 1) * rows), np.empty((L + 1) * rows)
     with _blas_limit(DATA_PASS_BLAS_THREADS):
         for start in range(0, S.shape[0], step):
             sl = slice(start, start + step)
-            A = chebvander(x[sl], L).T  # (L+1, n_chunk)
+            A = _vander_rows(x[sl], L, buf_a)  # (L+1, n_chunk), reused buffer
             if y is None:
                 out[sl] = (C[:, :, 0] @ A).T
                 continue
-            B = chebvander(y[sl], L).T
+            B = _vander_rows(y[sl], L, buf_b)
+            CA = buf_c[: A.size].reshape(A.shape)
             for r in range(C.shape[0]):
-                out[sl, r] = np.einsum("jn,jn->n", C[r].T @ A, B)
+                np.matmul(C[r].T, A, out=CA)
+                CA *= B
+                out[sl, r] = CA.sum(axis=0)
     return out
