@@ -234,6 +234,25 @@ def run(args):
     return record
 
 
+def partial_fit_timing(degree, n_rows=20000, n_batches=4, seed=0):
+    """Seconds per ``SecondOrderPlattCalibrator.partial_fit`` batch, then of the lazy solve."""
+    from skcal.platt import SecondOrderPlattCalibrator
+
+    Y, S = second_order_block(0, n_rows, seed)
+    cal = SecondOrderPlattCalibrator(degree=degree, alpha=1e-6)
+    per_batch = []
+    for part in np.array_split(np.arange(n_rows), n_batches):
+        t0 = time.perf_counter()
+        cal.partial_fit(S[part], Y[part])
+        per_batch.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    cal.transform(S[:10])
+    out = {"degree": degree, "rows": n_rows, "batches": n_batches, "partial_fit_s": per_batch}
+    out["first_transform_s"] = time.perf_counter() - t0
+    print(json.dumps(out), flush=True)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="1e5 rows on the synchronous scheduler")
@@ -247,7 +266,16 @@ def main(argv=None):
     ap.add_argument("--no-reference", dest="reference", action="store_false", help="skip the numpy path")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument(
+        "--partial-fit",
+        type=int,
+        default=None,
+        metavar="DEGREE",
+        help="only time SecondOrderPlattCalibrator.partial_fit batches at this degree",
+    )
     args = ap.parse_args(argv)
+    if args.partial_fit is not None:
+        return partial_fit_timing(args.partial_fit)
     if args.quick:
         args.rows, args.chunk_rows = "1e5", "15000"
     record = run(args)
