@@ -102,8 +102,8 @@ def estimate(name, Y_fit, S_fit, n_train, S_valid, h, seed, cfg):
         info["ce2"] = None
     if res.degree is not None:
         info.update(degree=res.degree, alpha=res.alpha)
-    if "c" in res.extra:
-        info["c"] = res.extra["c"]
+    if res.c is not None:
+        info["c"] = res.c
     return info
 
 
