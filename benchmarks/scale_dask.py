@@ -168,6 +168,9 @@ def run(args):
         if args.trim_threshold is not None:
             key = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
             dask.config.set({key: None if args.trim_threshold == 0 else int(args.trim_threshold)})
+        if args.no_profile:
+            dask.config.set({"distributed.worker.profile.enabled": False})
+        record["worker_profiler"] = not args.no_profile
         if args.scheduler:
             client = distributed.Client(args.scheduler)
         else:
@@ -264,6 +267,7 @@ def main(argv=None):
     ap.add_argument("--scheduler", default=None, help="address of a running dask scheduler")
     ap.add_argument("--trim-threshold", type=int, default=None, help="MALLOC_TRIM_THRESHOLD_ (0: glibc's)")
     ap.add_argument("--no-reference", dest="reference", action="store_false", help="skip the numpy path")
+    ap.add_argument("--no-profile", action="store_true", help="switch off the workers' statistical profiler")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     ap.add_argument(
