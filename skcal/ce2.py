@@ -431,9 +431,15 @@ def ce2_details(
         the cap halving down to 4 (e.g. 88, 44, 22, 11, 5), without the degrees whose basis has
         more than ``n_train / 10`` features (``CV_SAMPLES_PER_FEATURE``; if none is left, the
         smallest schedule degree). An int fixes the degree; a list
-        gives the candidates for ``cv``. When ``d > n`` the ridge is solved in its dual form, so
-        an explicit degree works for any ``n`` (a very high degree for small ``n`` simply fits
-        noisily; use ``cv`` to choose).
+        gives the candidates for ``cv``. With ``sample_weight``, ``n`` in these rules is Kish's
+        effective sample size ``(sum w)^2 / sum w^2``, so rows of weight zero count as dropped.
+        When ``d > n`` the ridge is solved in its dual form, so a moderate explicit degree works
+        for any ``n`` (a high degree for small ``n`` simply fits noisily; use ``cv`` to choose).
+        An explicit degree is bounded by ``MAX_DEGREE_LIMIT`` (512) and by the data: its ridge
+        solve may hold at most ``MAX_SOLVE_FLOATS`` numbers (2 GiB: ``d^2`` primal, ``n d + n^2``
+        dual); the error names the largest degree the data support. At a fixed degree with
+        ``d <= n`` the estimate is computed through :class:`skcal.stats.CE2Statistics` and
+        :class:`skcal.stats.CE2PlugInStatistics`, the objects ``skcal.dask`` merges.
     alpha : float, default=1e-6
         Ridge multiplier (``lam = alpha * trace(G) / d``), used when ``cv`` is None.
     bandwidth : float, default=2**-6
@@ -582,9 +588,15 @@ def ce2_score(
         the cap halving down to 4 (e.g. 88, 44, 22, 11, 5), without the degrees whose basis has
         more than ``n_train / 10`` features (``CV_SAMPLES_PER_FEATURE``; if none is left, the
         smallest schedule degree). An int fixes the degree; a list
-        gives the candidates for ``cv``. When ``d > n`` the ridge is solved in its dual form, so
-        an explicit degree works for any ``n`` (a very high degree for small ``n`` simply fits
-        noisily; use ``cv`` to choose).
+        gives the candidates for ``cv``. With ``sample_weight``, ``n`` in these rules is Kish's
+        effective sample size ``(sum w)^2 / sum w^2``, so rows of weight zero count as dropped.
+        When ``d > n`` the ridge is solved in its dual form, so a moderate explicit degree works
+        for any ``n`` (a high degree for small ``n`` simply fits noisily; use ``cv`` to choose).
+        An explicit degree is bounded by ``MAX_DEGREE_LIMIT`` (512) and by the data: its ridge
+        solve may hold at most ``MAX_SOLVE_FLOATS`` numbers (2 GiB: ``d^2`` primal, ``n d + n^2``
+        dual); the error names the largest degree the data support. At a fixed degree with
+        ``d <= n`` the estimate is computed through :class:`skcal.stats.CE2Statistics` and
+        :class:`skcal.stats.CE2PlugInStatistics`, the objects ``skcal.dask`` merges.
     alpha : float, default=1e-6
         Ridge multiplier (``lam = alpha * trace(G) / d``), used when ``cv`` is None.
     bandwidth : float, default=2**-6

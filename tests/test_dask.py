@@ -140,3 +140,14 @@ def test_local_cluster_smoke():
                 sample_weight=da.from_array(w, chunks=333),
             )
     assert out["brier"] == pytest.approx(brier_score_loss(y, p, sample_weight=w), rel=1e-12)
+
+
+def test_clear_import_error_without_dask(monkeypatch):
+    import importlib
+    import sys
+
+    monkeypatch.setitem(sys.modules, "dask", None)  # makes `import dask` fail
+    monkeypatch.setitem(sys.modules, "dask.array", None)
+    monkeypatch.delitem(sys.modules, "skcal.dask")
+    with pytest.raises(ImportError, match=r"pip install 'skcal\[dask\]'"):
+        importlib.import_module("skcal.dask")
