@@ -231,6 +231,34 @@ def _specs(measures):
     return out
 
 
+def _resolve_auto_degrees(specs, partitions, split_every, scheduler):
+    """``degree="auto"`` (CE2 / CE1): one cheap pass for Kish's effective sample size first.
+
+    The degree rule of :func:`skcal.chebyshev.auto_degree` needs the effective sample size
+    ``(sum w)^2 / sum w^2``; it is reduced with degree-0 statistics (which also validate the
+    inputs), then the degree is fixed as :func:`skcal.ce2.ce2_score` fixes it in memory.
+    """
+    from skcal.chebyshev import auto_degree
+
+    todo = [(i, spec, kw) for i, (_, spec, kw) in enumerate(specs) if kw.get("degree") == "auto"]
+    if not todo:
+        return
+    templates = []
+    for _, spec, kw in todo:
+        plain = {k: v for k, v in kw.items() if k != "bandwidth"}
+        templates.append(spec.make(**{**plain, "degree": 0}).get_state())
+    counts = _reduce(templates, partitions, split_every, scheduler)
+    for (i, spec, kw), st in zip(todo, counts, strict=True):
+        n_eff = st.effective_sample_size()
+        if not n_eff >= 1:
+            raise ValueError(f"degree='auto' needs an effective sample size of at least 1; got {n_eff:.3g}.")
+        basis = "1d" if st._n_dims == 1 else kw.get("basis", "tensor")
+        h = kw.get("bandwidth", 2**-6)
+        new = {k: v for k, v in kw.items() if k != "bandwidth"}
+        new["degree"] = auto_degree(n_eff, h, basis)
+        specs[i] = (specs[i][0], spec, new)
+
+
 def evaluate(
     y,
     p,
@@ -260,7 +288,10 @@ def evaluate(
         are aligned with ``y``'s partitions (a dask array is rechunked to ``y``'s row chunks).
     measures : sequence of str or (str, dict), default=("brier", "log_loss", "accuracy")
         Names in :data:`MEASURES`, optionally with constructor arguments overriding the
-        defaults, e.g. ``("ce2", {"degree": 8})``. All must take the same kind of input.
+        defaults, e.g. ``("ce2", {"degree": 8})``. All must take the same kind of input. CE2 /
+        CE1 also accept ``{"degree": "auto", "bandwidth": h}``: one cheap extra pass reduces
+        Kish's effective sample size and the degree is chosen as
+        :func:`skcal.ce2.ce2_score` chooses it (``cv`` selection is not available here).
     sample_weight : dask array, dask Series or array-like of shape (n,), default=None
         Non-negative weights (zero weights are allowed in any partition).
     pos_label : int, float, bool, str or None, default=None
@@ -305,6 +336,7 @@ def evaluate(
             _label_set([part[0] for part in partitions], split_every), scheduler=scheduler
         )
         labels = labels.tolist()
+    _resolve_auto_degrees(specs, partitions, split_every, scheduler)
     templates = []
     for _, spec, kwargs in specs:
         extra = {}

@@ -74,6 +74,27 @@ def test_ce2_two_passes_and_calibrator_from_distributed_statistics():
     np.testing.assert_allclose(cal.transform(S), ref.transform(S), atol=1e-9)
 
 
+def test_auto_degree_counts_the_effective_sample_size_first():
+    S, Y = _second_order(3000, seed=7)
+    w = np.where(np.arange(3000) < 1000, 1.0, 0.0)
+    Sd, Yd, wd = (da.from_array(a, chunks=(700,) + a.shape[1:]) for a in (S, Y, w))
+    out, stats = evaluate(
+        Yd,
+        Sd,
+        [("ce2", {"degree": "auto", "bandwidth": 1 / 16})],
+        sample_weight=wd,
+        scheduler="sync",
+        return_statistics=True,
+    )
+    ref = ce2_score(Y, S, bandwidth=1 / 16, sample_weight=w)
+    assert out["ce2"] == pytest.approx(ref, rel=1e-10)
+    y = (Y[:, 0] > 0).astype(int)
+    got = evaluate(
+        da.from_array(y, chunks=500), Sd[:, 0].rechunk(500), [("ce1", {"degree": "auto"})], scheduler="sync"
+    )
+    assert got["ce1"] == pytest.approx(ce1_score(y, S[:, 0]), rel=1e-10)
+
+
 def test_dask_dataframe_from_pandas():
     y, p, w = _binary(900, seed=3)
     pdf = pd.DataFrame({"label": np.where(y == 1, "spam", "ham"), "p": p, "w": w})
