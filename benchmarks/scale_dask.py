@@ -184,6 +184,12 @@ def run(args):
             "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_", None
         )
         client.run(lambda: __import__("skcal.dask"))  # import cost outside the timings
+        # what idle workers burn per wall-second (event loop, heartbeats, profiler): on a loaded
+        # machine the timed runs take long in wall time, and this cost grows with it
+        idle0 = client.run(_worker_cpu)
+        time.sleep(5.0)
+        idle1 = client.run(_worker_cpu)
+        record["idle_worker_cpu_s_per_wall_s"] = float(sum(idle1[k] - idle0[k] for k in idle1)) / 5.0
 
     for bundle in ["first", "ce2"] if args.bundle == "all" else [args.bundle]:
         res = {"bundle": bundle}
