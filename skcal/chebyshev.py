@@ -368,6 +368,10 @@ def basis_powers(degree, basis="tensor"):
     return P
 
 
+@validate_params(
+    {"degree": [StrictInterval(Integral, 0, None, closed="left")], "basis": [StrOptions(set(BASES))]},
+    prefer_skip_nested_validation=True,
+)
 def n_basis_functions(degree, basis="tensor"):
     """Return the number of features ``d`` of a basis.
 
