@@ -94,7 +94,7 @@ def estimate(name, Y_fit, S_fit, n_train, S_valid, h, seed, cfg):
     else:
         res = ce2_details(Y_fit, S_fit, bandwidth=h, method=name, random_state=seed)
     info = {"seconds": time.perf_counter() - t0, "in_sample_ce2": res.ce2}
-    if callable(res.eta1):
+    if res.method == "polynomial":
         # the polynomial fits are functions: also plug them in on the held-out valid split
         info["ce2"], info["term1"], info["term2"] = plug_in(res, S_valid)
     else:
@@ -102,8 +102,8 @@ def estimate(name, Y_fit, S_fit, n_train, S_valid, h, seed, cfg):
         info["ce2"] = None
     if res.degree is not None:
         info.update(degree=res.degree, alpha=res.alpha)
-    if "c" in res.extra:
-        info["c"] = res.extra["c"]
+    if res.c is not None:
+        info["c"] = res.c
     return info
 
 

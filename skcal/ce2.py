@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from sklearn.model_selection import KFold, ShuffleSplit, check_cv
 
+from skcal._compat import StrOptions, validate_params
+from skcal._constraints import MAX_DEGREE_LIMIT, RANDOM_STATE, SAMPLE_WEIGHT, StrictInterval
 from skcal._validation import (
     _binary_labels,
     check_consistent_length,
@@ -25,6 +28,7 @@ from skcal._validation import (
     check_snapshots,
     snapshot_targets,
 )
+from skcal.ce2_baselines import _predict as _baseline_predict
 from skcal.ce2_baselines import baseline_ce2
 from skcal.chebyshev import (
     ChebyshevMoments,
@@ -36,6 +40,7 @@ from skcal.chebyshev import (
     n_basis_functions,
     ridge_solve,
 )
+from skcal.stats._ce2 import CE1Statistics, CE2PlugInStatistics, CE2Statistics
 from skcal.votes import VoteCounts
 
 __all__ = ["CE2Result", "DEFAULT_ALPHAS", "ce1_score", "ce2_details", "ce2_score"]
@@ -48,57 +53,103 @@ DEFAULT_ALPHAS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 CV_SAMPLES_PER_FEATURE = 10
 #: Test fraction of ``cv="holdout"``.
 HOLDOUT_FRACTION = 0.3
+#: The ridge solve of an explicit degree may use at most this many float64 numbers (2 GiB):
+#: ``d^2`` for the primal Gram matrix, ``n d + n^2`` for the dual form (``d > n``).
+MAX_SOLVE_FLOATS = 2**28
 _METHODS = ("polynomial", "bucketing", "nadaraya_watson")
 
 
 @dataclass
 class CE2Result:
-    """The result of :func:`ce2_details` (or :func:`ce1_score` internals).
+    """The result of :func:`ce2_details`: the estimate, its two terms and the fitted functions.
 
-    Attributes
+    Every method fills every field with the same meaning: ``eta1`` / ``eta2`` are always
+    callables on new scores and ``eta1_values`` / ``eta2_values`` always the fits at the
+    samples; ``degree``, ``alpha`` and ``basis`` describe the polynomial estimator and are
+    ``None`` for the baselines, whose tuned constant is ``c`` (``None`` for the polynomial).
+
+    Parameters
     ----------
     ce2 : float
-        The estimate ``term1 + term2`` (for the first-order analogue: ``term1``).
+        The estimate ``term1 + term2``.
     term1 : float
         ``mean |eta1_hat(S) - m|``.
     term2 : float
-        ``mean |eta2_hat(S) - (m^2 + sigma2)|`` (0 for the first-order analogue).
+        ``mean |eta2_hat(S) - (m^2 + sigma2)|``.
     method : str
+        ``"polynomial"``, ``"bucketing"`` or ``"nadaraya_watson"``.
+    n_samples : int
+        Number of rows.
+    eta1 : callable
+        ``eta1(scores) -> ndarray (n,)``, the fitted ``E[Y | S]`` clipped to [0, 1] at new
+        (validated) scores. For the baselines: the cell mean (bucketing) or the kernel average
+        (Nadaraya-Watson) of the fitted targets, with the chosen ``c``.
+    eta2 : callable
+        ``eta2(scores) -> ndarray (n,)``, the fitted ``E[f*^2 | S]`` clipped to [0, 1].
+    eta1_values : ndarray of shape (n,)
+        ``eta1`` at the sample's scores (what ``term1`` averages).
+    eta2_values : ndarray of shape (n,)
+        ``eta2`` at the sample's scores.
     degree : int or None
         The Chebyshev degree used (``None`` for the baselines).
     alpha : float or None
         The ridge multiplier used (``None`` for the baselines).
     basis : str or None
-    n_samples : int
-    eta1 : callable or None
-        ``eta1(scores) -> ndarray (n,)``, the fitted ``E[Y | S]`` clipped to [0, 1], evaluated at
-        new (validated) scores. ``None`` for the baselines, whose fits at the samples are in
-        ``extra["eta1_values"]``.
-    eta2 : callable or None
-        ``eta2(scores) -> ndarray (n,)``, the fitted ``E[f*^2 | S]`` clipped to [0, 1] (baselines:
-        ``extra["eta2_values"]``).
+        The Chebyshev basis (``None`` for the baselines).
+    c : float or None
+        The baselines' constant (``None`` for the polynomial method).
     cv_results : dict or None
         With ``cv``: arrays ``"degree"``, ``"alpha"``, ``"mean_test_mse"``, ``"std_test_mse"``
         over the candidates (held-out squared error of both moment regressions).
     extra : dict
-        Method-specific values: ``"model"`` (the fitted :class:`~skcal.chebyshev.ChebyshevRidge`)
-        for the polynomial method; for the baselines everything :func:`baseline_ce2` returns
-        besides the estimate (``"c"``, ``"validation_loss"``, ``"n_cells"`` or
-        ``"kernel_bandwidth"``) and the fits ``"eta1_values"``, ``"eta2_values"``.
+        Diagnostics only: ``"model"`` (the fitted :class:`~skcal.chebyshev.ChebyshevRidge`) for
+        the polynomial method; ``"validation_loss"`` and ``"n_cells"`` or
+        ``"kernel_bandwidth"`` for the baselines.
     """
 
     ce2: float
     term1: float
     term2: float
     method: str
-    degree: int | None
-    alpha: float | None
-    basis: str | None
     n_samples: int
     eta1: Any
     eta2: Any
+    eta1_values: Any
+    eta2_values: Any
+    degree: int | None = None
+    alpha: float | None = None
+    basis: str | None = None
+    c: float | None = None
     cv_results: dict | None = None
     extra: dict = field(default_factory=dict)
+
+
+def _effective_n(w, n):
+    """Kish's effective sample size (zero weights are dropped rows); ``n`` without weights."""
+    if w is None:
+        return float(n)
+    sw2 = float(w @ w)
+    return float(w.sum()) ** 2 / sw2 if sw2 > 0 else 0.0
+
+
+def _check_degree_for_data(degree, n, basis, name="degree"):
+    """An explicit degree must fit MAX_DEGREE_LIMIT and a ridge solve of at most MAX_SOLVE_FLOATS."""
+    if degree > MAX_DEGREE_LIMIT:
+        raise ValueError(f"{name}={degree} exceeds MAX_DEGREE_LIMIT = {MAX_DEGREE_LIMIT}.")
+
+    def floats(deg):
+        d = n_basis_functions(deg, basis)
+        return d * d if d <= n else n * d + n * n
+
+    if floats(degree) > MAX_SOLVE_FLOATS:
+        ok = [deg for deg in range(MAX_DEGREE_LIMIT + 1) if floats(deg) <= MAX_SOLVE_FLOATS]
+        d = n_basis_functions(degree, basis)
+        raise ValueError(
+            f"{name}={degree} gives d={d} {basis} basis functions; with n={n} samples its ridge solve "
+            f"needs {floats(degree) * 8 / 2**30:.3g} GiB (at most {MAX_SOLVE_FLOATS * 8 / 2**30:g} GiB, "
+            f"MAX_SOLVE_FLOATS). The largest degree these data support is {max(ok) if ok else 0}."
+        )
+    return degree
 
 
 # ---------------------------------------------------------------------------------------------
@@ -116,14 +167,19 @@ def _check_second_order_scores(scores, n_samples=None):
     return S
 
 
-def _candidate_degrees(degree, n, bandwidth, basis, cv):
+def _candidate_degrees(degree, n, bandwidth, basis, cv, n_eff=None):
     if isinstance(degree, str):
         if degree != "auto":
             raise ValueError(
                 f"degree must be 'auto', a non-negative integer or a list of them; got {degree!r}."
             )
         if cv is None:
-            return [auto_degree(n, bandwidth, basis)]
+            n_eff = float(n) if n_eff is None else n_eff
+            if not n_eff >= 1:
+                raise ValueError(
+                    f"degree='auto' needs an effective sample size of at least 1; got {n_eff:.3g}."
+                )
+            return [auto_degree(n_eff, bandwidth, basis)]
         return degree_schedule(degree_cap(bandwidth, basis))
     degs = np.atleast_1d(np.asarray(degree, dtype=object)).tolist()
     if len(degs) == 0 or not all(
@@ -132,6 +188,8 @@ def _candidate_degrees(degree, n, bandwidth, basis, cv):
         raise ValueError(f"degree must be 'auto', a non-negative integer or a list of them; got {degree!r}.")
     if len(degs) > 1 and cv is None:
         raise ValueError("A list of degrees needs cv to choose among them; pass cv= or a single degree.")
+    for d in degs:
+        _check_degree_for_data(int(d), n, basis)
     return sorted({int(d) for d in degs}, reverse=True)
 
 
@@ -232,9 +290,14 @@ def _select(S, T, w, degrees, alphas, basis, splits):
 
 
 def _fit_moments(S, T, w, *, degree, alpha, bandwidth, basis, cv, random_state, alphas):
+    """Choose (degree, alpha) and fit; return ``(model, degree, alpha, cv_results, plug_in)``.
+
+    ``plug_in`` is the empty second-pass statistics object when the fit went through the
+    mergeable statistics (fixed degree and alpha, primal form), else ``None``.
+    """
     n = S.shape[0]
     eff_basis = "1d" if S.shape[1] == 1 else basis
-    degrees = _candidate_degrees(degree, n, bandwidth, eff_basis, cv)
+    degrees = _candidate_degrees(degree, n, bandwidth, eff_basis, cv, n_eff=_effective_n(w, n))
     cand_alphas = _candidate_alphas(alpha, alphas, cv)
     cv_results = None
     if cv is None:
@@ -242,12 +305,35 @@ def _fit_moments(S, T, w, *, degree, alpha, bandwidth, basis, cv, random_state, 
     else:
         splits = _splits(cv, n, random_state)
         if degree == "auto":
-            n_train = min(len(tr) for tr, _ in splits)
+            n_train = min(_effective_n(None if w is None else w[tr], len(tr)) for tr, _ in splits)
             fit = [d for d in degrees if n_basis_functions(d, eff_basis) * CV_SAMPLES_PER_FEATURE <= n_train]
             degrees = fit or [degrees[-1]]
         deg, alph, cv_results = _select(S, T, w, degrees, cand_alphas, eff_basis, splits)
-    model = ChebyshevRidge(deg, alph, basis if basis != "1d" else "tensor").fit(S, T, w)
-    return model, deg, alph, cv_results
+    ridge_basis = basis if basis != "1d" else "tensor"
+    if n_basis_functions(deg, eff_basis) <= n:
+        # the mergeable statistics path (skcal.stats), the one skcal.dask uses
+        if S.shape[1] == 2 and T.shape[1] == 2:
+            stats = CE2Statistics(degree=deg, alpha=alph, basis=ridge_basis)
+        else:
+            stats = CE1Statistics(degree=deg, alpha=alph)
+        stats._stats = stats._update_validated(S, T, w)
+        stats.n_updates_ = 1
+        model = stats._model()
+        plug = CE2PlugInStatistics(coef=model.coef_grid(), order=T.shape[1] if S.shape[1] == 2 else 1)
+        return model, deg, alph, cv_results, plug
+    model = ChebyshevRidge(deg, alph, ridge_basis).fit(S, T, w)
+    return model, deg, alph, cv_results, None
+
+
+def _plug_in(model, plug, S, w):
+    """Clipped fits at ``S`` and the plug-in terms, through the statistics object when there is one."""
+    E = np.clip(model.predict(S), 0.0, 1.0)
+    if plug is None:
+        order = E.shape[1] if S.shape[1] == 2 else 1
+        plug = CE2PlugInStatistics(coef=model.coef_grid(), order=order)
+    plug._stats = plug._sums(E, S if plug.order == 2 else S[:, :1], w)
+    plug.n_updates_ = 1
+    return E, plug.terms()
 
 
 def _clipped_function(model, column, n_columns):
@@ -258,6 +344,22 @@ def _clipped_function(model, column, n_columns):
         return np.clip(model.predict(Sn)[:, column], 0.0, 1.0)
 
     eta.__doc__ = f"Fitted calibration function eta{column + 1}(scores), clipped to [0, 1]."
+    return eta
+
+
+def _baseline_function(method, S, T, c, h, column):
+    Z_fit = S.copy()
+    Z_fit[:, 1] *= 4.0  # both axes of unit length, as baseline_ce2 maps them
+
+    def eta(scores):
+        Sn = check_scores(scores, name="scores")
+        if Sn.shape[1] != 2:
+            raise ValueError(f"scores must have 2 column(s); got shape {Sn.shape}.")
+        Zq = Sn.copy()
+        Zq[:, 1] *= 4.0
+        return _baseline_predict(method, Z_fit, T, Zq, c, h)[:, column]
+
+    eta.__doc__ = f"Fitted calibration function eta{column + 1}(scores) of the {method} baseline."
     return eta
 
 
@@ -272,6 +374,29 @@ def _check_common(bandwidth, basis, method=None):
 # ---------------------------------------------------------------------------------------------
 # public functions
 # ---------------------------------------------------------------------------------------------
+_PARAMS = {
+    "degree": [
+        StrOptions({"auto"}),
+        StrictInterval(Integral, 0, MAX_DEGREE_LIMIT, closed="both"),
+        "array-like",
+    ],
+    "alpha": [StrictInterval(Real, 0, None, closed="left")],
+    "bandwidth": [StrictInterval(Real, 0, None, closed="neither")],
+    "cv": [None, StrictInterval(Real, 0, 1, closed="neither"), StrOptions({"holdout"}), "cv_object"],
+    "random_state": RANDOM_STATE,
+    "alphas": ["array-like", None],
+    "sample_weight": SAMPLE_WEIGHT,
+}
+_CE2_PARAMS = {
+    "snapshots": ["array-like"],
+    "scores": ["array-like"],
+    "method": [StrOptions(set(_METHODS))],
+    "basis": [StrOptions({"tensor", "total"})],
+    **_PARAMS,
+}
+
+
+@validate_params(_CE2_PARAMS, prefer_skip_nested_validation=True)
 def ce2_details(
     snapshots,
     scores,
@@ -288,7 +413,54 @@ def ce2_details(
 ):
     """Estimate CE2 and return the fitted calibration functions with it.
 
-    Parameters are those of :func:`ce2_score`.
+    Parameters
+    ----------
+    snapshots : array-like of shape (n, k)
+        ``k >= 2`` binary labels per input (NaN marks a missing vote; each row needs 2 votes).
+    scores : array-like of shape (n, 2)
+        The second-order scores ``(m, sigma2)`` of the predictor being measured, *already*
+        sech-perturbed (the perturbed predictor is the one that is measured; see
+        ``skcal.SechPerturber``).
+    degree : "auto", int or list of int, default="auto"
+        ``"auto"``: SPEC 2's rule ``ceil(2 log n / log theta)`` capped at
+        ``ceil(11 / sqrt(bandwidth))`` (44 at ``h = 1/16``, 88 at ``h = 1/64``; at most 88), and
+        lowered until the basis has at most ``n / 100`` features (a sample-size guard: at
+        ``h = 1/64`` the bare rule gives 88, i.e. 7921 tensor features, for every ``n``); see
+        :func:`skcal.chebyshev.auto_degree`. With ``cv`` the candidates are the schedule from
+        the cap halving down to 4 (e.g. 88, 44, 22, 11, 5), without the degrees whose basis has
+        more than ``n_train / 10`` features (``CV_SAMPLES_PER_FEATURE``; if none is left, the
+        smallest schedule degree). An int fixes the degree; a list
+        gives the candidates for ``cv``. With ``sample_weight``, ``n`` in these rules is Kish's
+        effective sample size ``(sum w)^2 / sum w^2``, so rows of weight zero count as dropped.
+        When ``d > n`` the ridge is solved in its dual form, so a moderate explicit degree works
+        for any ``n`` (a high degree for small ``n`` simply fits noisily; use ``cv`` to choose).
+        An explicit degree is bounded by ``MAX_DEGREE_LIMIT`` (512) and by the data: its ridge
+        solve may hold at most ``MAX_SOLVE_FLOATS`` numbers (2 GiB: ``d^2`` primal, ``n d + n^2``
+        dual); the error names the largest degree the data support. At a fixed degree with
+        ``d <= n`` the estimate is computed through :class:`skcal.stats.CE2Statistics` and
+        :class:`skcal.stats.CE2PlugInStatistics`, the objects ``skcal.dask`` merges.
+    alpha : float, default=1e-6
+        Ridge multiplier (``lam = alpha * trace(G) / d``), used when ``cv`` is None.
+    bandwidth : float, default=2**-6
+        The sech bandwidth ``h`` the scores were perturbed with (drives the degree rule and
+        the baselines).
+    method : {"polynomial", "bucketing", "nadaraya_watson"}, default="polynomial"
+        The baselines of SPEC 2 are computed by :func:`skcal.ce2_baselines.baseline_ce2` (they
+        choose their constant ``c`` on a held-out split with ``random_state``).
+    cv : None, int, float, "holdout" or CV splitter, default=None
+        Select ``degree`` and ``alpha`` (candidates: the degree schedule and ``alphas``) by the
+        held-out squared error of both moment regressions. An int ``K`` is shuffled K-fold
+        (seeded by ``random_state``); a float in (0, 1) or ``"holdout"`` (= 0.3) is one
+        held-out split of that fraction; any scikit-learn splitter is accepted. Fold statistics
+        are additive, so each candidate costs one ridge solve. After selection the chosen
+        model is refitted on all data.
+    random_state : int, RandomState instance or None, default=None
+        Shuffling of the CV folds / held-out split and of the baselines' split.
+    basis : {"tensor", "total"}, default="tensor"
+    alphas : sequence of float, default=None
+        Candidate ridge multipliers for ``cv`` (default ``1e-6, 1e-5, ..., 1``).
+    sample_weight : array-like of shape (n,), default=None
+        Weights for the regressions and the averages (polynomial method only).
 
     Returns
     -------
@@ -314,12 +486,11 @@ def ce2_details(
     Y = check_snapshots(snapshots, name="snapshots")
     S = _check_second_order_scores(scores, Y.shape[0])
     t1, t2, _ = snapshot_targets(Y)
-    m, v = S[:, 0], S[:, 0] ** 2 + S[:, 1]
     if method != "polynomial":
         return _baseline(method, S, t1, t2, bandwidth, sample_weight, random_state, degree, cv)
     w = check_sample_weight(sample_weight, S.shape[0])
     T = np.column_stack([t1, t2])
-    model, deg, alph, cv_results = _fit_moments(
+    model, deg, alph, cv_results, plug = _fit_moments(
         S,
         T,
         w,
@@ -331,20 +502,20 @@ def ce2_details(
         random_state=random_state,
         alphas=alphas,
     )
-    E = np.clip(model.predict(S), 0.0, 1.0)
-    term1 = float(np.average(np.abs(E[:, 0] - m), weights=w))
-    term2 = float(np.average(np.abs(E[:, 1] - v), weights=w))
+    E, (term1, term2) = _plug_in(model, plug, S, w)
     return CE2Result(
         ce2=term1 + term2,
         term1=term1,
         term2=term2,
         method="polynomial",
-        degree=deg,
-        alpha=alph,
-        basis=model.basis_,
         n_samples=S.shape[0],
         eta1=_clipped_function(model, 0, 2),
         eta2=_clipped_function(model, 1, 2),
+        eta1_values=E[:, 0],
+        eta2_values=E[:, 1],
+        degree=deg,
+        alpha=alph,
+        basis=model.basis_,
         cv_results=cv_results,
         extra={"model": model},
     )
@@ -359,25 +530,25 @@ def _baseline(method, S, t1, t2, bandwidth, sample_weight, random_state, degree,
             "constant c on a held-out split itself."
         )
     out = baseline_ce2(S, t1, t2, method=method, bandwidth=bandwidth, random_state=random_state)
-    extra = {k: v for k, v in out.items() if k not in ("ce2", "term1", "term2", "eta1", "eta2")}
-    # The baselines return their fits at the samples (not functions of new scores).
-    extra["eta1_values"] = np.asarray(out["eta1"])
-    extra["eta2_values"] = np.asarray(out["eta2"])
+    extra = {k: v for k, v in out.items() if k not in ("ce2", "term1", "term2", "eta1", "eta2", "c")}
+    T = np.column_stack([t1, t2])
+    c = float(out["c"])
     return CE2Result(
         ce2=float(out["ce2"]),
         term1=float(out["term1"]),
         term2=float(out["term2"]),
         method=method,
-        degree=None,
-        alpha=None,
-        basis=None,
         n_samples=S.shape[0],
-        eta1=None,
-        eta2=None,
+        eta1=_baseline_function(method, S, T, c, float(bandwidth), 0),
+        eta2=_baseline_function(method, S, T, c, float(bandwidth), 1),
+        eta1_values=np.asarray(out["eta1"]),
+        eta2_values=np.asarray(out["eta2"]),
+        c=c,
         extra=extra,
     )
 
 
+@validate_params(_CE2_PARAMS, prefer_skip_nested_validation=True)
 def ce2_score(
     snapshots,
     scores,
@@ -417,9 +588,15 @@ def ce2_score(
         the cap halving down to 4 (e.g. 88, 44, 22, 11, 5), without the degrees whose basis has
         more than ``n_train / 10`` features (``CV_SAMPLES_PER_FEATURE``; if none is left, the
         smallest schedule degree). An int fixes the degree; a list
-        gives the candidates for ``cv``. When ``d > n`` the ridge is solved in its dual form, so
-        an explicit degree works for any ``n`` (a very high degree for small ``n`` simply fits
-        noisily; use ``cv`` to choose).
+        gives the candidates for ``cv``. With ``sample_weight``, ``n`` in these rules is Kish's
+        effective sample size ``(sum w)^2 / sum w^2``, so rows of weight zero count as dropped.
+        When ``d > n`` the ridge is solved in its dual form, so a moderate explicit degree works
+        for any ``n`` (a high degree for small ``n`` simply fits noisily; use ``cv`` to choose).
+        An explicit degree is bounded by ``MAX_DEGREE_LIMIT`` (512) and by the data: its ridge
+        solve may hold at most ``MAX_SOLVE_FLOATS`` numbers (2 GiB: ``d^2`` primal, ``n d + n^2``
+        dual); the error names the largest degree the data support. At a fixed degree with
+        ``d <= n`` the estimate is computed through :class:`skcal.stats.CE2Statistics` and
+        :class:`skcal.stats.CE2PlugInStatistics`, the objects ``skcal.dask`` merges.
     alpha : float, default=1e-6
         Ridge multiplier (``lam = alpha * trace(G) / d``), used when ``cv`` is None.
     bandwidth : float, default=2**-6
@@ -446,6 +623,7 @@ def ce2_score(
     Returns
     -------
     float
+        The estimate ``CE2_hat`` (in-sample plug-in).
 
     See Also
     --------
@@ -480,6 +658,9 @@ def ce2_score(
     ).ce2
 
 
+@validate_params(
+    {"y_true": ["array-like"], "scores": ["array-like"], **_PARAMS}, prefer_skip_nested_validation=True
+)
 def ce1_score(
     y_true,
     scores,
@@ -506,13 +687,27 @@ def ce1_score(
         The (perturbed) score ``m``; for ``(n, 2)`` second-order scores ``(m, sigma2)`` only
         column 0 is used. Note: an ``(n, 2)`` array is read as ``(m, sigma2)``, *not* as
         ``predict_proba`` output.
-    degree, alpha, bandwidth, cv, random_state, alphas, sample_weight
+    degree : "auto", int or list of int, default="auto"
         As in :func:`ce2_score`, with the 1-D basis (degree cap ``ceil(11 / sqrt(h))``, not
-        limited to 88).
+        limited to 88 but to ``MAX_DEGREE_LIMIT`` = 512; the sample-size guard counts the
+        effective sample size).
+    alpha : float, default=1e-6
+        Ridge multiplier, used when ``cv`` is None.
+    bandwidth : float, default=2**-6
+        The sech bandwidth ``h`` the scores were perturbed with.
+    cv : None, int, float, "holdout" or CV splitter, default=None
+        Select ``degree`` and ``alpha`` as in :func:`ce2_score`.
+    random_state : int, RandomState instance or None, default=None
+        Shuffling of the CV folds / held-out split.
+    alphas : sequence of float, default=None
+        Candidate ridge multipliers for ``cv``.
+    sample_weight : array-like of shape (n,), default=None
+        Weights for the regression and the average.
 
     Returns
     -------
     float
+        The estimate ``CE1_hat``.
 
     Examples
     --------
@@ -534,10 +729,10 @@ def ce1_score(
     else:
         if arr.ndim == 2 and arr.shape[1] == 1:
             arr = arr[:, 0]
-        t1 = _binary_labels(arr, None, "y_true")
+        t1 = _binary_labels(arr, None, "y_true", has_pos_label=False)
     check_consistent_length(y_true=t1, scores=S)
     w = check_sample_weight(sample_weight, S.shape[0])
-    model, _, _, _ = _fit_moments(
+    model, _, _, _, plug = _fit_moments(
         S,
         t1[:, None],
         w,
@@ -549,5 +744,4 @@ def ce1_score(
         random_state=random_state,
         alphas=alphas,
     )
-    e1 = np.clip(model.predict(S)[:, 0], 0.0, 1.0)
-    return float(np.average(np.abs(e1 - S[:, 0]), weights=w))
+    return _plug_in(model, plug, S, w)[1][0]

@@ -29,11 +29,15 @@ from __future__ import annotations
 
 import math
 import numbers
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg
 from numpy.polynomial.chebyshev import chebvander
 from threadpoolctl import ThreadpoolController
+
+from skcal._compat import StrOptions, validate_params
+from skcal._constraints import MAX_DEGREE_LIMIT, StrictInterval
 
 __all__ = [
     "BASES",
@@ -97,12 +101,30 @@ def _check_bandwidth(bandwidth):
     return float(bandwidth)
 
 
+def _log_theta(h):
+    # log(h pi + sqrt(h^2 pi^2 + 1)) = asinh(h pi), accurate for tiny h (no cancellation)
+    return math.asinh(h * math.pi)
+
+
+@validate_params(
+    {"bandwidth": [StrictInterval(Real, 0, None, closed="neither")]}, prefer_skip_nested_validation=True
+)
 def theta(bandwidth):
     """Return ``theta = h pi + sqrt(h^2 pi^2 + 1)``, the Bernstein-ellipse parameter of SPEC 2.
 
     After sech perturbation with bandwidth ``h`` the calibration functions are analytic in a
     strip of half-width ``h pi / 2``; degree-``l`` Chebyshev approximation then errs by
     ``O(theta^-l)``.
+
+    Parameters
+    ----------
+    bandwidth : float
+        The sech bandwidth ``h > 0``.
+
+    Returns
+    -------
+    float
+        Greater than 1.
 
     Examples
     --------
@@ -113,6 +135,13 @@ def theta(bandwidth):
     return h * math.pi + math.sqrt(h * h * math.pi * math.pi + 1.0)
 
 
+@validate_params(
+    {
+        "bandwidth": [StrictInterval(Real, 0, None, closed="neither")],
+        "basis": [StrOptions(set(BASES))],
+    },
+    prefer_skip_nested_validation=True,
+)
 def degree_cap(bandwidth, basis="tensor"):
     """Return the largest degree the automatic rule may choose for bandwidth ``h``.
 
@@ -121,29 +150,72 @@ def degree_cap(bandwidth, basis="tensor"):
     ``1 / h``, which would give 44 and 176). For the two-dimensional bases the cap is further
     limited to :data:`MAX_AUTO_DEGREE` ``= 88`` (the tensor Gram matrix of degree 88 already has
     ``7921^2`` entries, 500 MB); the one-dimensional basis has ``d = l + 1`` features and is
-    not limited further.
+    limited to ``skcal._constraints.MAX_DEGREE_LIMIT`` (512).
+
+    Parameters
+    ----------
+    bandwidth : float
+        The sech bandwidth ``h > 0``.
+    basis : {"tensor", "total", "1d"}, default="tensor"
+        The basis the degree is for.
+
+    Returns
+    -------
+    int
+        At least 1.
 
     Examples
     --------
     >>> degree_cap(1 / 16), degree_cap(1 / 64), degree_cap(1 / 4)
     (44, 88, 22)
-    >>> degree_cap(2**-10), degree_cap(2**-10, basis="1d")
-    (88, 352)
+    >>> degree_cap(2**-10), degree_cap(2**-10, basis="1d"), degree_cap(1e-16, basis="1d")
+    (88, 352, 512)
     """
     h = _check_bandwidth(bandwidth)
     _check_basis(basis)
-    cap = int(math.ceil(11.0 / math.sqrt(h) - 1e-9))
-    if basis != "1d":
-        cap = min(cap, MAX_AUTO_DEGREE)
-    return max(cap, 1)
+    limit = MAX_AUTO_DEGREE if basis != "1d" else MAX_DEGREE_LIMIT
+    raw = 11.0 / math.sqrt(h) - 1e-9
+    cap = limit if not raw < limit else int(math.ceil(raw))
+    return max(min(cap, limit), 1)
 
 
+def _largest_degree_with_features(max_features, basis):
+    """Largest ``l >= 0`` whose basis has at most ``max_features`` functions (-1 if none), O(1)."""
+    f = float(max_features)
+    if not f >= 1:
+        return -1
+    f = min(f, 1e30)  # far beyond any degree limit; keeps the integer arithmetic small
+    if basis == "tensor":
+        deg = math.isqrt(int(f)) - 1
+    elif basis == "total":
+        deg = int((math.sqrt(1.0 + 8.0 * f) - 3.0) / 2.0)
+    else:
+        deg = int(f) - 1
+    deg = max(deg, -1)
+    # float rounding can put the closed form one off: settle it with at most a few checks
+    while deg >= 0 and n_basis_functions(deg, basis) > f:
+        deg -= 1
+    while n_basis_functions(deg + 1, basis) <= f:
+        deg += 1
+    return deg
+
+
+@validate_params(
+    {
+        "n_samples": [StrictInterval(Real, 1, None, closed="left")],
+        "bandwidth": [StrictInterval(Real, 0, None, closed="neither")],
+        "basis": [StrOptions(set(BASES))],
+        "samples_per_feature": [StrictInterval(Real, 0, None, closed="neither"), None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def auto_degree(n_samples, bandwidth, basis="tensor", samples_per_feature=AUTO_SAMPLES_PER_FEATURE):
     """SPEC 2's analytic degree ``l = ceil(2 log n / log theta)``, capped.
 
     Two caps apply: the bandwidth cap :func:`degree_cap` (44 at ``h = 1/16``, 88 at
-    ``h = 1/64``) and a sample-size guard: the degree is lowered until the basis has at most
-    ``n / samples_per_feature`` features (``d = (l + 1)^2`` for the tensor basis). Without the
+    ``h = 1/64``) and a sample-size guard: the degree is the largest whose basis has at most
+    ``n / samples_per_feature`` features (``d = (l + 1)^2`` for the tensor basis), computed in
+    closed form. Without the
     guard the rule picks degree 88 (7921 tensor features) at ``h = 1/64`` for *every* ``n``
     (``2 log n / log theta > 88`` already for ``n = 10``), and the in-sample plug-in CE2 estimate
     then measures mostly the noise of the fit: on simulated data whose CE2 is zero before
@@ -155,16 +227,20 @@ def auto_degree(n_samples, bandwidth, basis="tensor", samples_per_feature=AUTO_S
 
     Parameters
     ----------
-    n_samples : int
-        Number of samples ``n`` (at least 1).
+    n_samples : float
+        The (effective) sample size ``n >= 1``. With sample weights pass Kish's effective
+        sample size ``(sum w)^2 / sum w^2``, so that rows of weight zero count as dropped
+        (this is what :func:`skcal.ce2.ce2_score` does).
     bandwidth : float
         The sech bandwidth ``h`` the scores were perturbed with.
     basis : {"tensor", "total", "1d"}, default="tensor"
+        The basis the degree is for.
     samples_per_feature : float or None, default=100
+        The sample-size guard (``None``: no guard).
 
     Returns
     -------
-    degree : int
+    int
         At least 1.
 
     Examples
@@ -173,26 +249,46 @@ def auto_degree(n_samples, bandwidth, basis="tensor", samples_per_feature=AUTO_S
     (88, 44)
     >>> auto_degree(20000, 1 / 64), auto_degree(1000, 1 / 4, samples_per_feature=None)
     (13, 20)
-    >>> auto_degree(1000, 1 / 4, basis="1d")
-    9
+    >>> auto_degree(1000, 1 / 4, basis="1d"), auto_degree(10**6, 1e-16, basis="1d")
+    (9, 512)
     """
-    if not isinstance(n_samples, numbers.Integral) or isinstance(n_samples, bool) or n_samples < 1:
-        raise ValueError(f"n_samples must be a positive integer; got {n_samples!r}.")
     _check_basis(basis)
-    rule = math.ceil(2.0 * math.log(n_samples) / math.log(theta(bandwidth)))
-    deg = max(1, min(rule, degree_cap(bandwidth, basis)))
+    h = _check_bandwidth(bandwidth)
+    n = float(n_samples)
+    cap = degree_cap(h, basis)
+    log_theta = _log_theta(h)
+    ratio = 2.0 * math.log(n) / log_theta if log_theta > 0 else math.inf
+    rule = cap if not ratio < cap else int(math.ceil(ratio))
+    deg = max(1, min(rule, cap))
     if samples_per_feature is not None:
-        if not isinstance(samples_per_feature, numbers.Real) or not samples_per_feature > 0:
-            raise ValueError(f"samples_per_feature must be positive or None; got {samples_per_feature!r}.")
-        while deg > 1 and n_basis_functions(deg, basis) * samples_per_feature > n_samples:
-            deg -= 1
+        guard = _largest_degree_with_features(n / float(samples_per_feature), basis)
+        deg = max(1, min(deg, guard))
     return int(deg)
 
 
+@validate_params(
+    {
+        "cap": [StrictInterval(Integral, 1, MAX_DEGREE_LIMIT, closed="both")],
+        "minimum": [StrictInterval(Integral, 1, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def degree_schedule(cap, minimum=4):
-    """Degrees for data-driven selection: ``cap``, ``cap // 2``, ... while at least ``minimum``.
+    """Return the degrees for data-driven selection: ``cap``, ``cap // 2``, ... down to ``minimum``.
 
     If ``cap`` itself is below ``minimum`` the schedule is ``[cap]``.
+
+    Parameters
+    ----------
+    cap : int
+        The largest degree (at most ``MAX_DEGREE_LIMIT``).
+    minimum : int, default=4
+        Halving stops before going below this degree.
+
+    Returns
+    -------
+    list of int
+        Decreasing degrees.
 
     Examples
     --------
@@ -220,15 +316,36 @@ def _check_basis(basis):
 def _check_degree(degree):
     if not isinstance(degree, numbers.Integral) or isinstance(degree, bool) or degree < 0:
         raise ValueError(f"degree must be a non-negative integer; got {degree!r}.")
+    if degree > MAX_DEGREE_LIMIT:
+        raise ValueError(
+            f"degree must be at most MAX_DEGREE_LIMIT = {MAX_DEGREE_LIMIT} (the moment matrix is "
+            f"(2l + 1)^2); got {degree!r}."
+        )
     return int(degree)
 
 
+_DEGREE = [StrictInterval(Integral, 0, MAX_DEGREE_LIMIT, closed="both")]
+
+
+@validate_params({"degree": _DEGREE, "basis": [StrOptions(set(BASES))]}, prefer_skip_nested_validation=True)
 def basis_powers(degree, basis="tensor"):
     """Return the ``(d, 2)`` integer array of index pairs ``(i, j)`` of ``T_i(x) T_j(y)``.
 
     The tensor basis is ordered with ``j`` fastest (``(0,0), (0,1), ..., (0,l), (1,0), ...``);
     the total-degree basis is the sub-list with ``i + j <= l`` in the same order; the 1-D basis
     has ``j = 0``.
+
+    Parameters
+    ----------
+    degree : int
+        The degree ``l``.
+    basis : {"tensor", "total", "1d"}, default="tensor"
+        The basis.
+
+    Returns
+    -------
+    ndarray of shape (d, 2)
+        Integer index pairs.
 
     Examples
     --------
@@ -251,15 +368,33 @@ def basis_powers(degree, basis="tensor"):
     return P
 
 
+@validate_params(
+    {"degree": [StrictInterval(Integral, 0, None, closed="left")], "basis": [StrOptions(set(BASES))]},
+    prefer_skip_nested_validation=True,
+)
 def n_basis_functions(degree, basis="tensor"):
-    """Number of features ``d`` of a basis.
+    """Return the number of features ``d`` of a basis.
+
+    Parameters
+    ----------
+    degree : int
+        The degree ``l >= 0`` (any size: this is arithmetic only).
+    basis : {"tensor", "total", "1d"}, default="tensor"
+        The basis.
+
+    Returns
+    -------
+    int
+        ``(l + 1)^2``, ``(l + 1)(l + 2) / 2`` or ``l + 1``.
 
     Examples
     --------
     >>> n_basis_functions(44), n_basis_functions(44, "total"), n_basis_functions(44, "1d")
     (2025, 1035, 45)
     """
-    degree = _check_degree(degree)
+    if not isinstance(degree, numbers.Integral) or isinstance(degree, bool) or degree < 0:
+        raise ValueError(f"degree must be a non-negative integer; got {degree!r}.")
+    degree = int(degree)
     _check_basis(basis)
     if basis == "tensor":
         return (degree + 1) ** 2
@@ -268,18 +403,22 @@ def n_basis_functions(degree, basis="tensor"):
     return degree + 1
 
 
+@validate_params({"scores": ["array-like"]}, prefer_skip_nested_validation=True)
 def map_scores(scores):
-    """Map validated scores onto ``[-1, 1]``: ``x = 2 m - 1`` and (two columns) ``y = 8 sigma2 - 1``.
+    """Map scores onto ``[-1, 1]``: ``x = 2 m - 1`` and (two columns) ``y = 8 sigma2 - 1``.
 
     Parameters
     ----------
-    scores : ndarray of shape (n, 1) or (n, 2)
+    scores : array-like of shape (n, 1) or (n, 2)
+        Scores ``m`` (one column) or ``(m, sigma2)``; validated (finite, ``m`` in [0, 1],
+        ``sigma2`` in [0, 1/4]).
 
     Returns
     -------
     x : ndarray of shape (n,)
+        The mapped ``m``.
     y : ndarray of shape (n,) or None
-        ``None`` for one-column scores.
+        The mapped ``sigma2``; ``None`` for one-column scores.
 
     Examples
     --------
@@ -288,22 +427,96 @@ def map_scores(scores):
     >>> x.tolist(), y.tolist()
     ([-1.0, 0.0], [1.0, -1.0])
     """
-    S = np.asarray(scores, dtype=np.float64)
-    if S.ndim != 2 or S.shape[1] not in (1, 2):
-        raise ValueError(f"scores must have shape (n, 1) or (n, 2); got {S.shape}.")
+    S = _check_engine_scores(scores)
+    return _map(S)
+
+
+def _map(S):
     x = 2.0 * S[:, 0] - 1.0
     y = 8.0 * S[:, 1] - 1.0 if S.shape[1] == 2 else None
     return x, y
+
+
+def _check_engine_scores(scores, n_dims=None, name="scores"):
+    """Validate scores for the engine: 2-D float, finite, ``m`` in [0, 1], ``sigma2`` in [0, 1/4].
+
+    Empty input is allowed (zero rows add nothing to the statistics).
+    """
+    raw = scores.to_numpy() if hasattr(scores, "to_numpy") else scores
+    S = np.asarray(raw)
+    if S.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be real numbers; got dtype {S.dtype}.")
+    S = np.asarray(S, dtype=np.float64)
+    if S.ndim != 2 or S.shape[1] not in (1, 2) or (n_dims is not None and S.shape[1] != n_dims):
+        want = f"(n, {n_dims})" if n_dims is not None else "(n, 1) or (n, 2)"
+        raise ValueError(f"{name} must have shape {want}; got {S.shape}.")
+    if S.size:
+        if not np.isfinite(S).all():
+            raise ValueError(f"{name} contains NaN or infinity; expected finite scores.")
+        if S[:, 0].min() < 0 or S[:, 0].max() > 1:
+            raise ValueError(f"{name}[:, 0] (m) must lie in [0, 1].")
+        if S.shape[1] == 2 and (S[:, 1].min() < 0 or S[:, 1].max() > 0.25):
+            raise ValueError(f"{name}[:, 1] (sigma2) must lie in [0, 0.25].")
+    return S
+
+
+def _check_engine_weights(sample_weight, n):
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight)
+    if w.dtype.kind not in "biuf":
+        raise ValueError(f"sample_weight must be real numbers; got dtype {w.dtype}.")
+    w = np.asarray(w, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight must have shape ({n},); got {w.shape}.")
+    if not np.isfinite(w).all():
+        raise ValueError("sample_weight contains NaN or infinity.")
+    if n and w.min() < 0:
+        raise ValueError(f"sample_weight must be non-negative; got a minimum of {w.min():.6g}.")
+    return w
+
+
+def _check_engine_targets(targets, n, n_targets=None):
+    T = np.asarray(targets)
+    if T.dtype.kind not in "biuf":
+        raise ValueError(f"targets must be real numbers; got dtype {T.dtype}.")
+    T = np.asarray(T, dtype=np.float64)
+    if T.ndim == 1:
+        T = T[:, None]
+    want = (n, n_targets) if n_targets is not None else None
+    if T.ndim != 2 or T.shape[0] != n or (want is not None and T.shape != want):
+        raise ValueError(f"targets must have shape ({n}, {n_targets if n_targets else 'r'}); got {T.shape}.")
+    if T.size and not np.isfinite(T).all():
+        raise ValueError("targets contains NaN or infinity.")
+    return T
 
 
 def _effective_basis(basis, n_columns):
     return "1d" if n_columns == 1 else basis
 
 
+@validate_params(
+    {"scores": ["array-like"], "degree": _DEGREE, "basis": [StrOptions(set(BASES))]},
+    prefer_skip_nested_validation=True,
+)
 def chebyshev_design(scores, degree, basis="tensor"):
-    """The explicit ``n x d`` design matrix ``Phi`` (for tests, the dual form and small n only).
+    """Return the explicit ``n x d`` design matrix ``Phi`` (for tests, the dual form, small n).
 
     The fit path of :class:`ChebyshevRidge` never calls this for ``n >= d``.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n, 1) or (n, 2)
+        Scores ``m`` or ``(m, sigma2)``.
+    degree : int
+        The degree ``l``.
+    basis : {"tensor", "total", "1d"}, default="tensor"
+        The basis (one-column scores use ``"1d"``).
+
+    Returns
+    -------
+    ndarray of shape (n, d)
+        The features ``T_i(x) T_j(y)`` in the order of :func:`basis_powers`.
 
     Examples
     --------
@@ -311,8 +524,8 @@ def chebyshev_design(scores, degree, basis="tensor"):
     >>> chebyshev_design(np.array([[1.0, 0.25]]), 1).tolist()
     [[1.0, 1.0, 1.0, 1.0]]
     """
-    S = np.asarray(scores, dtype=np.float64)
-    x, y = map_scores(S)
+    S = _check_engine_scores(scores)
+    x, y = _map(S)
     basis = _effective_basis(basis, S.shape[1])
     P = basis_powers(degree, basis)
     A = chebvander(x, degree)
@@ -320,6 +533,24 @@ def chebyshev_design(scores, degree, basis="tensor"):
         return A[:, P[:, 0]]
     B = chebvander(y, degree)
     return A[:, P[:, 0]] * B[:, P[:, 1]]
+
+
+def _vander_rows(x, degree, buf):
+    """``T_k(x)`` for ``k = 0..degree`` as a C-contiguous ``(degree + 1, n)`` view of ``buf``.
+
+    The recurrence ``T_k = 2 x T_{k-1} - T_{k-2}`` of ``numpy.polynomial.chebyshev.chebvander``
+    (bit-for-bit the same values), written into a reused buffer instead of a new array.
+    """
+    n = x.shape[0]
+    V = buf[: (degree + 1) * n].reshape(degree + 1, n)
+    V[0] = 1.0
+    if degree >= 1:
+        V[1] = x
+    for k in range(2, degree + 1):
+        np.multiply(x, V[k - 1], out=V[k])
+        V[k] *= 2.0
+        V[k] -= V[k - 2]
+    return V
 
 
 def _chunk_rows(degree):
@@ -344,13 +575,19 @@ class ChebyshevMoments:
     :meth:`cross` and the residual sum of squares of any coefficient vector :meth:`sse` without
     the data.
 
+    This is a numerical building block (not a scikit-learn estimator), but it validates what it
+    is given: :meth:`update` rejects NaN or infinite scores, targets and weights, scores outside
+    ``[0, 1] x [0, 1/4]`` and negative weights. The mergeable, versioned form used by
+    ``skcal.stats`` and ``skcal.dask`` is :class:`skcal.stats.CE2Statistics`.
+
     Parameters
     ----------
     degree : int
-        The maximum degree ``L``.
-    n_dims : {1, 2}
+        The maximum degree ``L`` (at most ``MAX_DEGREE_LIMIT``).
+    n_dims : {1, 2}, default=2
         2 for ``(m, sigma2)`` scores, 1 for ``m`` alone.
-    n_targets : int
+    n_targets : int, default=1
+        Number of regression targets.
 
     Examples
     --------
@@ -384,11 +621,28 @@ class ChebyshevMoments:
     # -- construction ---------------------------------------------------------------------
     @classmethod
     def from_data(cls, scores, targets, degree, sample_weight=None, chunk_size=None):
-        """Statistics of ``(scores, targets)``; see :meth:`update`."""
-        S = np.asarray(scores, dtype=np.float64)
-        T = np.asarray(targets, dtype=np.float64)
-        if T.ndim == 1:
-            T = T[:, None]
+        """Return the statistics of ``(scores, targets)``; see :meth:`update`.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n, n_dims)
+            Scores (``m`` in [0, 1], ``sigma2`` in [0, 1/4]).
+        targets : array-like of shape (n, n_targets) or (n,)
+            Regression targets.
+        degree : int
+            The maximum degree.
+        sample_weight : array-like of shape (n,) or None, default=None
+            Non-negative weights.
+        chunk_size : int or None, default=None
+            Rows per chunk.
+
+        Returns
+        -------
+        ChebyshevMoments
+            A new object.
+        """
+        S = _check_engine_scores(scores)
+        T = _check_engine_targets(targets, S.shape[0])
         return cls(degree, S.shape[1], T.shape[1]).update(S, T, sample_weight, chunk_size)
 
     def update(self, scores, targets, sample_weight=None, chunk_size=None):
@@ -396,42 +650,59 @@ class ChebyshevMoments:
 
         Parameters
         ----------
-        scores : ndarray of shape (n, n_dims)
-            Validated scores (``m`` in [0, 1], ``sigma2`` in [0, 1/4]).
-        targets : ndarray of shape (n, n_targets) or (n,)
-        sample_weight : ndarray of shape (n,) or None
-        chunk_size : int or None
+        scores : array-like of shape (n, n_dims)
+            Scores (``m`` in [0, 1], ``sigma2`` in [0, 1/4]; finite).
+        targets : array-like of shape (n, n_targets) or (n,)
+            Finite regression targets.
+        sample_weight : array-like of shape (n,) or None, default=None
+            Finite non-negative weights.
+        chunk_size : int or None, default=None
             Rows per chunk; ``None`` picks about ``2^21 / (2L + 1)`` rows (16 MB per
             Vandermonde block).
+
+        Returns
+        -------
+        ChebyshevMoments
+            The updated object.
         """
-        S = np.asarray(scores, dtype=np.float64)
-        T = np.asarray(targets, dtype=np.float64)
-        if T.ndim == 1:
-            T = T[:, None]
-        if S.ndim != 2 or S.shape[1] != self.n_dims:
-            raise ValueError(f"scores must have shape (n, {self.n_dims}); got {S.shape}.")
-        if T.shape != (S.shape[0], self.n_targets):
-            raise ValueError(f"targets must have shape ({S.shape[0]}, {self.n_targets}); got {T.shape}.")
-        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        S = _check_engine_scores(scores, self.n_dims)
+        T = _check_engine_targets(targets, S.shape[0], self.n_targets)
+        w = _check_engine_weights(sample_weight, S.shape[0])
         L = self.degree
         step = int(chunk_size) if chunk_size is not None else _chunk_rows(L)
         if step < 1:
             raise ValueError(f"chunk_size must be a positive integer; got {chunk_size!r}.")
-        x, y = map_scores(S)
+        x, y = _map(S)
+        K = 2 * L + 1
+        rows = min(step, S.shape[0])
+        # Buffers reused by every chunk of this call: the (2L+1) x chunk Vandermonde blocks are
+        # the large temporaries of the pass (16 MB each by default). Allocating them per chunk
+        # costs page faults whenever the allocator returns them to the OS at once, as it does
+        # under dask.distributed's MALLOC_TRIM_THRESHOLD_=65536 (see docs/benchmarks/scale_dask.md).
+        buf_x, buf_y, buf_w = np.empty(K * rows), np.empty(K * rows), np.empty(K * rows)
+        buf_t = np.empty((L + 1) * rows)
+        ones = np.ones((1, rows))
         with _blas_limit(DATA_PASS_BLAS_THREADS):
             for start in range(0, S.shape[0], step):
                 sl = slice(start, start + step)
-                # (2L+1, n_chunk) C-contiguous blocks: chebvander(.).T is the underlying array.
-                Vx = chebvander(x[sl], 2 * L).T
-                Vy = chebvander(y[sl], 2 * L).T if y is not None else np.ones((1, Vx.shape[1]))
+                # (2L+1, n_chunk) C-contiguous blocks of T_k at the chunk's scores
+                Vx = _vander_rows(x[sl], 2 * L, buf_x)
+                m = Vx.shape[1]
+                Vy = _vander_rows(y[sl], 2 * L, buf_y) if y is not None else ones[:, :m]
                 wc = w[sl] if w is not None else None
-                Vxw = Vx * wc if wc is not None else Vx
+                if wc is not None:
+                    Vxw = buf_w[: K * m].reshape(K, m)
+                    np.multiply(Vx, wc, out=Vxw)
+                else:
+                    Vxw = Vx
                 self.M += Vxw @ Vy.T
                 Ax = Vxw[: L + 1]
                 By = Vy[: self.AtB.shape[2]]
                 Tc = T[sl]
+                At = buf_t[: (L + 1) * m].reshape(L + 1, m)
                 for r in range(self.n_targets):
-                    self.AtB[r] += (Ax * Tc[:, r]) @ By.T
+                    np.multiply(Ax, Tc[:, r], out=At)
+                    self.AtB[r] += At @ By.T
                 if wc is None:
                     self.tt += np.einsum("nr,nr->r", Tc, Tc)
                     self.sum_w += Tc.shape[0]
@@ -442,6 +713,13 @@ class ChebyshevMoments:
         return self
 
     def copy(self):
+        """Return a deep copy.
+
+        Returns
+        -------
+        ChebyshevMoments
+            A new object.
+        """
         new = ChebyshevMoments(self.degree, self.n_dims, self.n_targets)
         new.M = self.M.copy()
         new.AtB = self.AtB.copy()
@@ -484,7 +762,18 @@ class ChebyshevMoments:
         return new
 
     def restrict(self, degree):
-        """Statistics of a lower degree (a sub-block; no data pass)."""
+        """Return the statistics of a lower degree (a sub-block; no data pass).
+
+        Parameters
+        ----------
+        degree : int
+            At most the statistics' degree.
+
+        Returns
+        -------
+        ChebyshevMoments
+            A new object.
+        """
         degree = _check_degree(degree)
         if degree > self.degree:
             raise ValueError(f"degree {degree} exceeds the statistics' degree {self.degree}.")
@@ -508,6 +797,18 @@ class ChebyshevMoments:
         M[|i-i'|, |j-j'|]) / 4``: the x-sums are folded first (``Q = M[i+i'] + M[|i-i'|]``),
         then two vectorised gathers per block of rows (the loop runs over the ``l + 1`` values
         of ``i``, never over samples).
+
+        Parameters
+        ----------
+        basis : {"tensor", "total", "1d"}, default="tensor"
+            The basis (``"1d"`` is used for one-dimensional statistics).
+        degree : int or None, default=None
+            A degree up to the statistics' degree (``None``: theirs).
+
+        Returns
+        -------
+        ndarray of shape (d, d)
+            The Gram matrix.
         """
         L = self.degree if degree is None else _check_degree(degree)
         if L > self.degree:
@@ -540,7 +841,20 @@ class ChebyshevMoments:
         return G
 
     def gram_trace(self, basis="tensor", degree=None):
-        """``trace(G)`` from the moments (no Gram assembly)."""
+        """Return ``trace(G)`` from the moments (no Gram assembly).
+
+        Parameters
+        ----------
+        basis : {"tensor", "total", "1d"}, default="tensor"
+            The basis (``"1d"`` is used for one-dimensional statistics).
+        degree : int or None, default=None
+            A degree up to the statistics' degree (``None``: theirs).
+
+        Returns
+        -------
+        float
+            The trace.
+        """
         L = self.degree if degree is None else _check_degree(degree)
         P = basis_powers(L, self._basis(basis))
         i, j = 2 * P[:, 0], 2 * P[:, 1]
@@ -550,7 +864,20 @@ class ChebyshevMoments:
         return float(0.25 * (M[i, j] + M[i, 0] + M[0, j] + M[0, 0]).sum())
 
     def cross(self, basis="tensor", degree=None):
-        """The cross products ``Phi^T W t`` as a ``(d, n_targets)`` array."""
+        """Return the cross products ``Phi^T W t`` as a ``(d, n_targets)`` array.
+
+        Parameters
+        ----------
+        basis : {"tensor", "total", "1d"}, default="tensor"
+            The basis (``"1d"`` is used for one-dimensional statistics).
+        degree : int or None, default=None
+            A degree up to the statistics' degree (``None``: theirs).
+
+        Returns
+        -------
+        ndarray of shape (d, n_targets)
+            The cross products.
+        """
         L = self.degree if degree is None else _check_degree(degree)
         if L > self.degree:
             raise ValueError(f"degree {L} exceeds the statistics' degree {self.degree}.")
@@ -562,6 +889,22 @@ class ChebyshevMoments:
 
         Computed as ``tt - 2 beta . b + beta^T G beta`` from the statistics alone (this is how
         cross-validation scores a held-out fold without touching its data again).
+
+        Parameters
+        ----------
+        coef : array-like of shape (d,) or (d, n_targets)
+            Coefficients in the order of :func:`basis_powers`.
+        basis : {"tensor", "total", "1d"}, default="tensor"
+            The basis (``"1d"`` is used for one-dimensional statistics).
+        degree : int or None, default=None
+            A degree up to the statistics' degree (``None``: theirs).
+        gram : ndarray of shape (d, d) or None, default=None
+            A precomputed :meth:`gram` (saves its assembly).
+
+        Returns
+        -------
+        ndarray of shape (n_targets,)
+            The residual sums of squares.
         """
         coef = np.asarray(coef, dtype=np.float64)
         if coef.ndim == 1:
@@ -574,6 +917,10 @@ class ChebyshevMoments:
 # ---------------------------------------------------------------------------------------------
 # ridge
 # ---------------------------------------------------------------------------------------------
+@validate_params(
+    {"G": ["array-like"], "b": ["array-like"], "lam": [StrictInterval(Real, 0, None, closed="left")]},
+    prefer_skip_nested_validation=True,
+)
 def ridge_solve(G, b, lam):
     """Solve ``(G + lam I) beta = b`` for all columns of ``b`` with one factorisation.
 
@@ -581,14 +928,34 @@ def ridge_solve(G, b, lam):
     the symmetric eigendecomposition is used, with eigenvalues below
     ``d * eps * max(eigenvalue)`` treated as zero (a minimum-norm solution).
 
+    Parameters
+    ----------
+    G : array-like of shape (d, d)
+        Symmetric positive semi-definite matrix.
+    b : array-like of shape (d, r)
+        Right-hand sides.
+    lam : float
+        Non-negative ridge penalty.
+
+    Returns
+    -------
+    ndarray of shape (d, r)
+        The solutions.
+
     Examples
     --------
     >>> import numpy as np
     >>> ridge_solve(np.eye(2), np.array([[2.0], [4.0]]), 1.0).ravel().tolist()
     [1.0, 2.0]
     """
+    G = np.asarray(G, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if G.ndim != 2 or G.shape[0] != G.shape[1] or b.shape[0] != G.shape[0]:
+        raise ValueError(f"G must be square and b must have as many rows; got {G.shape} and {b.shape}.")
+    if not (np.isfinite(G).all() and np.isfinite(b).all()):
+        raise ValueError("G and b must be finite.")
     with _blas_limit(SOLVE_BLAS_THREADS):
-        return _ridge_solve(G, b, lam)
+        return _ridge_solve(G, b, float(lam))
 
 
 def _ridge_solve(G, b, lam):
@@ -628,6 +995,7 @@ class ChebyshevRidge:
     Parameters
     ----------
     degree : int, default=12
+        The Chebyshev degree ``l``.
     alpha : float, default=1e-12
         Ridge multiplier: ``lam = alpha * trace(G) / d``.
     basis : {"tensor", "total"}, default="tensor"
@@ -682,24 +1050,34 @@ class ChebyshevRidge:
 
     @staticmethod
     def _prep(scores, targets, sample_weight):
-        S = np.asarray(scores, dtype=np.float64)
-        T = np.asarray(targets, dtype=np.float64)
-        if T.ndim == 1:
-            T = T[:, None]
-        if S.ndim != 2 or S.shape[1] not in (1, 2):
-            raise ValueError(f"scores must have shape (n, 1) or (n, 2); got {S.shape}.")
-        if T.ndim != 2 or T.shape[0] != S.shape[0]:
-            raise ValueError(f"targets must have {S.shape[0]} rows; got shape {T.shape}.")
-        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        S = _check_engine_scores(scores)
+        T = _check_engine_targets(targets, S.shape[0])
+        w = _check_engine_weights(sample_weight, S.shape[0])
         return S, T, w
 
     def fit(self, scores, targets, sample_weight=None):
-        """Fit from scratch; the dual form is used when ``d > n`` (``dual="auto"``)."""
+        """Fit from scratch; the dual form is used when ``d > n`` (``dual="auto"``).
+
+        Parameters
+        ----------
+        scores : array-like of shape (n, n_dims)
+            Scores (``m`` in [0, 1], ``sigma2`` in [0, 1/4]).
+        targets : array-like of shape (n, n_targets) or (n,)
+            Regression targets.
+        sample_weight : array-like of shape (n,) or None, default=None
+            Non-negative weights.
+
+        Returns
+        -------
+        ChebyshevRidge
+            The fitted model.
+        """
         S, T, w = self._prep(scores, targets, sample_weight)
         self._setup(S.shape[1], T.shape[1])
         d = self.powers_.shape[0]
         use_dual = self.dual is True or (self.dual == "auto" and d > S.shape[0])
         self.stats_.update(S, T, w, self.chunk_size)
+        self._solution = None
         if use_dual:
             self._solve_dual(S, T, w)
         else:
@@ -707,7 +1085,22 @@ class ChebyshevRidge:
         return self
 
     def partial_fit(self, scores, targets, sample_weight=None):
-        """Add a batch to the statistics and re-solve (primal form)."""
+        """Add a batch to the statistics; the ridge is solved when ``coef_`` is next read.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n, n_dims)
+            Validated scores.
+        targets : array-like of shape (n, n_targets) or (n,)
+            Regression targets.
+        sample_weight : array-like of shape (n,) or None, default=None
+            Non-negative weights.
+
+        Returns
+        -------
+        ChebyshevRidge
+            The updated model (always solved in the primal form).
+        """
         S, T, w = self._prep(scores, targets, sample_weight)
         if not hasattr(self, "stats_"):
             self._setup(S.shape[1], T.shape[1])
@@ -718,24 +1111,64 @@ class ChebyshevRidge:
             )
         self.alpha_ = _check_alpha(self.alpha)  # alpha may change between batches
         self.stats_.update(S, T, w, self.chunk_size)
-        self._solve_primal()
+        self._solution = None  # solved lazily, on the next read of coef_ / lam_ / solver_
         return self
 
     def fit_stats(self, stats):
-        """Fit from precomputed statistics (restricted to ``degree`` if they are of higher degree)."""
+        """Fit from precomputed statistics (restricted to ``degree`` if they are of higher degree).
+
+        The ridge is solved lazily, on the first read of ``coef_``.
+
+        Parameters
+        ----------
+        stats : ChebyshevMoments
+            Statistics of degree at least ``degree``.
+
+        Returns
+        -------
+        ChebyshevRidge
+            The model.
+        """
+        if not isinstance(stats, ChebyshevMoments):
+            raise TypeError(f"stats must be a ChebyshevMoments object; got {type(stats).__name__}.")
         self._setup(stats.n_dims, stats.n_targets)
+        if stats.degree < self.degree_:
+            raise ValueError(f"stats have degree {stats.degree}, below the model's degree {self.degree_}.")
         self.stats_ = stats.restrict(self.degree_) if stats.degree != self.degree_ else stats.copy()
-        self._solve_primal()
+        self._solution = None
         return self
+
+    def _solved(self):
+        sol = self.__dict__.get("_solution")
+        if sol is None:
+            if "stats_" not in self.__dict__:
+                raise AttributeError(f"This {type(self).__name__} is not fitted yet.")
+            sol = self._solve_primal()
+        return sol
+
+    @property
+    def coef_(self):
+        """Coefficients ``(d, n_targets)`` (solved on first access after new data)."""
+        return self._solved()[0]
+
+    @property
+    def lam_(self):
+        """The ridge penalty ``alpha * trace(G) / d`` of the current solution."""
+        return self._solved()[1]
+
+    @property
+    def solver_(self):
+        """``"primal"`` or ``"dual"``."""
+        return self._solved()[2]
 
     def _solve_primal(self):
         st = self.stats_
         G = st.gram(self.basis_)
         b = st.cross(self.basis_)
         d = G.shape[0]
-        self.lam_ = _penalty(self.alpha_, float(np.trace(G)), d)
-        self.coef_ = ridge_solve(G, b, self.lam_)
-        self.solver_ = "primal"
+        lam = _penalty(self.alpha_, float(np.trace(G)), d)
+        self._solution = (ridge_solve(G, b, lam), lam, "primal")
+        return self._solution
 
     def _solve_dual(self, S, T, w):
         Phi = chebyshev_design(S, self.degree_, self.basis_)
@@ -746,12 +1179,17 @@ class ChebyshevRidge:
         with _blas_limit(SOLVE_BLAS_THREADS):
             K = Phi @ Phi.T
         d = Phi.shape[1]
-        self.lam_ = _penalty(self.alpha_, float(np.trace(K)), d)
-        self.coef_ = Phi.T @ ridge_solve(K, T, self.lam_)
-        self.solver_ = "dual"
+        lam = _penalty(self.alpha_, float(np.trace(K)), d)
+        self._solution = (Phi.T @ ridge_solve(K, T, lam), lam, "dual")
 
     def coef_grid(self):
-        """Coefficients as ``(n_targets, l + 1, l + 1)`` (or ``(n_targets, l + 1, 1)`` for 1-D)."""
+        """Return the coefficients as a grid indexed by the degrees ``(i, j)``.
+
+        Returns
+        -------
+        ndarray of shape (n_targets, l + 1, l + 1) or (n_targets, l + 1, 1)
+            ``C[r, i, j]`` multiplies ``T_i(x) T_j(y)``.
+        """
         L = self.degree_
         r = self.coef_.shape[1]
         C = np.zeros((r, L + 1, L + 1 if self.n_dims_ == 2 else 1))
@@ -759,39 +1197,83 @@ class ChebyshevRidge:
         return C
 
     def predict(self, scores):
-        """Evaluate the fitted polynomials: ``(n, n_targets)``, chunked, no ``n x d`` matrix."""
-        S = np.asarray(scores, dtype=np.float64)
-        if S.ndim != 2 or S.shape[1] != self.n_dims_:
-            raise ValueError(f"scores must have shape (n, {self.n_dims_}); got {S.shape}.")
-        return chebyshev_evaluate(S, self.coef_grid(), chunk_size=self.chunk_size)
+        """Evaluate the fitted polynomials, chunked, without an ``n x d`` matrix.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n, n_dims)
+            Scores.
+
+        Returns
+        -------
+        ndarray of shape (n, n_targets)
+            The raw (unclipped) polynomial values.
+        """
+        S = _check_engine_scores(scores, self.n_dims_)
+        return _evaluate(S, self.coef_grid(), chunk_size=self.chunk_size)
 
 
+@validate_params(
+    {
+        "scores": ["array-like"],
+        "C": ["array-like"],
+        "chunk_size": [StrictInterval(Integral, 1, None, closed="left"), None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def chebyshev_evaluate(scores, C, chunk_size=None):
     """Evaluate ``sum_ij C[r, i, j] T_i(x) T_j(y)`` for every row of ``scores`` and target ``r``.
 
     Parameters
     ----------
-    scores : ndarray of shape (n, 1) or (n, 2)
-    C : ndarray of shape (r, l + 1, l + 1) or (r, l + 1, 1)
+    scores : array-like of shape (n, 1) or (n, 2)
+        Scores ``m`` or ``(m, sigma2)``.
+    C : array-like of shape (r, l + 1, l + 1) or (r, l + 1, 1)
+        Coefficient grids (see :meth:`ChebyshevRidge.coef_grid`).
+    chunk_size : int or None, default=None
+        Rows per chunk.
 
     Returns
     -------
     ndarray of shape (n, r)
+        The polynomial values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> C = np.zeros((1, 2, 2)); C[0, 1, 0] = 1.0  # T_1(2 m - 1)
+    >>> chebyshev_evaluate(np.array([[0.75, 0.0]]), C).tolist()
+    [[0.5]]
     """
-    S = np.asarray(scores, dtype=np.float64)
+    S = _check_engine_scores(scores)
     C = np.asarray(C, dtype=np.float64)
+    if (
+        C.ndim != 3
+        or (C.shape[1] > 1 and (C.shape[2] == 1) != (S.shape[1] == 1))
+        or (S.shape[1] == 2 and C.shape[2] != C.shape[1])
+    ):
+        raise ValueError(f"C of shape {C.shape} does not match scores with {S.shape[1]} column(s).")
+    return _evaluate(S, C, chunk_size)
+
+
+def _evaluate(S, C, chunk_size=None):
     L = C.shape[1] - 1
-    x, y = map_scores(S)
+    x, y = _map(S)
     out = np.empty((S.shape[0], C.shape[0]))
     step = int(chunk_size) if chunk_size is not None else _chunk_rows(L)
+    rows = min(step, S.shape[0])
+    buf_a, buf_b, buf_c = np.empty((L + 1) * rows), np.empty((L + 1) * rows), np.empty((L + 1) * rows)
     with _blas_limit(DATA_PASS_BLAS_THREADS):
         for start in range(0, S.shape[0], step):
             sl = slice(start, start + step)
-            A = chebvander(x[sl], L).T  # (L+1, n_chunk)
+            A = _vander_rows(x[sl], L, buf_a)  # (L+1, n_chunk), reused buffer
             if y is None:
                 out[sl] = (C[:, :, 0] @ A).T
                 continue
-            B = chebvander(y[sl], L).T
+            B = _vander_rows(y[sl], L, buf_b)
+            CA = buf_c[: A.size].reshape(A.shape)
             for r in range(C.shape[0]):
-                out[sl, r] = np.einsum("jn,jn->n", C[r].T @ A, B)
+                np.matmul(C[r].T, A, out=CA)
+                CA *= B
+                out[sl, r] = CA.sum(axis=0)
     return out

@@ -193,10 +193,12 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         y : array-like of shape (n, k)
             Snapshots (``k >= 2``; NaN marks a missing vote). With ``order=1`` also 1-D labels.
         sample_weight : array-like of shape (n,), default=None
+            Non-negative weights.
 
         Returns
         -------
-        self
+        SecondOrderPlattCalibrator
+            The fitted estimator.
         """
         if y is None:
             self._targets(None, 0)  # raises the "requires y" error before any X validation
@@ -209,11 +211,30 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, sample_weight=None):
-        """Add a batch to the sufficient statistics and re-solve.
+        """Add a batch to the sufficient statistics (no solve).
 
-        Fitting batches one after the other with ``partial_fit`` gives the same coefficients
-        as one :meth:`fit` on their concatenation (up to rounding; ``partial_fit`` always uses
-        the primal form). Changing ``degree``, ``basis`` or ``order`` between calls is an error.
+        ``partial_fit`` only accumulates the Chebyshev moment statistics (``O(n l^2)`` per
+        batch); the ridge is solved lazily, once, when a fitted quantity is next needed
+        (``coef_``, ``lam_``, ``solver_``, :meth:`transform`, :meth:`predict`,
+        :meth:`predict_moments`, :meth:`score`), and again only after new batches. Fitting
+        batches one after the other gives the same coefficients as one :meth:`fit` on their
+        concatenation (up to rounding; ``partial_fit`` always uses the primal form). Changing
+        ``degree``, ``basis`` or ``order`` between calls is an error; ``alpha`` may change and
+        the solve uses its value at solve time.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, 2) or (n, 1)
+            Scores ``(m, sigma2)`` or ``m`` alone.
+        y : array-like of shape (n, k)
+            Snapshots (``k >= 2``; NaN marks a missing vote). With ``order=1`` also 1-D labels.
+        sample_weight : array-like of shape (n,), default=None
+            Non-negative weights.
+
+        Returns
+        -------
+        SecondOrderPlattCalibrator
+            The estimator.
         """
         first = not hasattr(self, "engine_")
         if not first:
@@ -229,18 +250,87 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         if first:
             self.engine_ = ChebyshevRidge(self.degree, self.alpha, self.basis)
         self.engine_.alpha = self.alpha
-        self.engine_.partial_fit(S, T, w)
+        self.engine_.partial_fit(S, T, w)  # accumulates only; solved on first use
+        self._publish()
+        return self
+
+    def fit_statistics(self, stats):
+        """Fit from precomputed (for example distributed) moment statistics, without the data.
+
+        Parameters
+        ----------
+        stats : skcal.stats.CE2Statistics, skcal.stats.CE1Statistics or ChebyshevMoments
+            Statistics of degree at least ``degree`` (a higher degree is restricted, no data
+            pass). :class:`~skcal.stats.CE2Statistics` (targets ``t1, t2`` on ``(m, sigma2)``)
+            fits ``order=2`` on two-column scores; :class:`~skcal.stats.CE1Statistics`
+            (``t1`` on ``m``) fits ``order=1`` on one-column scores; a
+            :class:`~skcal.chebyshev.ChebyshevMoments` object any combination whose number
+            of targets equals ``order``. ``basis`` must match a ``CE2Statistics``' basis.
+
+        Returns
+        -------
+        SecondOrderPlattCalibrator
+            The estimator; the ridge is solved lazily, as after :meth:`partial_fit`.
+        """
+        from skcal.chebyshev import ChebyshevMoments
+        from skcal.stats._ce2 import _MomentStatistics
+
+        self._validate_params()
+        if isinstance(stats, _MomentStatistics):
+            if getattr(stats, "basis", self.basis) != self.basis and stats._n_dims == 2:
+                raise ValueError(
+                    f"stats were built with basis={stats.basis!r}; this estimator has basis={self.basis!r}."
+                )
+            mom = stats.to_moments()
+        elif isinstance(stats, ChebyshevMoments):
+            mom = stats.copy()
+        else:
+            raise TypeError(
+                "stats must be a skcal.stats.CE2Statistics, CE1Statistics or ChebyshevMoments object; "
+                f"got {type(stats).__name__}."
+            )
+        if mom.n_targets != self.order:
+            raise ValueError(f"stats hold {mom.n_targets} target(s); order={self.order} needs {self.order}.")
+        if mom.degree < self.degree:
+            raise ValueError(f"stats have degree {mom.degree}, below degree={self.degree}.")
+        if not mom.sum_w > 0:
+            raise ValueError("stats hold no rows of positive weight.")
+        for attr in ("feature_names_in_",):
+            self.__dict__.pop(attr, None)
+        self.n_features_in_ = mom.n_dims
+        self.engine_ = ChebyshevRidge(self.degree, self.alpha, self.basis).fit_stats(mom)
         self._publish()
         return self
 
     def _publish(self):
+        # only the cheap attributes are copied; coef_, lam_ and solver_ are read from the
+        # engine, which solves the ridge on first access (partial_fit and fit_statistics only
+        # accumulate)
         eng = self.engine_
-        self.coef_ = eng.coef_
         self.powers_ = eng.powers_
         self.degree_ = eng.degree_
         self.basis_ = eng.basis_
-        self.lam_ = eng.lam_
-        self.solver_ = eng.solver_
+
+    def _engine_attribute(self, name):
+        eng = self.__dict__.get("engine_")
+        if eng is None:
+            raise AttributeError(f"This {type(self).__name__} is not fitted yet; '{name}' is set by fit.")
+        return getattr(eng, name)
+
+    @property
+    def coef_(self):
+        """Chebyshev coefficients ``(d, order)``; solves the ridge on first access after new data."""
+        return self._engine_attribute("coef_")
+
+    @property
+    def lam_(self):
+        """The ridge penalty used (solves the ridge on first access after new data)."""
+        return self._engine_attribute("lam_")
+
+    @property
+    def solver_(self):
+        """``"primal"`` or ``"dual"`` (solves the ridge on first access after new data)."""
+        return self._engine_attribute("solver_")
 
     # -- prediction -----------------------------------------------------------------------
     def predict_moments(self, X, project=True):

@@ -6,9 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import Pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.validation import check_is_fitted
 
 from skcal import SechPerturber, SecondOrderPlattCalibrator
 from skcal.chebyshev import chebyshev_design
@@ -318,6 +320,63 @@ def test_partial_fit_equals_fit():
     inc.set_params(degree=9)
     with pytest.raises(ValueError, match="cannot change"):
         inc.partial_fit(S, Y)
+
+
+def test_partial_fit_only_accumulates_and_solves_lazily(monkeypatch):
+    """No ridge solve per batch (issue 11): one solve when a fitted quantity is needed."""
+    import skcal.chebyshev as cheb
+
+    S, Y, _ = simulate(2000, seed=11)
+    calls = []
+    orig = cheb.ridge_solve
+    monkeypatch.setattr(cheb, "ridge_solve", lambda *a: calls.append(1) or orig(*a))
+    inc = SecondOrderPlattCalibrator(degree=6, alpha=1e-8)
+    for part in np.array_split(np.arange(2000), 4):
+        inc.partial_fit(S[part], Y[part])
+    assert calls == []
+    check_is_fitted(inc)
+    out = inc.transform(S[:10])
+    assert len(calls) == 1
+    inc.coef_, inc.lam_, inc.predict(S[:5])  # cached: no new solve
+    assert len(calls) == 1 and inc.solver_ == "primal"
+    inc.partial_fit(S[:100], Y[:100])  # new data invalidates the solution
+    assert len(calls) == 1
+    assert not np.allclose(inc.transform(S[:10]), out) and len(calls) == 2
+    fresh = SecondOrderPlattCalibrator()
+    assert not hasattr(fresh, "coef_")
+    with pytest.raises(NotFittedError):
+        fresh.transform(S[:3])
+
+
+def test_fit_statistics_equals_fit_and_partial_fit():
+    from skcal.stats import CE1Statistics, CE2Statistics
+
+    S, Y, _ = simulate(3000, seed=12)
+    w = np.random.default_rng(0).uniform(0, 2, 3000)
+    full = SecondOrderPlattCalibrator(degree=5, alpha=1e-6).fit(S, Y, sample_weight=w)
+    parts = [
+        CE2Statistics(degree=7, alpha=1e-6).update(Y[p], S[p], sample_weight=w[p])
+        for p in np.array_split(np.arange(3000), 3)
+    ]
+    stats = sum(parts)  # degree 7 statistics, restricted to degree 5 without a data pass
+    est = SecondOrderPlattCalibrator(degree=5, alpha=1e-6).fit_statistics(stats)
+    assert est.n_features_in_ == 2 and est.degree_ == 5
+    raw = full.predict_moments(S, project=False)
+    np.testing.assert_allclose(est.predict_moments(S, project=False), raw, atol=1e-9)
+    y = (Y[:, 0] > 0).astype(int)
+    one = SecondOrderPlattCalibrator(degree=4, order=1).fit(S[:, :1], y)
+    est1 = SecondOrderPlattCalibrator(degree=4, order=1).fit_statistics(CE1Statistics(degree=4).update(y, S))
+    np.testing.assert_allclose(est1.transform(S[:, :1]), one.transform(S[:, :1]), atol=1e-9)
+    with pytest.raises(ValueError, match="target"):
+        SecondOrderPlattCalibrator(degree=4, order=1).fit_statistics(stats)
+    with pytest.raises(ValueError, match="below degree"):
+        SecondOrderPlattCalibrator(degree=9).fit_statistics(stats)
+    with pytest.raises(ValueError, match="basis"):
+        SecondOrderPlattCalibrator(degree=5, basis="total").fit_statistics(stats)
+    with pytest.raises(TypeError, match="CE2Statistics"):
+        SecondOrderPlattCalibrator().fit_statistics({"M": 1})
+    with pytest.raises(ValueError, match="positive weight"):
+        SecondOrderPlattCalibrator(degree=2).fit_statistics(CE2Statistics(degree=2))
 
 
 def test_sample_weight_equals_repetition_and_inputs_untouched():

@@ -7,6 +7,19 @@ the measure (``compute``) and round-trips through a versioned, pickle-free state
 through its statistics object, so the streaming, distributed and in-memory paths cannot drift.
 """
 
-from skcal.stats._base import BaseStatistics, from_state
+from skcal.stats._base import BaseStatistics, from_state, merge_all
 
-__all__ = ["BaseStatistics", "from_state"]
+__all__ = ["BaseStatistics", "from_state", "merge_all"]
+
+# -- scores and CE2 / CE1 (stats engineer) --------------------------------------------------------
+from skcal.stats._ce2 import CE1Statistics, CE2PlugInStatistics, CE2Statistics  # noqa: E402
+from skcal.stats._scores import AccuracyStatistics, BrierScoreStatistics, LogLossStatistics  # noqa: E402
+
+__all__ += [
+    "AccuracyStatistics",
+    "BrierScoreStatistics",
+    "CE1Statistics",
+    "CE2PlugInStatistics",
+    "CE2Statistics",
+    "LogLossStatistics",
+]

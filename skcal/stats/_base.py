@@ -16,7 +16,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["BaseStatistics", "from_state", "STATE_FORMAT_VERSION"]
+__all__ = ["BaseStatistics", "from_state", "merge_all", "STATE_FORMAT_VERSION"]
 
 #: Version of the dict layout produced by :meth:`BaseStatistics.get_state`.
 STATE_FORMAT_VERSION = 1
@@ -76,13 +76,33 @@ class BaseStatistics:
         return self._stats
 
     def get_params(self):
-        """Return the parameters that define the statistics, as a dict."""
+        """Return the parameters that define the statistics, as a dict.
+
+        Returns
+        -------
+        dict
+            Constructor keyword arguments.
+        """
         return {name: getattr(self, name) for name in self._param_names}
 
     def update(self, *arrays, sample_weight=None):
         """Add the statistics of one chunk of rows; return ``self``.
 
-        An empty chunk (zero rows) leaves the statistics unchanged.
+        An empty chunk (zero rows) leaves the statistics unchanged, and rows of weight zero
+        contribute nothing (a chunk whose weights are all zero is allowed).
+
+        Parameters
+        ----------
+        *arrays : array-like
+            The chunk's inputs, in the order of the measure's in-memory function (for example
+            ``y_true, y_prob``).
+        sample_weight : array-like of shape (n,), default=None
+            Non-negative weights of the chunk's rows.
+
+        Returns
+        -------
+        BaseStatistics
+            The updated object.
         """
         chunk = self._chunk(*arrays, sample_weight=sample_weight)
         self._stats = self._combine(self.stats_, chunk)
@@ -106,6 +126,16 @@ class BaseStatistics:
 
         Neither operand is modified. Merging is associative and commutative up to round-off,
         and an object that was never updated is its identity.
+
+        Parameters
+        ----------
+        other : BaseStatistics
+            An object of the same class built with the same parameters.
+
+        Returns
+        -------
+        BaseStatistics
+            A new object.
         """
         self._check_mergeable(other)
         out = type(self)(**self.get_params())
@@ -122,7 +152,13 @@ class BaseStatistics:
         return self.__add__(other)
 
     def compute(self):
-        """Return the measure computed from the accumulated statistics."""
+        """Return the measure computed from the accumulated statistics.
+
+        Returns
+        -------
+        float or object
+            The measure (a float for every scalar measure).
+        """
         return self._compute()
 
     def get_state(self):
@@ -130,7 +166,7 @@ class BaseStatistics:
 
         Returns
         -------
-        state : dict
+        dict
             Keys ``"kind"``, ``"state_version"``, ``"format_version"``, ``"params"`` (plain
             Python values), ``"n_updates"`` and ``"arrays"`` (name -> ndarray copy).
         """
@@ -139,14 +175,25 @@ class BaseStatistics:
             "kind": self._kind(),
             "format_version": STATE_FORMAT_VERSION,
             "state_version": self._state_version,
-            "params": dict(self.get_params()),
+            "params": {k: _plain(v) for k, v in self.get_params().items()},
             "n_updates": int(self.n_updates_),
             "arrays": {k: np.array(v, copy=True) for k, v in stats.items()},
         }
 
     @classmethod
     def from_state(cls, state):
-        """Rebuild an object from :meth:`get_state` output (any subclass's, via the base)."""
+        """Rebuild an object from :meth:`get_state` output (any subclass's, via the base).
+
+        Parameters
+        ----------
+        state : dict
+            The output of :meth:`get_state`.
+
+        Returns
+        -------
+        BaseStatistics
+            A new object of the class named in the state.
+        """
         if not isinstance(state, dict) or "kind" not in state or "arrays" not in state:
             raise ValueError(f"state must be a dict made by get_state(); got {type(state).__name__}.")
         target = _REGISTRY.get(state["kind"])
@@ -154,9 +201,10 @@ class BaseStatistics:
             raise ValueError(f"Unknown statistics kind {state['kind']!r}.")
         if cls is not BaseStatistics and target is not cls:
             raise ValueError(f"state holds {state['kind']!r}, not {cls._kind()!r}.")
-        if state.get("format_version") != STATE_FORMAT_VERSION or state.get(
-            "state_version"
-        ) != target._state_version:
+        if (
+            state.get("format_version") != STATE_FORMAT_VERSION
+            or state.get("state_version") != target._state_version
+        ):
             raise ValueError(
                 f"state of {state['kind']!r} has format {state.get('format_version')}, version "
                 f"{state.get('state_version')}; this skcal reads format {STATE_FORMAT_VERSION}, "
@@ -191,6 +239,112 @@ def _params_equal(a, b):
     return True
 
 
+def _plain(value):
+    """Parameters as plain Python values (lists for arrays, Python scalars for numpy ones)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
 def from_state(state):
-    """Rebuild any skcal statistics object from its :meth:`~BaseStatistics.get_state` dict."""
+    """Rebuild any skcal statistics object from its :meth:`~BaseStatistics.get_state` dict.
+
+    Parameters
+    ----------
+    state : dict
+        The output of :meth:`BaseStatistics.get_state`.
+
+    Returns
+    -------
+    BaseStatistics
+        A new object of the class named in the state.
+
+    Examples
+    --------
+    >>> from skcal.stats import BrierScoreStatistics, from_state
+    >>> st = BrierScoreStatistics().update([0, 1], [0.2, 0.6])
+    >>> round(from_state(st.get_state()).compute(), 6)
+    0.1
+    """
     return BaseStatistics.from_state(state)
+
+
+def merge_all(objects, split_every=8):
+    """Merge statistics objects as a balanced tree (``split_every`` at a time).
+
+    The result equals ``objects[0] + objects[1] + ...`` up to round-off; the tree keeps the
+    depth (and the accumulated round-off) logarithmic in the number of objects.
+
+    Parameters
+    ----------
+    objects : sequence of BaseStatistics
+        Objects of one class built with the same parameters (at least one).
+    split_every : int, default=8
+        Fan-in of the tree (at least 2).
+
+    Returns
+    -------
+    BaseStatistics
+        A new object.
+
+    Examples
+    --------
+    >>> from skcal.stats import AccuracyStatistics, merge_all
+    >>> parts = [AccuracyStatistics().update([1], [p]) for p in (0.9, 0.2, 0.7)]
+    >>> round(merge_all(parts).compute(), 6)
+    0.666667
+    """
+    objs = list(objects)
+    if not objs:
+        raise ValueError("merge_all needs at least one statistics object.")
+    if int(split_every) < 2:
+        raise ValueError(f"split_every must be at least 2; got {split_every!r}.")
+    k = int(split_every)
+    if len(objs) == 1:
+        return objs[0].merge(type(objs[0])(**objs[0].get_params()))
+    while len(objs) > 1:
+        nxt = []
+        for i in range(0, len(objs), k):
+            group = objs[i : i + k]
+            acc = group[0]
+            for o in group[1:]:
+                acc = acc.merge(o)
+            nxt.append(acc)
+        objs = nxt
+    return objs[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# chunk validation shared by the statistics objects
+# ---------------------------------------------------------------------------------------------
+def _n_rows(x):
+    """Number of rows of an array-like (0 for an empty one), without converting it to float."""
+    if hasattr(x, "shape") and len(getattr(x, "shape", ())) > 0:
+        return int(x.shape[0])
+    return len(x)
+
+
+def _chunk_weight(sample_weight, n_rows):
+    """Validate a chunk's weights: finite, non-negative, one per row; all zeros allowed.
+
+    Returns ``None`` for unit weights.
+    """
+    if sample_weight is None:
+        return None
+    if hasattr(sample_weight, "to_numpy"):
+        sample_weight = sample_weight.to_numpy()
+    raw = np.asarray(sample_weight)
+    if raw.dtype.kind not in "biuf":
+        raise ValueError(f"sample_weight must be numeric; got dtype {raw.dtype}.")
+    w = np.array(raw, dtype=np.float64, copy=True)
+    if w.ndim != 1 or w.shape[0] != n_rows:
+        raise ValueError(f"sample_weight must have shape ({n_rows},) (one per row); got {w.shape}.")
+    if not np.isfinite(w).all():
+        raise ValueError("sample_weight contains NaN or infinity; expected finite values.")
+    if (w < 0).any():
+        raise ValueError(f"sample_weight must be non-negative; got a minimum of {w.min():.6g}.")
+    return w

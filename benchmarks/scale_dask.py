@@ -1,0 +1,303 @@
+"""Scaling skcal past one machine: the Dask path against in-memory numpy (issue 11, item 4).
+
+Predictions are generated *inside the graph*, one block of ``--chunk-rows`` rows per task, from a
+seed per block, so no process ever holds all rows; the in-memory reference regenerates the same
+blocks with numpy and concatenates them. Two bundles:
+
+* ``first``: Brier score, log loss and accuracy (binary), i.e. every first-order measure whose
+  statistics exist on this branch (the SCDL / smECE / binned / cutoff / truthful statistics join
+  through ``skcal.dask.MEASURES``);
+* ``ce2``: the polynomial CE2 estimator at tensor degree ``--degree`` (two passes).
+
+For each it records (a) equality with the in-memory functions (relative difference; the target
+is 1e-10), (b) CPU seconds of the dask workers (``time.process_time`` in every worker, before
+and after) and of the numpy path, hence rows per CPU-second of both, and (c) the peak resident
+memory of every worker (``ru_maxrss``). ``--trim-threshold`` sets ``MALLOC_TRIM_THRESHOLD_``
+for the workers (distributed's default is 65536; ``0`` leaves glibc's own default), to measure
+how the large temporary Vandermonde blocks of the CE2 pass interact with the allocator.
+
+Usage::
+
+    python benchmarks/scale_dask.py --quick                       # smoke run: 1e5 rows, sync scheduler
+    nice python benchmarks/scale_dask.py --rows 1e7               # LocalCluster, 2 workers x 1 thread
+    nice python benchmarks/scale_dask.py --rows 1e8 --no-reference --bundle first   # memory flat?
+    nice python benchmarks/scale_dask.py --rows 1e9 --no-reference --bundle first   # minutes
+    nice python benchmarks/scale_dask.py --rows 1e8 --no-reference --bundle ce2
+    python benchmarks/scale_dask.py --rows 1e9 --scheduler tcp://host:8786 --no-reference
+
+On a real cluster pass ``--scheduler`` (the address of a running ``dask scheduler``); the
+workers need skcal importable. Writes ``scale_dask.json`` (appending one record per run) to
+``--out`` (default benchmarks/results/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import dask  # noqa: E402
+import dask.array as da  # noqa: E402
+
+from skcal.dask import evaluate  # noqa: E402
+
+
+# ---------------------------------------------------------------------------------------------
+# data, generated per block from a seed
+# ---------------------------------------------------------------------------------------------
+def first_order_block(i, rows, seed):
+    """Binary labels and miscalibrated probabilities of block ``i``."""
+    rng = np.random.default_rng([seed, i])
+    p = rng.beta(2, 2, size=rows)
+    y = (rng.uniform(size=rows) < np.clip(p + 0.1 * np.sin(6 * p), 0, 1)).astype(np.int64)
+    return y, p
+
+
+def second_order_block(i, rows, seed):
+    """Two snapshots and second-order scores ``(m, sigma2)`` of block ``i``."""
+    rng = np.random.default_rng([seed, i])
+    m = rng.uniform(0, 1, rows)
+    s2 = rng.uniform(0, 0.25, rows) * 4 * m * (1 - m)
+    f = np.clip(m + rng.normal(0, 0.1, rows), 0, 1)
+    Y = (rng.uniform(size=(rows, 2)) < f[:, None]).astype(np.float64)
+    return Y, np.column_stack([m, s2])
+
+
+def block_sizes(n_rows, chunk_rows):
+    n_blocks = -(-n_rows // chunk_rows)
+    sizes = [chunk_rows] * n_blocks
+    sizes[-1] = n_rows - chunk_rows * (n_blocks - 1)
+    return sizes
+
+
+def dask_inputs(bundle, n_rows, chunk_rows, seed):
+    """Two dask arrays whose blocks are made by one generating task each."""
+    gen = first_order_block if bundle == "first" else second_order_block
+    ys, ps = [], []
+    for i, rows in enumerate(block_sizes(n_rows, chunk_rows)):
+        t = dask.delayed(gen, pure=True, nout=2)(i, rows, seed)
+        if bundle == "first":
+            ys.append(da.from_delayed(t[0], shape=(rows,), dtype=np.int64))
+            ps.append(da.from_delayed(t[1], shape=(rows,), dtype=np.float64))
+        else:
+            ys.append(da.from_delayed(t[0], shape=(rows, 2), dtype=np.float64))
+            ps.append(da.from_delayed(t[1], shape=(rows, 2), dtype=np.float64))
+    return da.concatenate(ys), da.concatenate(ps)
+
+
+def numpy_inputs(bundle, n_rows, chunk_rows, seed):
+    gen = first_order_block if bundle == "first" else second_order_block
+    parts = [gen(i, rows, seed) for i, rows in enumerate(block_sizes(n_rows, chunk_rows))]
+    return np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts])
+
+
+def measures(bundle, degree):
+    if bundle == "first":
+        return ["brier", "log_loss", "accuracy"]
+    return [("ce2", {"degree": degree, "alpha": 1e-6})]
+
+
+def in_memory(bundle, y, p, degree):
+    from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
+
+    from skcal.ce2 import ce2_score
+
+    if bundle == "first":
+        return {
+            "brier": brier_score_loss(y, p),
+            "log_loss": log_loss(y, p),
+            "accuracy": accuracy_score(y, p > 0.5),
+        }
+    return {"ce2": ce2_score(y, p, degree=degree, alpha=1e-6)}
+
+
+def in_memory_statistics(bundle, y, p, degree):
+    """The same measures through skcal's statistics objects, one update on all rows (numpy)."""
+    from skcal.dask import MEASURES
+
+    out = {}
+    for item in measures(bundle, degree):
+        name, kwargs = (item, {}) if isinstance(item, str) else item
+        st = MEASURES[name].make(**kwargs).update(y, p)
+        if hasattr(st, "plug_in"):
+            st = st.plug_in().update(y, p)
+        out[name] = st.compute()
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# measurement helpers
+# ---------------------------------------------------------------------------------------------
+def _worker_cpu():
+    return time.process_time()
+
+
+def _worker_peak_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def run(args):
+    n_rows, chunk_rows = int(float(args.rows)), int(float(args.chunk_rows))
+    record = {
+        "rows": n_rows,
+        "chunk_rows": chunk_rows,
+        "bundle": args.bundle,
+        "degree": args.degree,
+        "python": platform.python_version(),
+        "dask": dask.__version__,
+        "machine": platform.machine(),
+        "command": " ".join(sys.argv),
+    }
+    client = cluster = None
+    if args.quick:
+        scheduler = "sync"
+        record["scheduler"] = "sync"
+    else:
+        import distributed
+
+        if args.trim_threshold is not None:
+            key = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
+            dask.config.set({key: None if args.trim_threshold == 0 else int(args.trim_threshold)})
+        if args.no_profile:
+            dask.config.set({"distributed.worker.profile.enabled": False})
+        record["worker_profiler"] = not args.no_profile
+        if args.scheduler:
+            client = distributed.Client(args.scheduler)
+        else:
+            cluster = distributed.LocalCluster(
+                n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None
+            )
+            client = distributed.Client(cluster)
+        scheduler = None
+        record["scheduler"] = args.scheduler or f"LocalCluster({args.workers} workers x 1 thread)"
+        record["malloc_trim_threshold"] = dask.config.get(
+            "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_", None
+        )
+        client.run(lambda: __import__("skcal.dask"))  # import cost outside the timings
+        # what idle workers burn per wall-second (event loop, heartbeats, profiler): on a loaded
+        # machine the timed runs take long in wall time, and this cost grows with it
+        idle0 = client.run(_worker_cpu)
+        time.sleep(5.0)
+        idle1 = client.run(_worker_cpu)
+        record["idle_worker_cpu_s_per_wall_s"] = float(sum(idle1[k] - idle0[k] for k in idle1)) / 5.0
+
+    for bundle in ["first", "ce2"] if args.bundle == "all" else [args.bundle]:
+        res = {"bundle": bundle}
+        y, p = dask_inputs(bundle, n_rows, chunk_rows, args.seed)
+        cpu0 = client.run(_worker_cpu) if client else {"main": time.process_time()}
+        t0 = time.perf_counter()
+        values = evaluate(y, p, measures(bundle, args.degree), scheduler=scheduler)
+        res["dask_wall_s"] = time.perf_counter() - t0
+        cpu1 = client.run(_worker_cpu) if client else {"main": time.process_time()}
+        res["dask_cpu_s"] = float(sum(cpu1[k] - cpu0[k] for k in cpu1))
+        res["dask_values"] = values
+        if client:
+            res["peak_rss_mib_per_worker"] = sorted(client.run(_worker_peak_mib).values())
+        # generation alone (the same graph reduced by a trivial sum), to separate its cost
+        cpu0 = client.run(_worker_cpu) if client else {"main": time.process_time()}
+        dask.compute(y.sum(), p.sum(), scheduler=scheduler)
+        cpu1 = client.run(_worker_cpu) if client else {"main": time.process_time()}
+        res["dask_generation_cpu_s"] = float(sum(cpu1[k] - cpu0[k] for k in cpu1))
+        if args.reference:
+            c0 = time.process_time()
+            yn, pn = numpy_inputs(bundle, n_rows, chunk_rows, args.seed)
+            c1 = time.process_time()
+            ref = in_memory(bundle, yn, pn, args.degree)
+            c2 = time.process_time()
+            ref_stats = in_memory_statistics(bundle, yn, pn, args.degree)
+            c3 = time.process_time()
+            del yn, pn
+            res["numpy_statistics_cpu_s"] = c3 - c2
+            res["numpy_statistics_values"] = ref_stats
+            res["numpy_generation_cpu_s"] = c1 - c0
+            res["numpy_cpu_s"] = c2 - c1
+            res["numpy_values"] = ref
+            res["max_rel_diff"] = max(abs(values[k] - ref[k]) / max(abs(ref[k]), 1e-300) for k in ref)
+            # the dask path generates the rows once per pass (CE2: two passes); numpy once
+            res["dask_passes"] = 2 if bundle == "ce2" else 1
+            d_cpu = res["dask_cpu_s"] - res["dask_passes"] * res["dask_generation_cpu_s"]
+            res["rows_per_cpu_s_dask"] = n_rows / d_cpu if d_cpu > 0 else None
+            res["rows_per_cpu_s_numpy"] = n_rows / res["numpy_cpu_s"]
+            res["rows_per_cpu_s_numpy_statistics"] = n_rows / res["numpy_statistics_cpu_s"]
+            if res["rows_per_cpu_s_dask"]:
+                res["dask_over_numpy_per_cpu_s"] = res["rows_per_cpu_s_dask"] / res["rows_per_cpu_s_numpy"]
+                res["dask_over_numpy_statistics_per_cpu_s"] = (
+                    res["rows_per_cpu_s_dask"] / res["rows_per_cpu_s_numpy_statistics"]
+                )
+        print(json.dumps(res, indent=1, default=float), flush=True)
+        record[bundle] = res
+    if client:
+        client.close()
+    if cluster:
+        cluster.close()
+    return record
+
+
+def partial_fit_timing(degree, n_rows=20000, n_batches=4, seed=0):
+    """Seconds per ``SecondOrderPlattCalibrator.partial_fit`` batch, then of the lazy solve."""
+    from skcal.platt import SecondOrderPlattCalibrator
+
+    Y, S = second_order_block(0, n_rows, seed)
+    cal = SecondOrderPlattCalibrator(degree=degree, alpha=1e-6)
+    per_batch = []
+    for part in np.array_split(np.arange(n_rows), n_batches):
+        t0 = time.perf_counter()
+        cal.partial_fit(S[part], Y[part])
+        per_batch.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    cal.transform(S[:10])
+    out = {"degree": degree, "rows": n_rows, "batches": n_batches, "partial_fit_s": per_batch}
+    out["first_transform_s"] = time.perf_counter() - t0
+    print(json.dumps(out), flush=True)
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="1e5 rows on the synchronous scheduler")
+    ap.add_argument("--rows", default="1e7")
+    ap.add_argument("--chunk-rows", default="1e6")
+    ap.add_argument("--bundle", choices=["first", "ce2", "all"], default="all")
+    ap.add_argument("--degree", type=int, default=12)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--scheduler", default=None, help="address of a running dask scheduler")
+    ap.add_argument("--trim-threshold", type=int, default=None, help="MALLOC_TRIM_THRESHOLD_ (0: glibc's)")
+    ap.add_argument("--no-reference", dest="reference", action="store_false", help="skip the numpy path")
+    ap.add_argument("--no-profile", action="store_true", help="switch off the workers' statistical profiler")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument(
+        "--partial-fit",
+        type=int,
+        default=None,
+        metavar="DEGREE",
+        help="only time SecondOrderPlattCalibrator.partial_fit batches at this degree",
+    )
+    args = ap.parse_args(argv)
+    if args.partial_fit is not None:
+        return partial_fit_timing(args.partial_fit)
+    if args.quick:
+        args.rows, args.chunk_rows = "1e5", "15000"
+    record = run(args)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "scale_dask.json"
+    runs = json.loads(path.read_text()) if path.exists() else []
+    runs.append(record)
+    path.write_text(json.dumps(runs, indent=1, default=float) + "\n")
+    print(f"wrote {path}")
+    return record
+
+
+if __name__ == "__main__":
+    main()

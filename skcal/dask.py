@@ -1,0 +1,449 @@
+"""Calibration measures over Dask arrays and dataframes, reduced as a tree of merged statistics.
+
+Every measure is computed from its mergeable statistics object (:mod:`skcal.stats`): each
+partition is turned into the object's versioned state (:meth:`~skcal.stats.BaseStatistics.get_state`,
+a small dict of arrays), the states are merged pairwise up a tree (``split_every`` at a time)
+and only the root is brought back. Per-partition metric *values* are never combined (a mean of
+per-block means is wrong when blocks differ in size; a sum of sums is not), so the result equals
+the in-memory function on all rows up to round-off, whatever the partitioning.
+
+Several measures are computed in one pass over the data (:func:`evaluate`). The polynomial
+CE2 / CE1 estimators need a second pass (the plug-in sums, given the coefficients fitted from
+the first pass's moment statistics); it is made automatically, for those measures only.
+
+This module needs Dask (``pip install 'skcal[dask]'``); ``import skcal`` never imports it.
+
+Adding a measure is one line in :data:`MEASURES`: the name, the statistics class (as
+``"module:Class"``, imported when first used), its default constructor arguments, which of
+``evaluate``'s label arguments it takes, the input it expects, and whether it is exact.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+
+try:
+    import dask
+    import dask.array as da
+except ImportError as exc:  # pragma: no cover - exercised only without dask
+    raise ImportError(
+        "skcal.dask needs Dask (dask[array,dataframe,distributed] >= 2024.1); install it with "
+        "`pip install 'skcal[dask]'`."
+    ) from exc
+
+import numpy as np
+
+from skcal.stats._base import from_state
+
+__all__ = ["MEASURES", "MeasureSpec", "evaluate", "evaluate_dataframe", "fit_second_order_calibrator"]
+
+
+@dataclass(frozen=True)
+class MeasureSpec:
+    """How :func:`evaluate` builds the statistics of one measure.
+
+    Parameters
+    ----------
+    statistics : str
+        ``"module:Class"`` of the :class:`~skcal.stats.BaseStatistics` subclass; its
+        ``update(y, p, sample_weight=None)`` takes one partition.
+    kwargs : dict
+        Default constructor keyword arguments (overridable per call).
+    label_args : tuple of str
+        Which of ``evaluate``'s ``pos_label`` / ``labels`` the constructor takes.
+    inputs : {"first_order", "second_order"}
+        ``"first_order"``: ``y`` labels (binary or multiclass; CE1 also snapshots) and ``p``
+        probabilities or the score ``m``; ``"second_order"``: ``y`` snapshots ``(n, k)`` and
+        ``p`` scores ``(m, sigma2)``.
+    status : str
+        Exact or approximate, and how (the guide's table is built from it).
+    """
+
+    statistics: str
+    kwargs: dict = field(default_factory=dict)
+    label_args: tuple = ("pos_label", "labels")
+    inputs: str = "first_order"
+    status: str = "exact (sums of per-row terms)"
+
+    def make(self, **overrides):
+        """Return an empty statistics object with the defaults updated by ``overrides``.
+
+        Parameters
+        ----------
+        **overrides : dict
+            Constructor keyword arguments.
+
+        Returns
+        -------
+        BaseStatistics
+            A new, empty object.
+        """
+        module, name = self.statistics.split(":")
+        klass = getattr(importlib.import_module(module), name)
+        return klass(**{**self.kwargs, **overrides})
+
+
+#: The measures :func:`evaluate` knows. One line per measure; the SCDL / smECE / binned /
+#: cutoff / truthful statistics plug in the same way.
+MEASURES: dict[str, MeasureSpec] = {
+    "brier": MeasureSpec("skcal.stats._scores:BrierScoreStatistics"),
+    "log_loss": MeasureSpec("skcal.stats._scores:LogLossStatistics"),
+    "accuracy": MeasureSpec("skcal.stats._scores:AccuracyStatistics"),
+    "ce1": MeasureSpec(
+        "skcal.stats._ce2:CE1Statistics",
+        {"degree": 12, "alpha": 1e-6},
+        label_args=(),
+        status="exact at a fixed degree and alpha (two passes: moments, then plug-in sums)",
+    ),
+    "ce2": MeasureSpec(
+        "skcal.stats._ce2:CE2Statistics",
+        {"degree": 12, "alpha": 1e-6},
+        label_args=(),
+        inputs="second_order",
+        status="exact at a fixed degree and alpha (two passes: moments, then plug-in sums)",
+    ),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# partitions
+# ---------------------------------------------------------------------------------------------
+def _is_dask_frame(x):
+    return hasattr(x, "to_delayed") and hasattr(x, "npartitions") and hasattr(x, "divisions")
+
+
+def _array_blocks(x, row_chunks, name):
+    if x.ndim == 1:
+        x = x if x.chunks[0] == row_chunks else x.rechunk((row_chunks,))
+        return list(x.to_delayed().ravel())
+    if x.ndim == 2:
+        want = (row_chunks, (x.shape[1],))
+        x = x if x.chunks == want else x.rechunk(want)
+        return list(x.to_delayed()[:, 0])
+    raise ValueError(f"{name} must be 1- or 2-dimensional; got {x.ndim} dimensions.")
+
+
+def _partitions(y, p, sample_weight):
+    """Aligned ``(y, p, w)`` partitions as lists of delayed objects."""
+    arrays = [y, p] + ([] if sample_weight is None else [sample_weight])
+    names = ["y", "p", "sample_weight"]
+    if all(_is_dask_frame(a) for a in arrays):
+        nparts = {a.npartitions for a in arrays}
+        if len(nparts) != 1:
+            raise ValueError(f"y, p and sample_weight must have the same partitions; got {sorted(nparts)}.")
+        parts = [list(a.to_delayed()) for a in arrays]
+    elif any(_is_dask_frame(a) for a in arrays):
+        raise TypeError("Pass y, p and sample_weight all as dask arrays or all as dask dataframes/series.")
+    else:
+        arrs = [a if isinstance(a, da.Array) else da.asarray(np.asarray(a)) for a in arrays]
+        rows = arrs[0].chunks[0]
+        if any(np.isnan(c) for c in rows):
+            raise ValueError("y has unknown chunk sizes; call y.compute_chunk_sizes() first.")
+        for a, nm in zip(arrs, names, strict=False):
+            if a.shape[0] != arrs[0].shape[0]:
+                raise ValueError(f"{nm} has {a.shape[0]} rows; y has {arrs[0].shape[0]}.")
+        parts = [_array_blocks(a, rows, nm) for a, nm in zip(arrs, names, strict=False)]
+    if sample_weight is None:
+        parts.append([None] * len(parts[0]))
+    return list(zip(*parts, strict=True))
+
+
+def _n_columns(p):
+    if _is_dask_frame(p):
+        return len(p.columns) if hasattr(p, "columns") else 1
+    return 1 if np.ndim(p) == 1 else p.shape[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# the graph: per-partition states, merged up a tree
+# ---------------------------------------------------------------------------------------------
+def _to_numpy(x):
+    return x.to_numpy() if hasattr(x, "to_numpy") else x
+
+
+def _partition_states(templates, y, p, w):
+    out = []
+    y, p, w = _to_numpy(y), _to_numpy(p), _to_numpy(w)
+    for t in templates:
+        obj = from_state(t).update(y, p, sample_weight=w)
+        out.append(obj.get_state())
+    return out
+
+
+def _merge_states(*groups):
+    merged = []
+    for states in zip(*groups, strict=True):
+        acc = from_state(states[0])
+        for s in states[1:]:
+            acc = acc.merge(from_state(s))
+        merged.append(acc.get_state())
+    return merged
+
+
+def _tree_reduce(templates, partitions, split_every):
+    """Delayed root: the list of merged states (one per template)."""
+    leaf = dask.delayed(_partition_states, pure=True)
+    merge = dask.delayed(_merge_states, pure=True)
+    level = [leaf(templates, y, p, w) for y, p, w in partitions]
+    if not level:
+        return dask.delayed(list)([t for t in templates])
+    while len(level) > 1:
+        level = [merge(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
+    return level[0]
+
+
+def _label_set(y_parts, split_every):
+    uniq = dask.delayed(lambda y: np.unique(_to_numpy(y)), pure=True)
+    union = dask.delayed(lambda *u: np.unique(np.concatenate(u)), pure=True)
+    level = [uniq(y) for y in y_parts]
+    while len(level) > 1:
+        level = [union(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
+    return level[0]
+
+
+def _reduce(templates, partitions, split_every, scheduler):
+    (states,) = dask.compute(_tree_reduce(templates, partitions, split_every), scheduler=scheduler)
+    return [from_state(s) for s in states]
+
+
+# ---------------------------------------------------------------------------------------------
+# public functions
+# ---------------------------------------------------------------------------------------------
+def _specs(measures):
+    out = []
+    if isinstance(measures, str):
+        measures = [measures]
+    for item in measures:
+        name, kwargs = (item, {}) if isinstance(item, str) else item
+        if name not in MEASURES:
+            raise ValueError(f"Unknown measure {name!r}; known measures: {sorted(MEASURES)}.")
+        out.append((name, MEASURES[name], dict(kwargs)))
+    if not out:
+        raise ValueError("measures must name at least one measure.")
+    kinds = {spec.inputs for _, spec, _ in out}
+    if len(kinds) > 1:
+        raise ValueError(
+            "evaluate computes measures of one input kind per call; "
+            f"{[n for n, s, _ in out if s.inputs == 'second_order']} take snapshots and second-order "
+            "scores, the others labels and probabilities."
+        )
+    return out
+
+
+def _resolve_auto_degrees(specs, partitions, split_every, scheduler):
+    """``degree="auto"`` (CE2 / CE1): one cheap pass for Kish's effective sample size first.
+
+    The degree rule of :func:`skcal.chebyshev.auto_degree` needs the effective sample size
+    ``(sum w)^2 / sum w^2``; it is reduced with degree-0 statistics (which also validate the
+    inputs), then the degree is fixed as :func:`skcal.ce2.ce2_score` fixes it in memory.
+    """
+    from skcal.chebyshev import auto_degree
+
+    todo = [(i, spec, kw) for i, (_, spec, kw) in enumerate(specs) if kw.get("degree") == "auto"]
+    if not todo:
+        return
+    templates = []
+    for _, spec, kw in todo:
+        plain = {k: v for k, v in kw.items() if k != "bandwidth"}
+        templates.append(spec.make(**{**plain, "degree": 0}).get_state())
+    counts = _reduce(templates, partitions, split_every, scheduler)
+    for (i, spec, kw), st in zip(todo, counts, strict=True):
+        n_eff = st.effective_sample_size()
+        if not n_eff >= 1:
+            raise ValueError(f"degree='auto' needs an effective sample size of at least 1; got {n_eff:.3g}.")
+        basis = "1d" if st._n_dims == 1 else kw.get("basis", "tensor")
+        h = kw.get("bandwidth", 2**-6)
+        new = {k: v for k, v in kw.items() if k != "bandwidth"}
+        new["degree"] = auto_degree(n_eff, h, basis)
+        specs[i] = (specs[i][0], spec, new)
+
+
+def evaluate(
+    y,
+    p,
+    measures=("brier", "log_loss", "accuracy"),
+    *,
+    sample_weight=None,
+    pos_label=None,
+    labels=None,
+    split_every=8,
+    scheduler=None,
+    return_statistics=False,
+):
+    """Compute several calibration measures over Dask collections in one pass over the data.
+
+    Each partition becomes the states of every requested measure's statistics object; the
+    states are merged up a tree and the measures computed at the root, so the values equal the
+    in-memory functions on all rows (up to round-off) for any partitioning. The polynomial CE2
+    / CE1 estimators make a second pass for their plug-in sums.
+
+    Parameters
+    ----------
+    y : dask array, dask Series/DataFrame or array-like of shape (n,) or (n, k)
+        Labels (first-order measures; CE1 also accepts snapshots) or snapshots (CE2).
+    p : dask array, dask Series/DataFrame or array-like of shape (n,) or (n, k)
+        Probabilities (``(n,)`` positive class, ``(n, 2)`` or ``(n, k)`` ``predict_proba``
+        output), the score ``m`` (CE1), or second-order scores ``(m, sigma2)`` (CE2). Its rows
+        are aligned with ``y``'s partitions (a dask array is rechunked to ``y``'s row chunks).
+    measures : sequence of str or (str, dict), default=("brier", "log_loss", "accuracy")
+        Names in :data:`MEASURES`, optionally with constructor arguments overriding the
+        defaults, e.g. ``("ce2", {"degree": 8})``. All must take the same kind of input. CE2 /
+        CE1 also accept ``{"degree": "auto", "bandwidth": h}``: one cheap extra pass reduces
+        Kish's effective sample size and the degree is chosen as
+        :func:`skcal.ce2.ce2_score` chooses it (``cv`` selection is not available here).
+    sample_weight : dask array, dask Series or array-like of shape (n,), default=None
+        Non-negative weights (zero weights are allowed in any partition).
+    pos_label : int, float, bool, str or None, default=None
+        Positive class of binary labels (not needed for ``{0, 1}``, ``{-1, 1}``, booleans).
+    labels : array-like or None, default=None
+        The class of each probability column for multiclass ``p``. When ``None`` and ``p``
+        has 3 or more columns, one extra pass collects the sorted label set of ``y`` (as
+        scikit-learn does in memory), so that a partition missing a class cannot misalign
+        the columns.
+    split_every : int, default=8
+        Fan-in of the merge tree.
+    scheduler : str or None, default=None
+        Passed to :func:`dask.compute` (``None``: the current default, e.g. a
+        ``distributed.Client``).
+    return_statistics : bool, default=False
+        Also return the merged statistics objects.
+
+    Returns
+    -------
+    dict
+        Measure name -> value (and, with ``return_statistics``, a second dict name -> the
+        merged statistics object: for CE2 / CE1 the second-pass object).
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> from skcal.dask import evaluate
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=1000); y = (rng.uniform(size=1000) < p).astype(int)
+    >>> out = evaluate(da.from_array(y, chunks=300), da.from_array(p, chunks=300), scheduler="sync")
+    >>> from sklearn.metrics import brier_score_loss
+    >>> bool(np.isclose(out["brier"], brier_score_loss(y, p), rtol=1e-12))
+    True
+    """
+    specs = _specs(measures)
+    if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
+        raise ValueError(f"split_every must be an integer >= 2; got {split_every!r}.")
+    partitions = _partitions(y, p, sample_weight)
+    needs_labels = any("labels" in spec.label_args for _, spec, _ in specs)
+    if needs_labels and labels is None and _n_columns(p) >= 3:
+        (labels,) = dask.compute(
+            _label_set([part[0] for part in partitions], split_every), scheduler=scheduler
+        )
+        labels = labels.tolist()
+    _resolve_auto_degrees(specs, partitions, split_every, scheduler)
+    templates = []
+    for _, spec, kwargs in specs:
+        extra = {}
+        if "pos_label" in spec.label_args and pos_label is not None:
+            extra["pos_label"] = pos_label
+        if "labels" in spec.label_args and labels is not None:
+            extra["labels"] = labels
+        templates.append(spec.make(**extra, **kwargs).get_state())
+    stats = _reduce(templates, partitions, split_every, scheduler)
+    second = [i for i, s in enumerate(stats) if hasattr(s, "plug_in")]
+    if second:
+        plug = _reduce([stats[i].plug_in().get_state() for i in second], partitions, split_every, scheduler)
+        for i, s in zip(second, plug, strict=True):
+            stats[i] = s
+    values = {name: s.compute() for (name, _, _), s in zip(specs, stats, strict=True)}
+    if return_statistics:
+        return values, {name: s for (name, _, _), s in zip(specs, stats, strict=True)}
+    return values
+
+
+def evaluate_dataframe(df, *, y, p, measures=("brier", "log_loss", "accuracy"), sample_weight=None, **kwargs):
+    """Compute calibration measures from the columns of a dask dataframe (e.g. ``dd.read_parquet``).
+
+    Parameters
+    ----------
+    df : dask.dataframe.DataFrame
+        One row per scored example.
+    y : str or list of str
+        The label column (or the snapshot columns for CE2).
+    p : str or list of str
+        The probability column(s) (``predict_proba`` columns in class order) or the score
+        columns ``[m, sigma2]``.
+    measures : sequence of str or (str, dict), default=("brier", "log_loss", "accuracy")
+        As in :func:`evaluate`.
+    sample_weight : str or None, default=None
+        The weight column.
+    **kwargs : dict
+        Passed to :func:`evaluate` (``pos_label``, ``labels``, ``split_every``, ``scheduler``,
+        ``return_statistics``).
+
+    Returns
+    -------
+    dict
+        Measure name -> value.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, dask.dataframe as dd
+    >>> from skcal.dask import evaluate_dataframe
+    >>> pdf = pd.DataFrame({"y": [0, 1, 1, 0, 1], "p": [0.1, 0.8, 0.6, 0.3, 0.9]})
+    >>> out = evaluate_dataframe(dd.from_pandas(pdf, npartitions=2), y="y", p="p", scheduler="sync")
+    >>> round(out["accuracy"], 6)
+    1.0
+    """
+    yy = df[y]
+    pp = df[p]
+    ww = None if sample_weight is None else df[sample_weight]
+    return evaluate(yy, pp, measures, sample_weight=ww, **kwargs)
+
+
+def fit_second_order_calibrator(
+    snapshots,
+    scores,
+    *,
+    degree=12,
+    alpha=1e-12,
+    basis="tensor",
+    sample_weight=None,
+    split_every=8,
+    scheduler=None,
+):
+    """Fit :class:`skcal.platt.SecondOrderPlattCalibrator` from distributed moment statistics.
+
+    The Chebyshev moment statistics are reduced as a tree over the partitions (one pass; the
+    ``n x d`` design matrix never exists) and the calibrator is fitted from them with
+    :meth:`~skcal.platt.SecondOrderPlattCalibrator.fit_statistics` (primal ridge form). The
+    fitted calibrator is a plain in-memory estimator; apply it to a dask array with
+    ``scores.map_blocks(cal.transform, ...)``.
+
+    Parameters
+    ----------
+    snapshots : dask array or dask DataFrame of shape (n, k)
+        ``k >= 2`` binary labels per input (NaN marks a missing vote).
+    scores : dask array or dask DataFrame of shape (n, 2)
+        Second-order scores ``(m, sigma2)``.
+    degree : int, default=12
+        Chebyshev degree.
+    alpha : float, default=1e-12
+        Ridge multiplier.
+    basis : {"tensor", "total"}, default="tensor"
+        The basis.
+    sample_weight : dask array or dask Series of shape (n,), default=None
+        Non-negative weights.
+    split_every : int, default=8
+        Fan-in of the merge tree.
+    scheduler : str or None, default=None
+        Passed to :func:`dask.compute`.
+
+    Returns
+    -------
+    SecondOrderPlattCalibrator
+        Fitted (``order=2``).
+    """
+    from skcal.platt import SecondOrderPlattCalibrator
+    from skcal.stats._ce2 import CE2Statistics
+
+    template = CE2Statistics(degree=degree, alpha=alpha, basis=basis).get_state()
+    (stats,) = _reduce([template], _partitions(snapshots, scores, sample_weight), split_every, scheduler)
+    cal = SecondOrderPlattCalibrator(degree=degree, alpha=alpha, basis=basis, order=2)
+    return cal.fit_statistics(stats)

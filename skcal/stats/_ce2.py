@@ -1,0 +1,404 @@
+"""Mergeable statistics of the polynomial CE2 / CE1 estimators at a fixed degree and ridge.
+
+The polynomial estimator of SPEC 2 needs two passes over the data:
+
+1. :class:`CE2Statistics` (:class:`CE1Statistics` for a score ``m`` alone) accumulates the
+   Chebyshev moment statistics of the two moment regressions (the moment matrix ``M``, the cross
+   products ``A^T diag(w t) B``, ``sum w t^2``, ``sum w``, ``sum w^2``). They add over chunks;
+   :meth:`CE2Statistics.compute` solves the ridge and returns the coefficients, and
+   :meth:`CE2Statistics.plug_in` returns the (empty) statistics of the second pass.
+2. :class:`CE2PlugInStatistics` accumulates ``sum w |eta1_hat(S) - m|`` and
+   ``sum w |eta2_hat(S) - (m^2 + sigma2)|`` for the fitted (clipped) functions; ``compute``
+   returns ``CE2_hat`` (or ``CE1_hat``).
+
+The ridge is always solved in its primal form from the statistics (``G + lam I`` with
+``lam = alpha trace(G) / d``); :func:`skcal.ce2.ce2_score` uses exactly these objects at a fixed
+degree whenever the primal form applies (``d <= n``), so the in-memory and the chunked paths
+cannot drift.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skcal._validation import (
+    _binary_labels,
+    check_consistent_length,
+    check_scores,
+    check_snapshots,
+    snapshot_targets,
+)
+from skcal.stats._base import BaseStatistics, _chunk_weight, _n_rows
+
+__all__ = ["CE1Statistics", "CE2PlugInStatistics", "CE2Statistics"]
+
+
+def _check_fixed_degree(degree):
+    from skcal._constraints import MAX_DEGREE_LIMIT
+
+    if (
+        isinstance(degree, bool)
+        or not isinstance(degree, (int, np.integer))
+        or not 0 <= degree <= MAX_DEGREE_LIMIT
+    ):
+        raise ValueError(
+            f"degree must be an integer in [0, {MAX_DEGREE_LIMIT}] (MAX_DEGREE_LIMIT) for the statistics "
+            f"objects; got {degree!r}."
+        )
+    return int(degree)
+
+
+def _check_alpha(alpha):
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, (int, float, np.number))
+        or not np.isfinite(alpha)
+        or alpha < 0
+    ):
+        raise ValueError(f"alpha must be a non-negative finite number; got {alpha!r}.")
+    return float(alpha)
+
+
+def _first_order_targets(y_true):
+    """``t1`` from binary labels or from snapshots (an ``(n, k >= 2)`` array)."""
+    arr = y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
+    if arr.ndim == 2 and arr.shape[1] >= 2:
+        return snapshot_targets(check_snapshots(arr, name="y_true (snapshots)"))[0]
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    return _binary_labels(arr, None, "y_true")
+
+
+class _MomentStatistics(BaseStatistics):
+    """Chebyshev moment statistics of ridge regressions (pass 1)."""
+
+    _n_dims = 2
+    _n_targets = 2
+
+    def _empty(self):
+        L = self.degree
+        qy = 2 * L + 1 if self._n_dims == 2 else 1
+        qb = L + 1 if self._n_dims == 2 else 1
+        return {
+            "M": np.zeros((2 * L + 1, qy)),
+            "AtB": np.zeros((self._n_targets, L + 1, qb)),
+            "tt": np.zeros(self._n_targets),
+            "sum_weight": np.zeros(()),
+            "sum_weight_sq": np.zeros(()),
+            "n_samples": np.zeros((), dtype=np.int64),
+        }
+
+    def _update_validated(self, S, T, w):
+        """Statistics of validated scores ``S``, targets ``T`` ``(n, r)`` and weights (or None)."""
+        from skcal.chebyshev import ChebyshevMoments
+
+        mom = ChebyshevMoments(self.degree, self._n_dims, self._n_targets).update(S, T, w)
+        return {
+            "M": mom.M,
+            "AtB": mom.AtB,
+            "tt": mom.tt,
+            "sum_weight": np.asarray(mom.sum_w),
+            "sum_weight_sq": np.asarray(float(S.shape[0]) if w is None else float(w @ w)),
+            "n_samples": np.asarray(S.shape[0], dtype=np.int64),
+        }
+
+    def to_moments(self):
+        """Return the statistics as a :class:`skcal.chebyshev.ChebyshevMoments` object.
+
+        Returns
+        -------
+        ChebyshevMoments
+            A copy, usable by ``ChebyshevRidge.fit_stats``.
+        """
+        from skcal.chebyshev import ChebyshevMoments
+
+        st = self.stats_
+        mom = ChebyshevMoments(self.degree, self._n_dims, self._n_targets)
+        mom.M = st["M"].copy()
+        mom.AtB = st["AtB"].copy()
+        mom.tt = st["tt"].copy()
+        mom.sum_w = float(st["sum_weight"])
+        mom.n_samples = int(st["n_samples"])
+        return mom
+
+    def effective_sample_size(self):
+        """Return Kish's effective sample size ``(sum w)^2 / sum w^2`` (``n`` for unit weights).
+
+        Rows of weight zero count as dropped rows, which is what ``degree="auto"`` uses.
+
+        Returns
+        -------
+        float
+            0 when no row has positive weight.
+        """
+        sw, sw2 = float(self.stats_["sum_weight"]), float(self.stats_["sum_weight_sq"])
+        return sw * sw / sw2 if sw2 > 0 else 0.0
+
+    def _model(self):
+        from skcal.chebyshev import ChebyshevRidge
+
+        if not float(self.stats_["sum_weight"]) > 0:
+            raise ValueError(
+                f"{type(self).__name__} has no rows of positive weight; update it with data first."
+            )
+        return ChebyshevRidge(self.degree, self.alpha, self.basis).fit_stats(self.to_moments())
+
+    def _compute(self):
+        return self._model().coef_grid()
+
+    def plug_in(self):
+        """Return the empty second-pass statistics for the coefficients fitted here.
+
+        Returns
+        -------
+        CE2PlugInStatistics
+            Update it with the same rows (``update(y, scores, sample_weight)``) and call
+            ``compute`` for the estimate.
+        """
+        return CE2PlugInStatistics(coef=self.compute(), order=self._n_targets if self._n_dims == 2 else 1)
+
+
+class CE2Statistics(_MomentStatistics):
+    """First pass of the polynomial CE2 estimator: Chebyshev moment statistics (mergeable).
+
+    ``update(snapshots, scores, sample_weight=None)`` adds the statistics of the regressions of
+    the unbiased snapshot targets ``t1`` and ``t2`` (SPEC 0) on the tensor (or total-degree)
+    Chebyshev basis of the scores ``(m, sigma2)``. ``compute`` solves the ridge
+    (``lam = alpha trace(G) / d``, primal form) and returns the coefficients;
+    :meth:`plug_in` starts the second pass.
+
+    Parameters
+    ----------
+    degree : int
+        The Chebyshev degree ``l`` (fixed; at most ``MAX_DEGREE_LIMIT``).
+    alpha : float, default=1e-6
+        The ridge multiplier.
+    basis : {"tensor", "total"}, default="tensor"
+        The two-dimensional basis.
+
+    Attributes
+    ----------
+    stats_ : dict
+        ``"M"`` ``(2l+1, 2l+1)``, ``"AtB"`` ``(2, l+1, l+1)``, ``"tt"`` ``(2,)``,
+        ``"sum_weight"``, ``"sum_weight_sq"`` and ``"n_samples"``.
+    n_updates_ : int
+        Number of ``update`` calls folded in.
+
+    See Also
+    --------
+    CE2PlugInStatistics : The second pass.
+    skcal.ce2.ce2_score : The in-memory estimate, computed through these objects.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal.stats import CE2Statistics
+    >>> rng = np.random.default_rng(0)
+    >>> S = np.column_stack([rng.uniform(0, 1, 400), rng.uniform(0, 0.25, 400)])
+    >>> Y = (rng.uniform(size=(400, 2)) < S[:, :1]).astype(float)
+    >>> a, b = slice(0, 150), slice(150, None)
+    >>> st = CE2Statistics(degree=2).update(Y[a], S[a]) + CE2Statistics(degree=2).update(Y[b], S[b])
+    >>> plug = st.plug_in().update(Y[a], S[a]) + st.plug_in().update(Y[b], S[b])
+    >>> from skcal.ce2 import ce2_score
+    >>> bool(np.isclose(plug.compute(), ce2_score(Y, S, degree=2), rtol=1e-10))
+    True
+    """
+
+    _param_names = ("degree", "alpha", "basis")
+    _n_dims = 2
+    _n_targets = 2
+
+    def __init__(self, *, degree, alpha=1e-6, basis="tensor"):
+        self.degree = _check_fixed_degree(degree)
+        self.alpha = _check_alpha(alpha)
+        if basis not in ("tensor", "total"):
+            raise ValueError(f"basis must be 'tensor' or 'total'; got {basis!r}.")
+        self.basis = basis
+
+    def _chunk(self, snapshots, scores, sample_weight=None):
+        n = _n_rows(scores)
+        if n == 0:
+            if _n_rows(snapshots) != 0:
+                raise ValueError(f"snapshots has {_n_rows(snapshots)} rows but scores has none.")
+            return self._empty()
+        S = check_scores(scores, name="scores")
+        if S.shape[1] != 2:
+            raise ValueError(f"scores must have 2 columns (m, sigma2) for CE2; got shape {S.shape}.")
+        Y = check_snapshots(snapshots, name="snapshots", n_samples=n)
+        t1, t2, _ = snapshot_targets(Y)
+        w = _chunk_weight(sample_weight, n)
+        return self._update_validated(S, np.column_stack([t1, t2]), w)
+
+
+class CE1Statistics(_MomentStatistics):
+    """First pass of the polynomial CE1 estimator: 1-D Chebyshev moment statistics (mergeable).
+
+    ``update(y_true, scores, sample_weight=None)`` with binary labels (or snapshots, whose
+    ``t1`` is used) and the score ``m`` (shape ``(n,)``, ``(n, 1)``, or ``(n, 2)`` second-order
+    scores of which column 0 is used), as :func:`skcal.ce2.ce1_score` takes them.
+
+    Parameters
+    ----------
+    degree : int
+        The Chebyshev degree ``l`` (fixed; at most ``MAX_DEGREE_LIMIT``).
+    alpha : float, default=1e-6
+        The ridge multiplier.
+
+    Attributes
+    ----------
+    stats_ : dict
+        ``"M"`` ``(2l+1, 1)``, ``"AtB"`` ``(1, l+1, 1)``, ``"tt"`` ``(1,)``, ``"sum_weight"``,
+        ``"sum_weight_sq"`` and ``"n_samples"``.
+    n_updates_ : int
+        Number of ``update`` calls folded in.
+
+    See Also
+    --------
+    CE2Statistics : The second-order version.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal.stats import CE1Statistics
+    >>> rng = np.random.default_rng(0)
+    >>> m = rng.uniform(0, 1, 500)
+    >>> y = (rng.uniform(size=500) < m).astype(int)
+    >>> st = CE1Statistics(degree=3).update(y, m)
+    >>> from skcal.ce2 import ce1_score
+    >>> bool(np.isclose(st.plug_in().update(y, m).compute(), ce1_score(y, m, degree=3), rtol=1e-10))
+    True
+    """
+
+    _param_names = ("degree", "alpha")
+    _n_dims = 1
+    _n_targets = 1
+    basis = "tensor"  # ignored by the 1-D engine
+
+    def __init__(self, *, degree, alpha=1e-6):
+        self.degree = _check_fixed_degree(degree)
+        self.alpha = _check_alpha(alpha)
+
+    def _chunk(self, y_true, scores, sample_weight=None):
+        n = _n_rows(scores)
+        if n == 0:
+            if _n_rows(y_true) != 0:
+                raise ValueError(f"y_true has {_n_rows(y_true)} rows but scores has none.")
+            return self._empty()
+        S = check_scores(scores, name="scores")[:, :1]
+        t1 = _first_order_targets(y_true)
+        check_consistent_length(y_true=t1, scores=S)
+        w = _chunk_weight(sample_weight, n)
+        return self._update_validated(S, t1[:, None], w)
+
+
+class CE2PlugInStatistics(BaseStatistics):
+    """Second pass of the polynomial CE2 / CE1 estimator: the plug-in sums (mergeable).
+
+    For fitted coefficients ``coef`` (from :meth:`CE2Statistics.compute`) the statistics are
+    ``sum w``, ``sum w |eta1_hat(S) - m|`` and ``sum w |eta2_hat(S) - (m^2 + sigma2)|`` with
+    each fitted function clipped to [0, 1]; ``compute`` returns their ratio sum, the in-sample
+    plug-in ``CE2_hat`` (``order=1``: ``CE1_hat``, the first term alone, from ``m`` only).
+    ``update(y, scores, sample_weight=None)`` takes the labels for symmetry with the first pass;
+    they are not used.
+
+    Parameters
+    ----------
+    coef : array-like of shape (r, l + 1, l + 1) or (r, l + 1, 1)
+        Chebyshev coefficients of ``eta1_hat`` (and ``eta2_hat``).
+    order : {1, 2}, default=2
+        2 for CE2 (two fitted functions, two-column scores), 1 for CE1.
+
+    Attributes
+    ----------
+    stats_ : dict
+        ``"sum_weight"``, ``"sum_abs"`` ``(order,)`` and ``"n_samples"``.
+    n_updates_ : int
+        Number of ``update`` calls folded in.
+
+    See Also
+    --------
+    CE2Statistics : The first pass.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal.stats import CE2PlugInStatistics
+    >>> coef = np.zeros((2, 1, 1)); coef[:, 0, 0] = 0.5  # eta1 = eta2 = 1/2
+    >>> st = CE2PlugInStatistics(coef=coef).update(None, np.array([[0.5, 0.25]]))
+    >>> st.terms()
+    (0.0, 0.0)
+    """
+
+    _param_names = ("coef", "order")
+
+    def __init__(self, *, coef, order=2):
+        C = np.array(coef, dtype=np.float64)
+        if order not in (1, 2) or isinstance(order, bool):
+            raise ValueError(f"order must be 1 or 2; got {order!r}.")
+        if C.ndim != 3 or C.shape[0] < order or C.shape[1] < 1 or not np.isfinite(C).all():
+            raise ValueError(
+                f"coef must be a finite (r, l + 1, l + 1) array with r >= {order}; got {C.shape}."
+            )
+        self.coef = C
+        self.order = int(order)
+
+    def _empty(self):
+        return {
+            "sum_weight": np.zeros(()),
+            "sum_abs": np.zeros(self.order),
+            "n_samples": np.zeros((), dtype=np.int64),
+        }
+
+    def _sums(self, E, S, w):
+        """The plug-in sums of clipped fits ``E`` ``(n, r)`` at validated scores ``S``."""
+        m = S[:, 0]
+        dev = [np.abs(E[:, 0] - m)]
+        if self.order == 2:
+            dev.append(np.abs(E[:, 1] - (m * m + S[:, 1])))
+        D = np.column_stack(dev)
+        n = S.shape[0]
+        return {
+            "sum_weight": np.asarray(float(n) if w is None else float(w.sum())),
+            "sum_abs": D.sum(axis=0) if w is None else w @ D,
+            "n_samples": np.asarray(n, dtype=np.int64),
+        }
+
+    def _evaluate(self, S):
+        from skcal.chebyshev import chebyshev_evaluate
+
+        C = self.coef if self.order == 2 else self.coef[:1]
+        return np.clip(chebyshev_evaluate(S, C), 0.0, 1.0)
+
+    def _chunk(self, y, scores, sample_weight=None):
+        n = _n_rows(scores)
+        if n == 0:
+            return self._empty()
+        S = check_scores(scores, name="scores")
+        if self.order == 2 and S.shape[1] != 2:
+            raise ValueError(f"scores must have 2 columns (m, sigma2) for CE2; got shape {S.shape}.")
+        if self.order == 1:
+            S = S[:, :1]
+        if self.coef.shape[1] > 1 and (self.coef.shape[2] > 1) != (S.shape[1] == 2):
+            raise ValueError(
+                f"coef of shape {self.coef.shape} does not match scores with {S.shape[1]} column(s)."
+            )
+        w = _chunk_weight(sample_weight, n)
+        return self._sums(self._evaluate(S), S, w)
+
+    def terms(self):
+        """Return the plug-in terms ``(term1, term2)`` (``term2 = 0.0`` for ``order=1``).
+
+        Returns
+        -------
+        tuple of float
+            ``mean_w |eta1_hat - m|`` and ``mean_w |eta2_hat - v|``.
+        """
+        sw = float(self.stats_["sum_weight"])
+        if not sw > 0:
+            raise ValueError("CE2PlugInStatistics has no rows of positive weight; update it with data first.")
+        t = self.stats_["sum_abs"] / sw
+        return float(t[0]), float(t[1]) if self.order == 2 else 0.0
+
+    def _compute(self):
+        t1, t2 = self.terms()
+        return t1 + t2
