@@ -1,0 +1,179 @@
+"""Speed of the exact Lipschitz smooth calibration error against the linear program (HiGHS).
+
+Times ``skcal.lipschitz.smooth_calibration_error`` (exact, through the dual isotonic regression)
+and the primal linear program over the sorted distinct predictions solved by
+``scipy.optimize.linprog(method="highs")`` on the same data, best of ``--repeats`` runs each, and
+records both values (their difference checks exactness on the timed data). The LP is timed only
+up to ``--lp-max`` samples (it is the slow one). The data: ``p ~ Beta(2, 2)``, ``y ~
+Bernoulli(clip(p + 0.1 sin(6 p)))`` (a mildly miscalibrated predictor), predictions distinct.
+
+Usage::
+
+    nice python benchmarks/speed_smce.py            # full: T = 1e3 .. 1e6, LP up to 3e4
+    python benchmarks/speed_smce.py --quick         # smoke run: T = 1e3, 1e4, one repeat
+
+Writes ``speed_smce.json`` (with provenance: git commit, command line, configuration, CPU count,
+wall time, date) and ``speed_smce.png`` to ``--out`` (default benchmarks/results/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import sparse
+from scipy.optimize import linprog
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from skcal.lipschitz import smooth_calibration_error  # noqa: E402
+
+
+def provenance(argv):
+    """Git commit (and whether the tree is dirty), command line, machine and date."""
+
+    def git(*args):
+        try:
+            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        except (OSError, subprocess.CalledProcessError):
+            return None
+
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain")
+    return {
+        "git_commit": commit.strip() if commit else None,
+        "git_dirty": bool(status.strip()) if status is not None else None,
+        "command": " ".join(["python", "benchmarks/" + Path(__file__).name, *argv]),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": __import__("scipy").__version__,
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def make_data(T, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.beta(2, 2, size=T)
+    y = (rng.uniform(size=T) < np.clip(p + 0.1 * np.sin(6 * p), 0, 1)).astype(np.int64)
+    return y, p
+
+
+def linprog_smce(y, p):
+    """The primal LP: max sum r_i w_i, |w_i| <= 1, |w_{i+1} - w_i| <= p_{i+1} - p_i (HiGHS)."""
+    values, inv = np.unique(p, return_inverse=True)
+    r = np.bincount(inv, weights=y - p, minlength=values.size) / len(p)
+    n = values.size
+    if n == 1:
+        return abs(float(r[0]))
+    d = np.diff(values)
+    D = sparse.diags([-np.ones(n - 1), np.ones(n - 1)], [0, 1], shape=(n - 1, n))
+    A = sparse.vstack([D, -D]).tocsr()
+    res = linprog(-r, A_ub=A, b_ub=np.concatenate([d, d]), bounds=(-1, 1), method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"linprog failed: {res.message}")
+    return float(-res.fun)
+
+
+def time_call(fn, repeats):
+    best, value = np.inf, None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        value = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, value
+
+
+def run(sizes, lp_max, repeats):
+    rows = []
+    for T in sizes:
+        y, p = make_data(T)
+        row = {"T": T, "seconds": {}, "values": {}}
+        r = repeats if T < 10**6 else min(repeats, 3)
+        sec, val = time_call(lambda y=y, p=p: smooth_calibration_error(y, p), r)
+        row["seconds"]["skcal"], row["values"]["skcal"] = sec, float(val)
+        print(f"T={T:>8d}  skcal   {sec * 1e3:10.2f} ms   value {val:.10f}", flush=True)
+        if T <= lp_max:
+            sec, val = time_call(lambda y=y, p=p: linprog_smce(y, p), 1 if T > 10**4 else r)
+            row["seconds"]["linprog_highs"], row["values"]["linprog_highs"] = sec, float(val)
+            print(f"T={T:>8d}  linprog {sec * 1e3:10.2f} ms   value {val:.10f}", flush=True)
+        rows.append(row)
+    return rows
+
+
+def plot(rows, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for name, label in (("skcal", "skcal (exact, dual isotonic)"), ("linprog_highs", "linprog (HiGHS)")):
+        pts = [(r["T"], r["seconds"][name]) for r in rows if name in r["seconds"]]
+        ax.plot(*zip(*pts, strict=True), marker="o", label=label)
+    ax.axhline(2.0, color="grey", ls=":", lw=1, label="target at T = 1e5: 2 s")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("sample size T (distinct predictions)")
+    ax.set_ylabel("seconds (best of repeats)")
+    ax.set_title("Lipschitz smooth calibration error: run time")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: T = 1e3, 1e4, one repeat")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--lp-max", type=int, default=None, help="largest T timed with linprog")
+    parser.add_argument("--n-jobs", type=int, default=1, help="ignored: timings run serially")
+    args = parser.parse_args(argv)
+    sizes = [10**3, 10**4] if args.quick else [10**3, 10**4, 3 * 10**4, 10**5, 10**6]
+    lp_max = args.lp_max if args.lp_max is not None else (10**3 if args.quick else 3 * 10**4)
+    repeats = 1 if args.quick else args.repeats
+    t0 = time.perf_counter()
+    rows = run(sizes, lp_max, repeats)
+    both = [r for r in rows if "linprog_highs" in r["values"]]
+    last = both[-1]["seconds"]
+    summary = {
+        "max_abs_skcal_minus_linprog": max(
+            abs(r["values"]["skcal"] - r["values"]["linprog_highs"]) for r in both
+        ),
+        "skcal_seconds_by_T": {str(r["T"]): r["seconds"]["skcal"] for r in rows},
+        "linprog_over_skcal_at_largest_common_T": last["linprog_highs"] / last["skcal"],
+    }
+    at_1e5 = [r["seconds"]["skcal"] for r in rows if r["T"] == 10**5]
+    if at_1e5:
+        summary["target_T_1e5_under_2s"] = bool(at_1e5[0] < 2.0)
+    args.out.mkdir(parents=True, exist_ok=True)
+    result = {
+        "provenance": provenance(argv),
+        "config": {"quick": args.quick, "sizes": sizes, "lp_max": lp_max, "repeats": repeats,
+                   "data": "p ~ Beta(2, 2), y ~ Bernoulli(clip(p + 0.1 sin(6 p), 0, 1)), seed 0"},
+        "rows": rows,
+        "summary": summary,
+        "wall_seconds": time.perf_counter() - t0,
+    }
+    (args.out / "speed_smce.json").write_text(json.dumps(result, indent=2))
+    plot(rows, args.out / "speed_smce.png")
+    print(json.dumps(summary, indent=2))
+    return result
+
+
+if __name__ == "__main__":
+    main()
