@@ -67,10 +67,6 @@ _PENDING_FUNCTIONS = {
         n: _xfail("skcal/rounding.py", _NO_VALIDATE_PARAMS, "scdl")
         for n in ("expected_swap_regret", "soft_bin_weights", "swap_regret")
     },
-    **{
-        n: _xfail("skcal/ce2.py", _NO_VALIDATE_PARAMS, "stats")
-        for n in ("ce1_score", "ce2_details", "ce2_score")
-    },
     "calibration_report": _xfail("skcal/report.py", _NO_VALIDATE_PARAMS, "report"),
 }
 _PENDING_KEYWORD_ONLY = {

@@ -600,10 +600,6 @@ XFAIL: dict[str, tuple[str, str, str]] = {
     "SecondOrderPlattCalibrator-X-strings": _R[11],
     "SecondOrderPlattCalibrator.transform-X-strings": _R[11],
     "SecondOrderPlattCalibrator.predict-X-strings": _R[11],
-    "SecondOrderPlattCalibrator-degree-absurd": _R[12],
-    "ce1_score-degree-absurd": _R[13],
-    "ce2_details-degree-absurd": _R[13],
-    "ce2_score-degree-absurd": _R[13],
     "CalibrationReport.from_predictions-n_bootstrap-absurd": _R[14],
     "calibration_report-n_bootstrap-absurd": _R[14],
     "ReliabilityDisplay.from_predictions-n_bootstrap-absurd": _R[15],
@@ -872,15 +868,11 @@ def test_truthful_decomposition_large_n_and_few_draws():
         skcal.truthful_decomposition(Q[:5], Q[:5], method="monte_carlo", n_draws=1)
 
 
-@pytest.mark.xfail(strict=True, reason="fixed on branch stats: skcal/ce2.py cv=True names cv; owner: stats")
 def test_ce2_cv_true_names_cv():
     with pytest.raises(ValueError, match="cv"):
         skcal.ce2_score(SNAPSHOTS, SCORES, cv=True)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="fixed on branch stats: skcal/ce2.py method=None lists 'polynomial'; owner: stats"
-)
 def test_ce2_method_none_lists_polynomial():
     with pytest.raises(ValueError, match="polynomial"):
         skcal.ce2_score(SNAPSHOTS, SCORES, method=None)
@@ -906,11 +898,6 @@ def test_wrong_length_labels_are_blamed_on_labels():
         skcal.classwise_ece(Y3, P3, labels=[0, 1, 2, 3])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="skcal/ce2.py: ce1_score has no pos_label, so call _binary_labels(..., has_pos_label=False); "
-    "owner: stats",
-)
 def test_no_pos_label_hint_where_there_is_no_pos_label():
     with pytest.raises(ValueError, match="these are not") as info:
         skcal.ce1_score(np.where(Y01 == 1, "yes", "no"), SCORES)
