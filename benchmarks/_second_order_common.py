@@ -35,7 +35,6 @@ integrated over the same node grid by the trapezoid rule.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -257,21 +256,11 @@ def t_interval(x, level=0.90, axis=0):
     return mean, student_t.ppf(0.5 + level / 2, n - 1) * sem
 
 
-def write_json(path, payload):
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w") as fh:
-        json.dump(payload, fh, indent=1, default=_json_default)
-        fh.write("\n")
+def write_json(path, payload, *, provenance=None):
+    """Write ``payload`` as JSON, with the run's provenance (see ``benchmarks/_provenance.py``)."""
+    from _provenance import write_json as _write
 
-
-def _json_default(o):
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(type(o))
+    return _write(path, payload, provenance=provenance)
 
 
 class Timer:

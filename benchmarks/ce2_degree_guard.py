@@ -27,6 +27,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from _provenance import args_config, provenance, write_json  # noqa: E402
 
 H = 2**-6
 GUARDS = [10, 30, 100, 300]
@@ -95,7 +97,12 @@ def main(argv=None):
         "time_s": time.perf_counter() - t0,
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "ce2_degree_guard.json").write_text(json.dumps(out, indent=2))
+    stem = "ce2_degree_guard_quick" if args.quick else "ce2_degree_guard"
+    write_json(
+        args.out / f"{stem}.json",
+        out,
+        provenance=provenance(__file__, argv, config=args_config(args), wall_time_s=out["time_s"]),
+    )
 
     import matplotlib
 
@@ -117,7 +124,7 @@ def main(argv=None):
     ax.set_ylabel("CE2 estimate (true CE2 ~ 0 before perturbation)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(args.out / "ce2_degree_guard.png", dpi=110)
+    fig.savefig(args.out / f"{stem}.png", dpi=110)
     plt.close(fig)
     print(json.dumps(summary, indent=1))
     return 0

@@ -40,6 +40,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _provenance import Clock, provenance  # noqa: E402
 from _second_order_common import Timer, add_common_args, write_json  # noqa: E402
 
 COST = 0.06
@@ -129,6 +130,7 @@ def main(argv=None):
     n_cal, n_eval = 3000, 8000
     thresholds = np.linspace(-0.05, 0.30, 71)
     tag = "decision_utility_quick" if args.quick else "decision_utility"
+    clock = Clock()
 
     with Timer() as timer:
         out = Parallel(n_jobs=args.n_jobs)(
@@ -172,7 +174,13 @@ def main(argv=None):
         "n_jobs": args.n_jobs,
     }
     os.makedirs(args.out, exist_ok=True)
-    write_json(os.path.join(args.out, tag + ".json"), payload)
+    config = {"quick": args.quick, "repeats": repeats, "n_cal": n_cal, "n_eval": n_eval, "seed": args.seed}
+    config.update(cost=COST, n_thresholds=len(thresholds), n_jobs=args.n_jobs)
+    write_json(
+        os.path.join(args.out, tag + ".json"),
+        payload,
+        provenance=provenance(__file__, argv, config=config, clock=clock),
+    )
     plot(thresholds, mean, sem, repeats, os.path.join(args.out, tag + ".png"))
     print(f"{tag}: {repeats} repeats in {timer.seconds:.1f}s")
     for name, s in summary.items():

@@ -18,11 +18,16 @@ label snapshots each, perturbed scores), and for each ``n`` the first ``n`` rows
 ``CE2_hat = mean |eta1_hat(S) - m| + mean |eta2_hat(S) - (m^2 + sigma2)|`` over ``valid[:n]``
 (an out-of-sample plug-in, which keeps the fit's overfitting out of the average):
 
-* ``poly_heldout``: ``skcal.ce2_details(cv=PredefinedSplit)``: candidates (degree schedule from the
-  cap halving while >= 4: 44, 22, 11, 5 or 88, 44, 22, 11, 5; ``alpha`` in ``1e-6 .. 1``) fitted on
-  ``train[:n]``, scored on ``hyper[:n]`` by the squared error of both
-  moment regressions, the best refitted on both;
-* ``poly_cv``: the same candidates chosen by shuffled K-fold CV (K = 5) on ``train[:n] + hyper[:n]``;
+* ``poly_heldout``: ``skcal.ce2_details(cv=PredefinedSplit)``: candidates (by default the paper's
+  degree schedule, halving from the cap down to the floor 4 included: 44, 22, 11, 5, 4 or
+  88, 44, 22, 11, 5, 4; ``--degree-schedule skcal`` drops the floor: 44, 22, 11, 5; degrees with
+  fewer than 10 training samples per basis function are skipped; ``alpha`` in ``1e-6 .. 1``)
+  fitted on ``train[:n]``, scored on ``hyper[:n]`` by the squared error of both moment
+  regressions, the best refitted on both;
+* ``poly_cv_valid`` (the paper's CV-tuned variant): the same candidates chosen by shuffled K-fold
+  CV (K = 5) on ``valid[:n]``, fitted and estimated on ``valid[:n]`` (in-sample plug-in);
+* ``poly_cv`` (skcal 0.1's CV variant): K-fold CV on ``train[:n] + hyper[:n]``, plugged in on
+  ``valid[:n]``;
 * ``bucketing`` and ``nadaraya_watson``: ``skcal.ce2_details(method=...)`` (SPEC 2's baselines, the
   constant ``c`` chosen on a held-out part of the data they are given).
 
@@ -47,6 +52,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _provenance import Clock, provenance, write_json  # noqa: E402
 from _second_order_common import (  # noqa: E402
     MixtureProblem,
     SechGroundTruth,
@@ -55,11 +61,45 @@ from _second_order_common import (  # noqa: E402
     ensemble_scores,
     t_interval,
     train_mlp_ensemble,
-    write_json,
 )
 
 FULL_N = [500, 1000, 2000, 5000, 10000, 20000, 50000]
-ESTIMATORS = ["poly_heldout", "poly_cv", "bucketing", "nadaraya_watson"]
+ESTIMATORS = ["poly_heldout", "poly_cv_valid", "poly_cv", "bucketing", "nadaraya_watson"]
+#: Training samples per basis function below which a schedule degree is skipped (as
+#: ``skcal.ce2`` does for ``degree="auto"`` with ``cv``): a degree-88 tensor fit has 7,921 features
+#: and costs about two minutes per candidate; selection never chose such a degree at these n.
+SAMPLES_PER_FEATURE = 10
+
+
+def paper_degree_schedule(cap, floor=4):
+    """The paper's schedule: halve from the cap and end at the floor (44, 22, 11, 5, 4).
+
+    skcal's library schedule (``skcal.chebyshev.degree_schedule``) stops at the last halving that
+    is still >= 4 (44, 22, 11, 5); the paper goes "down to a floor of 4", so the floor itself is
+    a candidate. Selection lands on the lowest degree in almost every fit, so the floor decides
+    the measured slope.
+    """
+    out = [int(cap)]
+    while out[-1] // 2 > floor:
+        out.append(out[-1] // 2)
+    if out[-1] != floor:
+        out.append(int(floor))
+    return out
+
+
+def candidate_degrees(h, n_train, cfg):
+    """The degree candidates of one fit: the configured schedule, guarded by the sample size."""
+    from skcal.chebyshev import degree_cap, degree_schedule, n_basis_functions
+
+    if cfg["degree"] != "auto":
+        return list(cfg["degree"])
+    cap = degree_cap(h, "tensor")
+    if cfg["degree_schedule"] == "paper":
+        sched = paper_degree_schedule(cap, cfg["degree_floor"])
+    else:
+        sched = degree_schedule(cap, cfg["degree_floor"])
+    fit = [d for d in sched if n_basis_functions(d, "tensor") * SAMPLES_PER_FEATURE <= n_train]
+    return fit or [sched[-1]]
 
 
 def plug_in(res, S):
@@ -70,7 +110,7 @@ def plug_in(res, S):
     return t1 + t2, t1, t2
 
 
-def estimate(name, Y_fit, S_fit, n_train, S_valid, h, seed, cfg):
+def estimate(name, Y_fit, S_fit, n_train, S_valid, h, seed, cfg, Y_valid=None):
     from sklearn.model_selection import PredefinedSplit
 
     from skcal import ce2_details
@@ -78,15 +118,30 @@ def estimate(name, Y_fit, S_fit, n_train, S_valid, h, seed, cfg):
     t0 = time.perf_counter()
     if name == "poly_heldout":
         fold = np.r_[np.full(n_train, -1), np.zeros(S_fit.shape[0] - n_train, dtype=int)]
+        degrees = candidate_degrees(h, n_train, cfg)
         res = ce2_details(
-            Y_fit, S_fit, bandwidth=h, degree=cfg["degree"], alphas=cfg["alphas"], cv=PredefinedSplit(fold)
+            Y_fit, S_fit, bandwidth=h, degree=degrees, alphas=cfg["alphas"], cv=PredefinedSplit(fold)
         )
     elif name == "poly_cv":
+        # skcal 0.1's protocol: K-fold CV on train + hyper, plug-in on valid
+        n_fit = S_fit.shape[0]
         res = ce2_details(
             Y_fit,
             S_fit,
             bandwidth=h,
-            degree=cfg["degree"],
+            degree=candidate_degrees(h, n_fit - n_fit // cfg["folds"], cfg),
+            alphas=cfg["alphas"],
+            cv=cfg["folds"],
+            random_state=seed,
+        )
+    elif name == "poly_cv_valid":
+        # the paper's protocol: K-fold CV on the validation split, the estimate on that split
+        n_va = S_valid.shape[0]
+        res = ce2_details(
+            Y_valid,
+            S_valid,
+            bandwidth=h,
+            degree=candidate_degrees(h, n_va - n_va // cfg["folds"], cfg),
             alphas=cfg["alphas"],
             cv=cfg["folds"],
             random_state=seed,
@@ -94,7 +149,10 @@ def estimate(name, Y_fit, S_fit, n_train, S_valid, h, seed, cfg):
     else:
         res = ce2_details(Y_fit, S_fit, bandwidth=h, method=name, random_state=seed)
     info = {"seconds": time.perf_counter() - t0, "in_sample_ce2": res.ce2}
-    if res.method == "polynomial":
+    if name == "poly_cv_valid":
+        # fitted and estimated on valid itself: its "valid" estimate is its in-sample one
+        info["ce2"] = res.ce2
+    elif res.method == "polynomial":
         # the polynomial fits are functions: also plug them in on the held-out valid split
         info["ce2"], info["term1"], info["term2"] = plug_in(res, S_valid)
     else:
@@ -123,7 +181,7 @@ def one_seed(seed, members, problem, bandwidths, n_grid, n_split, estimators, cf
         for n in n_grid:
             fit_idx = np.r_[tr[:n], hy[:n]]
             for name in estimators:
-                info = estimate(name, Y[fit_idx], Sp[fit_idx], n, Sp[va[:n]], h, seed, cfg)
+                info = estimate(name, Y[fit_idx], Sp[fit_idx], n, Sp[va[:n]], h, seed, cfg, Y[va[:n]])
                 info.update(
                     seed=seed,
                     h=h,
@@ -143,7 +201,7 @@ def one_seed(seed, members, problem, bandwidths, n_grid, n_split, estimators, cf
     return rows
 
 
-def combine(paths, out_dir, tag):
+def combine(paths, out_dir, tag, argv=None):
     """Merge the rows of several runs (same seeds and ground truth) into one table and figure."""
     import json
 
@@ -167,7 +225,11 @@ def combine(paths, out_dir, tag):
         "summary": summarize(rows, bandwidths, estimators, n_grid, truths),
         "seconds": {os.path.basename(p): r["seconds"] for p, r in zip(paths, runs, strict=True)},
     }
-    write_json(os.path.join(out_dir, tag + ".json"), payload)
+    write_json(
+        os.path.join(out_dir, tag + ".json"),
+        payload,
+        provenance=provenance(__file__, argv, config={"combine": list(paths)}, wall_time_s=0.0),
+    )
     plot(payload, os.path.join(out_dir, tag + ".png"))
     return payload
 
@@ -183,14 +245,22 @@ def main(argv=None):
     parser.add_argument(
         "--first-seed", type=int, default=0, help="index of the first seed (to split a run over processes)"
     )
-    parser.add_argument("--folds", type=int, default=5, help="K of the CV-tuned polynomial estimator")
+    parser.add_argument("--folds", type=int, default=5, help="K of the CV-tuned polynomial estimators")
+    parser.add_argument(
+        "--degree-schedule",
+        choices=("paper", "skcal"),
+        default="paper",
+        help="paper: halve from the cap down to the floor, floor included (44, 22, 11, 5, 4); "
+        "skcal: skcal.chebyshev.degree_schedule (44, 22, 11, 5)",
+    )
+    parser.add_argument("--degree-floor", type=int, default=4, help="lowest degree of the schedule")
     parser.add_argument("--tag", default=None, help="output file stem (default rate / rate_quick)")
     parser.add_argument(
         "--combine", default=None, help="comma-separated result JSONs of earlier runs to merge (no new run)"
     )
     args = parser.parse_args(argv)
     if args.combine:
-        return combine(args.combine.split(","), args.out, args.tag or "rate")
+        return combine(args.combine.split(","), args.out, args.tag or "rate", argv)
     quick = args.quick
     n_seeds = args.seeds or (2 if quick else 20)
     n_grid = (
@@ -204,6 +274,9 @@ def main(argv=None):
         raise ValueError(f"n values must not exceed the split size {n_split}")
     cfg = {
         "degree": [8, 4] if quick else "auto",
+        "degree_schedule": args.degree_schedule,
+        "degree_floor": args.degree_floor,
+        "samples_per_feature_guard": SAMPLES_PER_FEATURE,
         "alphas": [1e-6, 1e-3, 1.0] if quick else None,
         "folds": 3 if quick else args.folds,
     }
@@ -211,6 +284,7 @@ def main(argv=None):
     grid_shape = (257, 65) if quick else (1025, 257)
     tag = args.tag or ("rate_quick" if quick else "rate")
 
+    clock = Clock()
     problem = MixtureProblem(seed=args.seed)
     with Timer() as t_total:
         rng = np.random.default_rng(args.seed + 1)
@@ -270,7 +344,13 @@ def main(argv=None):
                 },
             )
             os.makedirs(args.out, exist_ok=True)
-            write_json(os.path.join(args.out, tag + ".json"), payload)
+            config = {**cfg, "seeds": n_seeds, "first_seed": args.first_seed, "seed": args.seed}
+            config.update(n_grid=n_grid, bandwidths=bandwidths, estimators=estimators, n_jobs=args.n_jobs)
+            write_json(
+                os.path.join(args.out, tag + ".json"),
+                payload,
+                provenance=provenance(__file__, argv, config=config, clock=clock),
+            )
             plot(payload, os.path.join(args.out, tag + ".png"))
             print(f"[rate] {done}/{n_seeds} seeds written to {tag}.json", file=sys.stderr, flush=True)
     print(f"{tag}: {n_seeds} seeds in {t_total.seconds:.1f}s")

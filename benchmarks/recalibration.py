@@ -40,6 +40,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _provenance import Clock, provenance  # noqa: E402
 from _second_order_common import (  # noqa: E402
     MixtureProblem,
     SechGroundTruth,
@@ -100,6 +101,7 @@ def main(argv=None):
     grid_shape = (257, 65) if quick else (1025, 257)
     tag = "recalibration_quick" if quick else "recalibration"
 
+    clock = Clock()
     problem = MixtureProblem(seed=args.seed)
     with Timer() as t_total:
         rng = np.random.default_rng(args.seed + 1)
@@ -187,7 +189,15 @@ def main(argv=None):
         "n_jobs": args.n_jobs,
     }
     os.makedirs(args.out, exist_ok=True)
-    write_json(os.path.join(args.out, tag + ".json"), payload)
+    config = {"quick": quick, "bandwidth": h, "n_seeds": n_seeds, "n_cal": n_cal, "n_test": n_test}
+    config.update(
+        degree=12, alpha=1e-12, grid=grid_shape, sobol_log2=sobol_log2, seed=args.seed, n_jobs=args.n_jobs
+    )
+    write_json(
+        os.path.join(args.out, tag + ".json"),
+        payload,
+        provenance=provenance(__file__, argv, config=config, clock=clock),
+    )
     plot(res[0]["scatter"], payload, os.path.join(args.out, tag + ".png"))
     print(f"{tag}: {n_seeds} seeds in {t_total.seconds:.1f}s")
     print(f"  ground truth CE2 replicates {ce2_reps} (diff {abs(ce2_reps[0] - ce2_reps[1]):.2e})")

@@ -21,7 +21,6 @@ Outputs ``speed_ce2_baselines.json`` and ``speed_ce2_baselines.png`` in ``--out`
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -33,6 +32,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from _provenance import args_config, provenance, write_json  # noqa: E402
 
 FULL_N = [2_000, 5_000, 10_000, 20_000, 50_000]
 QUICK_N = [300, 1_000]
@@ -132,7 +133,11 @@ def main(argv=None):
         "total_seconds": total,
         "rows": rows,
     }
-    (out / "speed_ce2_baselines.json").write_text(json.dumps(result, indent=2))
+    write_json(
+        out / "speed_ce2_baselines.json",
+        result,
+        provenance=provenance(__file__, argv, config=args_config(args, ns=ns), wall_time_s=total),
+    )
     plot(rows, out / "speed_ce2_baselines.png")
     for r in rows:
         print(

@@ -38,6 +38,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from _provenance import args_config, provenance, write_json  # noqa: E402
 
 FULL = {"dense_n": 50_000, "dense_degree": 44, "large_n": 1_000_000, "large_degree": 44, "grid_n": 20_000}
 QUICK = {"dense_n": 3_000, "dense_degree": 10, "large_n": 20_000, "large_degree": 10, "grid_n": 1_500}
@@ -275,8 +277,16 @@ def main(argv=None):
     results["machine"]["load_after"] = load_average()
     results["total_time_s"] = time.perf_counter() - t_start
     args.out.mkdir(parents=True, exist_ok=True)
-    with open(args.out / "speed_second_order.json", "w") as fh:
-        json.dump(results, fh, indent=2)
+    write_json(
+        args.out / "speed_second_order.json",
+        results,
+        provenance=provenance(
+            __file__,
+            argv,
+            config=args_config(args, sizes=sizes, degrees=degrees),
+            wall_time_s=results["total_time_s"],
+        ),
+    )
     plot(results, args.out / "speed_second_order.png")
     print(f"wrote {args.out / 'speed_second_order.json'} and .png in {results['total_time_s']:.1f} s")
     return 0

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -39,6 +40,9 @@ from scipy.stats import spearmanr
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run from a checkout without installing
     sys.path.insert(0, str(REPO))
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from _provenance import Clock, provenance, write_json  # noqa: E402
 
 from skcal.temperature import apply_temperature, fit_temperature  # noqa: E402
 from skcal.truthful import (  # noqa: E402
@@ -62,11 +66,20 @@ MEASURES = {
 BIN_PAIRS = ((2000, 20), (2000, 5), (20, 5))
 
 
-def _measures(y, P):
+#: The paper's protocol (SPEC 6.6): ConfECE on fixed-width bins, the squared measures on
+#: quantile bins. ``--conf-ece-bins quantile`` bins ConfECE by quantile too (skcal 0.1's runs).
+PAPER_CONF_ECE_BINS = "uniform"
+
+
+def _bin_strategy(name, conf_ece_bins):
+    return conf_ece_bins if name == "ConfECE" else "quantile"
+
+
+def _measures(y, P, conf_ece_bins=PAPER_CONF_ECE_BINS):
     out = {}
     for name, f in MEASURES.items():
         for b in BINS:
-            out[f"{name}@{b}"] = f(y, P, n_bins=b, strategy="quantile")
+            out[f"{name}@{b}"] = f(y, P, n_bins=b, strategy=_bin_strategy(name, conf_ece_bins))
     out["error"] = float(np.mean(P.argmax(axis=1) != y))
     out["confidence_proper_loss"] = confidence_proper_loss(y, P)
     out["brier_over_k"] = brier_over_k(y, P)
@@ -117,7 +130,7 @@ def _softmax_rows(P):
     return P / P.sum(axis=1, keepdims=True)
 
 
-def _run_real_model(model, eval_idx, cal_idx, max_eval):
+def _run_real_model(model, eval_idx, cal_idx, max_eval, conf_ece_bins=PAPER_CONF_ECE_BINS):
     with np.load(model["path"]) as z:
         arrays = {k: z[k] for k in z.files}
     y_test = arrays["y_test"].astype(np.intp)
@@ -140,8 +153,8 @@ def _run_real_model(model, eval_idx, cal_idx, max_eval):
     y = y_test[idx]
     P_after = apply_temperature(logits_test[idx], T)
     t0 = time.perf_counter()
-    before = _measures(y, P_before[idx])
-    after = _measures(y, P_after)
+    before = _measures(y, P_before[idx], conf_ece_bins)
+    after = _measures(y, P_after, conf_ece_bins)
     t_measure = time.perf_counter() - t0
     return {
         "file": model["file"],
@@ -161,7 +174,7 @@ def _run_real_model(model, eval_idx, cal_idx, max_eval):
     }
 
 
-def run_real(data, *, quick, n_jobs, seed):
+def run_real(data, *, quick, n_jobs, seed, conf_ece_bins=PAPER_CONF_ECE_BINS):
     models = _real_models(data)
     if not models:
         raise FileNotFoundError(f"No manifest.json with models found under {data}.")
@@ -177,7 +190,7 @@ def run_real(data, *, quick, n_jobs, seed):
     cal_idx, eval_idx = np.sort(perm[:3000]), np.sort(perm[3000:])
     max_eval = 1500 if quick else None
     results = Parallel(n_jobs=n_jobs)(
-        delayed(_run_real_model)(m, eval_idx, cal_idx, max_eval) for m in models
+        delayed(_run_real_model)(m, eval_idx, cal_idx, max_eval, conf_ece_bins) for m in models
     )
     summary = {}
     for ds in sorted({r["dataset"] for r in results}):
@@ -235,7 +248,7 @@ def _digits_models(quick):
     return models
 
 
-def _run_digits_seed(seed, quick):
+def _run_digits_seed(seed, quick, conf_ece_bins=PAPER_CONF_ECE_BINS):
     import warnings
 
     from sklearn.calibration import CalibratedClassifierCV
@@ -262,8 +275,8 @@ def _run_digits_seed(seed, quick):
                 "model": name,
                 "temperature": float(1.0 / beta),
                 "n_eval": int(len(y_te)),
-                "before": _measures(y_te, clf.predict_proba(X_te)),
-                "after": _measures(y_te, cal.predict_proba(X_te)),
+                "before": _measures(y_te, clf.predict_proba(X_te), conf_ece_bins),
+                "after": _measures(y_te, cal.predict_proba(X_te), conf_ece_bins),
             }
         )
     return rows
@@ -276,9 +289,9 @@ def _mean_sd(values):
     return {"mean": float(v.mean()), "sd": float(v.std(ddof=1)) if v.size > 1 else 0.0, "n": int(v.size)}
 
 
-def run_digits(*, quick, n_jobs, seed):
+def run_digits(*, quick, n_jobs, seed, conf_ece_bins=PAPER_CONF_ECE_BINS):
     seeds = [seed] if quick else [seed + i for i in range(5)]
-    per_seed = Parallel(n_jobs=n_jobs)(delayed(_run_digits_seed)(s, quick) for s in seeds)
+    per_seed = Parallel(n_jobs=n_jobs)(delayed(_run_digits_seed)(s, quick, conf_ece_bins) for s in seeds)
     rows = [r for rs in per_seed for r in rs]
     summary = {}
     for phase in ("before", "after"):
@@ -337,21 +350,23 @@ def _closed_forms(Q, P):
     return out
 
 
-def _simulate_draw(Q, reports, seed):
+def _simulate_draw(Q, reports, seed, conf_ece_bins=PAPER_CONF_ECE_BINS):
     rng = np.random.default_rng(seed)
     cdf = np.cumsum(Q, axis=1)
     y = (rng.random((Q.shape[0], 1)) > cdf).sum(axis=1)
     y = np.minimum(y, Q.shape[1] - 1)
-    return {name: _measures(y, P) for name, P in reports.items()}
+    return {name: _measures(y, P, conf_ece_bins) for name, P in reports.items()}
 
 
-def run_simulation(*, quick, n_jobs, seed):
+def run_simulation(*, quick, n_jobs, seed, conf_ece_bins=PAPER_CONF_ECE_BINS):
     n, k, draws = (800, 10, 8) if quick else (5000, 10, 200)
     rng = np.random.default_rng(seed)
     Q = _posteriors(n, k, rng)
     reports = _strategies(Q)
     exact = {name: _closed_forms(Q, P) for name, P in reports.items()}
-    sims = Parallel(n_jobs=n_jobs)(delayed(_simulate_draw)(Q, reports, seed + 1 + i) for i in range(draws))
+    sims = Parallel(n_jobs=n_jobs)(
+        delayed(_simulate_draw)(Q, reports, seed + 1 + i, conf_ece_bins) for i in range(draws)
+    )
     mc = {}
     for name in reports:
         keys = sims[0][name].keys()
@@ -551,7 +566,14 @@ def main(argv=None):
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-real", action="store_true", help="run without the real model outputs")
+    parser.add_argument(
+        "--conf-ece-bins",
+        choices=("uniform", "quantile"),
+        default=PAPER_CONF_ECE_BINS,
+        help="ConfECE bins: fixed-width as in the paper (default) or quantile like the squared measures",
+    )
     args = parser.parse_args(argv)
+    clock = Clock()
     if not args.skip_real and not args.data.is_dir():
         raise SystemExit(
             f"error: the real classifier outputs were not found at {args.data}. Pass --data "
@@ -564,28 +586,35 @@ def main(argv=None):
             "quick": args.quick,
             "seed": args.seed,
             "bins": list(BINS),
-            "strategy": "quantile",
-            "data": None if args.skip_real else str(args.data),
+            "strategy": {name: _bin_strategy(name, args.conf_ece_bins) for name in MEASURES},
+            # relative to the repository, so no machine's absolute path is stored
+            "data": None if args.skip_real else os.path.relpath(args.data, REPO),
         }
     }
     timings = {}
     if not args.skip_real:
         t = time.perf_counter()
-        result["real"] = run_real(args.data, quick=args.quick, n_jobs=args.n_jobs, seed=args.seed)
+        result["real"] = run_real(
+            args.data, quick=args.quick, n_jobs=args.n_jobs, seed=args.seed, conf_ece_bins=args.conf_ece_bins
+        )
         timings["real"] = time.perf_counter() - t
     t = time.perf_counter()
-    result["digits"] = run_digits(quick=args.quick, n_jobs=args.n_jobs, seed=args.seed)
+    result["digits"] = run_digits(
+        quick=args.quick, n_jobs=args.n_jobs, seed=args.seed, conf_ece_bins=args.conf_ece_bins
+    )
     timings["digits"] = time.perf_counter() - t
     t = time.perf_counter()
-    result["simulation"] = run_simulation(quick=args.quick, n_jobs=args.n_jobs, seed=args.seed)
+    result["simulation"] = run_simulation(
+        quick=args.quick, n_jobs=args.n_jobs, seed=args.seed, conf_ece_bins=args.conf_ece_bins
+    )
     timings["simulation"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
     result["seconds"] = timings
     stem = "truthful_bins_quick" if args.quick else "truthful_bins"
     json_path = args.out / f"{stem}.json"
-    json_path.write_text(json.dumps(result, indent=1))
     result["figures"] = _figures(result, args.out, stem)
-    json_path.write_text(json.dumps(result, indent=1))
+    config = {**result["config"], "n_jobs": args.n_jobs}
+    write_json(json_path, result, provenance=provenance(__file__, argv, config=config, clock=clock))
     (args.out / f"{stem}.md").write_text(render_markdown(result))
     print(f"wrote {json_path} and {len(result['figures'])} figures in {timings['total']:.1f} s")
     return result

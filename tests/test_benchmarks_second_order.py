@@ -42,8 +42,8 @@ def test_ce2_degree_guard_quick(tmp_path):
     finally:
         sys.path.pop(0)
     assert ce2_degree_guard.main(["--quick", "--out", str(tmp_path)]) == 0
-    out = json.loads((tmp_path / "ce2_degree_guard.json").read_text())
-    assert (tmp_path / "ce2_degree_guard.png").exists()
+    out = json.loads((tmp_path / "ce2_degree_guard_quick.json").read_text())
+    assert (tmp_path / "ce2_degree_guard_quick.png").exists()
     summ = out["summary"]["5000"]
     # fewer samples per feature -> higher degree
     assert summ["guard_30"]["degree"][0] > summ["guard_100"]["degree"][0] > summ["guard_300"]["degree"][0]
