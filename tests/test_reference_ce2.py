@@ -173,3 +173,55 @@ def test_ensemble_moments_bagging():
     bag = BaggingClassifier(LogisticRegression(), n_estimators=6, random_state=0).fit(X, y)
     probs = np.column_stack([est.predict_proba(X)[:, 1] for est in bag.estimators_])
     np.testing.assert_allclose(skcal.EnsembleMoments(bag).fit_transform(X), R.ensemble_moments(probs), atol=1e-12)
+
+
+# ---------------------------------------------------------------- degree rule and selection
+@pytest.mark.parametrize("basis", ["tensor", "total", "1d"])
+@pytest.mark.parametrize("spf", [100, 10, None])
+def test_auto_degree(basis, spf):
+    for n in [1, 2, 10, 100, 1000, 20000, 10**6]:
+        for h in [2**-10, 1 / 64, 1 / 16, 1 / 4, 1.0]:
+            assert skcal.auto_degree(n, h, basis=basis, samples_per_feature=spf) == R.auto_degree(n, h, basis, spf)
+    # the paper's caps (SPEC 2)
+    assert R.auto_degree(10**9, 1 / 16, basis, None) == 44 and R.auto_degree(10**9, 1 / 64, basis, None) == 88
+
+
+def test_ce2_score_auto_degree():
+    S, Y, _ = _data(2, n=1600, k=2)
+    for h in (1 / 4, 1 / 64):
+        deg = R.auto_degree(len(S), h)
+        res = skcal.ce2_details(Y, S, bandwidth=h)
+        assert res.degree == deg
+        assert res.ce2 == pytest.approx(R.ce2_hat(Y, S, deg, 1e-6)[0], abs=1e-8)
+
+
+def test_ce2_cv_selection_with_explicit_folds():
+    """The CV criterion: mean over folds of the held-out MSE of both regressions. skcal uses the
+    raw (unclipped) polynomials here (the SPEC only says 'squared error of both moment
+    regressions'); the clipped variant differs in the 3rd digit on this sample."""
+    from sklearn.model_selection import KFold
+    S, Y, _ = _data(5, n=400, k=3)
+    degrees, alphas = [1, 2, 4], [1e-4, 1e-1]
+    table, best = R.cv_select(Y, S, degrees, alphas, list(KFold(3).split(S)))
+    res = skcal.ce2_details(Y, S, degree=degrees, alphas=alphas, cv=KFold(3))
+    got = {(int(d), float(a)): v for d, a, v in zip(res.cv_results["degree"], res.cv_results["alpha"],
+                                                    res.cv_results["mean_test_mse"])}
+    for d, a, v in table:
+        assert got[(d, a)] == pytest.approx(v, abs=1e-9)
+    assert (res.degree, res.alpha) == best[:2]
+    assert res.ce2 == pytest.approx(R.ce2_hat(Y, S, best[0], best[1])[0], abs=1e-8)  # refit on all data
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ce1_score_fixed_degree(seed):
+    S, Y, rng = _data(seed, k=2, nan=False)
+    y = Y[:, 0].astype(int)
+    m = S[:, 0]
+    model = R.DenseRidge(4, 1e-5).fit(m[:, None], y.astype(float))
+    ref = np.mean(np.abs(np.clip(model.predict(m[:, None])[:, 0], 0, 1) - m))
+    assert skcal.ce1_score(y, m, degree=4, alpha=1e-5) == pytest.approx(ref, abs=1e-9)
+    # with snapshots, t1 is the target
+    t1, _ = R.snapshot_targets(Y)
+    model = R.DenseRidge(4, 1e-5).fit(m[:, None], t1)
+    ref = np.mean(np.abs(np.clip(model.predict(m[:, None])[:, 0], 0, 1) - m))
+    assert skcal.ce1_score(Y, m, degree=4, alpha=1e-5) == pytest.approx(ref, abs=1e-9)

@@ -98,7 +98,7 @@ def test_scdl_max_bins_rounded_down_to_power_of_two():
     assert curve.n_bins.tolist() == [2, 4, 8]
 
 
-@pytest.mark.parametrize("T", [2, 5, 30, 100, 1000, 5000])
+@pytest.mark.parametrize("T", [1, 2, 5, 30, 100, 1000, 5000])
 def test_scdl_default_grids(T):
     rng = np.random.default_rng(T)
     p = rng.uniform(size=T)

@@ -103,3 +103,48 @@ def ensemble_moments(prob_columns):
     m = P.sum(axis=1) / M
     var = ((P - m[:, None]) ** 2).sum(axis=1) / (M - 1)
     return np.column_stack([m, np.clip(var, 0.0, m * (1 - m))])
+
+
+def n_features(degree, basis):
+    if basis == "tensor":
+        return (degree + 1) ** 2
+    if basis == "total":
+        return (degree + 1) * (degree + 2) // 2
+    return degree + 1  # "1d"
+
+
+def auto_degree(n, h, basis="tensor", samples_per_feature=100):
+    """SPEC 2: l = ceil(2 log n / log theta), theta = h pi + sqrt(h^2 pi^2 + 1), capped.
+    skcal's documented caps (the SPEC leaves them open beyond 44 at h=1/16 and 88 at h=1/64):
+    ceil(11 / sqrt(h)), at most 88 for the 2-D bases; then lowered until the basis has at most
+    n / samples_per_feature features; at least 1."""
+    import math
+    theta = h * math.pi + math.sqrt(h * h * math.pi * math.pi + 1)
+    l = math.ceil(2 * math.log(n) / math.log(theta)) if n > 1 else 1
+    cap = math.ceil(11 / math.sqrt(h))
+    if basis != "1d":
+        cap = min(cap, 88)
+    l = min(l, cap)
+    if samples_per_feature is not None:
+        while l > 1 and n_features(l, basis) > n / samples_per_feature:
+            l -= 1
+    return max(l, 1)
+
+
+def cv_select(Y, S, degrees, alphas, folds, basis="tensor", clip=False):
+    """For each (degree, alpha): mean over folds of the held-out mean squared error of both
+    moment regressions (t1 and t2), fitted on the training part; returns (table, best)."""
+    t = np.column_stack(snapshot_targets(Y))
+    table = []
+    for deg in degrees:
+        for a in alphas:
+            errs = []
+            for train, test in folds:
+                model = DenseRidge(deg, a, basis).fit(S[train], t[train])
+                pred = model.predict(S[test])
+                if clip:
+                    pred = np.clip(pred, 0, 1)
+                errs.append(np.mean((t[test, 0] - pred[:, 0]) ** 2) + np.mean((t[test, 1] - pred[:, 1]) ** 2))
+            table.append((deg, a, float(np.mean(errs))))
+    best = min(table, key=lambda r: r[2])
+    return table, best

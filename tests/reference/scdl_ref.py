@@ -60,7 +60,7 @@ def default_grids(T):
     while m * np.log(m) <= np.sqrt(T):
         grids.append(m)
         m *= 2
-    return grids
+    return grids or [2]  # skcal's documented convention: m = 2 is always allowed
 
 
 def cutoff_error(y, p, sample_weight=None):
