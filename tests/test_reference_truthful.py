@@ -164,3 +164,81 @@ def test_docstring_examples_with_reference():
     assert R.conf_ce_corr([0, 1, 2, 1], Pd, 2, "quantile") == pytest.approx(0.07875)
     assert R.classwise_lince([0, 1, 2, 1], Pd, 2, "quantile") == pytest.approx(0.036667, abs=1e-6)
     assert R.lince([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1], R.quantile_bins([0.2, 0.4, 0.6, 0.8], 2)) == pytest.approx(0.02)
+
+
+# ---------------------------------------------------------------- SPEC 5 expectations
+def _qp(seed):
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(1, 5)), int(rng.integers(2, 4))
+    Q = rng.dirichlet(np.ones(k), size=n)
+    P = rng.dirichlet(np.ones(k), size=n)
+    return Q, P
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+def test_truthful_decomposition_against_enumeration(seed, strategy):
+    Q, P = _qp(seed)
+    n = len(Q)
+    nb = 2
+    e_corr = R.expectation_by_enumeration(lambda y, P_: R.conf_ce_corr(y, P_, nb, strategy), Q, P)
+    out = skcal.truthful_decomposition(Q, P, measure="truthful_conf_ce", n_bins=nb, strategy=strategy)
+    assert out["expected_cal"] == pytest.approx(e_corr, abs=1e-12)
+    e_loss = R.expectation_by_enumeration(lambda y, P_: R.confidence_proper_loss(y, P_), Q, P)
+    assert out["expected_proper_loss"] == pytest.approx(e_loss, abs=1e-12)
+    # SPEC 5: E = bias + (1/n^2) sum_i (1 - s_i^2), s_i the true probability of the reported top class
+    r, c, _ = R.top_label(np.zeros(n, dtype=int), P)
+    s = Q[np.arange(n), r]
+    ids = R.bins(c, nb, strategy)
+    bias = sum(np.sum((c - s)[ids == b]) ** 2 for b in set(ids.tolist())) / n**2
+    assert e_corr == pytest.approx(bias + np.sum(1 - s**2) / n**2, abs=1e-12)
+    e_cw = R.expectation_by_enumeration(lambda y, P_: R.classwise_lince(y, P_, nb, strategy), Q, P)
+    out = skcal.truthful_decomposition(Q, P, measure="classwise_lince", n_bins=nb, strategy=strategy)
+    assert out["expected_cal"] == pytest.approx(e_cw, abs=1e-12)
+    e_brier = R.expectation_by_enumeration(lambda y, P_: R.brier_over_k(y, P_), Q, P)
+    assert out["expected_proper_loss"] == pytest.approx(e_brier, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_honest_reports_minimise_expected_truthful_errors(seed):
+    Q, _ = _qp(seed)
+    rng = np.random.default_rng(seed + 100)
+    for strategy in ("uniform", "quantile"):
+        honest_corr = R.expectation_by_enumeration(lambda y, P_: R.conf_ce_corr(y, P_, 2, strategy), Q, Q)
+        honest_cw = R.expectation_by_enumeration(lambda y, P_: R.classwise_lince(y, P_, 2, strategy), Q, Q)
+        for _ in range(4):
+            P = rng.dirichlet(np.ones(Q.shape[1]), size=len(Q))
+            assert honest_corr <= R.expectation_by_enumeration(
+                lambda y, P_: R.conf_ce_corr(y, P_, 2, strategy), Q, P) + 1e-12
+            assert honest_cw <= R.expectation_by_enumeration(
+                lambda y, P_: R.classwise_lince(y, P_, 2, strategy), Q, P) + 1e-12
+
+
+def test_uncorrected_conf_ce_is_not_truthful():
+    """SPEC 5: a flatter report moving the top label to a class far from 1/2 lowers ConfCE."""
+    Q = np.array([[0.5, 0.45, 0.05]])
+    flat = np.array([[0.33, 0.33, 0.34]])
+    labels = [0, 1, 2]
+    honest = R.expectation_by_enumeration(lambda y, P_: R.conf_ce(y, P_, 1, "uniform"), Q, Q)
+    cheat = R.expectation_by_enumeration(lambda y, P_: R.conf_ce(y, P_, 1, "uniform"), Q, flat)
+    assert cheat < honest
+    skc = lambda P_: sum(Q[0, y] * skcal.conf_ce([y], P_, n_bins=1, labels=labels) for y in range(3))  # noqa: E731
+    assert skc(flat) == pytest.approx(cheat, abs=1e-12) and skc(Q) == pytest.approx(honest, abs=1e-12)
+    corr = lambda P_: R.expectation_by_enumeration(lambda y, P2: R.conf_ce_corr(y, P2, 1, "uniform"), Q, P_)  # noqa: E731
+    assert corr(Q) < corr(flat)
+
+
+@settings(**SETTINGS)
+@given(case=BIN_CASES)
+def test_classwise_ece(case):
+    seed, strategy, n_bins, weighted = case
+    y, P, w = _multiclass(seed, weighted)
+    ww = np.ones(len(y)) if w is None else w
+    ref = 0.0
+    for r in range(P.shape[1]):
+        ids = R.bins(P[:, r], n_bins, strategy)
+        res = ww * (P[:, r] - (y == r))
+        ref += sum(abs(res[ids == b].sum()) for b in set(ids.tolist())) / ww.sum()
+    ref /= P.shape[1]
+    got = skcal.classwise_ece(y, P, n_bins=n_bins, strategy=strategy, sample_weight=w, labels=list(range(P.shape[1])))
+    assert got == pytest.approx(ref, **TOL)

@@ -118,3 +118,16 @@ def confidence_proper_loss(y, P, sample_weight=None):
     _, c, z = top_label(y, P)
     w = _w(len(c), sample_weight)
     return np.sum(w * (1 - z + (c - z) ** 2)) / w.sum()
+
+
+def expectation_by_enumeration(measure, Q, P):
+    """E over independent labels y_i ~ Q_i of measure(y) (all k^n label vectors enumerated)."""
+    import itertools
+    Q = np.asarray(Q, dtype=float)
+    n, k = Q.shape
+    total = 0.0
+    for ys in itertools.product(range(k), repeat=n):
+        prob = np.prod([Q[i, ys[i]] for i in range(n)])
+        if prob > 0:
+            total += prob * measure(np.array(ys), P)
+    return total
