@@ -272,3 +272,36 @@ def test_auto_rounder_bound(seed):
         U = _utility(rng, k)
         sr = R.swap_regret_bruteforce(y, R.rounded_action_proba(p, U, m), U)
         assert sr <= 4 * ref_scdl + 1e-12
+
+
+# ---------------------------------------------------------------- rounding draws, smECE
+def test_rounder_transform_is_expectation_preserving_rounding():
+    rng = np.random.default_rng(0)
+    p = np.concatenate([[0.0, 1.0, 0.25, 0.5], rng.uniform(size=6)])
+    m = 4
+    reps = 4000
+    X = np.repeat(p, reps)
+    rounder = skcal.SoftBinRounder(n_bins=m, random_state=1).fit(X)
+    r = rounder.transform(X)[:, 0].reshape(len(p), reps)
+    W = R.soft_bin_weights(p, m)
+    for s in range(len(p)):
+        vals, counts = np.unique(np.round(r[s] * m).astype(int), return_counts=True)
+        assert set(vals) <= set(np.flatnonzero(W[s] > 0))  # only the neighbouring grid points
+        freq = np.zeros(m + 1)
+        freq[vals] = counts / reps
+        assert np.all(np.abs(freq - W[s]) <= 4.5 * np.sqrt(W[s] * (1 - W[s]) / reps) + 1e-12)
+    U = np.array([[0.2, 0.9], [0.7, 0.1], [0.5, 0.5]])
+    acts = rounder.decide(X, U)
+    expect = np.array([R.best_response(v, U) for v in rounder.transform(X)[:, 0]])
+    np.testing.assert_array_equal(acts, expect)
+
+
+def test_smooth_ece_matches_relplot():
+    relplot = pytest.importorskip("relplot")
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        p = rng.uniform(size=300)
+        if seed % 2:
+            p = np.round(p, 1)
+        y = (rng.uniform(size=300) < p**2).astype(int)
+        assert skcal.smooth_ece(y, p) == pytest.approx(float(relplot.smECE(p, y)), abs=1e-9)

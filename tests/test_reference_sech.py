@@ -98,3 +98,16 @@ def test_sample_ks_mixed_scores():
     draws = skcal.sech_sample(s, h, random_state=7)
     u = np.array([R.cdf_vectorised_spec(d, si, h) for d, si in zip(draws, s)])
     assert stats.kstest(u, "uniform").pvalue > 1e-3
+
+
+def test_sech_perturber_coordinatewise_on_the_rectangle():
+    """SPEC 1: (m, sigma2) perturbed independently, m on [0, 1] and sigma2 on [0, 1/4]."""
+    n, h = 3000, 0.05
+    S = np.column_stack([np.full(n, 0.9), np.full(n, 0.24)])  # sigma2 > m(1 - m): infeasible allowed
+    out = skcal.SechPerturber(bandwidth=h, random_state=0).fit_transform(S)
+    assert out[:, 0].min() >= 0 and out[:, 0].max() <= 1 and out[:, 1].min() >= 0 and out[:, 1].max() <= 0.25
+    assert stats.kstest(out[:, 0], lambda t: R.cdf_vectorised_spec(t, 0.9, h, 0.0, 1.0)).pvalue > 1e-3
+    assert stats.kstest(out[:, 1], lambda t: R.cdf_vectorised_spec(t, 0.24, h, 0.0, 0.25)).pvalue > 1e-3
+    assert abs(stats.spearmanr(out[:, 0], out[:, 1])[0]) < 0.06  # independent coordinates
+    one = skcal.SechPerturber(bandwidth=h, random_state=0).fit_transform(np.full((n, 1), 0.0))
+    assert stats.kstest(one[:, 0], lambda t: R.cdf_vectorised_spec(t, 0.0, h)).pvalue > 1e-3
