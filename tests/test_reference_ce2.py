@@ -225,3 +225,29 @@ def test_ce1_score_fixed_degree(seed):
     model = R.DenseRidge(4, 1e-5).fit(m[:, None], t1)
     ref = np.mean(np.abs(np.clip(model.predict(m[:, None])[:, 0], 0, 1) - m))
     assert skcal.ce1_score(Y, m, degree=4, alpha=1e-5) == pytest.approx(ref, abs=1e-9)
+
+
+# ---------------------------------------------------------------- SPEC 2 baselines (fixed c)
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("c", [0.25, 1.0, 4.0])
+@pytest.mark.parametrize("one_d", [False, True])
+def test_baseline_ce2_fixed_c(seed, c, one_d):
+    from skcal.ce2_baselines import baseline_ce2
+    S, Y, rng = _data(seed, n=120)
+    S = np.column_stack([rng.uniform(size=len(S)), rng.uniform(0, 0.25, size=len(S))])  # off cell edges
+    if one_d:
+        S = S[:, :1]
+    t1, t2 = R.snapshot_targets(Y)
+    h = 1 / 16
+    ref, K, e1, e2 = R.bucketing_ce2(S, t1, t2, h, c)
+    got = baseline_ce2(S, t1, t2, method="bucketing", bandwidth=h, c=c)
+    assert got["n_cells"] == K
+    np.testing.assert_allclose(got["eta1"], e1, atol=1e-12)
+    np.testing.assert_allclose(got["eta2"], e2, atol=1e-12)
+    assert got["ce2"] == pytest.approx(ref, abs=1e-12)
+    ref, b, e1, e2 = R.nadaraya_watson_ce2(S, t1, t2, h, c)
+    got = baseline_ce2(S, t1, t2, method="nadaraya_watson", bandwidth=h, c=c)
+    assert got["kernel_bandwidth"] == pytest.approx(b, rel=1e-12)
+    np.testing.assert_allclose(got["eta1"], e1, atol=1e-10)
+    np.testing.assert_allclose(got["eta2"], e2, atol=1e-10)
+    assert got["ce2"] == pytest.approx(ref, abs=1e-10)
