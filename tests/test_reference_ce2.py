@@ -251,3 +251,17 @@ def test_baseline_ce2_fixed_c(seed, c, one_d):
     np.testing.assert_allclose(got["eta1"], e1, atol=1e-10)
     np.testing.assert_allclose(got["eta2"], e2, atol=1e-10)
     assert got["ce2"] == pytest.approx(ref, abs=1e-10)
+
+
+def test_bucketing_points_on_cell_edges():
+    """Scores exactly on inner cell edges (0.5 of K = 2) and on the ends: with the reference's
+    left-closed cells (last one closed) skcal agrees."""
+    from skcal.ce2_baselines import baseline_ce2
+    S = np.array([[0.5, 0.125], [0.4, 0.1], [0.6, 0.2], [0.5, 0.0], [1.0, 0.25], [0.0, 0.0]])
+    t1 = np.array([1, 0, 0.5, 1, 0, 1.0])
+    t2 = t1 * 0.5
+    ref, K, e1, e2 = R.bucketing_ce2(S, t1, t2, 0.25, 0.25)
+    got = baseline_ce2(S, t1, t2, method="bucketing", bandwidth=0.25, c=0.25)
+    assert K == got["n_cells"] == 2
+    np.testing.assert_allclose(got["eta1"], e1, atol=1e-15)
+    assert got["ce2"] == pytest.approx(ref, abs=1e-15)
