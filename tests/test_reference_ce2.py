@@ -265,3 +265,23 @@ def test_bucketing_points_on_cell_edges():
     assert K == got["n_cells"] == 2
     np.testing.assert_allclose(got["eta1"], e1, atol=1e-15)
     assert got["ce2"] == pytest.approx(ref, abs=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_weighted_dual_min_norm_and_partial_fit(seed):
+    S, Y, rng = _data(seed, n=20, k=3)
+    w = rng.uniform(0.2, 3, size=20)
+    # d = 36 > n = 20 with weights: the dual form must give the weighted primal minimiser
+    assert skcal.ce2_score(Y, S, degree=5, alpha=1e-2, sample_weight=w) == pytest.approx(
+        R.ce2_hat(Y, S, 5, 1e-2, sample_weight=w)[0], abs=1e-9)
+    # alpha = 0 with d > n: the minimum-norm least-squares fit (pseudo-inverse)
+    t = np.column_stack(R.snapshot_targets(Y))
+    beta = np.linalg.pinv(R.design(S, 5)) @ t
+    S_new = np.column_stack([rng.uniform(size=5), rng.uniform(0, 0.25, size=5)])
+    cal = skcal.SecondOrderPlattCalibrator(degree=5, alpha=0).fit(S, Y)
+    np.testing.assert_allclose(cal.predict_moments(S_new, project=False), R.design(S_new, 5) @ beta, atol=1e-6)
+    # partial_fit in two batches = one fit on the concatenation (reference: one dense fit)
+    S2, Y2, _ = _data(seed + 50, n=60, k=3)
+    cal = skcal.SecondOrderPlattCalibrator(degree=3, alpha=1e-4)
+    cal.partial_fit(S2[:30], Y2[:30]).partial_fit(S2[30:], Y2[30:])
+    np.testing.assert_allclose(cal.transform(S_new), R.platt_transform(Y2, S2, S_new, 3, 1e-4)[0], atol=1e-10)

@@ -305,3 +305,13 @@ def test_smooth_ece_matches_relplot():
             p = np.round(p, 1)
         y = (rng.uniform(size=300) < p**2).astype(int)
         assert skcal.smooth_ece(y, p) == pytest.approx(float(relplot.smECE(p, y)), abs=1e-9)
+
+
+@settings(**SETTINGS)
+@given(seed=st.integers(0, 10**6))
+def test_spec_claim_scdl_m_non_decreasing_along_dyadic_grids(seed):
+    """SPEC 4 claims SCDL_{2m} >= SCDL_m; checked on the reference (and on skcal's curve)."""
+    y, p, w = _sample(seed, weighted=bool(seed % 2))
+    vals = [R.scdl_grid(y, p, m, w)[3] for m in (1, 2, 4, 8, 16)]
+    assert all(b >= a - 1e-12 for a, b in zip(vals, vals[1:]))
+    assert np.all(np.diff(skcal.scdl_curve(y, p, max_bins=16, sample_weight=w).scdl_m) >= -1e-12)
