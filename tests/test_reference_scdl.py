@@ -267,6 +267,7 @@ def test_auto_rounder_bound(seed):
     ref_scdl, m_star, _ = R.scdl(y, p, [2, 4, 8, 16])
     assert rounder.scdl_ == pytest.approx(ref_scdl, abs=1e-12)
     m = rounder.n_bins_
+    assert m == m_star
     assert 1 / m <= ref_scdl + 1e-12 and ref_scdl < 2 / m + 1e-12
     for k in (2, 3):
         U = _utility(rng, k)
