@@ -242,3 +242,22 @@ def test_classwise_ece(case):
     ref /= P.shape[1]
     got = skcal.classwise_ece(y, P, n_bins=n_bins, strategy=strategy, sample_weight=w, labels=list(range(P.shape[1])))
     assert got == pytest.approx(ref, **TOL)
+
+
+def test_labels_fix_the_column_order():
+    """`labels=` gives the class of each column (scikit-learn's convention)."""
+    y, P, w = _multiclass(21, weighted=True)
+    k = P.shape[1]
+    names = np.array([f"c{r}" for r in range(k)])
+    perm = np.random.default_rng(0).permutation(k)
+    Pp = P[:, perm]  # column j now holds class perm[j]
+    labels = names[perm]
+    for strategy in ("uniform", "quantile"):
+        assert skcal.classwise_lince(names[y], Pp, n_bins=3, strategy=strategy, sample_weight=w, labels=labels) == \
+            pytest.approx(R.classwise_lince(y, P, 3, strategy, w), **TOL)
+    assert skcal.brier_over_k(names[y], Pp, sample_weight=w, labels=labels) == pytest.approx(R.brier_over_k(y, P, w), **TOL)
+    # the top-label measures depend on ties through the column order, so compare on the permuted problem
+    inv = np.argsort(perm)
+    yp = inv[y]  # label index in the permuted column order
+    assert skcal.truthful_conf_ce(names[y], Pp, n_bins=3, sample_weight=w, labels=labels) == \
+        pytest.approx(R.conf_ce_corr(yp, Pp, 3, "quantile", w), **TOL)
