@@ -1,13 +1,16 @@
 """SPEC 0, 2, 3 references (tests/reference/ce2_ref.py) against skcal's CE2, Platt and ensembles."""
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
-
-import skcal
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from reference import ce2_ref as R
 
-SETTINGS = dict(max_examples=15, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow])
+import skcal
+
+SETTINGS = dict(
+    max_examples=15, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _data(seed, n=None, k=None, nan=True):
@@ -33,6 +36,7 @@ def _data(seed, n=None, k=None, nan=True):
 
 def test_snapshot_targets():
     from skcal.ce2 import snapshot_targets
+
     _, Y, _ = _data(0, n=50, k=5)
     t1, t2 = R.snapshot_targets(Y)
     got = snapshot_targets(Y)
@@ -57,8 +61,12 @@ def test_reference_design_is_chebyshev():
 
 
 @settings(**SETTINGS)
-@given(seed=st.integers(0, 10**6), degree=st.integers(1, 4), alpha=st.sampled_from([1e-6, 1e-3, 0.1, 1.0]),
-       weighted=st.booleans())
+@given(
+    seed=st.integers(0, 10**6),
+    degree=st.integers(1, 4),
+    alpha=st.sampled_from([1e-6, 1e-3, 0.1, 1.0]),
+    weighted=st.booleans(),
+)
 def test_ce2_score_fixed_degree(seed, degree, alpha, weighted):
     S, Y, rng = _data(seed)
     w = rng.uniform(0.2, 3.0, size=len(S)) if weighted else None
@@ -89,19 +97,31 @@ def test_ce2_dual_form_when_d_exceeds_n(seed):
     degree, alpha = 5, 1e-2  # d = 36 > n = 20
     t = np.column_stack(R.snapshot_targets(Y))
     primal = R.DenseRidge(degree, alpha).fit(S, t)
-    np.testing.assert_allclose(R.design(S, degree) @ R.dual_ridge(S, t, degree, alpha), primal.predict(S), atol=1e-9)
+    np.testing.assert_allclose(
+        R.design(S, degree) @ R.dual_ridge(S, t, degree, alpha), primal.predict(S), atol=1e-9
+    )
     ce2 = R.ce2_hat(Y, S, degree, alpha)[0]
     assert skcal.ce2_score(Y, S, degree=degree, alpha=alpha) == pytest.approx(ce2, abs=1e-7)
 
 
 @settings(**SETTINGS)
-@given(seed=st.integers(0, 10**6), degree=st.integers(1, 4), alpha=st.sampled_from([1e-8, 1e-4, 0.1]),
-       basis=st.sampled_from(["tensor", "total"]), weighted=st.booleans())
+@given(
+    seed=st.integers(0, 10**6),
+    degree=st.integers(1, 4),
+    alpha=st.sampled_from([1e-8, 1e-4, 0.1]),
+    basis=st.sampled_from(["tensor", "total"]),
+    weighted=st.booleans(),
+)
 def test_second_order_platt(seed, degree, alpha, basis, weighted):
     S, Y, rng = _data(seed)
     w = rng.uniform(0.2, 3.0, size=len(S)) if weighted else None
-    S_new = np.vstack([S[:5], [[0.0, 0.0], [1.0, 0.25], [0.5, 0.25], [0.02, 0.2]],
-                       np.column_stack([rng.uniform(size=8), rng.uniform(0, 0.25, size=8)])])
+    S_new = np.vstack(
+        [
+            S[:5],
+            [[0.0, 0.0], [1.0, 0.25], [0.5, 0.25], [0.02, 0.2]],
+            np.column_stack([rng.uniform(size=8), rng.uniform(0, 0.25, size=8)]),
+        ]
+    )
     out, moments, raw = R.platt_transform(Y, S, S_new, degree, alpha, basis, sample_weight=w)
     cal = skcal.SecondOrderPlattCalibrator(degree=degree, alpha=alpha, basis=basis).fit(S, Y, sample_weight=w)
     np.testing.assert_allclose(cal.transform(S_new), out, atol=1e-8)
@@ -140,6 +160,7 @@ def test_first_order_and_one_dimensional_platt(seed):
 def _members(seed):
     from sklearn.linear_model import LogisticRegression
     from sklearn.tree import DecisionTreeClassifier
+
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(80, 3))
     y = (X[:, 0] + rng.normal(size=80) > 0).astype(int)
@@ -167,12 +188,15 @@ def test_ensemble_moments(n_members):
 def test_ensemble_moments_bagging():
     from sklearn.ensemble import BaggingClassifier
     from sklearn.linear_model import LogisticRegression
+
     rng = np.random.RandomState(0)
     X = rng.normal(size=(120, 3))
     y = (X[:, 0] + rng.normal(size=120) > 0).astype(int)
     bag = BaggingClassifier(LogisticRegression(), n_estimators=6, random_state=0).fit(X, y)
     probs = np.column_stack([est.predict_proba(X)[:, 1] for est in bag.estimators_])
-    np.testing.assert_allclose(skcal.EnsembleMoments(bag).fit_transform(X), R.ensemble_moments(probs), atol=1e-12)
+    np.testing.assert_allclose(
+        skcal.EnsembleMoments(bag).fit_transform(X), R.ensemble_moments(probs), atol=1e-12
+    )
 
 
 # ---------------------------------------------------------------- degree rule and selection
@@ -181,7 +205,9 @@ def test_ensemble_moments_bagging():
 def test_auto_degree(basis, spf):
     for n in [1, 2, 10, 100, 1000, 20000, 10**6]:
         for h in [2**-10, 1 / 64, 1 / 16, 1 / 4, 1.0]:
-            assert skcal.auto_degree(n, h, basis=basis, samples_per_feature=spf) == R.auto_degree(n, h, basis, spf)
+            assert skcal.auto_degree(n, h, basis=basis, samples_per_feature=spf) == R.auto_degree(
+                n, h, basis, spf
+            )
     # the paper's caps (SPEC 2)
     assert R.auto_degree(10**9, 1 / 16, basis, None) == 44 and R.auto_degree(10**9, 1 / 64, basis, None) == 88
 
@@ -200,12 +226,17 @@ def test_ce2_cv_selection_with_explicit_folds():
     raw (unclipped) polynomials here (the SPEC only says 'squared error of both moment
     regressions'); the clipped variant differs in the 3rd digit on this sample."""
     from sklearn.model_selection import KFold
+
     S, Y, _ = _data(5, n=400, k=3)
     degrees, alphas = [1, 2, 4], [1e-4, 1e-1]
     table, best = R.cv_select(Y, S, degrees, alphas, list(KFold(3).split(S)))
     res = skcal.ce2_details(Y, S, degree=degrees, alphas=alphas, cv=KFold(3))
-    got = {(int(d), float(a)): v for d, a, v in zip(res.cv_results["degree"], res.cv_results["alpha"],
-                                                    res.cv_results["mean_test_mse"])}
+    got = {
+        (int(d), float(a)): v
+        for d, a, v in zip(
+            res.cv_results["degree"], res.cv_results["alpha"], res.cv_results["mean_test_mse"], strict=False
+        )
+    }
     for d, a, v in table:
         assert got[(d, a)] == pytest.approx(v, abs=1e-9)
     assert (res.degree, res.alpha) == best[:2]
@@ -233,6 +264,7 @@ def test_ce1_score_fixed_degree(seed):
 @pytest.mark.parametrize("one_d", [False, True])
 def test_baseline_ce2_fixed_c(seed, c, one_d):
     from skcal.ce2_baselines import baseline_ce2
+
     S, Y, rng = _data(seed, n=120)
     S = np.column_stack([rng.uniform(size=len(S)), rng.uniform(0, 0.25, size=len(S))])  # off cell edges
     if one_d:
@@ -257,6 +289,7 @@ def test_bucketing_points_on_cell_edges():
     """Scores exactly on inner cell edges (0.5 of K = 2) and on the ends: with the reference's
     left-closed cells (last one closed) skcal agrees."""
     from skcal.ce2_baselines import baseline_ce2
+
     S = np.array([[0.5, 0.125], [0.4, 0.1], [0.6, 0.2], [0.5, 0.0], [1.0, 0.25], [0.0, 0.0]])
     t1 = np.array([1, 0, 0.5, 1, 0, 1.0])
     t2 = t1 * 0.5
@@ -273,13 +306,16 @@ def test_weighted_dual_min_norm_and_partial_fit(seed):
     w = rng.uniform(0.2, 3, size=20)
     # d = 36 > n = 20 with weights: the dual form must give the weighted primal minimiser
     assert skcal.ce2_score(Y, S, degree=5, alpha=1e-2, sample_weight=w) == pytest.approx(
-        R.ce2_hat(Y, S, 5, 1e-2, sample_weight=w)[0], abs=1e-9)
+        R.ce2_hat(Y, S, 5, 1e-2, sample_weight=w)[0], abs=1e-9
+    )
     # alpha = 0 with d > n: the minimum-norm least-squares fit (pseudo-inverse)
     t = np.column_stack(R.snapshot_targets(Y))
     beta = np.linalg.pinv(R.design(S, 5)) @ t
     S_new = np.column_stack([rng.uniform(size=5), rng.uniform(0, 0.25, size=5)])
     cal = skcal.SecondOrderPlattCalibrator(degree=5, alpha=0).fit(S, Y)
-    np.testing.assert_allclose(cal.predict_moments(S_new, project=False), R.design(S_new, 5) @ beta, atol=1e-6)
+    np.testing.assert_allclose(
+        cal.predict_moments(S_new, project=False), R.design(S_new, 5) @ beta, atol=1e-6
+    )
     # partial_fit in two batches = one fit on the concatenation (reference: one dense fit)
     S2, Y2, _ = _data(seed + 50, n=60, k=3)
     cal = skcal.SecondOrderPlattCalibrator(degree=3, alpha=1e-4)

@@ -1,13 +1,16 @@
 """SPEC 4 references (tests/reference/scdl_ref.py) against skcal's public SCDL functions."""
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
-
-import skcal
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from reference import scdl_ref as R
 
-SETTINGS = dict(max_examples=40, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow])
+import skcal
+
+SETTINGS = dict(
+    max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _sample(seed, n=None, weighted=False):
@@ -74,7 +77,7 @@ def _check_curve(y, p, w, max_bins):
     assert skcal.scdl_score(y, p, max_bins=max_bins, sample_weight=w) == pytest.approx(ref_scdl, abs=1e-12)
     # m* is the smallest m attaining the minimum (docstring convention; SPEC only says "inf")
     objs = [max(R.scdl_grid(y, p, m, w)[3], 1 / m) for m in grids]
-    m_star = next(m for m, o in zip(grids, objs) if o <= min(objs) + 1e-12)
+    m_star = next(m for m, o in zip(grids, objs, strict=False) if o <= min(objs) + 1e-12)
     assert curve.selected_n_bins == m_star == ref_m
 
 
@@ -114,7 +117,7 @@ def test_scdl_default_grids_kish():
     p = rng.uniform(size=400)
     y = (rng.uniform(size=400) < p).astype(int)
     w = rng.uniform(0, 1, size=400) ** 3
-    T = w.sum() ** 2 / (w ** 2).sum()
+    T = w.sum() ** 2 / (w**2).sum()
     curve = skcal.scdl_curve(y, p, sample_weight=w)
     assert curve.n_bins.tolist() == R.default_grids(T)
 
@@ -179,6 +182,7 @@ def test_binned_ece_quantile(seed, n_bins):
 
 def test_binned_ece_matches_sklearn_calibration_curve():
     from sklearn.calibration import calibration_curve
+
     rng = np.random.default_rng(1)
     p = np.round(rng.uniform(size=200), 2)
     y = (rng.uniform(size=200) < p).astype(int)
@@ -314,5 +318,5 @@ def test_spec_claim_scdl_m_non_decreasing_along_dyadic_grids(seed):
     """SPEC 4 claims SCDL_{2m} >= SCDL_m; checked on the reference (and on skcal's curve)."""
     y, p, w = _sample(seed, weighted=bool(seed % 2))
     vals = [R.scdl_grid(y, p, m, w)[3] for m in (1, 2, 4, 8, 16)]
-    assert all(b >= a - 1e-12 for a, b in zip(vals, vals[1:]))
+    assert all(b >= a - 1e-12 for a, b in zip(vals, vals[1:], strict=False))
     assert np.all(np.diff(skcal.scdl_curve(y, p, max_bins=16, sample_weight=w).scdl_m) >= -1e-12)

@@ -1,13 +1,16 @@
 """SPEC 5 references (tests/reference/truthful_ref.py) against skcal's truthful errors."""
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
-
-import skcal
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from reference import truthful_ref as R
 
-SETTINGS = dict(max_examples=30, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow])
+import skcal
+
+SETTINGS = dict(
+    max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 TOL = dict(abs=1e-12, rel=1e-10)
 
 
@@ -35,8 +38,12 @@ def _multiclass(seed, weighted=False):
     return y, P, w
 
 
-BIN_CASES = st.tuples(st.integers(0, 10**6), st.sampled_from(["uniform", "quantile"]),
-                      st.sampled_from([1, 2, 3, 5, 7, 40]), st.booleans())
+BIN_CASES = st.tuples(
+    st.integers(0, 10**6),
+    st.sampled_from(["uniform", "quantile"]),
+    st.sampled_from([1, 2, 3, 5, 7, 40]),
+    st.booleans(),
+)
 
 
 @settings(**SETTINGS)
@@ -47,8 +54,9 @@ def test_assign_bins(case):
     n = int(rng.integers(1, 40))
     v = rng.choice([rng.uniform(), 0.0, 1.0, 0.5, 0.25, 2 / 3], size=n) if seed % 2 else rng.uniform(size=n)
     v[rng.uniform(size=n) < 0.2] = 1.0
-    np.testing.assert_array_equal(skcal.assign_bins(v, n_bins=n_bins, strategy=strategy),
-                                  R.bins(v, n_bins, strategy))
+    np.testing.assert_array_equal(
+        skcal.assign_bins(v, n_bins=n_bins, strategy=strategy), R.bins(v, n_bins, strategy)
+    )
     V = np.column_stack([v, rng.permutation(v)])  # 2-D: each column on its own
     got = skcal.assign_bins(V, n_bins=n_bins, strategy=strategy)
     for col in range(2):
@@ -104,8 +112,9 @@ def test_classwise_lince(case):
     seed, strategy, n_bins, weighted = case
     y, P, w = _multiclass(seed, weighted)
     ref = R.classwise_lince(y, P, n_bins, strategy, w)
-    got = skcal.classwise_lince(y, P, n_bins=n_bins, strategy=strategy, sample_weight=w,
-                                labels=list(range(P.shape[1])))
+    got = skcal.classwise_lince(
+        y, P, n_bins=n_bins, strategy=strategy, sample_weight=w, labels=list(range(P.shape[1]))
+    )
     assert got == pytest.approx(ref, **TOL)
 
 
@@ -116,7 +125,9 @@ def test_confidence_errors(case):
     y, P, w = _multiclass(seed, weighted)
     labels = list(range(P.shape[1]))
     kw = dict(n_bins=n_bins, strategy=strategy, sample_weight=w, labels=labels)
-    assert skcal.truthful_conf_ce(y, P, **kw) == pytest.approx(R.conf_ce_corr(y, P, n_bins, strategy, w), **TOL)
+    assert skcal.truthful_conf_ce(y, P, **kw) == pytest.approx(
+        R.conf_ce_corr(y, P, n_bins, strategy, w), **TOL
+    )
     assert skcal.conf_ce(y, P, **kw) == pytest.approx(R.conf_ce(y, P, n_bins, strategy, w), **TOL)
     assert skcal.conf_ece(y, P, **kw) == pytest.approx(R.conf_ece(y, P, n_bins, strategy, w), **TOL)
 
@@ -127,9 +138,11 @@ def test_proper_losses(seed, weighted):
     y, P, w = _multiclass(seed, weighted)
     labels = list(range(P.shape[1]))
     assert skcal.brier_over_k(y, P, sample_weight=w, labels=labels) == pytest.approx(
-        R.brier_over_k(y, P, w), **TOL)
+        R.brier_over_k(y, P, w), **TOL
+    )
     assert skcal.confidence_proper_loss(y, P, sample_weight=w, labels=labels) == pytest.approx(
-        R.confidence_proper_loss(y, P, w), **TOL)
+        R.confidence_proper_loss(y, P, w), **TOL
+    )
 
 
 def test_unit_weights_equal_unweighted_spec_formula():
@@ -140,10 +153,13 @@ def test_unit_weights_equal_unweighted_spec_formula():
         _, c, z = R.top_label(y, P)
         n = len(y)
         ids = R.bins(c, 5, strategy)
-        spec = sum(np.sum(c[ids == b] - z[ids == b]) ** 2 for b in set(ids.tolist())) / n**2 + (1 - z.mean()) / n
+        spec = (
+            sum(np.sum(c[ids == b] - z[ids == b]) ** 2 for b in set(ids.tolist())) / n**2 + (1 - z.mean()) / n
+        )
         assert a == pytest.approx(spec, **TOL)
-        assert skcal.truthful_conf_ce(y, P, n_bins=5, strategy=strategy, labels=list(range(P.shape[1]))) == \
-            pytest.approx(spec, **TOL)
+        assert skcal.truthful_conf_ce(
+            y, P, n_bins=5, strategy=strategy, labels=list(range(P.shape[1]))
+        ) == pytest.approx(spec, **TOL)
 
 
 def test_binary_1d_proba_and_string_labels():
@@ -156,14 +172,17 @@ def test_binary_1d_proba_and_string_labels():
         ref = R.conf_ce_corr(y, P, 4, strategy)
         assert skcal.truthful_conf_ce(names, p1, n_bins=4, strategy=strategy) == pytest.approx(ref, **TOL)
         assert skcal.classwise_lince(names, P, n_bins=4, strategy=strategy) == pytest.approx(
-            R.classwise_lince(y, P, 4, strategy), **TOL)
+            R.classwise_lince(y, P, 4, strategy), **TOL
+        )
 
 
 def test_docstring_examples_with_reference():
     Pd = [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8], [0.6, 0.3, 0.1]]
     assert R.conf_ce_corr([0, 1, 2, 1], Pd, 2, "quantile") == pytest.approx(0.07875)
     assert R.classwise_lince([0, 1, 2, 1], Pd, 2, "quantile") == pytest.approx(0.036667, abs=1e-6)
-    assert R.lince([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1], R.quantile_bins([0.2, 0.4, 0.6, 0.8], 2)) == pytest.approx(0.02)
+    assert R.lince(
+        [0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1], R.quantile_bins([0.2, 0.4, 0.6, 0.8], 2)
+    ) == pytest.approx(0.02)
 
 
 # ---------------------------------------------------------------- SPEC 5 expectations
@@ -204,14 +223,26 @@ def test_honest_reports_minimise_expected_truthful_errors(seed):
     Q, _ = _qp(seed)
     rng = np.random.default_rng(seed + 100)
     for strategy in ("uniform", "quantile"):
-        honest_corr = R.expectation_by_enumeration(lambda y, P_: R.conf_ce_corr(y, P_, 2, strategy), Q, Q)
-        honest_cw = R.expectation_by_enumeration(lambda y, P_: R.classwise_lince(y, P_, 2, strategy), Q, Q)
+        honest_corr = R.expectation_by_enumeration(
+            lambda y, P_, s=strategy: R.conf_ce_corr(y, P_, 2, s), Q, Q
+        )
+        honest_cw = R.expectation_by_enumeration(
+            lambda y, P_, s=strategy: R.classwise_lince(y, P_, 2, s), Q, Q
+        )
         for _ in range(4):
             P = rng.dirichlet(np.ones(Q.shape[1]), size=len(Q))
-            assert honest_corr <= R.expectation_by_enumeration(
-                lambda y, P_: R.conf_ce_corr(y, P_, 2, strategy), Q, P) + 1e-12
-            assert honest_cw <= R.expectation_by_enumeration(
-                lambda y, P_: R.classwise_lince(y, P_, 2, strategy), Q, P) + 1e-12
+            assert (
+                honest_corr
+                <= R.expectation_by_enumeration(lambda y, P_, s=strategy: R.conf_ce_corr(y, P_, 2, s), Q, P)
+                + 1e-12
+            )
+            assert (
+                honest_cw
+                <= R.expectation_by_enumeration(
+                    lambda y, P_, s=strategy: R.classwise_lince(y, P_, 2, s), Q, P
+                )
+                + 1e-12
+            )
 
 
 def test_uncorrected_conf_ce_is_not_truthful():
@@ -240,7 +271,9 @@ def test_classwise_ece(case):
         res = ww * (P[:, r] - (y == r))
         ref += sum(abs(res[ids == b].sum()) for b in set(ids.tolist())) / ww.sum()
     ref /= P.shape[1]
-    got = skcal.classwise_ece(y, P, n_bins=n_bins, strategy=strategy, sample_weight=w, labels=list(range(P.shape[1])))
+    got = skcal.classwise_ece(
+        y, P, n_bins=n_bins, strategy=strategy, sample_weight=w, labels=list(range(P.shape[1]))
+    )
     assert got == pytest.approx(ref, **TOL)
 
 
@@ -253,11 +286,15 @@ def test_labels_fix_the_column_order():
     Pp = P[:, perm]  # column j now holds class perm[j]
     labels = names[perm]
     for strategy in ("uniform", "quantile"):
-        assert skcal.classwise_lince(names[y], Pp, n_bins=3, strategy=strategy, sample_weight=w, labels=labels) == \
-            pytest.approx(R.classwise_lince(y, P, 3, strategy, w), **TOL)
-    assert skcal.brier_over_k(names[y], Pp, sample_weight=w, labels=labels) == pytest.approx(R.brier_over_k(y, P, w), **TOL)
+        assert skcal.classwise_lince(
+            names[y], Pp, n_bins=3, strategy=strategy, sample_weight=w, labels=labels
+        ) == pytest.approx(R.classwise_lince(y, P, 3, strategy, w), **TOL)
+    assert skcal.brier_over_k(names[y], Pp, sample_weight=w, labels=labels) == pytest.approx(
+        R.brier_over_k(y, P, w), **TOL
+    )
     # the top-label measures depend on ties through the column order, so compare on the permuted problem
     inv = np.argsort(perm)
     yp = inv[y]  # label index in the permuted column order
-    assert skcal.truthful_conf_ce(names[y], Pp, n_bins=3, sample_weight=w, labels=labels) == \
-        pytest.approx(R.conf_ce_corr(yp, Pp, 3, "quantile", w), **TOL)
+    assert skcal.truthful_conf_ce(names[y], Pp, n_bins=3, sample_weight=w, labels=labels) == pytest.approx(
+        R.conf_ce_corr(yp, Pp, 3, "quantile", w), **TOL
+    )

@@ -1,5 +1,6 @@
 """SPEC 0, 2, 3 references: snapshot targets, dense tensor-Chebyshev ridge, CE2_hat, Platt
 projection, ensemble moments. Builds the n-by-d design Phi on purpose (the library must not)."""
+
 import numpy as np
 from numpy.polynomial import chebyshev as C
 
@@ -119,6 +120,7 @@ def auto_degree(n, h, basis="tensor", samples_per_feature=100):
     ceil(11 / sqrt(h)), at most 88 for the 2-D bases; then lowered until the basis has at most
     n / samples_per_feature features; at least 1."""
     import math
+
     theta = h * math.pi + math.sqrt(h * h * math.pi * math.pi + 1)
     l = math.ceil(2 * math.log(n) / math.log(theta)) if n > 1 else 1
     cap = math.ceil(11 / math.sqrt(h))
@@ -163,6 +165,7 @@ def bucketing_ce2(S, t1, t2, h, c):
     of the targets in the cell. Cell of u: min(floor(u K), K - 1) per axis (a convention the SPEC
     leaves open; the tests avoid points on inner cell edges)."""
     import math
+
     U, s2 = _unit_square(S)
     n = len(U)
     K = int(min(max(math.ceil(c * (n / h**2) ** 0.25), 2), 200))
@@ -183,7 +186,7 @@ def nadaraya_watson_ce2(S, t1, t2, h, c):
     beyond Euclidean distance 5 b, on the unit square."""
     U, s2 = _unit_square(S)
     n = len(U)
-    b = c * h**0.5 * n ** -0.25
+    b = c * h**0.5 * n**-0.25
     e1, e2 = np.empty(n), np.empty(n)
     for i in range(n):
         d = np.sqrt(((U - U[i]) ** 2).sum(axis=1))

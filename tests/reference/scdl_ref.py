@@ -1,4 +1,5 @@
 """SPEC 4: soft bins, SCDL, cutoff error, binned ECE, swap regret, Lipschitz smCE (references)."""
+
 import itertools
 
 import numpy as np
@@ -47,7 +48,7 @@ def scdl_grid(y, p, m, sample_weight=None):
 def scdl(y, p, grids, sample_weight=None):
     """SCDL = inf over the given grids of max(SCDL_m, 1/m); returns (scdl, m*, [SCDL_m])."""
     vals = [scdl_grid(y, p, m, sample_weight)[3] for m in grids]
-    obj = [max(v, 1.0 / m) for v, m in zip(vals, grids)]
+    obj = [max(v, 1.0 / m) for v, m in zip(vals, grids, strict=False)]
     best = min(obj)
     m_star = grids[obj.index(best)]  # the first (smallest m) attaining the minimum
     return best, m_star, vals
@@ -166,6 +167,11 @@ def lipschitz_smce(y, p, sample_weight=None):
         b.append(vals[i + 1] - vals[i])
         A.append(-row)
         b.append(vals[i + 1] - vals[i])
-    res = linprog(c, A_ub=np.array(A) if A else None, b_ub=np.array(b) if b else None,
-                  bounds=[(-1, 1)] * K, method="highs")
+    res = linprog(
+        c,
+        A_ub=np.array(A) if A else None,
+        b_ub=np.array(b) if b else None,
+        bounds=[(-1, 1)] * K,
+        method="highs",
+    )
     return -res.fun

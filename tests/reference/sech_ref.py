@@ -4,6 +4,7 @@ Quadrature is done in the scaled variable x = (t - s) / h, where the integrand s
 and O(1) wide, so quad resolves it for any bandwidth (h = 2^-10 included) and gives relative
 accuracy in the tails (epsabs=0).
 """
+
 import math
 import warnings
 
@@ -23,7 +24,7 @@ def _int_sech(x0, x1):
         return 0.0
     pieces = [x0] + [v for v in (0.0,) if x0 < v < x1] + [x1]
     total = 0.0
-    for lo, hi in zip(pieces[:-1], pieces[1:]):
+    for lo, hi in zip(pieces[:-1], pieces[1:], strict=False):
         # sech decays like 2 e^-|x|: for a far-tail piece integrate in log-scale form
         with warnings.catch_warnings():  # quad warns when it cannot certify 1e-13; fine
             warnings.simplefilter("ignore", integrate.IntegrationWarning)

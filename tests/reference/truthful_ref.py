@@ -1,4 +1,5 @@
 """SPEC 5 references: binning rules, LinCE, classwise LinCE, confidence errors, proper losses."""
+
 import numpy as np
 
 
@@ -56,10 +57,13 @@ def lince(u, phi, ids, sample_weight=None):
 def classwise_lince(y, P, n_bins, strategy, sample_weight=None):
     P = np.asarray(P, dtype=float)
     k = P.shape[1]
-    return sum(
-        lince(P[:, r], (np.asarray(y) == r).astype(float), bins(P[:, r], n_bins, strategy), sample_weight)
-        for r in range(k)
-    ) / k
+    return (
+        sum(
+            lince(P[:, r], (np.asarray(y) == r).astype(float), bins(P[:, r], n_bins, strategy), sample_weight)
+            for r in range(k)
+        )
+        / k
+    )
 
 
 def top_label(y, P):
@@ -87,15 +91,15 @@ def conf_ce_corr(y, P, n_bins, strategy, sample_weight=None):
     w = _w(len(c), sample_weight)
     W = w.sum()
     ids = bins(c, n_bins, strategy)
-    sq = sum(s ** 2 for s in _bin_sums(c, z, ids, w)) / W ** 2
-    return sq + np.sum(w ** 2 * (1 - z)) / W ** 2
+    sq = sum(s**2 for s in _bin_sums(c, z, ids, w)) / W**2
+    return sq + np.sum(w**2 * (1 - z)) / W**2
 
 
 def conf_ce(y, P, n_bins, strategy, sample_weight=None):
     _, c, z = top_label(y, P)
     w = _w(len(c), sample_weight)
     ids = bins(c, n_bins, strategy)
-    return sum(s ** 2 for s in _bin_sums(c, z, ids, w)) / w.sum() ** 2
+    return sum(s**2 for s in _bin_sums(c, z, ids, w)) / w.sum() ** 2
 
 
 def conf_ece(y, P, n_bins, strategy, sample_weight=None):
@@ -123,6 +127,7 @@ def confidence_proper_loss(y, P, sample_weight=None):
 def expectation_by_enumeration(measure, Q, P):
     """E over independent labels y_i ~ Q_i of measure(y) (all k^n label vectors enumerated)."""
     import itertools
+
     Q = np.asarray(Q, dtype=float)
     n, k = Q.shape
     total = 0.0
