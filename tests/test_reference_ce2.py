@@ -321,3 +321,31 @@ def test_weighted_dual_min_norm_and_partial_fit(seed):
     cal = skcal.SecondOrderPlattCalibrator(degree=3, alpha=1e-4)
     cal.partial_fit(S2[:30], Y2[:30]).partial_fit(S2[30:], Y2[30:])
     np.testing.assert_allclose(cal.transform(S_new), R.platt_transform(Y2, S2, S_new, 3, 1e-4)[0], atol=1e-10)
+
+
+def test_boolean_snapshots_are_numeric():
+    """SPEC 0: boolean votes are converted to numbers before any arithmetic."""
+    S, Y, _ = _data(3, n=100, k=3, nan=False)
+    Yb = Y.astype(bool)
+    assert skcal.ce2_score(Yb, S, degree=2, alpha=1e-4) == pytest.approx(
+        R.ce2_hat(Y, S, 2, 1e-4)[0], abs=1e-10
+    )
+    cal = skcal.SecondOrderPlattCalibrator(degree=2, alpha=1e-4).fit(S, Yb)
+    np.testing.assert_allclose(cal.transform(S), R.platt_transform(Y, S, S, 2, 1e-4)[0], atol=1e-10)
+
+
+def test_ensemble_member_without_the_positive_class():
+    """A member that never saw the positive class contributes probability 0 (docstring)."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 2))
+    y = (X[:, 0] > 0).astype(int)
+    mem = [
+        DecisionTreeClassifier(max_depth=1).fit(X, y),
+        DecisionTreeClassifier().fit(X, np.zeros(50, int)),
+        DecisionTreeClassifier(max_depth=2).fit(X, y),
+    ]
+    probs = np.column_stack([mem[0].predict_proba(X)[:, 1], np.zeros(50), mem[2].predict_proba(X)[:, 1]])
+    got = skcal.EnsembleMoments(mem, pos_label=1).fit_transform(X)
+    np.testing.assert_allclose(got, R.ensemble_moments(probs), atol=1e-12)
