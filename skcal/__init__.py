@@ -9,7 +9,10 @@ The Chebyshev engine behind ``ce2_score`` and ``SecondOrderPlattCalibrator``
 those estimators and is imported from :mod:`skcal.chebyshev`, not from here.
 """
 
-# one sorted import block (isort); ``__all__`` below groups the names by task
+# one sorted import block (isort); ``__all__`` below groups the names by task.
+# The subpackages ``skcal.datasets`` (load_*) and ``skcal.stats`` (*Statistics) are attributes.
+from skcal import datasets as datasets
+from skcal import stats as stats
 from skcal.binned_ece import binned_ece
 from skcal.binning import assign_bins
 from skcal.ce2 import CE2Result, ce1_score, ce2_details, ce2_score
@@ -17,6 +20,7 @@ from skcal.ce2_baselines import baseline_ce2
 from skcal.cutoff import cutoff_calibration_error
 from skcal.display import ReliabilityDisplay, SecondOrderDisplay
 from skcal.ensemble import EnsembleMoments
+from skcal.lipschitz import smooth_calibration_error
 from skcal.perturbation import SechPerturber
 from skcal.platt import SecondOrderPlattCalibrator
 from skcal.report import CalibrationReport, calibration_report
@@ -24,6 +28,7 @@ from skcal.rounding import SoftBinRounder, expected_swap_regret, soft_bin_weight
 from skcal.scdl import SCDLCurve, scdl_curve, scdl_score
 from skcal.scorers import get_skcal_scorer_names, register_scorer
 from skcal.sech import sech_cdf, sech_pdf, sech_ppf, sech_sample
+from skcal.second_order_classifier import SecondOrderCalibratedClassifier
 from skcal.smooth_ece import smooth_ece
 from skcal.temperature import apply_temperature, fit_temperature, temperature_nll
 from skcal.truthful import (
@@ -37,6 +42,7 @@ from skcal.truthful import (
     truthful_conf_ce,
     truthful_decomposition,
 )
+from skcal.votes import VoteCounts
 
 __version__ = "0.1.0"
 
@@ -48,6 +54,7 @@ __all__ = [
     "cutoff_calibration_error",
     "scdl_curve",
     "scdl_score",
+    "smooth_calibration_error",
     "smooth_ece",
     # recalibration by soft-bin rounding and swap regret
     "SoftBinRounder",
@@ -69,6 +76,8 @@ __all__ = [
     "apply_temperature",
     "fit_temperature",
     "temperature_nll",
+    # repeated labels as vote counts (the bundled crowd data: skcal.datasets)
+    "VoteCounts",
     # second-order scores
     "EnsembleMoments",
     "SechPerturber",
@@ -78,6 +87,7 @@ __all__ = [
     "sech_sample",
     # second-order calibration error and recalibration
     "CE2Result",
+    "SecondOrderCalibratedClassifier",
     "SecondOrderPlattCalibrator",
     "baseline_ce2",
     "ce1_score",

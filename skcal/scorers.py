@@ -38,6 +38,7 @@ from skcal._compat import (
     validate_params,
 )
 from skcal.ce2 import ce2_score
+from skcal.lipschitz import smooth_calibration_error
 from skcal.scdl import scdl_score
 from skcal.smooth_ece import smooth_ece
 from skcal.truthful import classwise_lince, truthful_conf_ce
@@ -226,6 +227,7 @@ def _ce2_metric(y_true, y_pred, **kwargs):
 def _build_table():
     scdl = make_classes_aware_loss_scorer(scdl_score, classes_kwarg="pos_label")
     smece = make_classes_aware_loss_scorer(smooth_ece, classes_kwarg="pos_label")
+    smce = make_classes_aware_loss_scorer(smooth_calibration_error, classes_kwarg="pos_label")
     # ``-ce2_score(y, second-order output)``, the output being the first of
     # ``estimator.predict_second_order(X)`` (a SecondOrderCalibratedClassifier), ``predict(X)``
     # (a pipeline ending in the Platt calibrator) and ``transform(X)`` (one ending in
@@ -233,6 +235,7 @@ def _build_table():
     methods = ("predict_second_order", "predict", "transform")
     ce2 = make_scorer(_ce2_metric, greater_is_better=False, response_method=methods)
     table = {"scdl": scdl, "neg_scdl": scdl, "smooth_ece": smece, "neg_smooth_ece": smece}
+    table.update({"smooth_calibration_error": smce, "neg_smooth_calibration_error": smce})
     table.update({"ce2": ce2, "neg_ce2": ce2})
     for name, func in (("truthful_conf_ce", truthful_conf_ce), ("classwise_lince", classwise_lince)):
         scorer = make_classes_aware_loss_scorer(func, classes_kwarg="labels")

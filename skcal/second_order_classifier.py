@@ -17,7 +17,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
 
-from skcal._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
+from skcal._compat import StrOptions, _fit_context, check_is_fitted, validate_data
+from skcal._constraints import BANDWIDTH, MAX_DEGREE_LIMIT, StrictInterval
 from skcal._validation import _binary_labels
 from skcal.ensemble import EnsembleMoments
 from skcal.perturbation import SechPerturber
@@ -115,11 +116,11 @@ class SecondOrderCalibratedClassifier(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "estimator": "no_validation",
-        "bandwidth": [Interval(Real, 0, None, closed="neither")],
-        "degree": [Interval(Integral, 0, None, closed="left")],
-        "alpha": [Interval(Real, 0, None, closed="left")],
+        "bandwidth": list(BANDWIDTH),
+        "degree": [StrictInterval(Integral, 0, MAX_DEGREE_LIMIT, closed="both")],
+        "alpha": [StrictInterval(Real, 0, None, closed="left")],
         "basis": [StrOptions({"tensor", "total"})],
-        "order": [Interval(Integral, 1, 2, closed="both")],
+        "order": [StrictInterval(Integral, 1, 2, closed="both")],
         "random_state": ["random_state"],
     }
 

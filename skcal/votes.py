@@ -35,6 +35,8 @@ def _count_array(x, name):
         raise ValueError(f"{name} must hold real vote counts; got complex values.")
     if raw.dtype.kind == "b":
         raise ValueError(f"{name} must hold integer vote counts; got booleans.")
+    if raw.dtype.kind in "USO" and any(isinstance(v, (str, bytes)) for v in raw.ravel().tolist()):
+        raise ValueError(f"{name} must hold integer vote counts; got strings.")
     try:
         arr = np.array(raw, dtype=np.float64)
     except (TypeError, ValueError) as exc:

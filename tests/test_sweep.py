@@ -66,6 +66,8 @@ X3 = _rng.normal(size=(N, 3))
 UTILITY = np.array([[1.0, 0.0], [0.0, 1.0]])
 ACTIONS = _rng.randint(0, 2, N)
 POINTS = np.linspace(0.0, 1.0, 7)
+VOTES_TOTAL = _rng.randint(2, 6, N).astype(float)
+VOTES_POS = np.floor(_rng.uniform(0, 1, N) * (VOTES_TOTAL + 1)).clip(0, VOTES_TOTAL)
 
 
 def _fitted_classifiers():
@@ -192,6 +194,14 @@ CASES: dict[str, Entry] = {
         samples=BIN_SAMPLES,
         none_ok=("sample_weight", "pos_label"),
     ),
+    "smooth_calibration_error": Entry(
+        skcal.smooth_calibration_error,
+        {**BIN, "sample_weight": W},
+        arrays=BIN_ARRAYS,
+        samples=BIN_SAMPLES,
+        none_ok=("sample_weight", "pos_label"),
+        single_row="work",
+    ),
     # soft-bin rounding and swap regret
     "SoftBinRounder": Entry(
         _fit_transform(skcal.SoftBinRounder),
@@ -307,6 +317,12 @@ CASES: dict[str, Entry] = {
         samples=("X",),
         single_row="work",
     ),
+    "VoteCounts": Entry(
+        skcal.VoteCounts,
+        {"positive": VOTES_POS, "total": VOTES_TOTAL},
+        arrays={"positive": "numeric", "total": "numeric"},
+        samples=("positive", "total"),
+    ),
     "SechPerturber": Entry(
         _fit_transform(skcal.SechPerturber),
         {"X": SCORES, "bandwidth": 0.1, "random_state": 0},
@@ -358,6 +374,26 @@ CASES: dict[str, Entry] = {
         single_row="work",
     ),
     # second-order calibration error and recalibration
+    "SecondOrderCalibratedClassifier": Entry(
+        lambda X, y, **p: skcal.SecondOrderCalibratedClassifier(MEMBERS, **p).fit(X, y).predict_proba(X),
+        {"X": X3, "y": SNAPSHOTS, "degree": 2, "random_state": 0},
+        arrays={"X": "features", "y": "votes"},
+        samples=("X", "y"),
+        floats=("bandwidth", "alpha"),
+        options=("basis",),
+    ),
+    "SecondOrderCalibratedClassifier.predict": Entry(
+        _fitted_method(
+            lambda **p: skcal.SecondOrderCalibratedClassifier(MEMBERS, **p),
+            (X3, SNAPSHOTS),
+            "predict",
+            {"degree": 2, "random_state": 0},
+        ),
+        {"X": X3},
+        arrays={"X": "features"},
+        samples=("X",),
+        single_row="work",
+    ),
     "SecondOrderPlattCalibrator": Entry(
         _fit_transform(skcal.SecondOrderPlattCalibrator, "predict"),
         {"X": SCORES, "y": SNAPSHOTS, "degree": 3},
