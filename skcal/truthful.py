@@ -26,8 +26,12 @@ Conventions shared by every function of this module:
   labels (integer labels already in ``range(k)`` are taken as column indices); ``labels=``
   fixes the column order as scikit-learn does, and a label outside it is an error.
 * The top class is ``argmax`` with ties resolved to the lowest column index.
-* Bins are computed from the reports only, with :func:`skcal.binning.assign_bins`
-  (``strategy="quantile"`` by default: equal-mass bins, ties broken by sample index).
+* Bins are computed from the reports only, with the rules of :func:`skcal.binning.assign_bins`
+  (``strategy="quantile"`` by default: equal-mass bins, ties broken by sample index, computed in
+  expected linear time; ``strategy="uniform"``: the edges ``linspace(0, 1, n_bins + 1)`` with
+  scikit-learn's right-closed rule, so a value on an inner edge goes to the bin on its left and
+  0 to the first bin -- the rule of every binned measure of skcal). Truthfulness holds for any
+  rule that sees the reports only, so the truthful measures need no other edge convention.
 * ``sample_weight`` ``w_i`` multiplies sample i's residual, and ``n`` becomes ``W = sum_i w_i``.
   These are *importance* weights, not frequency weights: a duplicated row would repeat its
   label, whereas the correction of :func:`truthful_conf_ce` assumes independent labels. The
@@ -40,6 +44,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from skcal._compat import StrOptions, validate_params
+from skcal._constraints import N_BINS, SAMPLE_WEIGHT
 from skcal._validation import (
     _as_float_array,
     _check_range,
@@ -49,7 +55,7 @@ from skcal._validation import (
     check_multiclass_probabilities,
     check_sample_weight,
 )
-from skcal.binning import assign_bins
+from skcal.binning import _column_ids, _iter_columns, assign_bins
 from skcal.scorers import make_classes_aware_loss_scorer, register_scorer
 
 __all__ = [
@@ -115,10 +121,6 @@ def _sq_bin_sums(resid, ids):
     return float(np.dot(sums, sums))
 
 
-def _abs_bin_sums(resid, ids):
-    return float(np.abs(np.bincount(_compact(ids), weights=resid)).sum())
-
-
 def _columnwise_bin_sums(resid, ids):
     """Bin sums of each column of ``resid`` (n, k) with its own ids (n, k); returns (k * nb,)."""
     n, k = resid.shape
@@ -137,16 +139,37 @@ def _weights_or_ones(w, n):
 # ----------------------------------------------------------------------------------------------
 
 
+_STRATEGY = [StrOptions({"quantile", "uniform"}), callable]
+_LABELS = ["array-like", None]
+_COMMON_CONSTRAINTS = {
+    "y_true": ["array-like"],
+    "y_proba": ["array-like"],
+    "n_bins": N_BINS,
+    "strategy": _STRATEGY,
+    "sample_weight": SAMPLE_WEIGHT,
+    "labels": _LABELS,
+}
+
+
 def _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels):
+    """Top-label bin sums: ``S_b = sum_{i in b} w_i (c_i - z_i)``, ``sum_i w_i^2 (1 - z_i)``, ``W``."""
     P, codes, w = _check_inputs(y_true, y_proba, sample_weight, labels)
     n = P.shape[0]
-    r, c = _top_label(P)
-    z = (codes == r).astype(np.float64)
-    ids = assign_bins(c, n_bins=n_bins, strategy=strategy, name="confidence")
-    w = _weights_or_ones(w, n)
-    return c, z, ids, w
+    r = np.argmax(P, axis=1)
+    c = P[np.arange(n), r]
+    del P
+    miss = codes != r  # 1 - z
+    ids = _compact(_column_ids(c, int(n_bins), strategy, "confidence"))
+    resid = c - 1.0
+    resid[miss] = c[miss]  # c - z
+    if w is None:
+        sums = np.bincount(ids, weights=resid)
+        return sums, float(np.count_nonzero(miss)), float(n)
+    sums = np.bincount(ids, weights=w * resid)
+    return sums, float(np.dot(w * w, miss)), float(w.sum())
 
 
+@validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
 def truthful_conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
     """Corrected squared top-label calibration error ConfCE^corr (truthful; lower is better).
 
@@ -192,11 +215,11 @@ def truthful_conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_
     >>> round(truthful_conf_ce(["a", "b", "c", "b"], y_proba, n_bins=2), 6)
     0.07875
     """
-    c, z, ids, w = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
-    W = w.sum()
-    return float((_sq_bin_sums(w * (c - z), ids) + float(np.dot(w * w, 1.0 - z))) / W**2)
+    sums, corr, W = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
+    return float((np.dot(sums, sums) + corr) / W**2)
 
 
+@validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
 def conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
     """Uncorrected squared top-label calibration error ConfCE (NOT truthful; baseline).
 
@@ -220,10 +243,11 @@ def conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=No
     >>> round(conf_ce([0, 1, 1, 0], [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.9, 0.1]], n_bins=2), 6)
     0.01125
     """
-    c, z, ids, w = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
-    return float(_sq_bin_sums(w * (c - z), ids) / w.sum() ** 2)
+    sums, _, W = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
+    return float(np.dot(sums, sums) / W**2)
 
 
+@validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
 def conf_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
     """Binned l1 top-label calibration error ConfECE (NOT truthful; baseline).
 
@@ -246,8 +270,8 @@ def conf_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=N
     >>> round(conf_ece([0, 1, 1, 0], [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.9, 0.1]], n_bins=2), 6)
     0.15
     """
-    c, z, ids, w = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
-    return float(_abs_bin_sums(w * (c - z), ids) / w.sum())
+    sums, _, W = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
+    return float(np.abs(sums).sum() / W)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -318,15 +342,32 @@ def lince_score(u, phi, *, n_bins=15, strategy="quantile", bin_on=None, sample_w
 
 
 def _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels):
+    """Per-class bin sums ``S_rb = sum_{i in b_r} w_i (p_i[r] - 1[y_i = r])`` and ``W``.
+
+    Column by column (read in blocks of 8 columns), so that no ``(n, k)`` temporary is made:
+    peak memory is the validated input plus a few columns.
+    """
     P, codes, w = _check_inputs(y_true, y_proba, sample_weight, labels)
     n, k = P.shape
-    Y = np.zeros_like(P)
-    Y[np.arange(n), codes] = 1.0
-    ids = assign_bins(P, n_bins=n_bins, strategy=strategy, name="y_proba")
-    w = _weights_or_ones(w, n)
-    return P, Y, ids, w
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(k + 1))
+    out = []
+    for j, col in _iter_columns(P):
+        ids = _compact(_column_ids(col, int(n_bins), strategy, "y_proba"))
+        nb = int(ids.max()) + 1
+        members = order[bounds[j] : bounds[j + 1]]
+        if w is None:
+            sums = np.bincount(ids, weights=col, minlength=nb)
+            sums -= np.bincount(ids[members], minlength=nb)
+        else:
+            sums = np.bincount(ids, weights=w * col, minlength=nb)
+            sums -= np.bincount(ids[members], weights=w[members], minlength=nb)
+        out.append(sums)
+    W = float(n) if w is None else float(w.sum())
+    return out, k, W
 
 
+@validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
 def classwise_lince(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
     """Classwise LinCE, ``(1/k) sum_r LinCE(p[:, r]; 1[y = r])`` (truthful; lower is better).
 
@@ -349,11 +390,11 @@ def classwise_lince(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_w
     >>> round(classwise_lince([0, 1, 2, 1], y_proba, n_bins=2), 6)
     0.036667
     """
-    P, Y, ids, w = _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
-    sums = _columnwise_bin_sums(w[:, None] * (P - Y), ids)
-    return float(np.dot(sums, sums) / (P.shape[1] * w.sum() ** 2))
+    sums, k, W = _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
+    return float(sum(float(np.dot(s, s)) for s in sums) / (k * W**2))
 
 
+@validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
 def classwise_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
     """Binned classwise l1 calibration error (NOT truthful; baseline).
 
@@ -376,9 +417,8 @@ def classwise_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_wei
     >>> round(classwise_ece([0, 1, 2, 1], y_proba, n_bins=2), 6)
     0.2
     """
-    P, Y, ids, w = _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
-    sums = _columnwise_bin_sums(w[:, None] * (P - Y), ids)
-    return float(np.abs(sums).sum() / (P.shape[1] * w.sum()))
+    sums, k, W = _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
+    return float(sum(float(np.abs(s).sum()) for s in sums) / (k * W))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -30,8 +30,9 @@ from skcal.truthful import (
 
 def _ref_bins(values, n_bins, strategy):
     n = len(values)
-    if strategy == "uniform":
-        return [min(int(np.floor(v * n_bins)), n_bins - 1) for v in values]
+    if strategy == "uniform":  # right-closed: (j/B, (j+1)/B], 0 in the first bin
+        edges = np.linspace(0, 1, n_bins + 1)
+        return [next(j for j in range(n_bins) if v <= edges[j + 1] or j == n_bins - 1) for v in values]
     order = sorted(range(n), key=lambda i: (values[i], i))
     ids = [0] * n
     base, extra = divmod(n, n_bins)
