@@ -27,7 +27,7 @@ callable
     as they are (they need not be below ``n_bins`` or contiguous).
 
 The quantile rule runs in expected linear time without a full sort: one histogram pass over
-4096 equal-width cells of ``[min, max]`` finds the cells that hold a bin boundary; every other
+16384 equal-width cells of ``[min, max]`` finds the cells that hold a bin boundary; every other
 cell lies inside one bin, and only the values in boundary cells are ordered (recursively by the
 same histogram when a boundary cell is large, by index alone when it holds one tied value, and
 by a stable sort of the few remaining values). The result is exactly the stable-sort result.
@@ -48,9 +48,11 @@ __all__ = ["assign_bins", "uniform_bin_edges", "BINNING_STRATEGIES"]
 BINNING_STRATEGIES = ("uniform", "quantile")
 
 #: Number of histogram cells per pass of the linear-time quantile rule.
-_N_CELLS = 4096
+_N_CELLS = 16384
+#: Total histogram cells over all columns of the 2-D rule (kept cache-sized).
+_CELLS_2D = 1 << 16
 #: Subsets at most this large are ordered by a stable sort instead of a histogram pass.
-_SMALL = 4096
+_SMALL = 1 << 15
 #: Deepest histogram recursion before falling back to a stable sort of a boundary cell.
 _MAX_DEPTH = 6
 
@@ -144,43 +146,122 @@ def _assign_quantile(v, sel, r0, ids, n, n_bins, depth):
         ranks[order] = np.arange(r0, r0 + m)
         _put(ids, sel, _rank_to_bin(ranks, n, n_bins))
         return
-    # cell = floor((v - lo) * scale) is non-decreasing in v, so cells are value intervals
+    key = _cell_keys(v, lo, scale)
+    cnt = np.bincount(key, minlength=_N_CELLS)
+    start, cellbin = _cell_table(cnt, r0, n, n_bins)
+    sub = cellbin[key.astype(np.intp)]  # gathering with an intp index is much faster than uint16
+    _put(ids, sel, sub)
+    midx = np.flatnonzero(sub < 0)  # members of boundary cells, in index order
+    if midx.size:
+        gidx = midx if sel is None else sel[midx]
+        _finish_cells(v[midx], gidx, key[midx], start, cnt, ids, n, n_bins, depth)
+
+
+def _cell_keys(v, lo, scale, cells=None):
+    """``floor((v - lo) * scale)`` as uint16, clipped to the last cell (non-decreasing in v)."""
+    cells = _N_CELLS if cells is None else cells
     key = v - lo
     key *= scale
     key = key.astype(np.uint16)  # _N_CELLS <= 2**16; much faster than a float -> int64 cast
-    np.minimum(key, _N_CELLS - 1, out=key)
-    cnt = np.bincount(key, minlength=_N_CELLS)
-    start = np.empty(_N_CELLS, dtype=np.intp)
+    np.minimum(key, cells - 1, out=key)
+    return key
+
+
+def _cell_table(cnt, r0, n, n_bins):
+    """First global rank of every cell, and its bin (-1 where the cell straddles a boundary)."""
+    start = np.empty(cnt.shape[0], dtype=np.intp)
     start[0] = r0
     np.cumsum(cnt[:-1], out=start[1:])
     start[1:] += r0
     first = _rank_to_bin(start, n, n_bins)
     last = _rank_to_bin(np.maximum(start + cnt - 1, start), n, n_bins)
-    spanning = (first != last) & (cnt > 0)
-    cellbin = np.where(spanning, -1, first)
-    sub = cellbin[key.astype(np.intp)]  # gathering with an intp index is much faster than uint16
-    _put(ids, sel, sub)
-    if not spanning.any():
+    return start, np.where((first != last) & (cnt > 0), -1, first)
+
+
+def _finish_cells(vals, gidx, gkey, start, cnt, ids, n, n_bins, depth):
+    """Exact ids of the members of boundary cells (values ``vals`` in index order).
+
+    Large cells are refined by another histogram pass; the others are ordered together by one
+    stable sort: cells are disjoint value intervals, so it orders each cell's members by
+    ``(value, index)`` contiguously, the cells in key order.
+    """
+    big_cell = cnt > _SMALL
+    big = big_cell[gkey]
+    if big.any():
+        for c in np.unique(gkey[big]):
+            mask = gkey == c
+            _assign_quantile(vals[mask], gidx[mask], int(start[c]), ids, n, n_bins, depth + 1)
+        keep = ~big
+        vals, gidx, gkey = vals[keep], gidx[keep], gkey[keep]
+    if gidx.size == 0:
         return
-    midx = np.flatnonzero(sub < 0)  # members of boundary cells, in index order
-    mkey = key[midx]
-    big = spanning & (cnt > _SMALL)
-    for c in np.flatnonzero(big):
-        g = midx[mkey == c]
-        _assign_quantile(v[g], g if sel is None else sel[g], int(start[c]), ids, n, n_bins, depth + 1)
-    small = ~big[mkey]
-    if small.any():
-        g = midx[small]
-        gkey = mkey[small]
-        # cells are disjoint value intervals, so one stable sort of all small boundary cells
-        # orders each cell's members by (value, index) contiguously, cells in key order
-        order = np.argsort(v[g], kind="stable")
-        skey = gkey[order]
-        gcnt = np.bincount(gkey, minlength=_N_CELLS)
-        goff = np.cumsum(gcnt) - gcnt
-        ranks = np.empty(g.shape[0], dtype=np.intp)
-        ranks[order] = start[skey] + np.arange(g.shape[0]) - goff[skey]
-        _put(ids, g if sel is None else sel[g], _rank_to_bin(ranks, n, n_bins))
+    order = np.argsort(vals, kind="stable")
+    skey = gkey[order]
+    gcnt = np.bincount(gkey, minlength=cnt.shape[0])
+    goff = np.cumsum(gcnt) - gcnt
+    ranks = np.empty(gidx.shape[0], dtype=np.intp)
+    ranks[order] = start[skey] + np.arange(gidx.shape[0]) - goff[skey]
+    _put(ids, gidx, _rank_to_bin(ranks, n, n_bins))
+
+
+def _quantile_ids_2d(V, n_bins, out, rows=None):
+    """Quantile ids of every column of a C-ordered ``V`` (n, k), written into ``out`` (n, k).
+
+    Works on row chunks of the row-major array (no transposition): one pass builds the
+    per-column histograms, a second maps cells to bins and collects the boundary-cell members,
+    which are then resolved column by column exactly as in the 1-D rule.
+    """
+    n, k = V.shape
+    if n_bins == 1:
+        out[...] = 0
+        return out
+    if rows is None:  # chunks much larger than the k * cells histogram
+        rows = max(256, (1 << 22) // k)
+    # fewer cells than the 1-D rule, so that the k per-column histograms stay in cache
+    cells = int(min(_N_CELLS, max(64, _CELLS_2D // k)))
+    lo, hi = V.min(axis=0), V.max(axis=0)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        span = hi - lo
+        scale = cells / span
+    odd = ~(np.isfinite(span) & (span > 0) & np.isfinite(scale))
+    scale[odd] = 0.0  # constant or extreme columns: resolved on their own below
+    offsets = (np.arange(k, dtype=np.intp) * cells)[None, :]
+    keys = np.empty((n, k), dtype=np.uint16)
+    hist = np.zeros(k * cells, dtype=np.intp)
+    for s in range(0, n, rows):
+        kc = _cell_keys(V[s : s + rows], lo, scale, cells)
+        keys[s : s + rows] = kc
+        hist += np.bincount((kc + offsets).ravel(), minlength=k * cells)
+    hist = hist.reshape(k, cells)
+    starts = np.empty((k, cells), dtype=np.intp)
+    table = np.empty((k, cells), dtype=np.intp)
+    for j in range(k):
+        starts[j], table[j] = _cell_table(hist[j], 0, n, n_bins)
+    table[odd] = 0  # placeholders, overwritten below
+    flat_table = table.ravel()
+    members_r, members_c = [], []
+    for s in range(0, n, rows):
+        sub = flat_table[keys[s : s + rows] + offsets]
+        out[s : s + rows] = sub
+        r, c = np.nonzero(sub < 0)
+        if r.size:
+            members_r.append(r + s)
+            members_c.append(c)
+    for j in np.flatnonzero(odd):
+        col = np.ascontiguousarray(V[:, j])
+        out[:, j] = _quantile_ids_1d(col, n_bins)
+    if not members_r:
+        return out
+    mr, mc = np.concatenate(members_r), np.concatenate(members_c)
+    order = np.argsort(mc.astype(np.uint16) if k <= 1 << 16 else mc, kind="stable")
+    mr, mc = mr[order], mc[order]
+    bounds = np.searchsorted(mc, np.arange(k + 1))
+    for j in range(k):
+        if odd[j] or bounds[j] == bounds[j + 1]:
+            continue
+        rows_j = mr[bounds[j] : bounds[j + 1]]  # increasing: index order
+        _finish_cells(V[rows_j, j], rows_j, keys[rows_j, j], starts[j], hist[j], out[:, j], n, n_bins, 0)
+    return out
 
 
 def _quantile_ids_1d(values, n_bins):
@@ -232,6 +313,24 @@ def _iter_columns(V, block=8):
             yield j0 + jj, B[jj]
 
 
+def _ids_2d(V, n_bins, strategy, name, dtype=np.intp, rows=None):
+    """Bin ids of every column of ``V`` (n, k) under a validated rule, as ``dtype``."""
+    n, k = V.shape
+    out = np.empty((n, k), dtype=dtype)
+    chunk = rows or max(256, (1 << 20) // k)
+    if callable(strategy):
+        for j, col in _iter_columns(V):
+            out[:, j] = _callable_ids(strategy, col, n_bins)
+    elif strategy == "uniform":
+        if V.min() < 0.0 or V.max() > 1.0:
+            _uniform_ids(V, n_bins, name)  # raises
+        for s in range(0, n, chunk):
+            out[s : s + chunk] = _uniform_ids(V[s : s + chunk], n_bins, name)
+    else:
+        _quantile_ids_2d(np.ascontiguousarray(V), n_bins, out, rows)
+    return out
+
+
 @validate_params(
     {
         "values": ["array-like"],
@@ -280,7 +379,4 @@ def assign_bins(values, n_bins=15, strategy="quantile", *, name="values"):
     _reject_nonfinite(v, name)
     if v.ndim == 1:
         return _column_ids(v, n_bins, strategy, name)
-    ids = np.empty(v.shape, dtype=np.intp)
-    for j, col in _iter_columns(v):
-        ids[:, j] = _column_ids(col, n_bins, strategy, name)
-    return ids
+    return _ids_2d(v, n_bins, strategy, name)
