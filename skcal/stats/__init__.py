@@ -10,3 +10,9 @@ through its statistics object, so the streaming, distributed and in-memory paths
 from skcal.stats._base import BaseStatistics, from_state
 
 __all__ = ["BaseStatistics", "from_state"]
+
+# binned measures (binned ECE, MCE, RMS, ACE, debiased l2), cutoff, truthful
+from skcal.stats._binned import BinnedStatistics  # noqa: E402
+from skcal.stats._cutoff import CutoffGridStatistics, CutoffStatistics  # noqa: E402
+
+__all__ += ["BinnedStatistics", "CutoffStatistics", "CutoffGridStatistics"]
