@@ -35,18 +35,15 @@ def _bin_edges(p, n_bins, strategy, edges):
 
 def _binned_statistics(y_true, y_prob, *, n_bins, strategy, edges, sample_weight, pos_label, measure):
     """Validate, bin (right-closed) and return the filled :class:`~skcal.stats.BinnedStatistics`."""
-    from skcal.binning import _right_closed_ids, _uniform_ids
     from skcal.stats._binned import BinnedStatistics
 
     y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
-    e = _bin_edges(p, int(n_bins), strategy, edges)
     if edges is None and strategy == "uniform":
         stats = BinnedStatistics(n_bins=int(n_bins), measure=measure, pos_label=pos_label)
-        ids = _uniform_ids(p, int(n_bins))
     else:
+        e = _bin_edges(p, int(n_bins), strategy, edges)
         stats = BinnedStatistics(edges=e, measure=measure, pos_label=pos_label)
-        ids = _right_closed_ids(p, e)
-    return stats._add_ids(ids, y, p, w)
+    return stats._add_rows(y, p, w)
 
 
 @validate_params(BINNED_CONSTRAINTS, prefer_skip_nested_validation=True)

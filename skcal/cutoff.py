@@ -34,8 +34,11 @@ def _group_end_sums(y_true, y_prob, sample_weight, pos_label):
     if w is not None:
         A[:, 1] *= w
     W = float(n) if w is None else float(w.sum())
-    B = A[np.argsort(p)]  # ties are merged below, so the order within a tie is irrelevant
-    del A
+    del y, w
+    order = np.argsort(p)  # ties are merged below, so the order within a tie is irrelevant
+    del p
+    B = A[order]
+    del A, order
     S = np.cumsum(B[:, 1])
     last = np.empty(n, dtype=bool)
     np.not_equal(B[1:, 0], B[:-1, 0], out=last[:-1])

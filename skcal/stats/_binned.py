@@ -115,7 +115,17 @@ class BinnedStatistics(BaseStatistics):
         y, p, w = check_binary_probabilities(
             y_true, y_prob, pos_label=self.pos_label, sample_weight=sample_weight
         )
-        return self._sums(self.bin_ids(p), y, p, w)
+        return self._row_sums(y, p, w)
+
+    def _row_sums(self, y, p, w, rows=1 << 14):
+        """Per-bin sums of validated rows, binned in chunks (bin ids never exist for all rows)."""
+        out = self._empty()
+        for s in range(0, p.shape[0], rows):
+            sl = slice(s, s + rows)
+            part = self._sums(self.bin_ids(p[sl]), y[sl], p[sl], None if w is None else w[sl])
+            for k in out:
+                out[k] += part[k]
+        return out
 
     def update(self, y_true, y_prob, sample_weight=None):
         """Add a chunk of labels and positive-class probabilities; return ``self``.
@@ -155,9 +165,9 @@ class BinnedStatistics(BaseStatistics):
             "sum_w2": np.bincount(ids, weights=w * w, minlength=nb),
         }
 
-    def _add_ids(self, ids, y, p, w):
-        """Add validated rows whose bins are already known (used by the in-memory functions)."""
-        self._stats = self._combine(self.stats_, self._sums(ids, y, p, w))
+    def _add_rows(self, y, p, w):
+        """Add validated rows (used by the in-memory functions, which validate once)."""
+        self._stats = self._combine(self.stats_, self._row_sums(y, p, w))
         self.n_updates_ += 1
         return self
 
