@@ -21,7 +21,7 @@ Y4, P4 = [0, 1, 1, 1], [0.1, 0.2, 0.9, 0.9]
 
 
 def test_closed_forms_on_a_small_case():
-    # bins (0, .5], (.5, 1]: bin 0 holds p = .1, .2 with y = 0, 1 (gap .35), bin 1 p = .9, .9 with y = 1, 1 (gap .1)
+    # bins [0, .5], (.5, 1]: bin 0 holds p = .1, .2, y = 0, 1 (gap .35); bin 1 p = .9, .9, y = 1, 1 (gap .1)
     assert binned_ece(Y4, P4, n_bins=2) == pytest.approx(0.5 * 0.35 + 0.5 * 0.1)
     assert max_calibration_error(Y4, P4, n_bins=2) == pytest.approx(0.35)
     assert rms_calibration_error(Y4, P4, n_bins=2) == pytest.approx(np.sqrt(0.5 * 0.35**2 + 0.5 * 0.1**2))
