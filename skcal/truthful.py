@@ -58,6 +58,7 @@ from skcal._validation import (
 )
 from skcal.binning import _column_ids, _ids_2d, assign_bins
 from skcal.scorers import make_classes_aware_loss_scorer, register_scorer
+from skcal.stats._truthful import classwise_value, top_label_value
 
 __all__ = [
     "truthful_conf_ce",
@@ -235,7 +236,7 @@ def truthful_conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_
     0.07875
     """
     sums, corr, W = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
-    return float((np.dot(sums, sums) + corr) / W**2)
+    return top_label_value(sums, corr, W, "truthful_conf_ce")
 
 
 @validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
@@ -262,8 +263,8 @@ def conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=No
     >>> round(conf_ce([0, 1, 1, 0], [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.9, 0.1]], n_bins=2), 6)
     0.01125
     """
-    sums, _, W = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
-    return float(np.dot(sums, sums) / W**2)
+    sums, corr, W = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
+    return top_label_value(sums, corr, W, "conf_ce")
 
 
 @validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
@@ -289,8 +290,8 @@ def conf_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=N
     >>> round(conf_ece([0, 1, 1, 0], [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.9, 0.1]], n_bins=2), 6)
     0.15
     """
-    sums, _, W = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
-    return float(np.abs(sums).sum() / W)
+    sums, corr, W = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
+    return top_label_value(sums, corr, W, "conf_ece")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -410,7 +411,7 @@ def classwise_lince(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_w
     0.036667
     """
     sums, k, W = _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
-    return float(sum(float(np.dot(s, s)) for s in sums) / (k * W**2))
+    return classwise_value(sums, k, W, "classwise_lince")
 
 
 @validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
@@ -437,7 +438,7 @@ def classwise_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_wei
     0.2
     """
     sums, k, W = _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
-    return float(sum(float(np.abs(s).sum()) for s in sums) / (k * W))
+    return classwise_value(sums, k, W, "classwise_ece")
 
 
 # ----------------------------------------------------------------------------------------------

@@ -14,5 +14,12 @@ __all__ = ["BaseStatistics", "from_state"]
 # binned measures (binned ECE, MCE, RMS, ACE, debiased l2), cutoff, truthful
 from skcal.stats._binned import BinnedStatistics  # noqa: E402
 from skcal.stats._cutoff import CutoffGridStatistics, CutoffStatistics  # noqa: E402
+from skcal.stats._truthful import ClasswiseStatistics, TopLabelStatistics  # noqa: E402
 
-__all__ += ["BinnedStatistics", "CutoffStatistics", "CutoffGridStatistics"]
+__all__ += [
+    "BinnedStatistics",
+    "CutoffStatistics",
+    "CutoffGridStatistics",
+    "TopLabelStatistics",
+    "ClasswiseStatistics",
+]

@@ -24,6 +24,19 @@ __all__ = ["BinnedStatistics", "BINNED_MEASURES"]
 BINNED_MEASURES = ("ece", "mce", "rms", "ace", "debiased_l2", "debiased_l2_squared")
 
 
+def _validate_chunk(check, y_true, y_prob, sample_weight, **kwargs):
+    """Validate one chunk; unlike the in-memory functions, a chunk may carry zero total weight."""
+    if sample_weight is None:
+        return check(y_true, y_prob, sample_weight=None, **kwargs)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim == 1 and w.size and np.isfinite(w).all() and (w >= 0).all() and w.sum() == 0:
+        out = check(y_true, y_prob, sample_weight=None, **kwargs)
+        if w.shape[0] != len(out[0]):
+            raise ValueError(f"sample_weight has {w.shape[0]} entries; expected {len(out[0])}.")
+        return (*out[:-1], w.copy())
+    return check(y_true, y_prob, sample_weight=sample_weight, **kwargs)
+
+
 def _check_edges(edges):
     e = np.array(edges, dtype=np.float64, copy=True)
     if e.ndim != 1 or e.shape[0] < 2:
@@ -112,8 +125,8 @@ class BinnedStatistics(BaseStatistics):
 
         if len(y_prob) == 0:
             return self._empty()
-        y, p, w = check_binary_probabilities(
-            y_true, y_prob, pos_label=self.pos_label, sample_weight=sample_weight
+        y, p, w = _validate_chunk(
+            check_binary_probabilities, y_true, y_prob, sample_weight, pos_label=self.pos_label
         )
         return self._row_sums(y, p, w)
 

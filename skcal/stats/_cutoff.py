@@ -31,8 +31,9 @@ _MEASURES = ("cutoff", "ks")
 
 def _validated(y_true, y_prob, sample_weight, pos_label):
     from skcal._validation import check_binary_probabilities
+    from skcal.stats._binned import _validate_chunk
 
-    return check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
+    return _validate_chunk(check_binary_probabilities, y_true, y_prob, sample_weight, pos_label=pos_label)
 
 
 def _from_running_sums(S, W, measure):
