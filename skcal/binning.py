@@ -49,8 +49,6 @@ BINNING_STRATEGIES = ("uniform", "quantile")
 
 #: Number of histogram cells per pass of the linear-time quantile rule.
 _N_CELLS = 16384
-#: Total histogram cells over all columns of the 2-D rule (kept cache-sized).
-_CELLS_2D = 1 << 16
 #: Subsets at most this large are ordered by a stable sort instead of a histogram pass.
 _SMALL = 1 << 15
 #: Deepest histogram recursion before falling back to a stable sort of a boundary cell.
@@ -204,66 +202,6 @@ def _finish_cells(vals, gidx, gkey, start, cnt, ids, n, n_bins, depth):
     _put(ids, gidx, _rank_to_bin(ranks, n, n_bins))
 
 
-def _quantile_ids_2d(V, n_bins, out, rows=None):
-    """Quantile ids of every column of a C-ordered ``V`` (n, k), written into ``out`` (n, k).
-
-    Works on row chunks of the row-major array (no transposition): one pass builds the
-    per-column histograms, a second maps cells to bins and collects the boundary-cell members,
-    which are then resolved column by column exactly as in the 1-D rule.
-    """
-    n, k = V.shape
-    if n_bins == 1:
-        out[...] = 0
-        return out
-    if rows is None:  # chunks much larger than the k * cells histogram
-        rows = max(256, (1 << 22) // k)
-    # fewer cells than the 1-D rule, so that the k per-column histograms stay in cache
-    cells = int(min(_N_CELLS, max(64, _CELLS_2D // k)))
-    lo, hi = V.min(axis=0), V.max(axis=0)
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        span = hi - lo
-        scale = cells / span
-    odd = ~(np.isfinite(span) & (span > 0) & np.isfinite(scale))
-    scale[odd] = 0.0  # constant or extreme columns: resolved on their own below
-    offsets = (np.arange(k, dtype=np.intp) * cells)[None, :]
-    keys = np.empty((n, k), dtype=np.uint16)
-    hist = np.zeros(k * cells, dtype=np.intp)
-    for s in range(0, n, rows):
-        kc = _cell_keys(V[s : s + rows], lo, scale, cells)
-        keys[s : s + rows] = kc
-        hist += np.bincount((kc + offsets).ravel(), minlength=k * cells)
-    hist = hist.reshape(k, cells)
-    starts = np.empty((k, cells), dtype=np.intp)
-    table = np.empty((k, cells), dtype=np.intp)
-    for j in range(k):
-        starts[j], table[j] = _cell_table(hist[j], 0, n, n_bins)
-    table[odd] = 0  # placeholders, overwritten below
-    flat_table = table.ravel()
-    members_r, members_c = [], []
-    for s in range(0, n, rows):
-        sub = flat_table[keys[s : s + rows] + offsets]
-        out[s : s + rows] = sub
-        r, c = np.nonzero(sub < 0)
-        if r.size:
-            members_r.append(r + s)
-            members_c.append(c)
-    for j in np.flatnonzero(odd):
-        col = np.ascontiguousarray(V[:, j])
-        out[:, j] = _quantile_ids_1d(col, n_bins)
-    if not members_r:
-        return out
-    mr, mc = np.concatenate(members_r), np.concatenate(members_c)
-    order = np.argsort(mc.astype(np.uint16) if k <= 1 << 16 else mc, kind="stable")
-    mr, mc = mr[order], mc[order]
-    bounds = np.searchsorted(mc, np.arange(k + 1))
-    for j in range(k):
-        if odd[j] or bounds[j] == bounds[j + 1]:
-            continue
-        rows_j = mr[bounds[j] : bounds[j + 1]]  # increasing: index order
-        _finish_cells(V[rows_j, j], rows_j, keys[rows_j, j], starts[j], hist[j], out[:, j], n, n_bins, 0)
-    return out
-
-
 def _quantile_ids_1d(values, n_bins):
     """Linear-time quantile ids of a 1-D array, equal to the stable-sort ids."""
     n = values.shape[0]
@@ -307,8 +245,12 @@ def _column_ids(col, n_bins, strategy, name):
 def _iter_columns(V, block=8):
     """Yield ``(j, contiguous copy of V[:, j])``, reading ``block`` columns per pass."""
     n, k = V.shape
+    rows = 8192
     for j0 in range(0, k, block):
-        B = np.ascontiguousarray(V[:, j0 : j0 + block].T)
+        j1 = min(k, j0 + block)
+        B = np.empty((j1 - j0, n), dtype=V.dtype)
+        for s in range(0, n, rows):  # transpose in cache-sized tiles (much faster than one .T copy)
+            B[:, s : s + rows] = V[s : s + rows, j0:j1].T
         for jj in range(B.shape[0]):
             yield j0 + jj, B[jj]
 
@@ -327,7 +269,16 @@ def _ids_2d(V, n_bins, strategy, name, dtype=np.intp, rows=None):
         for s in range(0, n, chunk):
             out[s : s + chunk] = _uniform_ids(V[s : s + chunk], n_bins, name)
     else:
-        _quantile_ids_2d(np.ascontiguousarray(V), n_bins, out, rows)
+        # column by column (read in blocks of 8 columns): the 1-D rule refines each column's
+        # dense cells on their own range, which the chunked row-major histogram of
+        # _quantile_ids_2d cannot do (it is far slower on skewed columns such as softmax outputs)
+        buf = {}
+        for j, col in _iter_columns(V):
+            buf[j] = _quantile_ids_1d(col, n_bins)
+            if len(buf) == 8 or j == k - 1:  # write 8 columns at once (row-major output)
+                j0 = min(buf)
+                out[:, j0 : j + 1] = np.stack([buf[i] for i in range(j0, j + 1)], axis=1)
+                buf = {}
     return out
 
 

@@ -56,7 +56,7 @@ from skcal._validation import (
     check_multiclass_probabilities,
     check_sample_weight,
 )
-from skcal.binning import _column_ids, _ids_2d, assign_bins
+from skcal.binning import _column_ids, _iter_columns, assign_bins
 from skcal.scorers import make_classes_aware_loss_scorer, register_scorer
 from skcal.stats._truthful import classwise_value, top_label_value
 
@@ -364,27 +364,27 @@ def lince_score(u, phi, *, n_bins=15, strategy="quantile", bin_on=None, sample_w
 def _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels):
     """Per-class bin sums ``S_rb = sum_{i in b_r} w_i (p_i[r] - 1[y_i = r])`` and ``W``.
 
-    The bins of every column are computed on the row-major array in row chunks (no ``(n, k)``
-    float temporary; the ids are int32), so peak memory is the validated input plus about half
-    its size.
+    Column by column (the columns are read in blocks of 8), so that no ``(n, k)`` temporary
+    is made: peak memory is the input plus a few columns.
     """
     P, codes, w = _check_inputs(y_true, y_proba, sample_weight, labels)
     n, k = P.shape
-    ids = _ids_2d(P, int(n_bins), strategy, "y_proba", dtype=np.int32)
-    if callable(strategy):
-        ids = _compact(ids.astype(np.intp)).astype(np.int32)
-    nb = int(ids.max()) + 1
-    rows = max(256, max(1 << 20, 4 * k * nb) // k)  # chunks larger than the k * nb sums
-    offsets = (np.arange(k, dtype=np.intp) * nb)[None, :]
-    sums = np.zeros(k * nb)
-    for s in range(0, n, rows):
-        flat = (ids[s : s + rows] + offsets).ravel()
-        wts = P[s : s + rows] if w is None else P[s : s + rows] * w[s : s + rows, None]
-        sums += np.bincount(flat, weights=wts.ravel(), minlength=k * nb)
-    lab = ids[np.arange(n), codes].astype(np.intp) + codes * nb
-    sums -= np.bincount(lab, weights=w, minlength=k * nb)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(k + 1))
+    out = []
+    for j, col in _iter_columns(P):
+        ids = _compact(_column_ids(col, int(n_bins), strategy, "y_proba"))
+        nb = int(ids.max()) + 1
+        members = order[bounds[j] : bounds[j + 1]]
+        if w is None:
+            sums = np.bincount(ids, weights=col, minlength=nb)
+            sums -= np.bincount(ids[members], minlength=nb)
+        else:
+            sums = np.bincount(ids, weights=w * col, minlength=nb)
+            sums -= np.bincount(ids[members], weights=w[members], minlength=nb)
+        out.append(sums)
     W = float(n) if w is None else float(w.sum())
-    return list(sums.reshape(k, nb)), k, W
+    return out, k, W
 
 
 @validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
