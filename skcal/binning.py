@@ -65,7 +65,7 @@ def uniform_bin_edges(n_bins):
 
     Returns
     -------
-    edges : ndarray of shape (n_bins + 1,)
+    ndarray of shape (n_bins + 1,)
         The edges; bin ``j`` is ``(edges[j], edges[j + 1]]`` (the first bin also holds 0).
 
     Examples
@@ -313,7 +313,7 @@ def assign_bins(values, n_bins=15, strategy="quantile", *, name="values"):
 
     Returns
     -------
-    ids : ndarray of intp, same shape as ``values``
+    ndarray of intp, same shape as ``values``
         Bin ids. For the built-in rules they lie in ``range(n_bins)``.
 
     Examples

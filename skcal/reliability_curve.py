@@ -28,7 +28,7 @@ __all__ = ["reliability_curve", "ReliabilityCurve"]
 class ReliabilityCurve:
     """Per-bin data returned by :func:`reliability_curve` (one entry per bin).
 
-    Attributes
+    Parameters
     ----------
     edges : ndarray of shape (n_bins + 1,)
         Bin edges; bin ``j`` is ``(edges[j], edges[j + 1]]``, the first bin closed.
@@ -40,8 +40,11 @@ class ReliabilityCurve:
         Weighted mean prediction per bin (NaN for empty bins).
     observed_frequency : ndarray of shape (n_bins,)
         Weighted frequency of the positive class per bin (NaN for empty bins).
-    lower, upper : ndarray of shape (n_bins,) or None
-        Wilson score interval of the observed frequency (``None`` unless requested).
+    lower : ndarray of shape (n_bins,) or None
+        Lower end of the Wilson score interval of the observed frequency (``None`` unless
+        requested).
+    upper : ndarray of shape (n_bins,) or None
+        Upper end of the interval (``None`` unless requested).
     confidence : float or None
         Coverage of the interval.
     """
@@ -75,8 +78,8 @@ def wilson_interval(frequency, n_eff, confidence=0.95):
 
     Returns
     -------
-    lower, upper : ndarray
-        The interval ends, ``(f + z^2/2n -+ z sqrt(f(1-f)/n + z^2/4n^2)) / (1 + z^2/n)``.
+    tuple of ndarray
+        The lower and upper interval ends, ``(f + z^2/2n -+ z sqrt(f(1-f)/n + z^2/4n^2)) / (1 + z^2/n)``.
 
     Examples
     --------
@@ -149,7 +152,7 @@ def reliability_curve(
 
     Returns
     -------
-    curve : ReliabilityCurve
+    ReliabilityCurve
         Arrays with one entry per bin (empty bins included, NaN means).
 
     Examples
@@ -180,7 +183,7 @@ def curve_from_statistics(stats, *, interval=None, confidence=0.95):
 
     Returns
     -------
-    curve : ReliabilityCurve
+    ReliabilityCurve
         The per-bin data.
 
     Examples

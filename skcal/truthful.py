@@ -45,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from skcal._compat import StrOptions, validate_params
-from skcal._constraints import N_BINS, SAMPLE_WEIGHT
+from skcal._constraints import N_BINS, RANDOM_STATE, SAMPLE_WEIGHT, Integral, StrictInterval
 from skcal._validation import (
     ROW_SUM_ATOL,
     _as_float_array,
@@ -227,6 +227,7 @@ def truthful_conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_
     Returns
     -------
     float
+        The value of the measure (lower is better).
 
     Examples
     --------
@@ -250,12 +251,25 @@ def conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=No
 
     Parameters
     ----------
-    y_true, y_proba, n_bins, strategy, sample_weight, labels
-        As in :func:`truthful_conf_ce`.
+    y_true : array-like of shape (n,)
+        True labels (any hashable class labels).
+    y_proba : array-like of shape (n, k) or (n,)
+        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
+        the second class of a binary problem.
+    n_bins : int, default=15
+        Number of bins, from 1 to ``2**24``.
+    strategy : {"quantile", "uniform"} or callable, default="quantile"
+        Binning rule, see :func:`skcal.binning.assign_bins` (``"uniform"`` is right-closed:
+        a value on an inner edge goes to the bin on its left, 0 to the first bin).
+    sample_weight : array-like of shape (n,), default=None
+        Importance weights (see the module docstring).
+    labels : array-like of shape (k,), default=None
+        Class labels in column order.
 
     Returns
     -------
     float
+        The value of the measure (lower is better).
 
     Examples
     --------
@@ -277,12 +291,25 @@ def conf_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=N
 
     Parameters
     ----------
-    y_true, y_proba, n_bins, strategy, sample_weight, labels
-        As in :func:`truthful_conf_ce`.
+    y_true : array-like of shape (n,)
+        True labels (any hashable class labels).
+    y_proba : array-like of shape (n, k) or (n,)
+        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
+        the second class of a binary problem.
+    n_bins : int, default=15
+        Number of bins, from 1 to ``2**24``.
+    strategy : {"quantile", "uniform"} or callable, default="quantile"
+        Binning rule, see :func:`skcal.binning.assign_bins` (``"uniform"`` is right-closed:
+        a value on an inner edge goes to the bin on its left, 0 to the first bin).
+    sample_weight : array-like of shape (n,), default=None
+        Importance weights (see the module docstring).
+    labels : array-like of shape (k,), default=None
+        Class labels in column order.
 
     Returns
     -------
     float
+        The value of the measure (lower is better).
 
     Examples
     --------
@@ -299,6 +326,17 @@ def conf_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=N
 # ----------------------------------------------------------------------------------------------
 
 
+@validate_params(
+    {
+        "u": ["array-like"],
+        "phi": ["array-like"],
+        "n_bins": N_BINS,
+        "strategy": _STRATEGY,
+        "bin_on": ["array-like", None],
+        "sample_weight": SAMPLE_WEIGHT,
+    },
+    prefer_skip_nested_validation=True,
+)
 def lince_score(u, phi, *, n_bins=15, strategy="quantile", bin_on=None, sample_weight=None):
     """Binned calibration error of a linear property, LinCE (truthful; lower is better).
 
@@ -314,6 +352,7 @@ def lince_score(u, phi, *, n_bins=15, strategy="quantile", bin_on=None, sample_w
     phi : array-like of the same shape as ``u``
         The statistic of the observed outcomes.
     n_bins : int, default=15
+        Number of bins, from 1 to ``2**24``.
     strategy : {"quantile", "uniform"} or callable, default="quantile"
         Binning rule, see :func:`skcal.binning.assign_bins`. ``"uniform"`` needs the binned
         values in [0, 1].
@@ -328,6 +367,7 @@ def lince_score(u, phi, *, n_bins=15, strategy="quantile", bin_on=None, sample_w
     Returns
     -------
     float
+        The value of the measure (lower is better).
 
     Examples
     --------
@@ -396,12 +436,25 @@ def classwise_lince(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_w
 
     Parameters
     ----------
-    y_true, y_proba, n_bins, strategy, sample_weight, labels
-        As in :func:`truthful_conf_ce` (the weighted form is that of :func:`lince_score`).
+    y_true : array-like of shape (n,)
+        True labels (any hashable class labels).
+    y_proba : array-like of shape (n, k) or (n,)
+        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
+        the second class of a binary problem.
+    n_bins : int, default=15
+        Number of bins, from 1 to ``2**24``.
+    strategy : {"quantile", "uniform"} or callable, default="quantile"
+        Binning rule, see :func:`skcal.binning.assign_bins` (``"uniform"`` is right-closed:
+        a value on an inner edge goes to the bin on its left, 0 to the first bin).
+    sample_weight : array-like of shape (n,), default=None
+        Importance weights (see the module docstring).
+    labels : array-like of shape (k,), default=None
+        Class labels in column order.
 
     Returns
     -------
     float
+        The value of the measure (lower is better).
 
     Examples
     --------
@@ -423,12 +476,25 @@ def classwise_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_wei
 
     Parameters
     ----------
-    y_true, y_proba, n_bins, strategy, sample_weight, labels
-        As in :func:`truthful_conf_ce`.
+    y_true : array-like of shape (n,)
+        True labels (any hashable class labels).
+    y_proba : array-like of shape (n, k) or (n,)
+        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
+        the second class of a binary problem.
+    n_bins : int, default=15
+        Number of bins, from 1 to ``2**24``.
+    strategy : {"quantile", "uniform"} or callable, default="quantile"
+        Binning rule, see :func:`skcal.binning.assign_bins` (``"uniform"`` is right-closed:
+        a value on an inner edge goes to the bin on its left, 0 to the first bin).
+    sample_weight : array-like of shape (n,), default=None
+        Importance weights (see the module docstring).
+    labels : array-like of shape (k,), default=None
+        Class labels in column order.
 
     Returns
     -------
     float
+        The value of the measure (lower is better).
 
     Examples
     --------
@@ -453,12 +519,20 @@ def brier_over_k(y_true, y_proba, *, sample_weight=None, labels=None):
 
     Parameters
     ----------
-    y_true, y_proba, sample_weight, labels
-        As in :func:`truthful_conf_ce`.
+    y_true : array-like of shape (n,)
+        True labels (any hashable class labels).
+    y_proba : array-like of shape (n, k) or (n,)
+        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
+        the second class of a binary problem.
+    sample_weight : array-like of shape (n,), default=None
+        Weights of the mean.
+    labels : array-like of shape (k,), default=None
+        Class labels in column order.
 
     Returns
     -------
     float
+        The value of the measure (lower is better).
 
     Examples
     --------
@@ -483,12 +557,20 @@ def confidence_proper_loss(y_true, y_proba, *, sample_weight=None, labels=None):
 
     Parameters
     ----------
-    y_true, y_proba, sample_weight, labels
-        As in :func:`truthful_conf_ce`.
+    y_true : array-like of shape (n,)
+        True labels (any hashable class labels).
+    y_proba : array-like of shape (n, k) or (n,)
+        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
+        the second class of a binary problem.
+    sample_weight : array-like of shape (n,), default=None
+        Weights of the mean.
+    labels : array-like of shape (k,), default=None
+        Class labels in column order.
 
     Returns
     -------
     float
+        The value of the measure (lower is better).
 
     Examples
     --------
@@ -537,6 +619,20 @@ def _batched_measure(measure, P, Ylab, ids):
     return cal, loss
 
 
+@validate_params(
+    {
+        "q_true": ["array-like"],
+        "y_proba": ["array-like"],
+        "measure": [StrOptions(set(_MEASURES))],
+        "n_bins": N_BINS,
+        "strategy": _STRATEGY,
+        "method": [StrOptions({"auto", "enumerate", "monte_carlo"})],
+        "max_outcomes": [StrictInterval(Integral, 1, None, closed="left")],
+        "n_draws": [StrictInterval(Integral, 2, None, closed="left")],
+        "random_state": RANDOM_STATE,
+    },
+    prefer_skip_nested_validation=True,
+)
 def truthful_decomposition(
     q_true,
     y_proba,
@@ -576,11 +672,17 @@ def truthful_decomposition(
     y_proba : array-like of shape (n, k)
         Reported probabilities.
     measure : {"truthful_conf_ce", "classwise_lince"}, default="truthful_conf_ce"
+        The measure whose expectation is decomposed.
     n_bins : int, default=15
+        Number of bins.
     strategy : {"quantile", "uniform"} or callable, default="quantile"
+        Binning rule, see :func:`skcal.binning.assign_bins`.
     method : {"auto", "enumerate", "monte_carlo"}, default="auto"
+        How the closed forms are checked.
     max_outcomes : int, default=200_000
+        Largest number of label vectors ``k^n`` enumerated exactly.
     n_draws : int, default=20_000
+        Monte Carlo label draws.
     random_state : int, RandomState instance or None, default=None
         Seeds the Monte Carlo draws.
 
@@ -607,10 +709,6 @@ def truthful_decomposition(
     """
     from sklearn.utils import check_random_state
 
-    if measure not in _MEASURES:
-        raise ValueError(f"measure must be one of {_MEASURES}; got {measure!r}.")
-    if method not in ("auto", "enumerate", "monte_carlo"):
-        raise ValueError(f'method must be "auto", "enumerate" or "monte_carlo"; got {method!r}.')
     Q = check_multiclass_probabilities(q_true, name="q_true")
     P = check_multiclass_probabilities(y_proba, name="y_proba", n_classes=Q.shape[1])
     check_consistent_length(q_true=Q, y_proba=P)

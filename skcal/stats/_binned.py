@@ -95,13 +95,30 @@ class BinnedStatistics(BaseStatistics):
 
     # -- binning -------------------------------------------------------------------------
     def bin_edges(self):
-        """Return the bin edges (``linspace(0, 1, n_bins + 1)`` unless edges were given)."""
+        """Return the bin edges (``linspace(0, 1, n_bins + 1)`` unless edges were given).
+
+        Returns
+        -------
+        ndarray of shape (n_bins + 1,)
+            The edges.
+        """
         if self.edges is None:
             return np.linspace(0.0, 1.0, self.n_bins + 1)
         return np.asarray(self.edges, dtype=np.float64)
 
     def bin_ids(self, p):
-        """Right-closed bin of each prediction (``np.searchsorted(edges[1:-1], p)``)."""
+        """Return the right-closed bin of each prediction (``np.searchsorted(edges[1:-1], p)``).
+
+        Parameters
+        ----------
+        p : array-like of shape (n,)
+            Predictions.
+
+        Returns
+        -------
+        ndarray of intp of shape (n,)
+            Bin ids in ``range(n_bins)``.
+        """
         from skcal.binning import _right_closed_ids, _uniform_ids
 
         p = np.asarray(p, dtype=np.float64)
@@ -154,7 +171,7 @@ class BinnedStatistics(BaseStatistics):
 
         Returns
         -------
-        self : BinnedStatistics
+        BinnedStatistics
             The updated object.
         """
         return super().update(y_true, y_prob, sample_weight=sample_weight)
@@ -190,7 +207,7 @@ class BinnedStatistics(BaseStatistics):
 
         Returns
         -------
-        curve : dict
+        dict
             ``edges`` (n_bins + 1,), ``count`` (rows per bin), ``weight`` (``W_b``),
             ``mean_predicted`` and ``observed_frequency`` (weighted means; NaN in empty bins).
         """

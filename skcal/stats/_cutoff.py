@@ -67,7 +67,7 @@ class _CutoffBase(BaseStatistics):
 
         Returns
         -------
-        self : object
+        object
             The updated statistics.
         """
         return super().update(y_true, y_prob, sample_weight=sample_weight)

@@ -94,7 +94,7 @@ class _TruthfulBase(BaseStatistics):
 
         Returns
         -------
-        self : object
+        object
             The updated statistics.
         """
         return super().update(y_true, y_proba, sample_weight=sample_weight)
