@@ -63,26 +63,29 @@ def load_netcal_ece():
     if spec is None or spec.origin is None:
         return None
     root = os.path.dirname(spec.origin)
-    if "torch" not in sys.modules:
-        try:
-            import torch  # noqa: F401
-        except ImportError:
+    saved = {k: v for k, v in sys.modules.items() if k == "torch" or k.split(".")[0] == "netcal"}
+    try:
+        if "torch" not in sys.modules and importlib.util.find_spec("torch") is None:
             stub = types.ModuleType("torch")
             stub.Tensor = type("Tensor", (), {})
             sys.modules["torch"] = stub
-    pkg = types.ModuleType("netcal")
-    pkg.__path__ = [root]
-    sys.modules["netcal"] = pkg
-    for sub in ("Decorator", "Stats", "Helper"):
-        mod = importlib.import_module(f"netcal.{sub}")
-        for name in dir(mod):
-            if not name.startswith("_"):
-                setattr(pkg, name, getattr(mod, name))
-    for sub, path in (("metrics", ("metrics",)), ("metrics.confidence", ("metrics", "confidence"))):
-        m = types.ModuleType(f"netcal.{sub}")
-        m.__path__ = [os.path.join(root, *path)]
-        sys.modules[f"netcal.{sub}"] = m
-    return importlib.import_module("netcal.metrics.confidence.ECE").ECE
+        pkg = types.ModuleType("netcal")
+        pkg.__path__ = [root]
+        sys.modules["netcal"] = pkg
+        for sub in ("Decorator", "Stats", "Helper"):
+            mod = importlib.import_module(f"netcal.{sub}")
+            for name in dir(mod):
+                if not name.startswith("_"):
+                    setattr(pkg, name, getattr(mod, name))
+        for sub, path in (("metrics", ("metrics",)), ("metrics.confidence", ("metrics", "confidence"))):
+            m = types.ModuleType(f"netcal.{sub}")
+            m.__path__ = [os.path.join(root, *path)]
+            sys.modules[f"netcal.{sub}"] = m
+        return importlib.import_module("netcal.metrics.confidence.ECE").ECE
+    finally:  # leave sys.modules as it was (no stub torch, no partial netcal) for other code
+        for k in [k for k in sys.modules if k == "torch" or k.split(".")[0] == "netcal"]:
+            del sys.modules[k]
+        sys.modules.update(saved)
 
 
 def make_data(n, k, seed=0):
@@ -108,8 +111,8 @@ def make_data(n, k, seed=0):
 def cases(quick):
     if quick:
         return [
-            {"name": "classwise_k100", "n": 20_000, "k": 100},
-            {"name": "confidence_k10", "n": 100_000, "k": 10},
+            {"name": "classwise_k100", "n": 5_000, "k": 100},
+            {"name": "confidence_k10", "n": 20_000, "k": 10},
         ]
     return [
         {"name": "classwise_k100", "n": 1_000_000, "k": 100},
