@@ -2,25 +2,64 @@
 
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
 
+from skcal._compat import StrOptions, validate_params
+from skcal._constraints import N_BINS, POS_LABEL, SAMPLE_WEIGHT
 from skcal._validation import check_binary_probabilities
 
 __all__ = ["binned_ece"]
 
+#: Constraints shared by the binned measures of skcal (binary predictions).
+BINNED_CONSTRAINTS = {
+    "y_true": ["array-like"],
+    "y_prob": ["array-like"],
+    "n_bins": N_BINS,
+    "strategy": [StrOptions({"uniform", "quantile"})],
+    "edges": ["array-like", None],
+    "sample_weight": SAMPLE_WEIGHT,
+    "pos_label": POS_LABEL,
+}
 
-def binned_ece(y_true, y_prob, *, n_bins=11, strategy="uniform", sample_weight=None, pos_label=None):
-    """Binned ECE: ``sum_b (n_b / n) |mean(y in b) - mean(p in b)|``.
+
+def _bin_edges(p, n_bins, strategy, edges):
+    """The edges of a binned measure: given, uniform, or scikit-learn's percentile edges."""
+    if edges is not None:
+        from skcal.stats._binned import _check_edges
+
+        return _check_edges(edges)
+    if strategy == "quantile":
+        return np.percentile(p, np.linspace(0, 1, n_bins + 1) * 100)
+    return np.linspace(0.0, 1.0, n_bins + 1)
+
+
+def _binned_statistics(y_true, y_prob, *, n_bins, strategy, edges, sample_weight, pos_label, measure):
+    """Validate, bin (right-closed) and return the filled :class:`~skcal.stats.BinnedStatistics`."""
+    from skcal.stats._binned import BinnedStatistics
+
+    y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
+    if edges is None and strategy == "uniform":
+        stats = BinnedStatistics(n_bins=int(n_bins), measure=measure, pos_label=pos_label)
+    else:
+        e = _bin_edges(p, int(n_bins), strategy, edges)
+        stats = BinnedStatistics(edges=e, measure=measure, pos_label=pos_label)
+    return stats._add_rows(y, p, w)
+
+
+@validate_params(BINNED_CONSTRAINTS, prefer_skip_nested_validation=True)
+def binned_ece(
+    y_true, y_prob, *, n_bins=11, strategy="uniform", edges=None, sample_weight=None, pos_label=None
+):
+    """Binned expected calibration error ``sum_b (W_b / W) |mean_b(y) - mean_b(p)|``.
 
     The bins are those of :func:`sklearn.calibration.calibration_curve`: ``"uniform"`` uses
     ``n_bins`` equal-width bins on [0, 1]; ``"quantile"`` uses the edges
     ``np.percentile(y_prob, linspace(0, 100, n_bins + 1))`` (linear interpolation, so tied
-    predictions can leave bins empty); a prediction equal to an inner edge goes to the bin on
-    its left (``np.searchsorted(edges[1:-1], p)``). Empty bins contribute nothing. Without
-    weights this equals ``sum(count_b * |prob_true - prob_pred|) / n`` over the non-empty bins
-    that ``calibration_curve`` returns.
+    predictions can leave bins empty). Edge rule (every binned measure of skcal): right-closed,
+    ``np.searchsorted(edges[1:-1], p)``, so a prediction equal to an inner edge goes to the bin
+    on its left and ``p = 0`` to the first bin. Empty bins contribute nothing. Without weights
+    this equals ``sum(count_b * |prob_true - prob_pred|) / n`` over the non-empty bins that
+    ``calibration_curve`` returns. Computed through :class:`skcal.stats.BinnedStatistics`.
 
     Parameters
     ----------
@@ -31,33 +70,27 @@ def binned_ece(y_true, y_prob, *, n_bins=11, strategy="uniform", sample_weight=N
     n_bins : int, default=11
         Number of bins (11 equal-width bins is the SPEC's comparison measure).
     strategy : {"uniform", "quantile"}, default="uniform"
+        Equal-width bins on [0, 1], or scikit-learn's percentile edges.
+    edges : array-like of shape (n_bins + 1,), default=None
+        Explicit non-decreasing bin edges (right-closed); overrides ``n_bins`` and ``strategy``.
     sample_weight : array-like of shape (n,), default=None
         Weights enter the bin means and bin masses; the quantile edges stay the unweighted
         percentiles of ``y_prob`` (as ``calibration_curve`` computes them).
-    pos_label : default=None
+    pos_label : int, float, bool or str, default=None
         The positive class.
 
     Returns
     -------
     float
+        The binned ECE, in [0, 1]; lower is better.
 
     Examples
     --------
-    >>> binned_ece([0, 1, 1, 1], [0.1, 0.2, 0.9, 0.9], n_bins=2)
-    0.2
+    >>> from skcal.binned_ece import binned_ece
+    >>> round(binned_ece([0, 1, 1, 1], [0.1, 0.2, 0.9, 0.9], n_bins=2), 6)
+    0.225
     """
-    if isinstance(n_bins, (bool, np.bool_)) or not isinstance(n_bins, Integral) or n_bins < 1:
-        raise ValueError(f"n_bins must be an integer >= 1; got {n_bins!r}.")
-    if strategy not in ("uniform", "quantile"):
-        raise ValueError(f"strategy must be 'uniform' or 'quantile'; got {strategy!r}.")
-    y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
-    if strategy == "quantile":
-        edges = np.percentile(p, np.linspace(0, 1, n_bins + 1) * 100)
-    else:
-        edges = np.linspace(0.0, 1.0, n_bins + 1)
-    ids = np.searchsorted(edges[1:-1], p)
-    wt = np.ones(p.shape[0]) if w is None else w
-    total = np.bincount(ids, weights=wt, minlength=n_bins)
-    diff = np.bincount(ids, weights=wt * (y - p), minlength=n_bins)
-    # sum_b n_b |mean_b(y) - mean_b(p)| = sum_b |sum_{s in b} (y_s - p_s)|
-    return float(np.abs(diff).sum() / total.sum())
+    return _binned_statistics(
+        y_true, y_prob, n_bins=n_bins, strategy=strategy, edges=edges,
+        sample_weight=sample_weight, pos_label=pos_label, measure="ece",
+    ).compute()

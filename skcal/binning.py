@@ -8,75 +8,209 @@ vanishes for honest reports and a variance term that the reports cannot influenc
 Three rules are provided:
 
 ``"uniform"``
-    Equal-width bins on [0, 1]: value ``v`` goes to ``min(floor(v * n_bins), n_bins - 1)``. The
-    bins are left-closed, ``[j / n_bins, (j + 1) / n_bins)``, except the last, which is closed,
-    ``[1 - 1 / n_bins, 1]``, so the right edge 1.0 belongs to the last bin. Values outside
-    [0, 1] are rejected.
+    Equal-width bins on [0, 1] with the edges ``np.linspace(0, 1, n_bins + 1)`` and
+    scikit-learn's right-closed rule (the rule of :func:`sklearn.calibration.calibration_curve`,
+    ``np.searchsorted(edges[1:-1], v)``): bin ``j`` is ``(edges[j], edges[j + 1]]``, except the
+    first, which is closed, ``[0, edges[1]]``. A value exactly on an inner edge therefore goes
+    to the bin on its *left*, and ``0.0`` belongs to the first bin. Values outside [0, 1] are
+    rejected. Every binned measure of skcal uses this rule.
 ``"quantile"``
-    Equal mass by sorted order: the values are sorted with a *stable* sort (ties keep their
-    index order), and the sorted positions ``0..n-1`` are cut into ``n_bins`` contiguous groups
+    Equal mass by sorted order, ties broken by index: order the values by ``(value, index)``
+    (a stable sort), and cut the sorted positions ``0..n-1`` into ``n_bins`` contiguous groups
     whose sizes differ by at most one. As in :func:`numpy.array_split`, the first
     ``n % n_bins`` groups (those holding the smallest values) receive one extra sample. When
     ``n < n_bins`` the first ``n`` bins hold one sample each and the rest are empty. Tied values
-    may therefore fall into different bins; which one depends only on their index.
+    may therefore fall into different bins; which one depends only on their index. No edge rule
+    is involved: the bins are defined by ranks.
 callable
     ``f(values, n_bins) -> ids`` returning one non-negative integer per value. The ids are used
     as they are (they need not be below ``n_bins`` or contiguous).
 
-All rules run in ``O(n log n)`` time and ``O(n)`` memory.
+The quantile rule runs in expected linear time without a full sort: one histogram pass over
+16384 equal-width cells of ``[min, max]`` finds the cells that hold a bin boundary; every other
+cell lies inside one bin, and only the values in boundary cells are ordered (recursively by the
+same histogram when a boundary cell is large, by index alone when it holds one tied value, and
+by a stable sort of the few remaining values). The result is exactly the stable-sort result.
+Memory is linear in ``n``.
 """
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
+from skcal._compat import StrOptions, validate_params
+from skcal._constraints import N_BINS
 from skcal._validation import _as_float_array, _reject_nonfinite
 
-__all__ = ["assign_bins", "BINNING_STRATEGIES"]
+__all__ = ["assign_bins", "uniform_bin_edges", "BINNING_STRATEGIES"]
 
 #: Names of the built-in binning rules.
 BINNING_STRATEGIES = ("uniform", "quantile")
 
+#: Number of histogram cells per pass of the linear-time quantile rule.
+_N_CELLS = 16384
+#: Subsets at most this large are ordered by a stable sort instead of a histogram pass.
+_SMALL = 1 << 15
+#: Deepest histogram recursion before falling back to a stable sort of a boundary cell.
+_MAX_DEPTH = 6
 
-def _check_n_bins(n_bins):
-    if isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral):
-        raise ValueError(f"n_bins must be an integer >= 1; got {n_bins!r}.")
-    if n_bins < 1:
-        raise ValueError(f"n_bins must be an integer >= 1; got {n_bins}.")
-    return int(n_bins)
+
+def uniform_bin_edges(n_bins):
+    """Return the ``n_bins + 1`` edges of the uniform rule, ``np.linspace(0, 1, n_bins + 1)``.
+
+    Parameters
+    ----------
+    n_bins : int
+        Number of bins (>= 1).
+
+    Returns
+    -------
+    ndarray of shape (n_bins + 1,)
+        The edges; bin ``j`` is ``(edges[j], edges[j + 1]]`` (the first bin also holds 0).
+
+    Examples
+    --------
+    >>> from skcal.binning import uniform_bin_edges
+    >>> uniform_bin_edges(4).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    return np.linspace(0.0, 1.0, int(n_bins) + 1)
 
 
-def _uniform_ids(values, n_bins):
-    if values.min() < 0.0 or values.max() > 1.0:
+def _right_closed_ids(values, edges):
+    """``np.searchsorted(edges[1:-1], values)`` for sorted ``edges`` (right-closed bins)."""
+    return np.searchsorted(edges[1:-1], values, side="left").astype(np.intp, copy=False)
+
+
+def _uniform_ids(values, n_bins, name="values"):
+    if values.size and (values.min() < 0.0 or values.max() > 1.0):
         raise ValueError(
-            'strategy="uniform" bins [0, 1], so the values to bin must lie in [0, 1]; got values in '
+            f'strategy="uniform" bins [0, 1], so {name} must lie in [0, 1]; got values in '
             f'[{values.min():.6g}, {values.max():.6g}]. Use strategy="quantile" or a callable.'
         )
-    ids = np.floor(values * n_bins).astype(np.intp)
-    np.minimum(ids, n_bins - 1, out=ids)
+    edges = uniform_bin_edges(n_bins)
+    if n_bins == 1:
+        return np.zeros(values.shape, dtype=np.intp)
+    # ceil(v * n_bins) - 1 is the right-closed bin up to one ulp; two exact corrections against
+    # the linspace edges make it equal to np.searchsorted(edges[1:-1], v) (a few times faster).
+    ids = np.ceil(values * n_bins).astype(np.intp)
+    ids -= 1
+    np.clip(ids, 0, n_bins - 1, out=ids)
+    ids -= (values <= edges[ids]) & (ids > 0)
+    ids += (values > edges[ids + 1]) & (ids < n_bins - 1)
     return ids
 
 
-def _quantile_ids_from_ranks(ranks, n, n_bins):
+def _rank_to_bin(ranks, n, n_bins):
     """Map sorted positions ``0..n-1`` to array_split-style group ids."""
+    ranks = np.asarray(ranks, dtype=np.intp)
     q, rem = divmod(n, n_bins)
-    big = rem * (q + 1)  # positions covered by the first `rem` groups of size q + 1
     if q == 0:
-        return ranks.astype(np.intp, copy=True)
-    return np.where(ranks < big, ranks // (q + 1), rem + (ranks - big) // q).astype(np.intp)
+        return ranks.copy()
+    big = rem * (q + 1)  # positions covered by the first `rem` groups of size q + 1
+    return np.where(ranks < big, ranks // (q + 1), rem + (ranks - big) // q)
 
 
-def _quantile_ids(values, n_bins):
+def _stable_sort_ids(values, n_bins):
+    """Reference quantile ids by a full stable sort (used by the tests and for tiny inputs)."""
     n = values.shape[0]
-    order = np.argsort(values, axis=0, kind="stable")
-    ranks = np.empty_like(order)
-    if values.ndim == 1:
-        ranks[order] = np.arange(n)
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(n, dtype=np.intp)
+    ranks[order] = np.arange(n)
+    return _rank_to_bin(ranks, n, n_bins)
+
+
+def _put(ids, sel, vals):
+    if sel is None:
+        ids[:] = vals
     else:
-        np.put_along_axis(ranks, order, np.arange(n)[:, None], axis=0)
-    return _quantile_ids_from_ranks(ranks, n, n_bins)
+        ids[sel] = vals
+
+
+def _assign_quantile(v, sel, r0, ids, n, n_bins, depth):
+    """Write the quantile ids of the subset ``v`` (values in index order, global ranks from r0)."""
+    m = v.shape[0]
+    if m == 0:
+        return
+    lo, hi = v.min(), v.max()
+    if lo == hi:  # one tied value: index order is the sorted order
+        _put(ids, sel, _rank_to_bin(np.arange(r0, r0 + m), n, n_bins))
+        return
+    span = float(hi) - float(lo)
+    scale = _N_CELLS / span if np.isfinite(span) and span > 0 else np.inf
+    if m <= _SMALL or depth >= _MAX_DEPTH or not np.isfinite(scale):
+        order = np.argsort(v, kind="stable")
+        ranks = np.empty(m, dtype=np.intp)
+        ranks[order] = np.arange(r0, r0 + m)
+        _put(ids, sel, _rank_to_bin(ranks, n, n_bins))
+        return
+    key = _cell_keys(v, lo, scale)
+    cnt = np.bincount(key, minlength=_N_CELLS)
+    start, cellbin = _cell_table(cnt, r0, n, n_bins)
+    sub = cellbin[key.astype(np.intp)]  # gathering with an intp index is much faster than uint16
+    _put(ids, sel, sub)
+    midx = np.flatnonzero(sub < 0)  # members of boundary cells, in index order
+    if midx.size:
+        gidx = midx if sel is None else sel[midx]
+        _finish_cells(v[midx], gidx, key[midx], start, cnt, ids, n, n_bins, depth)
+
+
+def _cell_keys(v, lo, scale, cells=None):
+    """``floor((v - lo) * scale)`` as uint16, clipped to the last cell (non-decreasing in v)."""
+    cells = _N_CELLS if cells is None else cells
+    key = v - lo
+    key *= scale
+    key = key.astype(np.uint16)  # _N_CELLS <= 2**16; much faster than a float -> int64 cast
+    np.minimum(key, cells - 1, out=key)
+    return key
+
+
+def _cell_table(cnt, r0, n, n_bins):
+    """First global rank of every cell, and its bin (-1 where the cell straddles a boundary)."""
+    start = np.empty(cnt.shape[0], dtype=np.intp)
+    start[0] = r0
+    np.cumsum(cnt[:-1], out=start[1:])
+    start[1:] += r0
+    first = _rank_to_bin(start, n, n_bins)
+    last = _rank_to_bin(np.maximum(start + cnt - 1, start), n, n_bins)
+    return start, np.where((first != last) & (cnt > 0), -1, first)
+
+
+def _finish_cells(vals, gidx, gkey, start, cnt, ids, n, n_bins, depth):
+    """Exact ids of the members of boundary cells (values ``vals`` in index order).
+
+    Large cells are refined by another histogram pass; the others are ordered together by one
+    stable sort: cells are disjoint value intervals, so it orders each cell's members by
+    ``(value, index)`` contiguously, the cells in key order.
+    """
+    big_cell = cnt > _SMALL
+    big = big_cell[gkey]
+    if big.any():
+        for c in np.unique(gkey[big]):
+            mask = gkey == c
+            _assign_quantile(vals[mask], gidx[mask], int(start[c]), ids, n, n_bins, depth + 1)
+        keep = ~big
+        vals, gidx, gkey = vals[keep], gidx[keep], gkey[keep]
+    if gidx.size == 0:
+        return
+    order = np.argsort(vals, kind="stable")
+    skey = gkey[order]
+    gcnt = np.bincount(gkey, minlength=cnt.shape[0])
+    goff = np.cumsum(gcnt) - gcnt
+    ranks = np.empty(gidx.shape[0], dtype=np.intp)
+    ranks[order] = start[skey] + np.arange(gidx.shape[0]) - goff[skey]
+    _put(ids, gidx, _rank_to_bin(ranks, n, n_bins))
+
+
+def _quantile_ids_1d(values, n_bins):
+    """Linear-time quantile ids of a 1-D array, equal to the stable-sort ids."""
+    n = values.shape[0]
+    ids = np.empty(n, dtype=np.intp)
+    if n_bins == 1:
+        ids[:] = 0
+        return ids
+    _assign_quantile(values, None, 0, ids, n, n_bins, 0)
+    return ids
 
 
 def _callable_ids(strategy, values, n_bins):
@@ -99,6 +233,64 @@ def _callable_ids(strategy, values, n_bins):
     return ids.astype(np.intp)
 
 
+def _column_ids(col, n_bins, strategy, name):
+    """Bin ids of one contiguous 1-D column under a validated rule."""
+    if callable(strategy):
+        return _callable_ids(strategy, col, n_bins)
+    if strategy == "uniform":
+        return _uniform_ids(col, n_bins, name)
+    return _quantile_ids_1d(col, n_bins)
+
+
+def _iter_columns(V, block=8):
+    """Yield ``(j, contiguous copy of V[:, j])``, reading ``block`` columns per pass."""
+    n, k = V.shape
+    rows = 8192
+    for j0 in range(0, k, block):
+        j1 = min(k, j0 + block)
+        B = np.empty((j1 - j0, n), dtype=V.dtype)
+        for s in range(0, n, rows):  # transpose in cache-sized tiles (much faster than one .T copy)
+            B[:, s : s + rows] = V[s : s + rows, j0:j1].T
+        for jj in range(B.shape[0]):
+            yield j0 + jj, B[jj]
+
+
+def _ids_2d(V, n_bins, strategy, name, dtype=np.intp, rows=None):
+    """Bin ids of every column of ``V`` (n, k) under a validated rule, as ``dtype``."""
+    n, k = V.shape
+    out = np.empty((n, k), dtype=dtype)
+    chunk = rows or max(256, (1 << 20) // k)
+    if callable(strategy):
+        for j, col in _iter_columns(V):
+            out[:, j] = _callable_ids(strategy, col, n_bins)
+    elif strategy == "uniform":
+        if V.min() < 0.0 or V.max() > 1.0:
+            _uniform_ids(V, n_bins, name)  # raises
+        for s in range(0, n, chunk):
+            out[s : s + chunk] = _uniform_ids(V[s : s + chunk], n_bins, name)
+    else:
+        # column by column (read in blocks of 8 columns): the 1-D rule refines each column's
+        # dense cells on their own range, which the chunked row-major histogram of
+        # _quantile_ids_2d cannot do (it is far slower on skewed columns such as softmax outputs)
+        buf = {}
+        for j, col in _iter_columns(V):
+            buf[j] = _quantile_ids_1d(col, n_bins)
+            if len(buf) == 8 or j == k - 1:  # write 8 columns at once (row-major output)
+                j0 = min(buf)
+                out[:, j0 : j + 1] = np.stack([buf[i] for i in range(j0, j + 1)], axis=1)
+                buf = {}
+    return out
+
+
+@validate_params(
+    {
+        "values": ["array-like"],
+        "n_bins": N_BINS,
+        "strategy": [StrOptions(set(BINNING_STRATEGIES)), callable],
+        "name": [str],
+    },
+    prefer_skip_nested_validation=True,
+)
 def assign_bins(values, n_bins=15, strategy="quantile", *, name="values"):
     """Assign each value to a bin with a rule that sees the values only.
 
@@ -108,37 +300,34 @@ def assign_bins(values, n_bins=15, strategy="quantile", *, name="values"):
         The reported values to bin (for example top-label confidences). A 2-D array is binned
         column by column, each column on its own (used for classwise errors).
     n_bins : int, default=15
-        Number of bins (>= 1). It may exceed the number of values (bins are then empty).
+        Number of bins, from 1 to ``2**24``. It may exceed the number of values (bins are
+        then empty).
     strategy : {"quantile", "uniform"} or callable, default="quantile"
         The binning rule; see the module docstring for the exact edge and remainder
-        conventions. A callable is called as ``strategy(values_1d, n_bins)`` (once per column
-        for 2-D input) and must return one non-negative integer per value.
+        conventions. ``"uniform"`` is right-closed like scikit-learn's ``calibration_curve``:
+        a value on an inner edge goes to the bin on its left and 0 to the first bin. A
+        callable is called as ``strategy(values_1d, n_bins)`` (once per column for 2-D input)
+        and must return one non-negative integer per value.
     name : str, default="values"
         Name used in error messages.
 
     Returns
     -------
-    ids : ndarray of intp, same shape as ``values``
+    ndarray of intp, same shape as ``values``
         Bin ids. For the built-in rules they lie in ``range(n_bins)``.
 
     Examples
     --------
     >>> import numpy as np
     >>> from skcal.binning import assign_bins
-    >>> assign_bins([0.0, 0.2, 0.5, 1.0], n_bins=2, strategy="uniform").tolist()
-    [0, 0, 1, 1]
+    >>> assign_bins([0.0, 0.2, 0.5, 0.51, 1.0], n_bins=2, strategy="uniform").tolist()
+    [0, 0, 0, 1, 1]
     >>> assign_bins([0.9, 0.1, 0.5, 0.5, 0.3], n_bins=2, strategy="quantile").tolist()
     [1, 0, 0, 1, 0]
     """
-    n_bins = _check_n_bins(n_bins)
+    n_bins = int(n_bins)
     v = _as_float_array(values, name, ndim=(1, 2))
     _reject_nonfinite(v, name)
-    if callable(strategy):
-        if v.ndim == 1:
-            return _callable_ids(strategy, v, n_bins)
-        return np.stack([_callable_ids(strategy, v[:, j], n_bins) for j in range(v.shape[1])], axis=1)
-    if strategy == "uniform":
-        return _uniform_ids(v, n_bins)
-    if strategy == "quantile":
-        return _quantile_ids(v, n_bins)
-    raise ValueError(f'strategy must be "quantile", "uniform" or a callable; got {strategy!r}.')
+    if v.ndim == 1:
+        return _column_ids(v, n_bins, strategy, name)
+    return _ids_2d(v, n_bins, strategy, name)

@@ -26,8 +26,12 @@ Conventions shared by every function of this module:
   labels (integer labels already in ``range(k)`` are taken as column indices); ``labels=``
   fixes the column order as scikit-learn does, and a label outside it is an error.
 * The top class is ``argmax`` with ties resolved to the lowest column index.
-* Bins are computed from the reports only, with :func:`skcal.binning.assign_bins`
-  (``strategy="quantile"`` by default: equal-mass bins, ties broken by sample index).
+* Bins are computed from the reports only, with the rules of :func:`skcal.binning.assign_bins`
+  (``strategy="quantile"`` by default: equal-mass bins, ties broken by sample index, computed in
+  expected linear time; ``strategy="uniform"``: the edges ``linspace(0, 1, n_bins + 1)`` with
+  scikit-learn's right-closed rule, so a value on an inner edge goes to the bin on its left and
+  0 to the first bin -- the rule of every binned measure of skcal). Truthfulness holds for any
+  rule that sees the reports only, so the truthful measures need no other edge convention.
 * ``sample_weight`` ``w_i`` multiplies sample i's residual, and ``n`` becomes ``W = sum_i w_i``.
   These are *importance* weights, not frequency weights: a duplicated row would repeat its
   label, whereas the correction of :func:`truthful_conf_ce` assumes independent labels. The
@@ -40,7 +44,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from skcal._compat import StrOptions, validate_params
+from skcal._constraints import N_BINS, RANDOM_STATE, SAMPLE_WEIGHT, Integral, StrictInterval
 from skcal._validation import (
+    ROW_SUM_ATOL,
     _as_float_array,
     _check_range,
     _reject_nonfinite,
@@ -49,7 +56,8 @@ from skcal._validation import (
     check_multiclass_probabilities,
     check_sample_weight,
 )
-from skcal.binning import assign_bins
+from skcal.binning import _column_ids, _iter_columns, assign_bins
+from skcal.stats._truthful import classwise_value, top_label_value
 
 __all__ = [
     "truthful_conf_ce",
@@ -83,6 +91,24 @@ def _check_proba(y_proba, labels):
             )
         return np.column_stack([1.0 - p, p])
     n_classes = None if labels is None else len(labels)
+    if (
+        isinstance(arr, np.ndarray)
+        and arr.dtype == np.float64
+        and arr.ndim == 2
+        and arr.flags.c_contiguous
+        and arr.size
+    ):
+        # Fast path without a copy (the array is only read): min/max catch NaN, inf and the
+        # range in two passes; anything unusual goes through the shared validator for its message.
+        lo, hi = arr.min(), arr.max()
+        if (
+            lo >= 0.0
+            and hi <= 1.0
+            and arr.shape[1] >= 2
+            and (n_classes is None or arr.shape[1] == n_classes)
+            and np.abs(arr.sum(axis=1) - 1.0).max() <= ROW_SUM_ATOL
+        ):
+            return arr
     return check_multiclass_probabilities(y_proba, name="y_proba", n_classes=n_classes)
 
 
@@ -114,10 +140,6 @@ def _sq_bin_sums(resid, ids):
     return float(np.dot(sums, sums))
 
 
-def _abs_bin_sums(resid, ids):
-    return float(np.abs(np.bincount(_compact(ids), weights=resid)).sum())
-
-
 def _columnwise_bin_sums(resid, ids):
     """Bin sums of each column of ``resid`` (n, k) with its own ids (n, k); returns (k * nb,)."""
     n, k = resid.shape
@@ -136,16 +158,37 @@ def _weights_or_ones(w, n):
 # ----------------------------------------------------------------------------------------------
 
 
+_STRATEGY = [StrOptions({"quantile", "uniform"}), callable]
+_LABELS = ["array-like", None]
+_COMMON_CONSTRAINTS = {
+    "y_true": ["array-like"],
+    "y_proba": ["array-like"],
+    "n_bins": N_BINS,
+    "strategy": _STRATEGY,
+    "sample_weight": SAMPLE_WEIGHT,
+    "labels": _LABELS,
+}
+
+
 def _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels):
+    """Top-label bin sums: ``S_b = sum_{i in b} w_i (c_i - z_i)``, ``sum_i w_i^2 (1 - z_i)``, ``W``."""
     P, codes, w = _check_inputs(y_true, y_proba, sample_weight, labels)
     n = P.shape[0]
-    r, c = _top_label(P)
-    z = (codes == r).astype(np.float64)
-    ids = assign_bins(c, n_bins=n_bins, strategy=strategy, name="confidence")
-    w = _weights_or_ones(w, n)
-    return c, z, ids, w
+    r = np.argmax(P, axis=1)
+    c = P[np.arange(n), r]
+    del P
+    miss = codes != r  # 1 - z
+    ids = _compact(_column_ids(c, int(n_bins), strategy, "confidence"))
+    resid = c - 1.0
+    resid[miss] = c[miss]  # c - z
+    if w is None:
+        sums = np.bincount(ids, weights=resid)
+        return sums, float(np.count_nonzero(miss)), float(n)
+    sums = np.bincount(ids, weights=w * resid)
+    return sums, float(np.dot(w * w, miss)), float(w.sum())
 
 
+@validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
 def truthful_conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
     """Corrected squared top-label calibration error ConfCE^corr (truthful; lower is better).
 
@@ -183,6 +226,7 @@ def truthful_conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_
     Returns
     -------
     float
+        The value of the measure (lower is better).
 
     Examples
     --------
@@ -191,11 +235,11 @@ def truthful_conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_
     >>> round(truthful_conf_ce(["a", "b", "c", "b"], y_proba, n_bins=2), 6)
     0.07875
     """
-    c, z, ids, w = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
-    W = w.sum()
-    return float((_sq_bin_sums(w * (c - z), ids) + float(np.dot(w * w, 1.0 - z))) / W**2)
+    sums, corr, W = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
+    return top_label_value(sums, corr, W, "truthful_conf_ce")
 
 
+@validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
 def conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
     """Uncorrected squared top-label calibration error ConfCE (NOT truthful; baseline).
 
@@ -206,12 +250,25 @@ def conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=No
 
     Parameters
     ----------
-    y_true, y_proba, n_bins, strategy, sample_weight, labels
-        As in :func:`truthful_conf_ce`.
+    y_true : array-like of shape (n,)
+        True labels (any hashable class labels).
+    y_proba : array-like of shape (n, k) or (n,)
+        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
+        the second class of a binary problem.
+    n_bins : int, default=15
+        Number of bins, from 1 to ``2**24``.
+    strategy : {"quantile", "uniform"} or callable, default="quantile"
+        Binning rule, see :func:`skcal.binning.assign_bins` (``"uniform"`` is right-closed:
+        a value on an inner edge goes to the bin on its left, 0 to the first bin).
+    sample_weight : array-like of shape (n,), default=None
+        Importance weights (see the module docstring).
+    labels : array-like of shape (k,), default=None
+        Class labels in column order.
 
     Returns
     -------
     float
+        The value of the measure (lower is better).
 
     Examples
     --------
@@ -219,10 +276,11 @@ def conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=No
     >>> round(conf_ce([0, 1, 1, 0], [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.9, 0.1]], n_bins=2), 6)
     0.01125
     """
-    c, z, ids, w = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
-    return float(_sq_bin_sums(w * (c - z), ids) / w.sum() ** 2)
+    sums, corr, W = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
+    return top_label_value(sums, corr, W, "conf_ce")
 
 
+@validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
 def conf_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
     """Binned l1 top-label calibration error ConfECE (NOT truthful; baseline).
 
@@ -232,12 +290,25 @@ def conf_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=N
 
     Parameters
     ----------
-    y_true, y_proba, n_bins, strategy, sample_weight, labels
-        As in :func:`truthful_conf_ce`.
+    y_true : array-like of shape (n,)
+        True labels (any hashable class labels).
+    y_proba : array-like of shape (n, k) or (n,)
+        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
+        the second class of a binary problem.
+    n_bins : int, default=15
+        Number of bins, from 1 to ``2**24``.
+    strategy : {"quantile", "uniform"} or callable, default="quantile"
+        Binning rule, see :func:`skcal.binning.assign_bins` (``"uniform"`` is right-closed:
+        a value on an inner edge goes to the bin on its left, 0 to the first bin).
+    sample_weight : array-like of shape (n,), default=None
+        Importance weights (see the module docstring).
+    labels : array-like of shape (k,), default=None
+        Class labels in column order.
 
     Returns
     -------
     float
+        The value of the measure (lower is better).
 
     Examples
     --------
@@ -245,8 +316,8 @@ def conf_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=N
     >>> round(conf_ece([0, 1, 1, 0], [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.9, 0.1]], n_bins=2), 6)
     0.15
     """
-    c, z, ids, w = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
-    return float(_abs_bin_sums(w * (c - z), ids) / w.sum())
+    sums, corr, W = _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
+    return top_label_value(sums, corr, W, "conf_ece")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -254,6 +325,17 @@ def conf_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=N
 # ----------------------------------------------------------------------------------------------
 
 
+@validate_params(
+    {
+        "u": ["array-like"],
+        "phi": ["array-like"],
+        "n_bins": N_BINS,
+        "strategy": _STRATEGY,
+        "bin_on": ["array-like", None],
+        "sample_weight": SAMPLE_WEIGHT,
+    },
+    prefer_skip_nested_validation=True,
+)
 def lince_score(u, phi, *, n_bins=15, strategy="quantile", bin_on=None, sample_weight=None):
     """Binned calibration error of a linear property, LinCE (truthful; lower is better).
 
@@ -269,6 +351,7 @@ def lince_score(u, phi, *, n_bins=15, strategy="quantile", bin_on=None, sample_w
     phi : array-like of the same shape as ``u``
         The statistic of the observed outcomes.
     n_bins : int, default=15
+        Number of bins, from 1 to ``2**24``.
     strategy : {"quantile", "uniform"} or callable, default="quantile"
         Binning rule, see :func:`skcal.binning.assign_bins`. ``"uniform"`` needs the binned
         values in [0, 1].
@@ -283,6 +366,7 @@ def lince_score(u, phi, *, n_bins=15, strategy="quantile", bin_on=None, sample_w
     Returns
     -------
     float
+        The value of the measure (lower is better).
 
     Examples
     --------
@@ -317,15 +401,32 @@ def lince_score(u, phi, *, n_bins=15, strategy="quantile", bin_on=None, sample_w
 
 
 def _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels):
+    """Per-class bin sums ``S_rb = sum_{i in b_r} w_i (p_i[r] - 1[y_i = r])`` and ``W``.
+
+    Column by column (the columns are read in blocks of 8), so that no ``(n, k)`` temporary
+    is made: peak memory is the input plus a few columns.
+    """
     P, codes, w = _check_inputs(y_true, y_proba, sample_weight, labels)
     n, k = P.shape
-    Y = np.zeros_like(P)
-    Y[np.arange(n), codes] = 1.0
-    ids = assign_bins(P, n_bins=n_bins, strategy=strategy, name="y_proba")
-    w = _weights_or_ones(w, n)
-    return P, Y, ids, w
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(k + 1))
+    out = []
+    for j, col in _iter_columns(P):
+        ids = _compact(_column_ids(col, int(n_bins), strategy, "y_proba"))
+        nb = int(ids.max()) + 1
+        members = order[bounds[j] : bounds[j + 1]]
+        if w is None:
+            sums = np.bincount(ids, weights=col, minlength=nb)
+            sums -= np.bincount(ids[members], minlength=nb)
+        else:
+            sums = np.bincount(ids, weights=w * col, minlength=nb)
+            sums -= np.bincount(ids[members], weights=w[members], minlength=nb)
+        out.append(sums)
+    W = float(n) if w is None else float(w.sum())
+    return out, k, W
 
 
+@validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
 def classwise_lince(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
     """Classwise LinCE, ``(1/k) sum_r LinCE(p[:, r]; 1[y = r])`` (truthful; lower is better).
 
@@ -334,12 +435,25 @@ def classwise_lince(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_w
 
     Parameters
     ----------
-    y_true, y_proba, n_bins, strategy, sample_weight, labels
-        As in :func:`truthful_conf_ce` (the weighted form is that of :func:`lince_score`).
+    y_true : array-like of shape (n,)
+        True labels (any hashable class labels).
+    y_proba : array-like of shape (n, k) or (n,)
+        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
+        the second class of a binary problem.
+    n_bins : int, default=15
+        Number of bins, from 1 to ``2**24``.
+    strategy : {"quantile", "uniform"} or callable, default="quantile"
+        Binning rule, see :func:`skcal.binning.assign_bins` (``"uniform"`` is right-closed:
+        a value on an inner edge goes to the bin on its left, 0 to the first bin).
+    sample_weight : array-like of shape (n,), default=None
+        Importance weights (see the module docstring).
+    labels : array-like of shape (k,), default=None
+        Class labels in column order.
 
     Returns
     -------
     float
+        The value of the measure (lower is better).
 
     Examples
     --------
@@ -348,11 +462,11 @@ def classwise_lince(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_w
     >>> round(classwise_lince([0, 1, 2, 1], y_proba, n_bins=2), 6)
     0.036667
     """
-    P, Y, ids, w = _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
-    sums = _columnwise_bin_sums(w[:, None] * (P - Y), ids)
-    return float(np.dot(sums, sums) / (P.shape[1] * w.sum() ** 2))
+    sums, k, W = _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
+    return classwise_value(sums, k, W, "classwise_lince")
 
 
+@validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
 def classwise_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
     """Binned classwise l1 calibration error (NOT truthful; baseline).
 
@@ -361,12 +475,25 @@ def classwise_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_wei
 
     Parameters
     ----------
-    y_true, y_proba, n_bins, strategy, sample_weight, labels
-        As in :func:`truthful_conf_ce`.
+    y_true : array-like of shape (n,)
+        True labels (any hashable class labels).
+    y_proba : array-like of shape (n, k) or (n,)
+        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
+        the second class of a binary problem.
+    n_bins : int, default=15
+        Number of bins, from 1 to ``2**24``.
+    strategy : {"quantile", "uniform"} or callable, default="quantile"
+        Binning rule, see :func:`skcal.binning.assign_bins` (``"uniform"`` is right-closed:
+        a value on an inner edge goes to the bin on its left, 0 to the first bin).
+    sample_weight : array-like of shape (n,), default=None
+        Importance weights (see the module docstring).
+    labels : array-like of shape (k,), default=None
+        Class labels in column order.
 
     Returns
     -------
     float
+        The value of the measure (lower is better).
 
     Examples
     --------
@@ -375,9 +502,8 @@ def classwise_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_wei
     >>> round(classwise_ece([0, 1, 2, 1], y_proba, n_bins=2), 6)
     0.2
     """
-    P, Y, ids, w = _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
-    sums = _columnwise_bin_sums(w[:, None] * (P - Y), ids)
-    return float(np.abs(sums).sum() / (P.shape[1] * w.sum()))
+    sums, k, W = _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels)
+    return classwise_value(sums, k, W, "classwise_ece")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -392,12 +518,20 @@ def brier_over_k(y_true, y_proba, *, sample_weight=None, labels=None):
 
     Parameters
     ----------
-    y_true, y_proba, sample_weight, labels
-        As in :func:`truthful_conf_ce`.
+    y_true : array-like of shape (n,)
+        True labels (any hashable class labels).
+    y_proba : array-like of shape (n, k) or (n,)
+        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
+        the second class of a binary problem.
+    sample_weight : array-like of shape (n,), default=None
+        Weights of the mean.
+    labels : array-like of shape (k,), default=None
+        Class labels in column order.
 
     Returns
     -------
     float
+        The value of the measure (lower is better).
 
     Examples
     --------
@@ -422,12 +556,20 @@ def confidence_proper_loss(y_true, y_proba, *, sample_weight=None, labels=None):
 
     Parameters
     ----------
-    y_true, y_proba, sample_weight, labels
-        As in :func:`truthful_conf_ce`.
+    y_true : array-like of shape (n,)
+        True labels (any hashable class labels).
+    y_proba : array-like of shape (n, k) or (n,)
+        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
+        the second class of a binary problem.
+    sample_weight : array-like of shape (n,), default=None
+        Weights of the mean.
+    labels : array-like of shape (k,), default=None
+        Class labels in column order.
 
     Returns
     -------
     float
+        The value of the measure (lower is better).
 
     Examples
     --------
@@ -476,6 +618,20 @@ def _batched_measure(measure, P, Ylab, ids):
     return cal, loss
 
 
+@validate_params(
+    {
+        "q_true": ["array-like"],
+        "y_proba": ["array-like"],
+        "measure": [StrOptions(set(_MEASURES))],
+        "n_bins": N_BINS,
+        "strategy": _STRATEGY,
+        "method": [StrOptions({"auto", "enumerate", "monte_carlo"})],
+        "max_outcomes": [StrictInterval(Integral, 1, None, closed="left")],
+        "n_draws": [StrictInterval(Integral, 2, None, closed="left")],
+        "random_state": RANDOM_STATE,
+    },
+    prefer_skip_nested_validation=True,
+)
 def truthful_decomposition(
     q_true,
     y_proba,
@@ -515,11 +671,17 @@ def truthful_decomposition(
     y_proba : array-like of shape (n, k)
         Reported probabilities.
     measure : {"truthful_conf_ce", "classwise_lince"}, default="truthful_conf_ce"
+        The measure whose expectation is decomposed.
     n_bins : int, default=15
+        Number of bins.
     strategy : {"quantile", "uniform"} or callable, default="quantile"
+        Binning rule, see :func:`skcal.binning.assign_bins`.
     method : {"auto", "enumerate", "monte_carlo"}, default="auto"
+        How the closed forms are checked.
     max_outcomes : int, default=200_000
+        Largest number of label vectors ``k^n`` enumerated exactly.
     n_draws : int, default=20_000
+        Monte Carlo label draws.
     random_state : int, RandomState instance or None, default=None
         Seeds the Monte Carlo draws.
 
@@ -546,10 +708,6 @@ def truthful_decomposition(
     """
     from sklearn.utils import check_random_state
 
-    if measure not in _MEASURES:
-        raise ValueError(f"measure must be one of {_MEASURES}; got {measure!r}.")
-    if method not in ("auto", "enumerate", "monte_carlo"):
-        raise ValueError(f'method must be "auto", "enumerate" or "monte_carlo"; got {method!r}.')
     Q = check_multiclass_probabilities(q_true, name="q_true")
     P = check_multiclass_probabilities(y_proba, name="y_proba", n_classes=Q.shape[1])
     check_consistent_length(q_true=Q, y_proba=P)

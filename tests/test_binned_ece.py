@@ -53,9 +53,9 @@ def test_input_types_and_bad_input():
     y = (rng.uniform(size=50) < p).astype(int)
     ref = binned_ece(y, p)
     assert binned_ece(pd.Series(y), pd.Series(p)) == ref == binned_ece(y.tolist(), p.tolist())
-    with pytest.raises(ValueError, match="n_bins must be an integer >= 1"):
+    with pytest.raises(ValueError, match="n_bins"):
         binned_ece(y, p, n_bins=0)
-    with pytest.raises(ValueError, match="strategy must be 'uniform' or 'quantile'"):
+    with pytest.raises(ValueError, match="strategy"):
         binned_ece(y, p, strategy="kmeans")
     with pytest.raises(ValueError, match="binary labels"):
         binned_ece([0, 1, 2], [0.1, 0.2, 0.3])

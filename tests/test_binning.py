@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -18,10 +18,23 @@ def _naive_quantile(values, n_bins):
     return ids
 
 
-def test_uniform_edges_left_closed_and_one_in_last_bin():
-    v = np.array([0.0, 0.1, 0.2499, 0.25, 0.5, 0.75, 0.99, 1.0])
-    assert assign_bins(v, n_bins=4, strategy="uniform").tolist() == [0, 0, 0, 1, 2, 3, 3, 3]
+def test_uniform_edges_right_closed_like_sklearn():
+    v = np.array([0.0, 0.1, 0.2499, 0.25, 0.2500001, 0.5, 0.75, 0.99, 1.0])
+    assert assign_bins(v, n_bins=4, strategy="uniform").tolist() == [0, 0, 0, 0, 1, 1, 2, 3, 3]
     assert assign_bins([1.0], n_bins=1, strategy="uniform").tolist() == [0]
+    assert assign_bins([0.0, 1.0], n_bins=3, strategy="uniform").tolist() == [0, 2]
+
+
+@pytest.mark.parametrize("n_bins", [1, 2, 3, 5, 7, 10, 11, 15, 20, 100, 1000])
+def test_uniform_equals_calibration_curve_searchsorted_on_every_edge(n_bins):
+    edges = np.linspace(0, 1, n_bins + 1)
+    # every edge, its float neighbours, and the decimal spellings j / n_bins
+    v = np.concatenate(
+        [edges, np.nextafter(edges, 0), np.nextafter(edges, 1), np.arange(n_bins + 1) / n_bins]
+    )
+    v = np.clip(v, 0, 1)
+    expected = np.searchsorted(edges[1:-1], v)  # sklearn.calibration.calibration_curve
+    np.testing.assert_array_equal(assign_bins(v, n_bins=n_bins, strategy="uniform"), expected)
 
 
 def test_uniform_rejects_values_outside_unit_interval():
@@ -126,3 +139,68 @@ def test_bad_values_and_strategy():
         assign_bins([0.1, 0.2], n_bins=2, strategy="kmeans")
     with pytest.raises(ValueError, match="empty"):
         assign_bins([], n_bins=2)
+
+
+def _stable_reference(values, n_bins):
+    n = len(values)
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(n, dtype=int)
+    ranks[order] = np.arange(n)
+    base, extra = divmod(n, n_bins)
+    sizes = [base + (1 if b < extra else 0) for b in range(n_bins)]
+    return np.repeat(np.arange(n_bins), sizes)[ranks]
+
+
+@pytest.fixture
+def tiny_histogram(monkeypatch):
+    """Make the linear-time path recurse on small inputs (few cells, small fallback size)."""
+    import skcal.binning as binning
+
+    monkeypatch.setattr(binning, "_N_CELLS", 7)
+    monkeypatch.setattr(binning, "_SMALL", 3)
+    monkeypatch.setattr(binning, "_MAX_DEPTH", 4)
+
+
+_TIED = st.sampled_from([0.0, 1e-300, 0.1, 0.25, 0.5, 0.5000000000000001, 0.9, 1.0, -3.0, 1e300])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.one_of(
+        arrays(np.float64, st.integers(1, 200), elements=_TIED),
+        arrays(np.float64, st.integers(1, 200), elements=st.floats(-1e6, 1e6)),
+        arrays(np.float64, st.integers(1, 200), elements=st.floats(0, 1)),
+    ),
+    st.integers(1, 250),
+)
+def test_linear_time_quantile_equals_stable_sort_small_cells(tiny_histogram, values, n_bins):
+    from skcal.binning import _quantile_ids_1d
+
+    np.testing.assert_array_equal(_quantile_ids_1d(values, n_bins), _stable_reference(values, n_bins))
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("n_bins", [2, 15, 100, 5000])
+def test_linear_time_quantile_equals_stable_sort_large(seed, n_bins):
+    from skcal.binning import _quantile_ids_1d
+
+    rng = np.random.default_rng(seed)
+    n = 30_000
+    cases = [
+        rng.random(n),
+        rng.dirichlet(np.ones(50), size=n)[:, 0],  # skewed: dense boundary cells, recursion
+        np.round(rng.random(n), 2),  # heavy ties straddling boundaries
+        np.where(rng.random(n) < 0.9, 0.3, rng.random(n)),  # one value holds 90% of the mass
+        np.zeros(n),
+        np.concatenate([rng.random(n - 2), [1e300, -1e300]]),  # huge span
+    ]
+    for v in cases:
+        np.testing.assert_array_equal(_quantile_ids_1d(v, n_bins), _stable_reference(v, n_bins))
+
+
+def test_quantile_two_dimensional_equals_stable_sort_per_column():
+    rng = np.random.default_rng(3)
+    V = np.round(rng.dirichlet(np.ones(11), size=9000), 3)
+    ids = assign_bins(V, n_bins=15)
+    for j in range(V.shape[1]):
+        np.testing.assert_array_equal(ids[:, j], _stable_reference(V[:, j], 15))

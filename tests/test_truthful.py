@@ -30,8 +30,9 @@ from skcal.truthful import (
 
 def _ref_bins(values, n_bins, strategy):
     n = len(values)
-    if strategy == "uniform":
-        return [min(int(np.floor(v * n_bins)), n_bins - 1) for v in values]
+    if strategy == "uniform":  # right-closed: (j/B, (j+1)/B], 0 in the first bin
+        edges = np.linspace(0, 1, n_bins + 1)
+        return [next(j for j in range(n_bins) if v <= edges[j + 1] or j == n_bins - 1) for v in values]
     order = sorted(range(n), key=lambda i: (values[i], i))
     ids = [0] * n
     base, extra = divmod(n, n_bins)
@@ -469,3 +470,26 @@ def test_callable_binning_with_sparse_ids():
     assert truthful_conf_ce(y, P, n_bins=4, strategy=coarse) == pytest.approx(
         truthful_conf_ce(y, P, n_bins=4, strategy="uniform"), rel=1e-12
     )
+
+
+def test_uniform_points_on_edges_go_left_in_every_truthful_measure():
+    # confidences and class probabilities exactly on the edges j/4 of 4 uniform bins
+    P = np.array([[0.5, 0.5, 0.0], [0.75, 0.25, 0.0], [0.25, 0.25, 0.5], [1.0, 0.0, 0.0], [0.5, 0.25, 0.25]])
+    y = np.array([0, 1, 2, 1, 1])
+
+    def right_closed(v, b):  # scikit-learn's calibration_curve rule
+        return np.searchsorted(np.linspace(0, 1, b + 1)[1:-1], v)
+
+    def left_closed(v, b):  # the former floor(v * b) rule
+        return np.minimum(np.floor(v * b).astype(int), b - 1)
+
+    for f in _FUNCS.values():
+        got = f(y, P, n_bins=4, strategy="uniform", labels=[0, 1, 2])
+        assert got == pytest.approx(f(y, P, n_bins=4, strategy=right_closed, labels=[0, 1, 2]), rel=1e-12)
+    # the rule matters here: the left-closed rule gives another value
+    assert truthful_conf_ce(y, P, n_bins=4, strategy="uniform") != pytest.approx(
+        truthful_conf_ce(y, P, n_bins=4, strategy=left_closed), rel=1e-6
+    )
+    from skcal.binning import assign_bins
+
+    assert assign_bins(P[:, 0], n_bins=4, strategy="uniform").tolist() == [1, 2, 0, 3, 1]

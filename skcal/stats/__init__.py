@@ -3,23 +3,35 @@
 Each object accumulates the additive sufficient statistics of a measure chunk by chunk
 (``update``), combines with others built with the same parameters (``merge`` or ``+``), returns
 the measure (``compute``) and round-trips through a versioned, pickle-free state
-(``get_state`` / :func:`from_state`). Every in-memory metric function of skcal is computed
-through its statistics object, so the streaming, distributed and in-memory paths cannot drift.
+(``get_state`` / :func:`from_state`). The in-memory metric functions of skcal share their
+statistics objects' formulas, so the streaming, distributed and in-memory paths cannot drift.
 """
 
 from skcal.stats._base import BaseStatistics, from_state, merge_all
+from skcal.stats._binned import BinnedStatistics
+from skcal.stats._ce2 import CE1Statistics, CE2PlugInStatistics, CE2Statistics
+from skcal.stats._cutoff import CutoffGridStatistics, CutoffStatistics
+from skcal.stats._scores import AccuracyStatistics, BrierScoreStatistics, LogLossStatistics
+from skcal.stats._truthful import ClasswiseStatistics, TopLabelStatistics
 
-__all__ = ["BaseStatistics", "from_state", "merge_all"]
-
-# -- scores and CE2 / CE1 (stats engineer) --------------------------------------------------------
-from skcal.stats._ce2 import CE1Statistics, CE2PlugInStatistics, CE2Statistics  # noqa: E402
-from skcal.stats._scores import AccuracyStatistics, BrierScoreStatistics, LogLossStatistics  # noqa: E402
-
-__all__ += [
+__all__ = [
+    # protocol
+    "BaseStatistics",
+    "from_state",
+    "merge_all",
+    # scores
     "AccuracyStatistics",
     "BrierScoreStatistics",
+    "LogLossStatistics",
+    # binned measures (binned ECE, MCE, RMS, ACE, debiased l2) and the cutoff error
+    "BinnedStatistics",
+    "CutoffGridStatistics",
+    "CutoffStatistics",
+    # truthful multiclass errors
+    "ClasswiseStatistics",
+    "TopLabelStatistics",
+    # CE2 / CE1 polynomial estimators (pass 1: moments; pass 2: plug-in sums)
     "CE1Statistics",
     "CE2PlugInStatistics",
     "CE2Statistics",
-    "LogLossStatistics",
 ]

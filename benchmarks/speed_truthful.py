@@ -1,0 +1,312 @@
+"""Speed and peak memory of the multiclass (truthful) measures against their floors and netcal.
+
+Side by side in one run, on the same data (softmax of Gaussian logits, labels drawn from the
+probabilities):
+
+* ``classwise_lince`` (15 quantile bins, the default) at ``k = 100`` classes against one
+  ``np.sort`` of the ``n x k`` array (``np.sort(P)``, the default last axis, and
+  ``np.sort(P, axis=0)``, the column sort that stable-sort quantile bins need) and one
+  ``np.bincount`` over the ``n k`` entries;
+* ``truthful_conf_ce`` (15 quantile bins, and 15 uniform bins) and ``conf_ece`` (15 uniform
+  bins) at ``k = 10`` against netcal's top-label ECE (``netcal.metrics.ECE(bins=15)``) and
+  the floors ``np.sort`` / ``np.bincount`` of the confidences.
+
+Timings are medians over ``--rounds`` rounds; in each round every function runs once, and the
+order of the functions is rotated from round to round so that no function always runs first
+(or last) on a machine whose load changes. Ratios are ratios of medians. Peak memory is
+measured per function in a fresh subprocess with ``tracemalloc`` (numpy reports its buffers to
+it), started after the data exist: the peak of the allocations made by the call, reported
+against the input size (``P`` and ``y``).
+
+netcal 1.4 is installed without its dependencies (``pip install --no-deps netcal``); its
+package ``__init__`` imports torch, which the ECE code path does not use, so this script loads
+``netcal.metrics.confidence.ECE`` with a stub ``torch`` module (only ``torch.Tensor`` for
+isinstance checks) and skips netcal's package ``__init__``. If netcal is not installed the
+netcal rows are left out (and the JSON says so).
+
+Usage::
+
+    nice python benchmarks/speed_truthful.py            # full: n = 1e6 (k = 100) and 1e7 (k = 10)
+    python benchmarks/speed_truthful.py --quick         # smoke run: small n, two rounds
+
+Writes ``speed_truthful.json`` and ``speed_truthful.png`` to ``--out`` (default
+benchmarks/results/), with provenance (git commit, command, config, cpu count, wall time, date).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib
+import importlib.util
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from skcal.truthful import classwise_lince, conf_ece, truthful_conf_ce  # noqa: E402
+
+
+def load_netcal_ece():
+    """Return ``netcal.metrics.confidence.ECE`` loaded without torch, or None."""
+    spec = importlib.util.find_spec("netcal")
+    if spec is None or spec.origin is None:
+        return None
+    root = os.path.dirname(spec.origin)
+    saved = {k: v for k, v in sys.modules.items() if k == "torch" or k.split(".")[0] == "netcal"}
+    try:
+        if "torch" not in sys.modules and importlib.util.find_spec("torch") is None:
+            stub = types.ModuleType("torch")
+            stub.Tensor = type("Tensor", (), {})
+            sys.modules["torch"] = stub
+        pkg = types.ModuleType("netcal")
+        pkg.__path__ = [root]
+        sys.modules["netcal"] = pkg
+        for sub in ("Decorator", "Stats", "Helper"):
+            mod = importlib.import_module(f"netcal.{sub}")
+            for name in dir(mod):
+                if not name.startswith("_"):
+                    setattr(pkg, name, getattr(mod, name))
+        for sub, path in (("metrics", ("metrics",)), ("metrics.confidence", ("metrics", "confidence"))):
+            m = types.ModuleType(f"netcal.{sub}")
+            m.__path__ = [os.path.join(root, *path)]
+            sys.modules[f"netcal.{sub}"] = m
+        return importlib.import_module("netcal.metrics.confidence.ECE").ECE
+    finally:  # leave sys.modules as it was (no stub torch, no partial netcal) for other code
+        for k in [k for k in sys.modules if k == "torch" or k.split(".")[0] == "netcal"]:
+            del sys.modules[k]
+        sys.modules.update(saved)
+
+
+def make_data(n, k, seed=0):
+    rng = np.random.default_rng(seed)
+    P = rng.standard_normal((n, k))
+    P *= 1.5
+    np.exp(P, out=P)
+    P /= P.sum(axis=1, keepdims=True)
+    # labels from a slightly sharper distribution (so the reports are miscalibrated)
+    u = rng.random(n)
+    y = np.empty(n, dtype=np.int64)
+    acc = np.zeros(n)
+    y[:] = k - 1
+    done = np.zeros(n, dtype=bool)
+    for j in range(k - 1):
+        acc += P[:, j]
+        hit = ~done & (u < acc)
+        y[hit] = j
+        done |= hit
+    return y, P
+
+
+def cases(quick):
+    if quick:
+        return [
+            {"name": "classwise_k100", "n": 5_000, "k": 100},
+            {"name": "confidence_k10", "n": 20_000, "k": 10},
+        ]
+    return [
+        {"name": "classwise_k100", "n": 1_000_000, "k": 100},
+        {"name": "confidence_k10", "n": 1_000_000, "k": 10},
+        {"name": "confidence_k10", "n": 10_000_000, "k": 10},
+    ]
+
+
+def functions(case, netcal_ece):
+    """Name -> callable(y, P) for one case; the floors first."""
+    labels = np.arange(case["k"])
+    if case["name"] == "classwise_k100":
+        return {
+            "floor_np_sort": lambda y, P: np.sort(P),
+            "floor_np_sort_axis0": lambda y, P: np.sort(P, axis=0),
+            "floor_np_bincount": lambda y, P: np.bincount(
+                (np.arange(P.size) % 1500), weights=P.ravel(), minlength=1500
+            ),
+            "skcal_classwise_lince": lambda y, P: classwise_lince(y, P, labels=labels),
+        }
+    out = {
+        "floor_np_sort": lambda y, P: np.sort(P.max(axis=1)),
+        "floor_np_bincount": lambda y, P: np.bincount(
+            np.minimum((P.max(axis=1) * 15).astype(np.intp), 14), weights=P[:, 0], minlength=15
+        ),
+        "skcal_truthful_conf_ce_quantile": lambda y, P: truthful_conf_ce(y, P, labels=labels),
+        "skcal_truthful_conf_ce_uniform": lambda y, P: truthful_conf_ce(
+            y, P, labels=labels, strategy="uniform"
+        ),
+        "skcal_conf_ece_uniform": lambda y, P: conf_ece(y, P, labels=labels, strategy="uniform"),
+    }
+    if netcal_ece is not None:
+        ece = netcal_ece(bins=15)
+        out["netcal_ECE_15"] = lambda y, P: ece.measure(P, y)
+    return out
+
+
+def time_case(case, netcal_ece, rounds):
+    y, P = make_data(case["n"], case["k"])
+    funcs = functions(case, netcal_ece)
+    names = list(funcs)
+    times = {name: [] for name in names}
+    values = {}
+    for r in range(rounds):
+        shift = r % len(names)
+        for name in names[shift:] + names[:shift]:
+            t0 = time.perf_counter()
+            val = funcs[name](y, P)
+            times[name].append(time.perf_counter() - t0)
+            if np.ndim(val) == 0:
+                values[name] = float(val)
+    med = {name: float(np.median(t)) for name, t in times.items()}
+    return {
+        **case,
+        "input_bytes": int(P.nbytes + y.nbytes),
+        "times_s": times,
+        "median_s": med,
+        "values": values,
+    }
+
+
+def memory_of(case, name):
+    """Peak traced allocation (bytes) of one call, in a fresh subprocess."""
+    cmd = [
+        sys.executable,
+        __file__,
+        "--_memory",
+        json.dumps({"case": case, "name": name}),
+    ]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return int(out.stdout.strip().splitlines()[-1])
+
+
+def _memory_child(spec):
+    import tracemalloc
+
+    case, name = spec["case"], spec["name"]
+    netcal_ece = load_netcal_ece() if name.startswith("netcal") else None
+    y, P = make_data(case["n"], case["k"])
+    fn = functions(case, netcal_ece)[name]
+    tracemalloc.start()
+    fn(y, P)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(peak)
+
+
+def git_commit():
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def summarize(rows):
+    summary = {}
+    for row in rows:
+        med = row["median_s"]
+        key = f"{row['name']}_n{row['n']}"
+        if row["name"] == "classwise_k100":
+            s = med["skcal_classwise_lince"]
+            summary[key] = {
+                "classwise_lince_over_np_sort": s / med["floor_np_sort"],
+                "classwise_lince_over_np_sort_axis0": s / med["floor_np_sort_axis0"],
+                "classwise_lince_over_np_bincount": s / med["floor_np_bincount"],
+                "target_time": "classwise_lince <= 2x np.sort of the n x k array",
+            }
+        else:
+            s = {k: v for k, v in med.items() if k.startswith("skcal")}
+            d = {f"{k}_over_np_sort": v / med["floor_np_sort"] for k, v in s.items()}
+            if "netcal_ECE_15" in med:
+                d.update({f"netcal_ECE_over_{k}": med["netcal_ECE_15"] / v for k, v in s.items()})
+                d["abs_conf_ece_uniform_minus_netcal"] = abs(
+                    row["values"]["skcal_conf_ece_uniform"] - row["values"]["netcal_ECE_15"]
+                )
+            d["target_time"] = "netcal_ECE / truthful_conf_ce >= 1 at n = 1e7"
+            summary[key] = d
+        if "peak_bytes" in row:
+            summary[key]["peak_over_input"] = {
+                k: v / row["input_bytes"] for k, v in row["peak_bytes"].items()
+            }
+    return summary
+
+
+def plot(rows, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(rows), figsize=(5 * len(rows), 4), squeeze=False)
+    for ax, row in zip(axes[0], rows, strict=True):
+        names = list(row["median_s"])
+        ax.barh(names, [row["median_s"][k] for k in names], color="tab:blue")
+        ax.set_xlabel("median time (s)")
+        ax.set_title(f"{row['name']}, n = {row['n']:.0e}, k = {row['k']}", fontsize=9)
+        ax.tick_params(axis="y", labelsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes, two rounds (smoke test)")
+    ap.add_argument("--rounds", type=int, default=None, help="rotated rounds (default 5, quick 2)")
+    ap.add_argument("--no-memory", action="store_true", help="skip the peak-memory subprocesses")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    ap.add_argument("--_memory", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args._memory is not None:
+        _memory_child(json.loads(args._memory))
+        return None
+    t_start = time.perf_counter()
+    rounds = args.rounds or (2 if args.quick else 5)
+    netcal_ece = load_netcal_ece()
+    rows = []
+    for case in cases(args.quick):
+        row = time_case(case, netcal_ece, rounds)
+        if not args.no_memory:
+            row["peak_bytes"] = {
+                name: memory_of(case, name)
+                for name in row["median_s"]
+                if name.startswith(("skcal", "netcal", "floor_np_sort"))
+            }
+        rows.append(row)
+        print(json.dumps({k: row[k] for k in ("name", "n", "k", "median_s")}), flush=True)
+    result = {
+        "benchmark": "speed_truthful",
+        "provenance": {
+            "git_commit": git_commit(),
+            "command": " ".join([Path(sys.executable).name, *sys.argv]),
+            "config": {"quick": args.quick, "rounds": rounds, "cases": cases(args.quick), "n_bins": 15},
+            "cpu_count": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "netcal": "1.4 (loaded without torch)" if netcal_ece is not None else "not installed",
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "wall_time_s": None,
+        },
+        "rows": rows,
+        "summary": summarize(rows),
+    }
+    result["provenance"]["wall_time_s"] = time.perf_counter() - t_start
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = "speed_truthful_quick" if args.quick else "speed_truthful"
+    (args.out / f"{stem}.json").write_text(json.dumps(result, indent=2))
+    plot(rows, args.out / f"{stem}.png")
+    print(json.dumps(result["summary"], indent=2))
+    return result
+
+
+if __name__ == "__main__":
+    main()

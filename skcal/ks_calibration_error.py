@@ -1,0 +1,47 @@
+"""Kolmogorov-Smirnov calibration error (Gupta, Rahimi, Ajanthan, Mensink, Sminchisescu, Hartley 2021)."""
+
+from __future__ import annotations
+
+from skcal._compat import validate_params
+from skcal.cutoff import _CONSTRAINTS, _group_end_sums, _masked_extremes
+from skcal.stats._cutoff import _from_running_sums
+
+__all__ = ["ks_calibration_error"]
+
+
+@validate_params(_CONSTRAINTS, prefer_skip_nested_validation=True)
+def ks_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=None):
+    """Kolmogorov-Smirnov calibration error ``max_k |(1/n) sum_{i <= k} (y_(i) - p_(i))|``.
+
+    Gupta et al. (2021) sort the predictions, form the cumulative sums of the predictions and of
+    the labels, each divided by ``n``, and take the largest absolute difference between the two
+    curves. An order between tied predictions is arbitrary, so skcal takes the cumulative sums
+    only at the last row of each group of tied predictions (the curve between distinct
+    predictions); without ties this is exactly their formula. Equivalently, the supremum over
+    thresholds ``t`` of ``|E[(y - p) 1{p <= t}]|``: the cutoff calibration error restricted to
+    intervals starting at 0 (so never larger than it).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,) or (n, 2)
+        Predicted probabilities of the positive class, or ``predict_proba`` output.
+    sample_weight : array-like of shape (n,), default=None
+        Non-negative weights: the sums are weighted and divided by the total weight.
+    pos_label : int, float, bool or str, default=None
+        The positive class.
+
+    Returns
+    -------
+    float
+        The KS calibration error, in [0, 1]; lower is better.
+
+    Examples
+    --------
+    >>> from skcal.ks_calibration_error import ks_calibration_error
+    >>> round(ks_calibration_error([0, 1, 1, 0], [0.2, 0.4, 0.6, 0.8]), 6)
+    0.2
+    """
+    S, last, W = _group_end_sums(y_true, y_prob, sample_weight, pos_label)
+    return _from_running_sums(_masked_extremes(S, last), W, "ks")

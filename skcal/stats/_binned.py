@@ -1,0 +1,253 @@
+"""Mergeable per-bin statistics of binary predictions (binned ECE, MCE, RMS, ACE, debiased l2).
+
+The bins are fixed before any row is seen: ``n_bins`` equal-width bins on [0, 1], or the given
+``edges`` (for quantile bins, edges computed beforehand, for example in a first pass). Every bin
+uses scikit-learn's right-closed rule, ``np.searchsorted(edges[1:-1], p)``: bin ``j`` is
+``(edges[j], edges[j + 1]]`` and the first bin also holds ``edges[0]``; a prediction below the
+first edge goes to the first bin and one above the last edge to the last bin (as in
+``sklearn.calibration.calibration_curve``).
+
+Per bin the object adds up the number of rows, the weight ``W_b = sum w``, ``sum w p``,
+``sum w y`` and ``sum w^2``; every binned measure of skcal is a function of these sums, so the
+statistics merge exactly (up to floating-point summation order).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skcal.stats._base import BaseStatistics
+
+__all__ = ["BinnedStatistics", "BINNED_MEASURES"]
+
+#: Measures :class:`BinnedStatistics` computes.
+BINNED_MEASURES = ("ece", "mce", "rms", "ace", "debiased_l2", "debiased_l2_squared")
+
+
+def _validate_chunk(check, y_true, y_prob, sample_weight, **kwargs):
+    """Validate one chunk; unlike the in-memory functions, a chunk may carry zero total weight."""
+    if sample_weight is None:
+        return check(y_true, y_prob, sample_weight=None, **kwargs)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim == 1 and w.size and np.isfinite(w).all() and (w >= 0).all() and w.sum() == 0:
+        out = check(y_true, y_prob, sample_weight=None, **kwargs)
+        if w.shape[0] != len(out[0]):
+            raise ValueError(f"sample_weight has {w.shape[0]} entries; expected {len(out[0])}.")
+        return (*out[:-1], w.copy())
+    return check(y_true, y_prob, sample_weight=sample_weight, **kwargs)
+
+
+def _check_edges(edges):
+    e = np.array(edges, dtype=np.float64, copy=True)
+    if e.ndim != 1 or e.shape[0] < 2:
+        raise ValueError(f"edges must be a 1-D array of at least 2 bin edges; got shape {e.shape}.")
+    if not np.isfinite(e).all():
+        raise ValueError("edges must be finite.")
+    if (np.diff(e) < 0).any():
+        raise ValueError("edges must be non-decreasing.")
+    return e
+
+
+class BinnedStatistics(BaseStatistics):
+    """Per-bin sums of binary predictions for the binned calibration measures.
+
+    Parameters
+    ----------
+    n_bins : int, default=11
+        Number of equal-width bins on [0, 1] (ignored when ``edges`` is given).
+    edges : array-like of shape (n_bins + 1,), default=None
+        Non-decreasing bin edges (for example quantile edges from a first pass). Bins are
+        right-closed, ``(edges[j], edges[j + 1]]``, the first one closed on both sides.
+    measure : {"ece", "mce", "rms", "ace", "debiased_l2", "debiased_l2_squared"}, default="ece"
+        What :meth:`compute` returns; see :mod:`skcal.binned_measures` for the formulas.
+    pos_label : int, float, bool or str, default=None
+        The positive class, fixed for every chunk (a chunk holding one class only cannot tell
+        it); ``None`` accepts ``{0, 1}``, ``{-1, 1}`` and booleans.
+
+    Attributes
+    ----------
+    stats_ : dict of ndarray
+        ``count``, ``weight``, ``sum_wp``, ``sum_wy`` and ``sum_w2``, one entry per bin.
+
+    Examples
+    --------
+    >>> from skcal.stats import BinnedStatistics
+    >>> a = BinnedStatistics(n_bins=2).update([0, 1], [0.1, 0.2])
+    >>> b = BinnedStatistics(n_bins=2).update([1, 1], [0.9, 0.9])
+    >>> round((a + b).compute(), 12)
+    0.2
+    """
+
+    _param_names = ("n_bins", "edges", "measure", "pos_label")
+
+    def __init__(self, *, n_bins=11, edges=None, measure="ece", pos_label=None):
+        if edges is not None:
+            edges = _check_edges(edges)
+            n_bins = edges.shape[0] - 1
+        elif isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+            raise ValueError(f"n_bins must be an integer >= 1; got {n_bins!r}.")
+        if measure not in BINNED_MEASURES:
+            raise ValueError(f"measure must be one of {BINNED_MEASURES}; got {measure!r}.")
+        self.n_bins = int(n_bins)
+        self.edges = None if edges is None else edges.tolist()
+        self.measure = measure
+        self.pos_label = pos_label
+
+    # -- binning -------------------------------------------------------------------------
+    def bin_edges(self):
+        """Return the bin edges (``linspace(0, 1, n_bins + 1)`` unless edges were given).
+
+        Returns
+        -------
+        ndarray of shape (n_bins + 1,)
+            The edges.
+        """
+        if self.edges is None:
+            return np.linspace(0.0, 1.0, self.n_bins + 1)
+        return np.asarray(self.edges, dtype=np.float64)
+
+    def bin_ids(self, p):
+        """Return the right-closed bin of each prediction (``np.searchsorted(edges[1:-1], p)``).
+
+        Parameters
+        ----------
+        p : array-like of shape (n,)
+            Predictions.
+
+        Returns
+        -------
+        ndarray of intp of shape (n,)
+            Bin ids in ``range(n_bins)``.
+        """
+        from skcal.binning import _right_closed_ids, _uniform_ids
+
+        p = np.asarray(p, dtype=np.float64)
+        if self.edges is None and p.size and p.min() >= 0.0 and p.max() <= 1.0:
+            return _uniform_ids(p, self.n_bins)
+        return _right_closed_ids(p, self.bin_edges())
+
+    # -- protocol ------------------------------------------------------------------------
+    def _empty(self):
+        z = np.zeros(self.n_bins)
+        return {
+            "count": np.zeros(self.n_bins, dtype=np.int64),
+            "weight": z.copy(),
+            "sum_wp": z.copy(),
+            "sum_wy": z.copy(),
+            "sum_w2": z.copy(),
+        }
+
+    def _chunk(self, y_true, y_prob, sample_weight=None):
+        from skcal._validation import check_binary_probabilities
+
+        if len(y_prob) == 0:
+            return self._empty()
+        y, p, w = _validate_chunk(
+            check_binary_probabilities, y_true, y_prob, sample_weight, pos_label=self.pos_label
+        )
+        return self._row_sums(y, p, w)
+
+    def _row_sums(self, y, p, w, rows=1 << 14):
+        """Per-bin sums of validated rows, binned in chunks (bin ids never exist for all rows)."""
+        out = self._empty()
+        for s in range(0, p.shape[0], rows):
+            sl = slice(s, s + rows)
+            part = self._sums(self.bin_ids(p[sl]), y[sl], p[sl], None if w is None else w[sl])
+            for k in out:
+                out[k] += part[k]
+        return out
+
+    def update(self, y_true, y_prob, sample_weight=None):
+        """Add a chunk of labels and positive-class probabilities; return ``self``.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n,)
+            Binary labels (``{0, 1}``, ``{-1, 1}`` or booleans).
+        y_prob : array-like of shape (n,)
+            Probabilities of the positive class.
+        sample_weight : array-like of shape (n,), default=None
+            Non-negative weights.
+
+        Returns
+        -------
+        BinnedStatistics
+            The updated object.
+        """
+        return super().update(y_true, y_prob, sample_weight=sample_weight)
+
+    def _sums(self, ids, y, p, w):
+        nb = self.n_bins
+        count = np.bincount(ids, minlength=nb).astype(np.int64)
+        if w is None:
+            return {
+                "count": count,
+                "weight": count.astype(np.float64),
+                "sum_wp": np.bincount(ids, weights=p, minlength=nb),
+                "sum_wy": np.bincount(ids, weights=y, minlength=nb),
+                "sum_w2": count.astype(np.float64),
+            }
+        return {
+            "count": count,
+            "weight": np.bincount(ids, weights=w, minlength=nb),
+            "sum_wp": np.bincount(ids, weights=w * p, minlength=nb),
+            "sum_wy": np.bincount(ids, weights=w * y, minlength=nb),
+            "sum_w2": np.bincount(ids, weights=w * w, minlength=nb),
+        }
+
+    def _add_rows(self, y, p, w):
+        """Add validated rows (used by the in-memory functions, which validate once)."""
+        self._stats = self._combine(self.stats_, self._row_sums(y, p, w))
+        self.n_updates_ += 1
+        return self
+
+    # -- results -------------------------------------------------------------------------
+    def curve(self):
+        """Per-bin data: edges, counts, weights, mean prediction and observed frequency.
+
+        Returns
+        -------
+        dict
+            ``edges`` (n_bins + 1,), ``count`` (rows per bin), ``weight`` (``W_b``),
+            ``mean_predicted`` and ``observed_frequency`` (weighted means; NaN in empty bins).
+        """
+        s = self.stats_
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mp = np.where(s["weight"] > 0, s["sum_wp"] / s["weight"], np.nan)
+            fy = np.where(s["weight"] > 0, s["sum_wy"] / s["weight"], np.nan)
+        return {
+            "edges": self.bin_edges(),
+            "count": s["count"].copy(),
+            "weight": s["weight"].copy(),
+            "mean_predicted": mp,
+            "observed_frequency": fy,
+        }
+
+    def _compute(self):
+        s = self.stats_
+        W = s["weight"].sum()
+        if W <= 0:
+            raise ValueError("BinnedStatistics holds no rows with positive weight; nothing to compute.")
+        ne = s["weight"] > 0
+        Wb = s["weight"][ne]
+        gap = (s["sum_wy"][ne] - s["sum_wp"][ne]) / Wb
+        m = self.measure
+        if m == "ece":
+            return float(np.abs(s["sum_wy"][ne] - s["sum_wp"][ne]).sum() / W)
+        if m == "mce":
+            return float(np.abs(gap).max())
+        if m == "rms":
+            return float(np.sqrt(np.dot(Wb / W, gap * gap)))
+        if m == "ace":
+            return float(np.abs(gap).mean())
+        # Kumar, Liang and Ma (2019): sum_b (W_b / W) [gap_b^2 - ybar_b (1 - ybar_b) / (n_eff_b - 1)],
+        # n_eff_b = W_b^2 / sum w^2 (= n_b without weights); bins with < 2 rows contribute 0.
+        ybar = s["sum_wy"][ne] / Wb
+        n_eff = Wb * Wb / s["sum_w2"][ne]
+        ok = (s["count"][ne] >= 2) & (n_eff > 1.0 + 1e-12)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_bin = np.where(ok, gap * gap - ybar * (1.0 - ybar) / (n_eff - 1.0), 0.0)
+        sq = float(np.dot(Wb / W, per_bin))
+        if m == "debiased_l2_squared":
+            return sq
+        return float(np.sqrt(max(sq, 0.0)))

@@ -1,0 +1,40 @@
+"""Smoke tests of the speed benchmarks of the binned and truthful measures (quick mode)."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_speed_truthful_quick(tmp_path):
+    mod = _load("speed_truthful")
+    result = mod.main(["--quick", "--no-memory", "--rounds", "1", "--out", str(tmp_path)])
+    saved = json.loads((tmp_path / "speed_truthful_quick.json").read_text())
+    assert (tmp_path / "speed_truthful_quick.png").exists()
+    prov = saved["provenance"]
+    for key in ("git_commit", "command", "config", "cpu_count", "wall_time_s", "date"):
+        assert key in prov
+    assert {r["name"] for r in result["rows"]} == {"classwise_k100", "confidence_k10"}
+    conf = next(r for r in result["rows"] if r["name"] == "confidence_k10")
+    if "netcal_ECE_15" in conf["values"]:  # same top-label ECE as netcal, where it is installed
+        netcal = conf["values"]["netcal_ECE_15"]
+        assert conf["values"]["skcal_conf_ece_uniform"] == pytest.approx(netcal, abs=1e-12)
+
+
+def test_speed_binned_quick(tmp_path):
+    mod = _load("speed_binned")
+    rows = mod.bench_cutoff_binned(ns=(2000,), rounds=1)
+    assert rows[0]["cutoff_time_over_floor"] > 0 and rows[0]["binned_ece_peak_over_sklearn"] > 0
+    mod.main(["--quick", "--rounds", "1", "--out", str(tmp_path)])
+    saved = json.loads((tmp_path / "speed_binned_quick.json").read_text())
+    assert saved["provenance"]["git_commit"] is not None or saved["provenance"]["command"]
