@@ -64,7 +64,7 @@ def test_assign_bins(case):
 
 
 def test_assign_bins_docstring_examples():
-    assert R.uniform_bins([0.0, 0.2, 0.5, 1.0], 2).tolist() == [0, 0, 1, 1]
+    assert R.uniform_bins([0.0, 0.2, 0.5, 0.51, 1.0], 2).tolist() == [0, 0, 0, 1, 1]
     assert R.quantile_bins([0.9, 0.1, 0.5, 0.5, 0.3], 2).tolist() == [1, 0, 0, 1, 0]
 
 

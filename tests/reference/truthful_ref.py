@@ -4,12 +4,16 @@ import numpy as np
 
 
 def uniform_bins(v, n_bins):
-    """Equal-width bins on [0, 1]; skcal's documented edge rule (SPEC leaves it open):
-    bins [j/n, (j+1)/n) left-closed, the last one closed so 1.0 goes to bin n - 1."""
+    """Equal-width bins on [0, 1]; skcal's documented edge rule (SPEC leaves it open), the one of
+    scikit-learn's ``calibration_curve``: bins (e_j, e_{j+1}] right-closed with the edges
+    e = linspace(0, 1, n + 1), the first one closed so 0.0 goes to bin 0."""
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
     ids = []
     for x in v:
-        j = int(np.floor(x * n_bins))
-        ids.append(min(j, n_bins - 1))
+        j = 0
+        while j < n_bins - 1 and x > edges[j + 1]:
+            j += 1
+        ids.append(j)
     return np.array(ids, dtype=int)
 
 
