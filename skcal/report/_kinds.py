@@ -523,7 +523,7 @@ class MulticlassKind(_ClassifierKind):
         )
 
     def test_description(self):
-        return "the top-label confidence (is the most probable class right as often as its probability says)"
+        return "the top-label confidence"
 
     def advice(self, report, miscalibrated):
         if not miscalibrated:
