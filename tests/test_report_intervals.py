@@ -76,3 +76,23 @@ def test_interval_method_in_the_report(method):
     )
     assert rep.interval_method == method
     assert rep.table.loc["a", ("brier", "low")] < rep.table.loc["a", ("brier", "high")]
+
+
+def test_benchmark_quick_smoke(tmp_path):
+    """benchmarks/report_intervals.py --quick writes its JSON (with provenance) and its PNG."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "report_intervals.py"
+    spec = importlib.util.spec_from_file_location("report_intervals", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = mod.main(["--quick", "--repeats", "2", "--metrics", "brier,cutoff", "--out", str(tmp_path)])
+    doc = json.loads(Path(out["json"]).read_text())
+    assert set(doc["provenance"]) >= {"git_commit", "command", "date", "cpu_count", "wall_time_s"}
+    assert doc["config"]["metrics"] == ["brier", "cutoff"]
+    for scenario in ("miscalibrated", "calibrated"):
+        cov = doc["results"][scenario]["coverage"]["bc-percentile"]
+        assert set(cov) == {"brier", "cutoff"} and cov["brier"]["contains_value"] == 1.0
+    assert Path(out["figure"]).stat().st_size > 1000
