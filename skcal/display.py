@@ -186,7 +186,7 @@ class ReliabilityDisplay:
     smooth_high : ndarray of shape (201,)
         Upper end of that band.
     smooth_ece : float
-        smECE of the predictions.
+        The smECE of the predictions.
     smooth_bandwidth : float
         The kernel bandwidth smECE selects.
     n_bins : int
@@ -330,7 +330,7 @@ class ReliabilityDisplay:
 
         Returns
         -------
-        display : ReliabilityDisplay
+        ReliabilityDisplay
             The computed (and drawn) display.
 
         Examples
@@ -491,7 +491,7 @@ class ReliabilityDisplay:
 
         Returns
         -------
-        display : ReliabilityDisplay
+        ReliabilityDisplay
             The computed (and drawn) display.
         """
         proba = np.asarray(estimator.predict_proba(X))
@@ -563,7 +563,7 @@ class ReliabilityDisplay:
 
         Returns
         -------
-        display : ReliabilityDisplay
+        ReliabilityDisplay
             The display, with the artists stored.
         """
         check_matplotlib("ReliabilityDisplay.plot")
@@ -883,7 +883,7 @@ class SecondOrderDisplay:
 
         Returns
         -------
-        display : SecondOrderDisplay
+        SecondOrderDisplay
             The computed (and drawn) display.
 
         Examples
@@ -956,7 +956,7 @@ class SecondOrderDisplay:
 
         Returns
         -------
-        display : SecondOrderDisplay
+        SecondOrderDisplay
             The computed (and drawn) display.
         """
         prefix, calibrator = _find_calibrator(estimator)
@@ -998,7 +998,7 @@ class SecondOrderDisplay:
 
         Returns
         -------
-        display : SecondOrderDisplay
+        SecondOrderDisplay
             The display, with ``axes_`` and ``figure_`` set.
         """
         check_matplotlib("SecondOrderDisplay.plot")

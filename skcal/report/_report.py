@@ -287,7 +287,7 @@ class CalibrationReport:
 
         Returns
         -------
-        report : CalibrationReport
+        CalibrationReport
             The report.
 
         Examples
@@ -552,7 +552,7 @@ class CalibrationReport:
 
         Returns
         -------
-        self : CalibrationReport
+        CalibrationReport
             The report.
         """
         if title in {t for t, _ in self._extra_figures}:
@@ -730,7 +730,7 @@ def calibration_report(
     n_resamples : int, default=1000
         Resamples of each calibration test.
     n_jobs : int, default=None
-        joblib workers over bootstrap replicates. Results do not depend on it.
+        Number of joblib workers over bootstrap replicates. Results do not depend on it.
     random_state : int, RandomState instance or None, default=None
         Seeds the bootstrap and the tests.
     title : str, default=None
@@ -742,7 +742,7 @@ def calibration_report(
 
     Returns
     -------
-    report : CalibrationReport
+    CalibrationReport
         The report.
 
     Examples
