@@ -517,7 +517,7 @@ class MulticlassKind(_ClassifierKind):
             out[name] = ((top == report.y_true).astype(float), P[np.arange(P.shape[0]), top])
         return (
             out,
-            "confidence: probability of the most probable class",
+            "top-label confidence",
             "accuracy of the most probable class",
             "Top-label reliability diagrams",
         )
