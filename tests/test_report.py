@@ -200,7 +200,7 @@ def test_verdict_names_the_best_and_the_miscalibrated():
     assert text.startswith("Best calibrated: calibrated (smECE ")
     assert "a clear winner" in text
     mis = next(line for line in rep.verdict if line.startswith("Miscalibrated at the 5% level"))
-    assert "biased (p = 0.00498)" in mis  # the smallest p-value 200 resamples can give: 1/201
+    assert re.search(r"biased \(p (<|=) 0\.00\d+\)", mis)  # 200 resamples: p is at least about 1/201
     assert "calibrated (p" not in mis  # the calibrated model is not called miscalibrated
     assert "Recalibrate biased" in text and "method='isotonic'" in text  # 3000 rows: isotonic
     assert rep.calibration_tests.loc["calibrated", "pvalue"] > 0.05
