@@ -26,6 +26,8 @@ import sys
 import numpy as np
 import pandas as pd
 
+from skcal._compat import validate_params
+
 __all__ = ["main", "read_predictions_csv", "CSVFormatError"]
 
 CSV_CONVENTION = """\
@@ -140,6 +142,17 @@ def _model_base(col):
     return base if sep and kind in ("m", "sigma2") and base else col
 
 
+@validate_params(
+    {
+        "path": [str, os.PathLike],
+        "label": [str],
+        "pos_label": [str, None],
+        "ignore": [list, tuple],
+        "models": [list, tuple, None],
+        "return_labels": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def read_predictions_csv(path, *, label="y", pos_label=None, ignore=(), models=None, return_labels=False):
     """Read a CSV file of labels and model predictions (the column convention of ``skcal report``).
 
@@ -600,6 +613,7 @@ def _write(reports, title, intro, fmt, path):
     return path
 
 
+@validate_params({"argv": [list, tuple, None]}, prefer_skip_nested_validation=True)
 def main(argv=None):
     """Run the ``skcal`` command line; return the exit status (0 on success, 2 on bad input).
 
