@@ -33,7 +33,7 @@ def check_matplotlib(caller):
     """
     try:
         import matplotlib
-    except ImportError as exc:  # pragma: no cover - exercised with a monkeypatched import
+    except ImportError as exc:
         raise ImportError(f"{caller} needs matplotlib, which is not installed; {_INSTALL_HINT}.") from exc
     return matplotlib
 
@@ -49,29 +49,32 @@ def new_figure(caller, *, figsize):
     return Figure(figsize=figsize, layout="constrained")
 
 
-def get_axes(ax, caller, *, figsize=(5.0, 4.0)):
-    """The given Axes, or a new pyplot figure's Axes (as scikit-learn's displays do).
+def subplots(caller, nrows=1, ncols=1, **kwargs):
+    """A new pyplot figure and its axes (as scikit-learn's displays make them), constrained layout.
 
     Parameters
     ----------
-    ax : matplotlib Axes or None
-        Axes to draw on.
     caller : str
         For the error when matplotlib is missing.
-    figsize : tuple of float, default=(5.0, 4.0)
-        Size of a new figure.
+    nrows : int, default=1
+        Rows of axes.
+    ncols : int, default=1
+        Columns of axes.
+    **kwargs : dict
+        Passed to :func:`matplotlib.pyplot.subplots`.
 
     Returns
     -------
-    matplotlib Axes
+    fig : matplotlib Figure
+        The figure.
+    axes : matplotlib Axes or array of Axes
+        Its axes.
     """
     check_matplotlib(caller)
-    if ax is not None:
-        return ax
     import matplotlib.pyplot as plt
 
-    _, ax = plt.subplots(figsize=figsize, layout="constrained")
-    return ax
+    kwargs.setdefault("layout", "constrained")
+    return plt.subplots(nrows, ncols, **kwargs)
 
 
 def _three_digits(value, _pos=None):

@@ -32,6 +32,7 @@ from skcal._plotting import (
     check_matplotlib,
     outside_legend,
     style_axes,
+    subplots,
 )
 from skcal._validation import check_binary_probabilities, check_scores
 from skcal.scdl import scdl_curve
@@ -568,10 +569,8 @@ class ReliabilityDisplay:
         """
         check_matplotlib("ReliabilityDisplay.plot")
         if ax is None:
-            import matplotlib.pyplot as plt
-
-            fig, (ax, hist_ax) = plt.subplots(
-                2, 1, figsize=(6.4, 5.2), height_ratios=(3, 1), sharex=True, layout="constrained"
+            _, (ax, hist_ax) = subplots(
+                "ReliabilityDisplay.plot", 2, 1, figsize=(6.4, 5.2), height_ratios=(3, 1), sharex=True
             )
         name = self.estimator_name if name is None else name
         level = int(round(100 * self.confidence_level))
@@ -1004,10 +1003,8 @@ class SecondOrderDisplay:
         check_matplotlib("SecondOrderDisplay.plot")
         n_panels = 1 if self.eta1_grid is None else 3
         if ax is None:
-            import matplotlib.pyplot as plt
-
-            fig, axes = plt.subplots(
-                1, n_panels, figsize=(5.0 * n_panels, 4.2), layout="constrained", squeeze=False
+            fig, axes = subplots(
+                "SecondOrderDisplay.plot", 1, n_panels, figsize=(5.0 * n_panels, 4.2), squeeze=False
             )
             axes = axes.ravel()
         else:

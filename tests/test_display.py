@@ -216,3 +216,23 @@ def test_second_order_errors():
     fig, ax = plt.subplots()
     with pytest.raises(ValueError, match="ax must hold 1"):
         SecondOrderDisplay.from_predictions(raw, raw, ax=[ax, ax])
+
+
+def test_plot_without_matplotlib_says_how_to_install(monkeypatch):
+    import builtins
+
+    y, p = _binary(n=200)
+    disp = ReliabilityDisplay.from_predictions(y, p, n_bootstrap=0, plot=False)
+    real = builtins.__import__
+
+    def fake(name, *args, **kwargs):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            raise ImportError("no matplotlib")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+    with pytest.raises(ImportError, match=r"ReliabilityDisplay.plot needs matplotlib.*pip install"):
+        disp.plot()
+    raw = np.array([[0.2, 0.01], [0.5, 0.05]])
+    with pytest.raises(ImportError, match=r"SecondOrderDisplay.plot needs matplotlib"):
+        SecondOrderDisplay.from_predictions(raw, raw)
