@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 from sklearn.utils import check_random_state
+from threadpoolctl import threadpool_limits
 
 from skcal._compat import HasMethods, StrOptions, validate_params
 from skcal._constraints import (
@@ -398,8 +399,9 @@ class ReliabilityDisplay:
         sigma_eff = max(float(sigma), 1.0 / (SMOOTH_GRID_POINTS - 1))  # the grid's resolution
         D = _deposit_matrix(p)
         K = _smoothing_kernel(sigma_eff)
-        smooth = _curve_from_deposits(D.T @ ww, D.T @ (ww * y), K)
-        boot_f, boot_c = _bootstrap_curves(y, p, w, onehot, D, K, n_bootstrap, random_state)
+        with threadpool_limits(limits=1):  # small dense products: one BLAS thread is fastest
+            smooth = _curve_from_deposits(D.T @ ww, D.T @ (ww * y), K)
+            boot_f, boot_c = _bootstrap_curves(y, p, w, onehot, D, K, n_bootstrap, random_state)
         flo, fhi = _pointwise_interval(boot_f[:, keep], confidence_level)
         slo, shi = _pointwise_interval(boot_c, confidence_level)
         disp = cls(

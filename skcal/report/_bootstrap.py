@@ -35,6 +35,7 @@ import pandas as pd
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn import config_context
 from sklearn.utils import check_random_state
+from threadpoolctl import threadpool_limits
 
 #: Interval methods (see the module docstring).
 INTERVAL_METHODS = ("bc-percentile", "percentile", "basic")
@@ -64,7 +65,8 @@ def _chunk(data, preds, metrics, params, seeds):
     # metrics that are means of per-row losses are resampled from those losses
     rows = [[m.pointwise(data, p) if m.pointwise is not None else None for m in metrics] for p in preds]
     out = np.empty((len(seeds), len(preds), len(metrics)))
-    with config_context(skip_parameter_validation=True):
+    # many small problems: one BLAS thread each is faster than a pool fighting other processes
+    with config_context(skip_parameter_validation=True), threadpool_limits(limits=1):
         for r, seed in enumerate(seeds):
             idx = np.random.RandomState(seed).randint(0, data.n, size=data.n)
             sub = data.take(idx)
