@@ -18,11 +18,15 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
+import pathlib
 import re
 import sys
 
 import numpy as np
 import pandas as pd
+
+from skcal._compat import validate_params
 
 __all__ = ["main", "read_predictions_csv", "CSVFormatError"]
 
@@ -40,14 +44,24 @@ CSV column convention (comma-separated; one row per validation example, a header
     NAME:m       one pair of columns per model: its mean m in [0, 1] ...
     NAME:sigma2  ... and its epistemic variance sigma2 in [0, 1/4]
 
+  multiclass report (one of k > 2 classes per row):
+    y            the class label (any text or number)
+    NAME[CLASS]  one column per class per model: the model's probability of CLASS; every model
+                 gives the same classes, each row sums to 1, every label of y is one of them
+
   A file has either a "y" column or snapshot columns "y1", "y2", ... (the label name "y" can be
-  changed with --label); columns listed with --ignore (e.g. an id column) are skipped; every
-  other column must be a model. Probabilities must be numbers without empty cells.
+  changed with --label); columns listed with --ignore (e.g. an id column) are skipped, and with
+  --models only the named models are read (an allow-list); every other column must be a model.
+  Probabilities must be numbers without empty cells.
 
   example (first order):            example (second order):
     y,logistic,forest                 y1,y2,ensemble:m,ensemble:sigma2
     1,0.91,0.85                       1,0,0.42,0.031
     0,0.12,0.30                       1,1,0.88,0.004
+
+  example (multiclass, classes a, b, c):
+    y,logistic[a],logistic[b],logistic[c]
+    b,0.2,0.7,0.1
 """
 
 
@@ -116,7 +130,30 @@ def _model_column(df, col, path, lo, hi, what, plural):
     return values
 
 
-def read_predictions_csv(path, *, label="y", pos_label=None, ignore=()):
+_CLASS_COLUMN = re.compile(r"^(.+)\[(.+)\]$")
+
+
+def _model_base(col):
+    """The model a column belongs to: NAME for NAME, NAME:m, NAME:sigma2 and NAME[CLASS]."""
+    m = _CLASS_COLUMN.match(col)
+    if m:
+        return m.group(1)
+    base, sep, kind = col.rpartition(":")
+    return base if sep and kind in ("m", "sigma2") and base else col
+
+
+@validate_params(
+    {
+        "path": [str, os.PathLike],
+        "label": [str],
+        "pos_label": [str, None],
+        "ignore": [list, tuple],
+        "models": [list, tuple, None],
+        "return_labels": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def read_predictions_csv(path, *, label="y", pos_label=None, ignore=(), models=None, return_labels=False):
     """Read a CSV file of labels and model predictions (the column convention of ``skcal report``).
 
     Parameters
@@ -129,13 +166,21 @@ def read_predictions_csv(path, *, label="y", pos_label=None, ignore=()):
         The positive class when the labels are not 0/1, -1/1 or true/false.
     ignore : sequence of str, default=()
         Columns to skip (e.g. an id column).
+    models : sequence of str, default=None
+        Allow-list: read only these models (every other model column is skipped).
+    return_labels : bool, default=False
+        Also return the class names of a multiclass file (``None`` otherwise).
 
     Returns
     -------
     y : ndarray of shape (n,) or (n, k)
-        Labels (0/1 floats) or snapshots (0/1 floats, NaN for a missing vote).
+        Labels (0/1 floats), class codes ``0..k-1`` (multiclass, in the order of the first
+        model's columns) or snapshots (0/1 floats, NaN for a missing vote).
     predictions : dict
-        Model name -> ``(n,)`` probabilities or ``(n, 2)`` scores ``(m, sigma2)``.
+        Model name -> ``(n,)`` probabilities, ``(n, k)`` class probabilities or ``(n, 2)``
+        scores ``(m, sigma2)``.
+    labels : list of str or None
+        With ``return_labels=True``: the class of each probability column (multiclass only).
 
     Raises
     ------
@@ -143,11 +188,15 @@ def read_predictions_csv(path, *, label="y", pos_label=None, ignore=()):
         A ``ValueError`` that names the file, the column and the line of the first problem.
     """
     path = str(path)
+    if os.path.isdir(path):
+        raise CSVFormatError(f"{path}: is a directory; expected a CSV file of labels and predictions.")
     try:
         with open(path, newline="", encoding="utf-8-sig") as fh:
             header = next(csv.reader(fh), None)
     except FileNotFoundError:
         raise CSVFormatError(f"{path}: no such file.") from None
+    except PermissionError:
+        raise CSVFormatError(f"{path}: permission denied (the file cannot be read).") from None
     except UnicodeDecodeError as exc:
         raise CSVFormatError(f"{path}: not a UTF-8 text file ({exc.reason}).") from None
     if not header or all(not h.strip() for h in header):
@@ -177,6 +226,13 @@ def read_predictions_csv(path, *, label="y", pos_label=None, ignore=()):
         raise CSVFormatError(f"{path}: the file has a header but no data rows.")
     cols = [c for c in header if c not in set(ignore)]
     snap_re = re.compile(rf"^{re.escape(label)}\d+$")
+    if models is not None:
+        keep = set(models)
+        found = {_model_base(c) for c in cols if c != label and not snap_re.match(c)}
+        missing = [m for m in models if m not in found]
+        if missing:
+            raise CSVFormatError(f"{path}: --models names models that are not in the file: {missing}.")
+        cols = [c for c in cols if c == label or snap_re.match(c) or _model_base(c) in keep]
     snap_cols = [c for c in cols if snap_re.match(c)]
     if label in cols and snap_cols:
         raise CSVFormatError(
@@ -194,9 +250,13 @@ def read_predictions_csv(path, *, label="y", pos_label=None, ignore=()):
                 f"single label column {label!r}; second-order scores need snapshot columns "
                 f"{label}1, {label}2, ..."
             )
+        bracketed = [c for c in model_cols if _CLASS_COLUMN.match(c)]
+        if bracketed:
+            y, preds, classes = _multiclass(df, path, label, model_cols, bracketed)
+            return (y, preds, classes) if return_labels else (y, preds)
         y = _labels(df[label].str.strip().to_numpy(dtype=object), path, label, pos_label)
         preds = {c: _model_column(df, c, path, 0.0, 1.0, "probability", "probabilities") for c in model_cols}
-        return y, preds
+        return (y, preds, None) if return_labels else (y, preds)
     if len(snap_cols) >= 2:
         Y = np.empty((df.shape[0], len(snap_cols)))
         for j, c in enumerate(snap_cols):
@@ -237,12 +297,57 @@ def read_predictions_csv(path, *, label="y", pos_label=None, ignore=()):
             m = _model_column(df, f"{name}:m", path, 0.0, 1.0, "mean", "means")
             s2 = _model_column(df, f"{name}:sigma2", path, 0.0, 0.25, "variance", "variances")
             preds[name] = np.column_stack([m, s2])
-        return Y, preds
+        return (Y, preds, None) if return_labels else (Y, preds)
     raise CSVFormatError(
         f"{path}: no label column; expected a column named {label!r} (one label per row) or snapshot "
         f"columns {label}1, {label}2, ... (several votes per row). Columns found: {header}. "
         "Use --label to name the label column."
     )
+
+
+def _multiclass(df, path, label, model_cols, bracketed):
+    """Class codes and ``(n, k)`` probabilities from NAME[CLASS] columns."""
+    plain = [c for c in model_cols if c not in bracketed]
+    if plain:
+        raise CSVFormatError(
+            f"{path}: columns {plain} are not NAME[CLASS] columns; a multiclass file gives every model one "
+            "column per class (or use --ignore)."
+        )
+    groups = {}
+    for c in bracketed:
+        name, cls = _CLASS_COLUMN.match(c).groups()
+        groups.setdefault(name, []).append(cls)
+    first_name, classes = next(iter(groups.items()))
+    for name, cl in groups.items():
+        if sorted(cl) != sorted(classes):
+            raise CSVFormatError(
+                f"{path}: model {name!r} has classes {cl} but {first_name!r} has {classes}; every model "
+                "needs one column per class, for the same classes."
+            )
+    if len(classes) < 3:
+        raise CSVFormatError(
+            f"{path}: {len(classes)} classes {classes}; a multiclass file needs at least 3. For two classes, "
+            "give one column per model (the positive class's probability) and --pos-label."
+        )
+    raw = df[label].str.strip().to_numpy(dtype=object)
+    pos = {c: j for j, c in enumerate(classes)}
+    unknown = sorted({v for v in raw if v not in pos})
+    if unknown:
+        i = int(np.flatnonzero([v not in pos for v in raw])[0])
+        raise CSVFormatError(
+            f"{path}: label column {label!r} holds {raw[i]!r} at line {_line(i)}, which is not one of the "
+            f"classes of the NAME[CLASS] columns {classes} ({len(unknown)} unknown labels: {unknown[:5]})."
+        )
+    y = np.array([pos[v] for v in raw], dtype=np.intp)
+    preds = {}
+    for name in groups:
+        preds[name] = np.column_stack(
+            [
+                _model_column(df, f"{name}[{c}]", path, 0.0, 1.0, "probability", "probabilities")
+                for c in classes
+            ]
+        )
+    return y, preds, list(classes)
 
 
 def _labels(raw, path, col, pos_label):
@@ -253,8 +358,10 @@ def _labels(raw, path, col, pos_label):
     values = np.unique(raw)
     if len(values) > 2:
         raise CSVFormatError(
-            f"{path}: label column {col!r} must hold two classes; found {len(values)}: "
-            f"{values[:10].tolist()}{'...' if len(values) > 10 else ''}."
+            f"{path}: label column {col!r} holds {len(values)} classes "
+            f"{values[:10].tolist()}{'...' if len(values) > 10 else ''}, but every model has one column; "
+            "a multiclass file gives one column per class per model, named NAME[CLASS] (see "
+            "'skcal report --help')."
         )
     if pos_label is not None:
         pos = str(pos_label)
@@ -313,8 +420,37 @@ def _confidence(text):
 
 
 def _add_common(p):
-    p.add_argument("--out", default="report.html", help="HTML file to write (default: %(default)s)")
-    p.add_argument("--markdown", metavar="PATH", help="also write the table as Markdown to PATH")
+    p.add_argument(
+        "--format",
+        choices=("html", "md", "json"),
+        default="html",
+        help="what to write: a self-contained HTML page, Markdown or JSON (default: %(default)s)",
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        help="file to write (default: report.html, report.md or report.json by --format)",
+    )
+    p.add_argument("--markdown", metavar="PATH", help="also write the report as Markdown to PATH")
+    p.add_argument(
+        "--n-bins",
+        type=_positive_int,
+        default=10,
+        help="bins of the reliability diagrams (default: %(default)s)",
+    )
+    p.add_argument(
+        "--strategy",
+        choices=("uniform", "quantile", "soft"),
+        default="uniform",
+        help="binning of the reliability diagrams: equal width, equal count or SCDL's soft bins "
+        "(default: %(default)s)",
+    )
+    p.add_argument(
+        "--n-resamples",
+        type=_positive_int,
+        default=1000,
+        help="resamples of each model's calibration test, 0 skips the tests (default: %(default)s)",
+    )
     p.add_argument(
         "--n-bootstrap",
         type=_positive_int,
@@ -345,6 +481,7 @@ def _build_parser():
         prog="skcal",
         description="skcal: measure the calibration of probabilistic classifiers.",
     )
+    parser.add_argument("--version", action="version", version=f"skcal {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     rep = sub.add_parser(
@@ -368,12 +505,20 @@ def _build_parser():
         "--ignore", action="append", default=[], metavar="COL", help="skip column COL (repeatable)"
     )
     rep.add_argument(
+        "--models",
+        default=None,
+        metavar="NAME,...",
+        help="allow-list: read only these comma-separated models (other model columns are skipped)",
+    )
+    rep.add_argument(
         "--metrics",
         default=None,
         help=(
             "comma-separated metric names; first order: scdl, smooth_ece, cutoff, binned_ece, accuracy, "
             "brier, log_loss, roc_auc (default: all but roc_auc); second order adds ce2, "
-            "second_moment_mse, variance_bias (default: ce2, scdl, brier, second_moment_mse, variance_bias)"
+            "second_moment_mse, variance_bias (default: ce2, scdl, brier, second_moment_mse, variance_bias); "
+            "multiclass: truthful_conf_ce, classwise_lince, conf_ece, accuracy, brier, log_loss "
+            "(default: all)"
         ),
     )
     rep.add_argument("--title", default=None, help="report title")
@@ -392,13 +537,44 @@ def _build_parser():
     return parser
 
 
+def _version():
+    try:
+        from importlib.metadata import version
+
+        return version("skcal")
+    except Exception:  # noqa: BLE001 - run from a checkout, not installed
+        import skcal
+
+        return skcal.__version__
+
+
+def _check_writable(path, option):
+    """Fail fast, before any computing, when ``path`` cannot be written."""
+    p = pathlib.Path(path)
+    if p.is_dir():
+        raise CSVFormatError(f"{option} {path}: is a directory; expected a file name.")
+    parent = p.parent if str(p.parent) else pathlib.Path(".")
+    if not parent.is_dir():
+        raise CSVFormatError(f"{option} {path}: the directory {str(parent)!r} does not exist.")
+    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise CSVFormatError(f"{option} {path}: not writable (permission denied).")
+
+
 def _run_report_csv(args):
     from skcal.report import CalibrationReport
 
-    y, preds = read_predictions_csv(args.csv, label=args.label, pos_label=args.pos_label, ignore=args.ignore)
+    models = None if args.models is None else [m.strip() for m in args.models.split(",") if m.strip()]
+    y, preds, labels = read_predictions_csv(
+        args.csv,
+        label=args.label,
+        pos_label=args.pos_label,
+        ignore=args.ignore,
+        models=models,
+        return_labels=True,
+    )
     metrics = None if args.metrics is None else [m.strip() for m in args.metrics.split(",") if m.strip()]
     if not args.quiet:
-        kind = "snapshots" if y.ndim == 2 else "labels"
+        kind = "snapshots" if y.ndim == 2 else ("class labels" if labels else "labels")
         print(
             f"[skcal] {args.csv}: {y.shape[0]} rows, {kind}, {len(preds)} models: {', '.join(preds)}",
             file=sys.stderr,
@@ -409,14 +585,35 @@ def _run_report_csv(args):
         metrics=metrics,
         n_bootstrap=CSV_N_BOOTSTRAP if args.n_bootstrap is None else args.n_bootstrap,
         confidence_level=args.confidence,
+        n_bins=args.n_bins if args.n_bins else None,
+        strategy=args.strategy,
+        test_calibration=args.n_resamples > 0,
+        n_resamples=max(args.n_resamples, 1),
         n_jobs=args.n_jobs,
         random_state=args.seed,
+        labels=None if labels is None else list(range(len(labels))),
         title=args.title or f"Calibration report: {args.csv}",
         verbose=0 if args.quiet else 1,
     )
     return [report], report.title, []
 
 
+def _write(reports, title, intro, fmt, path):
+    from skcal.report import render_html
+    from skcal.report._render import to_json
+
+    if fmt == "html":
+        return render_html(reports, path=path, title=title, intro=intro)
+    if fmt == "json":
+        text = to_json(reports)
+    else:
+        text = "\n".join([f"# {title}", "", *intro, "", *(r.to_markdown() for r in reports)])
+    path = pathlib.Path(path)
+    path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    return path
+
+
+@validate_params({"argv": [list, tuple, None]}, prefer_skip_nested_validation=True)
 def main(argv=None):
     """Run the ``skcal`` command line; return the exit status (0 on success, 2 on bad input).
 
@@ -428,6 +625,7 @@ def main(argv=None):
     Returns
     -------
     int
+        The exit status.
     """
     parser = _build_parser()
     args = parser.parse_args(argv)
@@ -437,6 +635,19 @@ def main(argv=None):
         if not args.demo and not args.csv:
             parser.error("give PREDICTIONS.csv (or --demo for the built-in demo)")
     demo = args.command == "demo" or args.demo
+    if args.out is None:
+        args.out = f"report.{args.format}"
+    try:  # everything that can be checked before computing is checked first
+        _check_writable(args.out, "--out")
+        if args.markdown:
+            _check_writable(args.markdown, "--markdown")
+        if not demo and os.path.isdir(args.csv):
+            raise CSVFormatError(
+                f"{args.csv}: is a directory; expected a CSV file of labels and predictions."
+            )
+    except CSVFormatError as exc:
+        print(f"skcal report: error: {exc}", file=sys.stderr)
+        return 2
     try:
         if demo:
             from skcal._demo import run_demo
@@ -447,7 +658,11 @@ def main(argv=None):
                 n_jobs=args.n_jobs,
                 random_state=args.seed,
                 verbose=0 if args.quiet else 1,
+                n_resamples=max(args.n_resamples, 1),
             )
+            for r in reports:
+                r.n_bins = args.n_bins if args.n_bins else None
+                r.strategy = args.strategy
         else:
             reports, title, intro = _run_report_csv(args)
     except ValueError as exc:
@@ -455,15 +670,12 @@ def main(argv=None):
             raise
         print(f"skcal report: error: {exc}", file=sys.stderr)
         return 2
-    from skcal.report import render_html
-
-    render_html(reports, path=args.out, title=title, intro=intro)
+    _write(reports, title, intro, args.format, args.out)
     for r in reports:
         print(f"\n{r.title}")
         print(r.to_text())
     if args.markdown:
-        with open(args.markdown, "w", encoding="utf-8") as fh:
-            fh.write("\n".join(r.to_markdown() for r in reports))
+        _write(reports, title, intro, "md", args.markdown)
     if not args.quiet:
         print(f"\n[skcal] report written to {args.out}", file=sys.stderr)
     return 0

@@ -1,40 +1,58 @@
-"""Displays in scikit-learn's style: compute in ``from_estimator`` / ``from_predictions``, draw in ``plot``.
+"""Displays in scikit-learn's style: ``from_predictions`` computes, ``__init__`` stores, ``plot`` draws.
 
-Every display stores what it computed as plain attributes (numpy arrays and floats), so the
-numbers behind a figure can be read, tested or re-plotted. ``plot(ax=None, ...)`` draws on the
-given axes (or new ones), stores the matplotlib artists in attributes ending in ``_`` and returns
-the display. matplotlib is imported only inside ``plot``; it is an optional dependency
-(``pip install "skcal[plot]"``).
+As in :class:`sklearn.calibration.CalibrationDisplay`, ``from_predictions`` and
+``from_estimator`` compute every number (through skcal's public functions, such as
+:func:`~skcal.scdl_curve` and :func:`~skcal.smooth_ece`) and hand them to ``__init__``, which
+only stores them; ``plot(ax=None, ...)`` draws, stores the matplotlib artists in attributes
+ending in ``_`` and returns the display. matplotlib is imported only when drawing; it is an
+optional dependency (``pip install "skcal[plot]"``).
 """
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
+from scipy import sparse
 from sklearn.utils import check_random_state
+from threadpoolctl import threadpool_limits
 
+from skcal._compat import HasMethods, StrOptions, validate_params
+from skcal._constraints import (
+    MAX_BINS_LIMIT,
+    POS_LABEL,
+    PROBABILITY_OPEN,
+    RANDOM_STATE,
+    SAMPLE_WEIGHT,
+    Integral,
+    StrictInterval,
+)
+from skcal._plotting import (
+    COLOR_DATA,
+    COLOR_REFERENCE,
+    COLOR_SMOOTH,
+    SMALL_SIZE,
+    check_matplotlib,
+    outside_legend,
+    style_axes,
+    subplots,
+)
 from skcal._validation import check_binary_probabilities, check_scores
+from skcal.scdl import scdl_curve
+from skcal.smooth_ece import smooth_ece
 
 __all__ = ["ReliabilityDisplay", "SecondOrderDisplay"]
 
+#: Points of the grid the smooth calibration curve is evaluated on.
+SMOOTH_GRID_POINTS = 201
+#: The curve is drawn only where the smoothed density of predictions is at least this fraction
+#: of its maximum (elsewhere a kernel average of almost no data means nothing).
+SMOOTH_MIN_DENSITY = 0.02
+#: Bootstrap replicates processed at once (memory ``BOOTSTRAP_CHUNK * n`` floats).
+BOOTSTRAP_CHUNK = 25
+#: Bins of the prediction histogram under a soft-bin diagram.
+HISTOGRAM_BINS = 20
 
-def _check_confidence(confidence_level):
-    if not isinstance(confidence_level, numbers.Real) or not 0.0 < confidence_level < 1.0:
-        raise ValueError(f"confidence_level must lie in (0, 1); got {confidence_level!r}.")
-
-
-def _check_n_bootstrap(n_bootstrap):
-    if not isinstance(n_bootstrap, numbers.Integral) or isinstance(n_bootstrap, bool) or n_bootstrap < 0:
-        raise ValueError(f"n_bootstrap must be a non-negative integer; got {n_bootstrap!r}.")
-
-
-def _get_axes(ax):
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots()
-    return ax
+_N_BOOTSTRAP = [StrictInterval(Integral, 0, None, closed="left")]
+_NAME = [str, None]
 
 
 def _estimator_name(estimator, name):
@@ -45,150 +63,229 @@ def _estimator_name(estimator, name):
     return type(estimator).__name__
 
 
+# ----------------------------------------------------------------------------------------------
+# computations behind the reliability diagram (vectorised over rows and bootstrap replicates)
+# ----------------------------------------------------------------------------------------------
+def _hard_bins(p, n_bins, strategy):
+    """Bin edges and each row's bin, exactly as :func:`sklearn.calibration.calibration_curve`."""
+    if strategy == "quantile":
+        edges = np.percentile(p, np.linspace(0.0, 1.0, n_bins + 1) * 100)
+    else:
+        edges = np.linspace(0.0, 1.0, n_bins + 1)
+    return edges, np.searchsorted(edges[1:-1], p)
+
+
+def _deposit_matrix(p):
+    """Sparse ``(n, E)`` linear (hat-function) deposit of each prediction on the smoothing grid."""
+    E = SMOOTH_GRID_POINTS
+    pos = p * (E - 1)
+    lo = np.clip(np.floor(pos).astype(np.intp), 0, E - 2)
+    frac = pos - lo
+    n = p.shape[0]
+    rows = np.repeat(np.arange(n), 2)
+    cols = np.column_stack([lo, lo + 1]).ravel()
+    vals = np.column_stack([1.0 - frac, frac]).ravel()
+    return sparse.csr_matrix((vals, (rows, cols)), shape=(n, E))
+
+
+def _smoothing_kernel(sigma):
+    """Gaussian kernel matrix on the grid, reflected at 0 and 1."""
+    grid = np.linspace(0.0, 1.0, SMOOTH_GRID_POINTS)
+    d = grid[:, None] - grid[None, :]
+    s = grid[:, None] + grid[None, :]
+    return (
+        np.exp(-(d**2) / (2 * sigma**2))
+        + np.exp(-(s**2) / (2 * sigma**2))
+        + np.exp(-((2 - s) ** 2) / (2 * sigma**2))
+    )
+
+
+def _curve_from_deposits(dens, ysum, K):
+    """Nadaraya-Watson curves (one per row of ``dens``), NaN where the density is too low."""
+    sd = dens @ K
+    sy = ysum @ K
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ok = sd >= SMOOTH_MIN_DENSITY * sd.max(axis=-1, keepdims=True)
+        return np.where(ok, sy / sd, np.nan)
+
+
+def _bin_frequencies(bin_w, bin_wy):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(bin_w > 0, bin_wy / np.where(bin_w > 0, bin_w, 1.0), np.nan)
+
+
+def _bootstrap_curves(y, p, w, onehot, D, K, n_bootstrap, random_state):
+    """Bin frequencies and smooth curves on ``n_bootstrap`` row resamples (multinomial weights)."""
+    rng = check_random_state(random_state)
+    n = p.shape[0]
+    base = np.full(n, 1.0 / n) if w is None else w / w.sum()
+    ww = np.ones(n) if w is None else w
+    freqs, curves = [], []
+    for start in range(0, n_bootstrap, BOOTSTRAP_CHUNK):
+        b = min(BOOTSTRAP_CHUNK, n_bootstrap - start)
+        counts = rng.multinomial(n, base, size=b).astype(float) * ww  # (b, n) resampling weights
+        cw, cwy = counts, counts * y
+        if onehot is not None:
+            freqs.append(_bin_frequencies((onehot.T @ cw.T).T, (onehot.T @ cwy.T).T))
+        curves.append(_curve_from_deposits((D.T @ cw.T).T, (D.T @ cwy.T).T, K))
+    width = 0 if onehot is None else onehot.shape[1]
+    f = np.concatenate(freqs) if freqs else np.empty((0, width))
+    c = np.concatenate(curves) if curves else np.empty((0, SMOOTH_GRID_POINTS))
+    return f, c
+
+
+def _pointwise_interval(values, confidence_level):
+    """Percentile band of each column; NaN where fewer than half the replicates have a value."""
+    k = values.shape[1]
+    low, high = np.full(k, np.nan), np.full(k, np.nan)
+    if values.shape[0]:
+        ok = np.isfinite(values).mean(axis=0) >= 0.5
+        if ok.any():
+            alpha = (1.0 - confidence_level) / 2.0
+            low[ok] = np.nanquantile(values[:, ok], alpha, axis=0)
+            high[ok] = np.nanquantile(values[:, ok], 1.0 - alpha, axis=0)
+    return low, high
+
+
 class ReliabilityDisplay:
-    """Reliability diagram built on SCDL's soft bins, with a bootstrap band and the smooth curve.
+    """Reliability diagram with bootstrap intervals, the smooth calibration curve and its band.
 
-    The soft bins are those of the grid ``m*`` that :func:`~skcal.scdl_curve` selects (SPEC 4):
-    bin ``i`` sits at the grid point ``i / m*``, the point a decision maker who rounds with
-    :class:`~skcal.SoftBinRounder` acts on, and its height is
-    ``q_i = E[w_i(p) y] / E[w_i(p)]``; its weight is ``pi_i = E[w_i(p)]`` (drawn as the marker
-    area). A calibrated predictor has ``q_i`` close to ``i / m*``. The band is the bootstrap
-    percentile interval of each ``q_i`` on the same grid (rows resampled with replacement,
-    expressed as multinomial sample weights; with ``sample_weight`` rows are drawn with
+    The binned points are those of :func:`sklearn.calibration.calibration_curve` (``strategy``
+    ``"uniform"`` or ``"quantile"``, same bins, same values) or, with ``strategy="soft"``, the
+    soft bins of SCDL (:func:`~skcal.scdl_curve`): bin ``i`` sits at the grid point ``i / m``,
+    the point a decision maker who rounds with :class:`~skcal.SoftBinRounder` acts on, with
+    height ``q_i = E[w_i(p) y] / E[w_i(p)]``. Each point carries a paired-bootstrap percentile
+    interval (rows resampled with replacement; with ``sample_weight`` rows are drawn with
     probability proportional to their weight). The smooth curve is the kernel-smoothed
-    calibration curve behind smECE (Blasiok and Nakkiran), at the bandwidth smECE selects; it is
-    drawn only where the smoothed density of predictions is at least ``SMOOTH_MIN_DENSITY``
-    (2%) of its peak (NaN in ``smooth_curve`` elsewhere, where a kernel average of almost no data
-    means nothing), and its legend entry says so.
+    calibration curve behind smECE (Blasiok and Nakkiran), at the bandwidth smECE selects, with
+    its pointwise bootstrap band; it is drawn only where the smoothed density of predictions is
+    at least ``SMOOTH_MIN_DENSITY`` (2%) of its peak. A histogram of the predictions is drawn
+    under the diagram.
 
-    Do not instantiate it directly: use :meth:`from_predictions` or :meth:`from_estimator`.
+    Create it with :meth:`from_predictions` or :meth:`from_estimator`; ``__init__`` only stores
+    the numbers.
+
+    Parameters
+    ----------
+    prob_true : ndarray of shape (n_nonempty,)
+        Observed frequency of the positive class in each non-empty bin.
+    prob_pred : ndarray of shape (n_nonempty,)
+        Mean prediction of each non-empty bin (the grid point ``i / m`` for soft bins).
+    prob_true_low : ndarray of shape (n_nonempty,)
+        Lower end of the bootstrap interval of ``prob_true`` (NaN without bootstrap).
+    prob_true_high : ndarray of shape (n_nonempty,)
+        Upper end of the bootstrap interval of ``prob_true``.
+    bin_weights : ndarray of shape (n_nonempty,)
+        Fraction of the (weighted) samples in each non-empty bin.
+    y_prob : ndarray of shape (n,)
+        The predictions, for the histogram.
+    smooth_grid : ndarray of shape (201,)
+        Grid of the smooth curve.
+    smooth_curve : ndarray of shape (201,)
+        Smoothed frequency of the positive class (NaN where the data are too sparse).
+    smooth_low : ndarray of shape (201,)
+        Lower end of the pointwise bootstrap band of the smooth curve.
+    smooth_high : ndarray of shape (201,)
+        Upper end of that band.
+    smooth_ece : float
+        The smECE of the predictions.
+    smooth_bandwidth : float
+        The kernel bandwidth smECE selects.
+    n_bins : int
+        Number of bins (``m`` for soft bins).
+    strategy : {"uniform", "quantile", "soft"}
+        How the bins were made.
+    scdl : float or None
+        SCDL of the predictions (soft bins only).
+    scdl_m_star : float or None
+        The unfloored ``SCDL_{m*}`` on the selected grid (soft bins only).
+    confidence_level : float, default=0.9
+        Coverage of the intervals and the band.
+    estimator_name : str, default=None
+        Name shown in the legend.
 
     Attributes
     ----------
-    n_bins : int
-        The selected grid ``m*``.
-    scdl : float
-        SCDL of the predictions; it lies in ``[1 / m*, 2 / m*)``.
-    bin_centers : ndarray of shape (m* + 1,)
-        The grid points ``i / m*``.
-    bin_weights : ndarray of shape (m* + 1,)
-        ``pi_i``; they sum to 1.
-    bin_frequencies : ndarray of shape (m* + 1,)
-        ``q_i``; NaN for an empty bin.
-    band_low, band_high : ndarray of shape (m* + 1,)
-        Bootstrap percentile interval of ``q_i`` (NaN where a bin was empty in too many
-        replicates, or without bootstrap).
-    bootstrap_frequencies : ndarray of shape (n_bootstrap, m* + 1)
-        ``q_i`` on every replicate.
-    smooth_ece : float
-        smECE of the predictions.
-    smooth_bandwidth : float
-        The kernel bandwidth smECE selects.
-    smooth_grid, smooth_curve : ndarray
-        The smooth calibration curve: the smoothed outcome frequency at each grid point; NaN
-        where the smoothed density of predictions is below ``SMOOTH_MIN_DENSITY`` of its peak.
-    confidence_level : float
-    estimator_name : str or None
-    ax_, figure_ : matplotlib Axes and Figure
-        Set by :meth:`plot`.
-    line_, band_, smooth_line_ : matplotlib artists
-        Set by :meth:`plot` (``band_`` and ``smooth_line_`` are None when not drawn).
+    ax_ : matplotlib Axes
+        The diagram's axes (set by :meth:`plot`).
+    hist_ax_ : matplotlib Axes or None
+        The histogram's axes.
+    figure_ : matplotlib Figure
+        The figure drawn on.
+    line_ : matplotlib Line2D
+        The binned points.
+
+    See Also
+    --------
+    sklearn.calibration.CalibrationDisplay : The hard-binned diagram of scikit-learn.
     """
 
     def __init__(
         self,
         *,
-        bin_centers,
+        prob_true,
+        prob_pred,
+        prob_true_low,
+        prob_true_high,
         bin_weights,
-        bin_frequencies,
-        band_low,
-        band_high,
-        bootstrap_frequencies,
-        scdl,
+        y_prob,
         smooth_grid,
         smooth_curve,
+        smooth_low,
+        smooth_high,
         smooth_ece,
         smooth_bandwidth,
+        n_bins,
+        strategy,
+        scdl=None,
+        scdl_m_star=None,
         confidence_level=0.9,
         estimator_name=None,
     ):
-        self.bin_centers = bin_centers
+        self.prob_true = prob_true
+        self.prob_pred = prob_pred
+        self.prob_true_low = prob_true_low
+        self.prob_true_high = prob_true_high
         self.bin_weights = bin_weights
-        self.bin_frequencies = bin_frequencies
-        self.band_low = band_low
-        self.band_high = band_high
-        self.bootstrap_frequencies = bootstrap_frequencies
-        self.n_bins = int(bin_centers.shape[0] - 1)
-        self.scdl = scdl
+        self.y_prob = y_prob
         self.smooth_grid = smooth_grid
         self.smooth_curve = smooth_curve
+        self.smooth_low = smooth_low
+        self.smooth_high = smooth_high
         self.smooth_ece = smooth_ece
         self.smooth_bandwidth = smooth_bandwidth
+        self.n_bins = n_bins
+        self.strategy = strategy
+        self.scdl = scdl
+        self.scdl_m_star = scdl_m_star
         self.confidence_level = confidence_level
         self.estimator_name = estimator_name
 
     @classmethod
-    def _compute(
-        cls,
-        y_true,
-        y_prob,
-        *,
-        max_bins=None,
-        n_bootstrap=100,
-        confidence_level=0.9,
-        sample_weight=None,
-        pos_label=None,
-        random_state=None,
-        name=None,
-    ):
-        from skcal import scdl_curve
-
-        _check_n_bootstrap(n_bootstrap)
-        _check_confidence(confidence_level)
-        y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
-        curve = scdl_curve(y, p, max_bins=max_bins, sample_weight=w)
-        m = curve.selected_n_bins
-        pi, q, _ = curve.grid(m)
-        rng = check_random_state(random_state)
-        n = p.shape[0]
-        base = np.full(n, 1.0 / n) if w is None else w / w.sum()
-        boot = np.full((n_bootstrap, m + 1), np.nan)
-        for b in range(n_bootstrap):
-            counts = rng.multinomial(n, base).astype(float)
-            boot[b] = scdl_curve(y, p, max_bins=m, sample_weight=counts).grid(m)[1]
-        alpha = (1.0 - confidence_level) / 2.0
-        low = np.full(m + 1, np.nan)
-        high = np.full(m + 1, np.nan)
-        if n_bootstrap:
-            # A bin needs values on most replicates for a meaningful interval.
-            ok = np.isfinite(boot).mean(axis=0) >= 0.5
-            if ok.any():
-                low[ok] = np.nanquantile(boot[:, ok], alpha, axis=0)
-                high[ok] = np.nanquantile(boot[:, ok], 1.0 - alpha, axis=0)
-        grid, smooth, smece, bandwidth = _smooth_calibration_curve(y, p, w)
-        return cls(
-            bin_centers=np.arange(m + 1) / m,
-            bin_weights=np.asarray(pi, dtype=float),
-            bin_frequencies=np.asarray(q, dtype=float),
-            band_low=low,
-            band_high=high,
-            bootstrap_frequencies=boot,
-            scdl=float(curve.scdl),
-            smooth_grid=grid,
-            smooth_curve=smooth,
-            smooth_ece=smece,
-            smooth_bandwidth=bandwidth,
-            confidence_level=confidence_level,
-            estimator_name=name,
-        )
-
-    @classmethod
+    @validate_params(
+        {
+            "y_true": ["array-like"],
+            "y_prob": ["array-like"],
+            "n_bins": [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both"), None],
+            "strategy": [StrOptions({"uniform", "quantile", "soft"})],
+            "n_bootstrap": _N_BOOTSTRAP,
+            "confidence_level": PROBABILITY_OPEN,
+            "sample_weight": SAMPLE_WEIGHT,
+            "pos_label": POS_LABEL,
+            "random_state": RANDOM_STATE,
+            "name": _NAME,
+            "ax": "no_validation",
+            "plot": ["boolean"],
+        },
+        prefer_skip_nested_validation=True,
+    )
     def from_predictions(
         cls,
         y_true,
         y_prob,
         *,
-        max_bins=None,
+        n_bins=10,
+        strategy="uniform",
         n_bootstrap=100,
         confidence_level=0.9,
         sample_weight=None,
@@ -196,6 +293,7 @@ class ReliabilityDisplay:
         random_state=None,
         name=None,
         ax=None,
+        plot=True,
         **kwargs,
     ):
         """Compute the diagram from labels and probabilities, then plot it.
@@ -206,67 +304,161 @@ class ReliabilityDisplay:
             Binary labels.
         y_prob : array-like of shape (n,) or (n, 2)
             Positive-class probabilities (or ``predict_proba`` output).
-        max_bins : int, default=None
-            Caps SCDL's dyadic search (see :func:`~skcal.scdl_curve`).
+        n_bins : int or None, default=10
+            Number of bins, as in :class:`~sklearn.calibration.CalibrationDisplay`. For
+            ``strategy="soft"`` it is the SCDL grid ``m`` (a power of two), and ``None`` uses
+            the grid ``m*`` that :func:`~skcal.scdl_curve` selects.
+        strategy : {"uniform", "quantile", "soft"}, default="uniform"
+            Equal-width bins, equal-count bins (both as in
+            :func:`~sklearn.calibration.calibration_curve`) or SCDL's soft bins.
         n_bootstrap : int, default=100
-            Bootstrap replicates for the band (0: no band).
+            Bootstrap replicates for the intervals and the band (0: none).
         confidence_level : float, default=0.9
-            Coverage of the band.
+            Coverage of the intervals and the band.
         sample_weight : array-like of shape (n,), default=None
+            Non-negative sample weights.
         pos_label : int, float, bool or str, default=None
+            The positive class.
         random_state : int, RandomState instance or None, default=None
             Seeds the bootstrap.
         name : str, default=None
             Legend label.
         ax : matplotlib Axes, default=None
-            Axes to draw on; new ones when None.
-        **kwargs
+            Axes of the diagram; a new figure with a histogram under the diagram when None.
+        plot : bool, default=True
+            Draw the display (``False`` only computes it, without matplotlib).
+        **kwargs : dict
             Passed to :meth:`plot`.
 
         Returns
         -------
-        display : ReliabilityDisplay
+        ReliabilityDisplay
+            The computed (and drawn) display.
 
         Examples
         --------
         >>> import numpy as np
-        >>> from skcal import ReliabilityDisplay
+        >>> from skcal.display import ReliabilityDisplay
         >>> rng = np.random.default_rng(0)
         >>> p = rng.uniform(size=1000)
         >>> y = (rng.uniform(size=1000) < p).astype(int)
-        >>> disp = ReliabilityDisplay.from_predictions(y, p, n_bootstrap=20, random_state=0)
-        >>> disp.n_bins, disp.bin_centers.shape, disp.bin_frequencies.shape
-        (8, (9,), (9,))
-        >>> 1 / disp.n_bins <= disp.scdl < 2 / disp.n_bins
+        >>> disp = ReliabilityDisplay.from_predictions(y, p, n_bins=5, n_bootstrap=20,
+        ...                                            random_state=0, plot=False)
+        >>> disp.prob_true.shape, disp.strategy
+        ((5,), 'uniform')
+        >>> bool(np.all(np.abs(disp.prob_true - disp.prob_pred) < 0.1))
         True
         """
-        disp = cls._compute(
-            y_true,
-            y_prob,
-            max_bins=max_bins,
-            n_bootstrap=n_bootstrap,
+        y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
+        n = p.shape[0]
+        ww = np.ones(n) if w is None else w
+        scdl = scdl_star = None
+        if strategy == "soft":
+            if n_bins is not None and n_bins & (n_bins - 1):
+                raise ValueError(
+                    f"n_bins must be a power of two (or None) for strategy='soft'; got {n_bins}."
+                )
+            if n_bins is not None and n_bins < 2:
+                raise ValueError(f"n_bins must be at least 2 for strategy='soft'; got {n_bins}.")
+            curve = scdl_curve(y, p, sample_weight=w)
+            m = curve.selected_n_bins if n_bins is None else n_bins
+            if m not in curve.n_bins:
+                curve = scdl_curve(y, p, sample_weight=w, max_bins=m)
+            scdl = float(curve.scdl)
+            scdl_star = float(curve.scdl_m[list(curve.n_bins).index(curve.selected_n_bins)])
+            pi, q, _ = curve.grid(m)
+            centers = np.arange(m + 1) / m
+            # the soft-bin weights w_i(p) of every row: linear interpolation between grid points
+            pos = p * m
+            lo = np.clip(np.floor(pos).astype(np.intp), 0, m - 1)
+            frac = pos - lo
+            rows = np.repeat(np.arange(n), 2)
+            onehot = sparse.csr_matrix(
+                (np.column_stack([1 - frac, frac]).ravel(), (rows, np.column_stack([lo, lo + 1]).ravel())),
+                shape=(n, m + 1),
+            )
+            keep = np.asarray(pi) > 0
+            prob_pred = centers[keep]
+            prob_true = np.asarray(q, dtype=float)[keep]
+            weights = np.asarray(pi, dtype=float)[keep]
+            n_out = m
+        else:
+            if n_bins > n:
+                raise ValueError(f"n_bins={n_bins} exceeds the number of samples ({n}); pass n_bins <= {n}.")
+            edges, ids = _hard_bins(p, n_bins, strategy)
+            onehot = sparse.csr_matrix((np.ones(n), (np.arange(n), ids)), shape=(n, edges.shape[0]))
+            bw = np.bincount(ids, weights=ww, minlength=edges.shape[0])
+            bwy = np.bincount(ids, weights=ww * y, minlength=edges.shape[0])
+            bwp = np.bincount(ids, weights=ww * p, minlength=edges.shape[0])
+            keep = bw > 0
+            prob_true = bwy[keep] / bw[keep]
+            prob_pred = bwp[keep] / bw[keep]
+            weights = bw[keep] / bw.sum()
+            n_out = n_bins
+        smece, sigma = smooth_ece(y, p, sample_weight=w, return_bandwidth=True)
+        sigma_eff = max(float(sigma), 1.0 / (SMOOTH_GRID_POINTS - 1))  # the grid's resolution
+        D = _deposit_matrix(p)
+        K = _smoothing_kernel(sigma_eff)
+        with threadpool_limits(limits=1):  # small dense products: one BLAS thread is fastest
+            smooth = _curve_from_deposits(D.T @ ww, D.T @ (ww * y), K)
+            boot_f, boot_c = _bootstrap_curves(y, p, w, onehot, D, K, n_bootstrap, random_state)
+        flo, fhi = _pointwise_interval(boot_f[:, keep], confidence_level)
+        slo, shi = _pointwise_interval(boot_c, confidence_level)
+        disp = cls(
+            prob_true=prob_true,
+            prob_pred=prob_pred,
+            prob_true_low=flo,
+            prob_true_high=fhi,
+            bin_weights=weights,
+            y_prob=p,
+            smooth_grid=np.linspace(0.0, 1.0, SMOOTH_GRID_POINTS),
+            smooth_curve=smooth,
+            smooth_low=slo,
+            smooth_high=shi,
+            smooth_ece=float(smece),
+            smooth_bandwidth=float(sigma),
+            n_bins=int(n_out),
+            strategy=strategy,
+            scdl=scdl,
+            scdl_m_star=scdl_star,
             confidence_level=confidence_level,
-            sample_weight=sample_weight,
-            pos_label=pos_label,
-            random_state=random_state,
-            name=name,
+            estimator_name=name,
         )
-        return disp.plot(ax=ax, **kwargs)
+        return disp.plot(ax=ax, **kwargs) if plot else disp
 
     @classmethod
+    @validate_params(
+        {
+            "estimator": [HasMethods(["predict_proba"])],
+            "X": ["array-like", "sparse matrix"],
+            "y": ["array-like"],
+            "n_bins": [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both"), None],
+            "strategy": [StrOptions({"uniform", "quantile", "soft"})],
+            "n_bootstrap": _N_BOOTSTRAP,
+            "confidence_level": PROBABILITY_OPEN,
+            "sample_weight": SAMPLE_WEIGHT,
+            "random_state": RANDOM_STATE,
+            "name": _NAME,
+            "ax": "no_validation",
+            "plot": ["boolean"],
+        },
+        prefer_skip_nested_validation=True,
+    )
     def from_estimator(
         cls,
         estimator,
         X,
         y,
         *,
-        max_bins=None,
+        n_bins=10,
+        strategy="uniform",
         n_bootstrap=100,
         confidence_level=0.9,
         sample_weight=None,
         random_state=None,
         name=None,
         ax=None,
+        plot=True,
         **kwargs,
     ):
         """Compute the diagram from a fitted binary classifier, then plot it.
@@ -279,17 +471,32 @@ class ReliabilityDisplay:
             Inputs.
         y : array-like of shape (n,)
             Binary labels.
-        max_bins, n_bootstrap, confidence_level, sample_weight, random_state, ax, **kwargs
+        n_bins : int or None, default=10
+            As in :meth:`from_predictions`.
+        strategy : {"uniform", "quantile", "soft"}, default="uniform"
+            As in :meth:`from_predictions`.
+        n_bootstrap : int, default=100
+            As in :meth:`from_predictions`.
+        confidence_level : float, default=0.9
+            As in :meth:`from_predictions`.
+        sample_weight : array-like of shape (n,), default=None
+            As in :meth:`from_predictions`.
+        random_state : int, RandomState instance or None, default=None
             As in :meth:`from_predictions`.
         name : str, default=None
             Legend label; the estimator's class name when None.
+        ax : matplotlib Axes, default=None
+            As in :meth:`from_predictions`.
+        plot : bool, default=True
+            As in :meth:`from_predictions`.
+        **kwargs : dict
+            Passed to :meth:`plot`.
 
         Returns
         -------
-        display : ReliabilityDisplay
+        ReliabilityDisplay
+            The computed (and drawn) display.
         """
-        if not hasattr(estimator, "predict_proba"):
-            raise ValueError(f"estimator {type(estimator).__name__} has no predict_proba.")
         proba = np.asarray(estimator.predict_proba(X))
         if proba.ndim != 2 or proba.shape[1] != 2:
             raise ValueError(
@@ -300,7 +507,8 @@ class ReliabilityDisplay:
         return cls.from_predictions(
             y,
             proba[:, 1],
-            max_bins=max_bins,
+            n_bins=n_bins,
+            strategy=strategy,
             n_bootstrap=n_bootstrap,
             confidence_level=confidence_level,
             sample_weight=sample_weight,
@@ -308,6 +516,7 @@ class ReliabilityDisplay:
             random_state=random_state,
             name=_estimator_name(estimator, name),
             ax=ax,
+            plot=plot,
             **kwargs,
         )
 
@@ -315,141 +524,149 @@ class ReliabilityDisplay:
         self,
         ax=None,
         *,
+        hist_ax=None,
         name=None,
-        show_band=True,
-        show_smooth=True,
         ref_line=True,
+        show_intervals=True,
+        show_smooth=True,
+        legend=True,
+        show_values=True,
         xlabel=None,
         ylabel=None,
         **kwargs,
     ):
-        """Draw the diagram.
+        """Draw the diagram (and the prediction histogram).
 
         Parameters
         ----------
         ax : matplotlib Axes, default=None
-            Axes to draw on; new ones when None.
+            Axes of the diagram. When None, a new figure holds the diagram and, under it, the
+            histogram of the predictions.
+        hist_ax : matplotlib Axes, default=None
+            Axes of the histogram when ``ax`` is given (no histogram when None).
         name : str, default=None
             Legend label; ``estimator_name`` when None.
-        show_band : bool, default=True
-            Draw the bootstrap band.
-        show_smooth : bool, default=True
-            Draw the smooth calibration curve (only where the smoothed density of predictions
-            is at least ``SMOOTH_MIN_DENSITY`` of its peak; the legend says so).
         ref_line : bool, default=True
             Draw the diagonal of perfect calibration.
-        xlabel, ylabel : str, default=None
-            Axis labels; by default ``"rounded prediction i/m* (soft bin)"`` and
-            ``"observed frequency of the positive class"``. Pass e.g. ``"confidence (soft bin)"``
-            and ``"accuracy of the top label"`` for a top-label (confidence) diagram of a
-            multiclass model, where the "label" is whether the most probable class is correct.
-        **kwargs
-            Passed to the soft-bin markers' ``plot`` call.
+        show_intervals : bool, default=True
+            Draw the bootstrap intervals of the bins and the band of the smooth curve.
+        show_smooth : bool, default=True
+            Draw the smooth calibration curve.
+        legend : bool, default=True
+            Draw a legend to the right of the diagram, outside the data.
+        show_values : bool, default=True
+            Write smECE (and SCDL) in the legend labels; ``False`` keeps them generic, for one
+            legend shared by several panels.
+        xlabel : str, default=None
+            Label of the x axis (default ``"predicted probability"``).
+        ylabel : str, default=None
+            Label of the y axis (default ``"observed frequency of the positive class"``).
+        **kwargs : dict
+            Passed to the binned points' ``plot`` call.
 
         Returns
         -------
-        display : ReliabilityDisplay
+        ReliabilityDisplay
+            The display, with the artists stored.
         """
-        ax = _get_axes(ax)
-        name = self.estimator_name if name is None else name
-        if ref_line:
-            ax.plot([0, 1], [0, 1], ls=":", color="0.5", lw=1, label="perfectly calibrated")
-        self.band_ = None
-        if show_band and np.isfinite(self.band_low).any():
-            ok = np.isfinite(self.band_low)
-            level = int(round(100 * self.confidence_level))
-            self.band_ = ax.fill_between(
-                self.bin_centers[ok],
-                self.band_low[ok],
-                self.band_high[ok],
-                alpha=0.25,
-                color="C0",
-                lw=0,
-                label=f"{level}% bootstrap band",
+        check_matplotlib("ReliabilityDisplay.plot")
+        if ax is None:
+            _, (ax, hist_ax) = subplots(
+                "ReliabilityDisplay.plot", 2, 1, figsize=(6.4, 5.2), height_ratios=(3, 1), sharex=True
             )
-        self.smooth_line_ = None
+        name = self.estimator_name if name is None else name
+        level = int(round(100 * self.confidence_level))
+        if ref_line:
+            ax.plot([0, 1], [0, 1], ls=":", color=COLOR_REFERENCE, lw=1, label="perfectly calibrated")
+        self.smooth_band_ = self.smooth_line_ = None
         if show_smooth:
+            if show_intervals and np.isfinite(self.smooth_low).any():
+                self.smooth_band_ = ax.fill_between(
+                    self.smooth_grid,
+                    self.smooth_low,
+                    self.smooth_high,
+                    color=COLOR_SMOOTH,
+                    alpha=0.22,
+                    lw=0,
+                    label=f"{level}% band of the smooth curve",
+                )
             (self.smooth_line_,) = ax.plot(
                 self.smooth_grid,
                 self.smooth_curve,
-                color="C1",
-                lw=1.5,
-                label=(
-                    f"smooth curve (smECE {self.smooth_ece:.3g}),\nshown where data density "
-                    f"\u2265 {100 * SMOOTH_MIN_DENSITY:g}% of peak"
-                ),
+                color=COLOR_SMOOTH,
+                lw=2.2,
+                zorder=4,
+                label=f"smooth curve (smECE {self.smooth_ece:.3g})"
+                if show_values
+                else "smooth calibration curve",
             )
-        ok = np.isfinite(self.bin_frequencies)
-        label = f"soft bins, m*={self.n_bins} (SCDL {self.scdl:.3g})"
+        if self.strategy == "soft":
+            label = f"soft bins, m={self.n_bins}"
+            if self.scdl is not None and show_values:
+                label += f" (SCDL {self.scdl:.3g})"
+        else:
+            label = f"{self.n_bins} {self.strategy} bins"
         if name:
             label = f"{name}: {label}"
-        line_kw = {"marker": "o", "color": "C0", "lw": 1, "label": label}
+        line_kw = {"marker": "o", "color": COLOR_DATA, "lw": 1, "ms": 5, "label": label, "zorder": 5}
         line_kw.update(kwargs)
-        (self.line_,) = ax.plot(self.bin_centers[ok], self.bin_frequencies[ok], **line_kw)
-        # Marker area proportional to the bin weight pi_i.
-        sizes = 400.0 * self.bin_weights[ok] / max(self.bin_weights.max(), 1e-12)
-        ax.scatter(self.bin_centers[ok], self.bin_frequencies[ok], s=sizes, color="C0", alpha=0.35, lw=0)
-        ax.set(
-            xlim=(-0.02, 1.02),
-            ylim=(-0.02, 1.02),
-            xlabel="rounded prediction i/m* (soft bin)" if xlabel is None else xlabel,
-            ylabel="observed frequency of the positive class" if ylabel is None else ylabel,
-        )
-        ax.legend(loc="upper left", fontsize="small")
+        (self.line_,) = ax.plot(self.prob_pred, self.prob_true, clip_on=False, **line_kw)
+        self.errorbar_ = None
+        ok = np.isfinite(self.prob_true_low)
+        if show_intervals and ok.any():
+            err = np.vstack(
+                [
+                    np.maximum(self.prob_true[ok] - self.prob_true_low[ok], 0),
+                    np.maximum(self.prob_true_high[ok] - self.prob_true[ok], 0),
+                ]
+            )
+            self.errorbar_ = ax.errorbar(
+                self.prob_pred[ok],
+                self.prob_true[ok],
+                yerr=err,
+                fmt="none",
+                ecolor=line_kw["color"],
+                elinewidth=1,
+                capsize=2,
+                zorder=5,
+                label=f"{level}% bootstrap interval",
+            )
+            for artist in self.errorbar_.lines[2] + self.errorbar_.lines[1]:
+                artist.set_clip_on(False)
+        ax.set(xlim=(0, 1), ylim=(0, 1))
+        ax.margins(0)
+        ax.set_ylabel("observed frequency of the positive class" if ylabel is None else ylabel)
+        style_axes(ax)
+        self.hist_ax_ = hist_ax
+        xlabel = "predicted probability" if xlabel is None else xlabel
+        if hist_ax is not None:
+            if self.strategy == "uniform":
+                edges = np.linspace(0.0, 1.0, self.n_bins + 1)
+            else:  # equal-count bins would draw a flat histogram
+                edges = np.linspace(0.0, 1.0, HISTOGRAM_BINS + 1)
+            hist_ax.hist(self.y_prob, bins=edges, color=COLOR_DATA, alpha=0.55, lw=0)
+            hist_ax.set(xlim=(0, 1), xlabel=xlabel, ylabel="count")
+            hist_ax.yaxis.set_major_locator(_max_n_locator(3))
+            style_axes(hist_ax)
+            ax.tick_params(labelbottom=False)
+        else:
+            ax.set_xlabel(xlabel)
+        if legend:
+            outside_legend(ax)
         self.ax_ = ax
         self.figure_ = ax.figure
         return self
 
 
-#: Points of the grid the smooth calibration curve is evaluated on.
-SMOOTH_GRID_POINTS = 201
-#: The curve is drawn only where the smoothed density of predictions is at least this fraction
-#: of its maximum (elsewhere a kernel average of almost no data means nothing).
-SMOOTH_MIN_DENSITY = 0.02
+def _max_n_locator(n):
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(nbins=n, integer=True)
 
 
-def _reflect_smooth(values, grid, sigma):
-    """Gaussian smoothing of grid values with reflection at 0 and 1 (an (E, E) kernel, E small)."""
-    d = grid[:, None] - grid[None, :]
-    s = grid[:, None] + grid[None, :]
-    ker = (
-        np.exp(-(d**2) / (2 * sigma**2))
-        + np.exp(-(s**2) / (2 * sigma**2))
-        + np.exp(-((2 - s) ** 2) / (2 * sigma**2))
-    )
-    return ker @ values
-
-
-def _smooth_calibration_curve(y, p, w):
-    """The smooth calibration curve at smECE's bandwidth: a reflected-Gaussian kernel average of y.
-
-    The data are deposited linearly on a ``SMOOTH_GRID_POINTS`` grid (O(n)), the deposited
-    weights and label sums are smoothed with the Gaussian kernel of bandwidth ``sigma*`` (the one
-    :func:`~skcal.smooth_ece` selects) reflected at 0 and 1, and the curve is their ratio: the
-    Nadaraya-Watson estimate of ``E[y | p = t]``. It is NaN where the smoothed density is below
-    ``SMOOTH_MIN_DENSITY`` of its maximum.
-
-    Returns ``(grid, curve, smece, sigma)``.
-    """
-    from skcal import smooth_ece
-
-    smece, sigma = smooth_ece(y, p, sample_weight=w, return_bandwidth=True)
-    E = SMOOTH_GRID_POINTS
-    grid = np.linspace(0.0, 1.0, E)
-    ww = np.ones_like(p) if w is None else w
-    pos = p * (E - 1)
-    lo = np.clip(np.floor(pos).astype(np.intp), 0, E - 2)
-    frac = pos - lo
-    dens = np.bincount(lo, ww * (1 - frac), E) + np.bincount(lo + 1, ww * frac, E)
-    ysum = np.bincount(lo, ww * y * (1 - frac), E) + np.bincount(lo + 1, ww * y * frac, E)
-    sigma_eff = max(float(sigma), 1.0 / (E - 1))  # the grid cannot resolve a narrower kernel
-    sd = _reflect_smooth(dens, grid, sigma_eff)
-    sy = _reflect_smooth(ysum, grid, sigma_eff)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        curve = np.where(sd >= SMOOTH_MIN_DENSITY * sd.max(), sy / sd, np.nan)
-    return grid, curve, float(smece), float(sigma)
-
-
+# ----------------------------------------------------------------------------------------------
+# second order
+# ----------------------------------------------------------------------------------------------
 class _ScoresOf:
     """The score-producing part of a SecondOrderCalibratedClassifier, as a ``transform``."""
 
@@ -501,40 +718,98 @@ def _binned_error(sigma2, err, n_bins):
     return (np.array([sigma2[g].mean() for g in groups]), np.array([err[g].mean() for g in groups]))
 
 
+def _pearson(a, b):
+    if np.std(a) == 0 or np.std(b) == 0:
+        return float("nan")
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def _second_order_numbers(raw, new, true_sigma2, true_prob, n_bins):
+    """Checked arrays and the comparisons against a known truth, as keyword arguments of __init__."""
+    raw = check_scores(raw, name="raw_scores")
+    new = check_scores(new, name="recalibrated_scores")
+    for arr, nm in ((raw, "raw_scores"), (new, "recalibrated_scores")):
+        if arr.shape[1] != 2:
+            raise ValueError(f"{nm} must have 2 columns (m, sigma2); got shape {arr.shape}.")
+    if raw.shape[0] != new.shape[0]:
+        raise ValueError(
+            f"raw_scores has {raw.shape[0]} rows but recalibrated_scores has {new.shape[0]}; expected "
+            "the same samples."
+        )
+    n = raw.shape[0]
+    ts = _check_true(true_sigma2, "true_sigma2", n, 0.0, 0.25)
+    tp = _check_true(true_prob, "true_prob", n, 0.0, 1.0)
+    kw = {"raw_scores": raw, "recalibrated_scores": new, "true_sigma2": ts, "true_prob": tp}
+    if ts is not None:
+        kw["pearson_raw"] = _pearson(raw[:, 1], ts)
+        kw["pearson_recalibrated"] = _pearson(new[:, 1], ts)
+    if tp is not None:
+        kw["bin_sigma2_raw"], kw["bin_error_raw"] = _binned_error(raw[:, 1], (tp - raw[:, 0]) ** 2, n_bins)
+        kw["bin_sigma2_recalibrated"], kw["bin_error_recalibrated"] = _binned_error(
+            new[:, 1], (tp - new[:, 0]) ** 2, n_bins
+        )
+    return kw
+
+
 class SecondOrderDisplay:
-    """Second-order recalibration at a glance: recalibrated against raw ``sigma2``, ``eta1`` and ``eta2``.
+    """Second-order recalibration at a glance: is the stated uncertainty right, and what was fitted.
 
-    The first panel shows every sample's recalibrated ``sigma2'`` against its raw ``sigma2``
-    (recalibration moves points off the diagonal). When a known truth is given it shows instead
+    The first panel checks the uncertainty a predictor states. With ``true_prob`` (the true
+    probability ``f*`` at each input, known in a simulation) it shows, in equal-mass bins of the
+    stated variance ``sigma2``, the realised squared error of the mean, ``(f* - m)^2``: a
+    predictor whose uncertainty is right lies on the diagonal (``E[(f* - eta1)^2 | S] = eta2 -
+    eta1^2``); points above it are over-confident, below it under-confident. With
+    ``true_sigma2`` (the true conditional variance) it plots the stated against the true
+    variance with their Pearson correlations; with neither, the recalibrated against the raw
+    ``sigma2``.
 
-    * with ``true_sigma2`` (the true conditional variance of ``f*`` at each score): raw and
-      recalibrated ``sigma2`` against it, with their Pearson correlations (SPEC 6.2);
-    * with ``true_prob`` (``f*`` at each input): the realised squared error of the mean,
-      ``(f* - m)^2``, averaged in equal-mass bins of the predicted ``sigma2``, for the raw and
-      the recalibrated predictor. ``E[(f* - eta1)^2 | S] = eta2 - eta1^2``, so a second-order
-      calibrated predictor lies on the diagonal.
+    The other two panels (only from a fitted calibrator) are maps over the scores ``(m,
+    sigma2)``: the recalibrated probability ``eta1_hat = E[Y | S]`` (where a prediction ``m`` is
+    moved to) and the recalibrated variance ``eta2_hat - eta1_hat^2`` (how uncertain the
+    recalibrated predictor says it is), over ``m`` in [0, 1] and ``sigma2`` up to 1.25 times the
+    largest raw ``sigma2``. The dashed curve ``sigma2 = m (1 - m)`` is the largest variance a
+    probability with mean ``m`` can have; the dots are the raw scores.
 
-    The other two panels (only from a fitted calibrator) show the fitted ``eta1_hat`` (estimate
-    of ``E[Y | S]``) and ``eta2_hat - eta1_hat^2`` (the recalibrated variance) over the
-    region of the scores (``m`` in [0, 1], ``sigma2`` up to 1.25 times the largest raw
-    ``sigma2``), with the feasible boundary ``sigma2 = m (1 - m)`` dashed and the raw scores as
-    dots.
+    Create it with :meth:`from_predictions` or :meth:`from_estimator`; ``__init__`` only stores.
+
+    Parameters
+    ----------
+    raw_scores : ndarray of shape (n, 2)
+        ``(m, sigma2)`` before recalibration.
+    recalibrated_scores : ndarray of shape (n, 2)
+        ``(m, sigma2)`` after recalibration.
+    true_sigma2 : ndarray of shape (n,), default=None
+        Known conditional variance.
+    true_prob : ndarray of shape (n,), default=None
+        Known ``f*``.
+    pearson_raw : float, default=None
+        Correlation of the raw ``sigma2`` with ``true_sigma2``.
+    pearson_recalibrated : float, default=None
+        Correlation of the recalibrated ``sigma2`` with ``true_sigma2``.
+    bin_sigma2_raw : ndarray, default=None
+        With ``true_prob``: mean raw ``sigma2`` per equal-mass bin.
+    bin_error_raw : ndarray, default=None
+        With ``true_prob``: mean ``(f* - m)^2`` of the raw scores per bin.
+    bin_sigma2_recalibrated : ndarray, default=None
+        As ``bin_sigma2_raw``, recalibrated.
+    bin_error_recalibrated : ndarray, default=None
+        As ``bin_error_raw``, recalibrated.
+    grid_m : ndarray, default=None
+        The ``m`` axis of the maps.
+    grid_sigma2 : ndarray, default=None
+        The ``sigma2`` axis of the maps.
+    eta1_grid : ndarray of shape (len(grid_sigma2), len(grid_m)), default=None
+        ``eta1_hat`` on the grid.
+    eta2_grid : ndarray of shape (len(grid_sigma2), len(grid_m)), default=None
+        ``eta2_hat`` on the grid.
+    estimator_name : str, default=None
+        Title prefix.
 
     Attributes
     ----------
-    raw_scores, recalibrated_scores : ndarray of shape (n, 2)
-    true_sigma2, true_prob : ndarray of shape (n,) or None
-    pearson_raw, pearson_recalibrated : float or None
-        Correlations of the raw and recalibrated ``sigma2`` with ``true_sigma2``.
-    bin_sigma2_raw, bin_error_raw, bin_sigma2_recalibrated, bin_error_recalibrated : ndarray or None
-        With ``true_prob``: per equal-mass bin of predicted ``sigma2``, its mean and the mean of
-        ``(f* - m)^2``.
-    grid_m, grid_sigma2 : ndarray or None
-        The evaluation grid of the surfaces (``grid_size`` points each).
-    eta1_grid, eta2_grid : ndarray of shape (grid_size, grid_size) or None
-        Projected ``eta1_hat`` and ``eta2_hat`` on the grid (rows follow ``grid_sigma2``).
-    estimator_name : str or None
-    axes_, figure_ : matplotlib Axes array and Figure
+    axes_ : ndarray of matplotlib Axes
+        Set by :meth:`plot`.
+    figure_ : matplotlib Figure
         Set by :meth:`plot`.
     """
 
@@ -545,37 +820,48 @@ class SecondOrderDisplay:
         recalibrated_scores,
         true_sigma2=None,
         true_prob=None,
+        pearson_raw=None,
+        pearson_recalibrated=None,
+        bin_sigma2_raw=None,
+        bin_error_raw=None,
+        bin_sigma2_recalibrated=None,
+        bin_error_recalibrated=None,
         grid_m=None,
         grid_sigma2=None,
         eta1_grid=None,
         eta2_grid=None,
-        n_bins=10,
         estimator_name=None,
     ):
         self.raw_scores = raw_scores
         self.recalibrated_scores = recalibrated_scores
         self.true_sigma2 = true_sigma2
         self.true_prob = true_prob
+        self.pearson_raw = pearson_raw
+        self.pearson_recalibrated = pearson_recalibrated
+        self.bin_sigma2_raw = bin_sigma2_raw
+        self.bin_error_raw = bin_error_raw
+        self.bin_sigma2_recalibrated = bin_sigma2_recalibrated
+        self.bin_error_recalibrated = bin_error_recalibrated
         self.grid_m = grid_m
         self.grid_sigma2 = grid_sigma2
         self.eta1_grid = eta1_grid
         self.eta2_grid = eta2_grid
         self.estimator_name = estimator_name
-        self.pearson_raw = self.pearson_recalibrated = None
-        if true_sigma2 is not None:
-            self.pearson_raw = _pearson(raw_scores[:, 1], true_sigma2)
-            self.pearson_recalibrated = _pearson(recalibrated_scores[:, 1], true_sigma2)
-        self.bin_sigma2_raw = self.bin_error_raw = None
-        self.bin_sigma2_recalibrated = self.bin_error_recalibrated = None
-        if true_prob is not None:
-            self.bin_sigma2_raw, self.bin_error_raw = _binned_error(
-                raw_scores[:, 1], (true_prob - raw_scores[:, 0]) ** 2, n_bins
-            )
-            self.bin_sigma2_recalibrated, self.bin_error_recalibrated = _binned_error(
-                recalibrated_scores[:, 1], (true_prob - recalibrated_scores[:, 0]) ** 2, n_bins
-            )
 
     @classmethod
+    @validate_params(
+        {
+            "raw_scores": ["array-like"],
+            "recalibrated_scores": ["array-like"],
+            "true_sigma2": ["array-like", None],
+            "true_prob": ["array-like", None],
+            "n_bins": [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both")],
+            "name": _NAME,
+            "ax": "no_validation",
+            "plot": ["boolean"],
+        },
+        prefer_skip_nested_validation=True,
+    )
     def from_predictions(
         cls,
         raw_scores,
@@ -586,13 +872,16 @@ class SecondOrderDisplay:
         n_bins=10,
         name=None,
         ax=None,
+        plot=True,
     ):
-        """Compare raw and recalibrated scores (no surfaces: no calibrator is given), then plot.
+        """Compare raw and recalibrated scores (no maps: no calibrator is given), then plot.
 
         Parameters
         ----------
-        raw_scores, recalibrated_scores : array-like of shape (n, 2)
-            ``(m, sigma2)`` before and after recalibration, for the same samples.
+        raw_scores : array-like of shape (n, 2)
+            ``(m, sigma2)`` before recalibration.
+        recalibrated_scores : array-like of shape (n, 2)
+            ``(m, sigma2)`` after recalibration, for the same samples.
         true_sigma2 : array-like of shape (n,), default=None
             Known conditional variance of ``f*`` at each score, in [0, 1/4].
         true_prob : array-like of shape (n,), default=None
@@ -600,90 +889,59 @@ class SecondOrderDisplay:
         n_bins : int, default=10
             Equal-mass bins for the ``true_prob`` panel.
         name : str, default=None
-        ax : matplotlib Axes or sequence of Axes, default=None
+            Title prefix.
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
+        plot : bool, default=True
+            Draw the display (``False`` only computes it).
 
         Returns
         -------
-        display : SecondOrderDisplay
+        SecondOrderDisplay
+            The computed (and drawn) display.
 
         Examples
         --------
         >>> import numpy as np
-        >>> from skcal import SecondOrderDisplay
+        >>> from skcal.display import SecondOrderDisplay
         >>> raw = np.array([[0.2, 0.01], [0.5, 0.05], [0.7, 0.02], [0.9, 0.0]])
         >>> new = np.array([[0.25, 0.03], [0.5, 0.06], [0.6, 0.01], [0.85, 0.02]])
-        >>> disp = SecondOrderDisplay.from_predictions(raw, new, true_sigma2=[0.02, 0.09, 0.03, 0.01])
+        >>> disp = SecondOrderDisplay.from_predictions(raw, new, true_sigma2=[0.02, 0.09, 0.03, 0.01],
+        ...                                            plot=False)
         >>> round(disp.pearson_raw, 3), round(disp.pearson_recalibrated, 3)
         (0.987, 0.859)
         """
-        disp = cls._compute(
-            raw_scores,
-            recalibrated_scores,
-            true_sigma2=true_sigma2,
-            true_prob=true_prob,
-            n_bins=n_bins,
-            name=name,
-        )
-        return disp.plot(ax=ax)
+        kw = _second_order_numbers(raw_scores, recalibrated_scores, true_sigma2, true_prob, n_bins)
+        disp = cls(estimator_name=name, **kw)
+        return disp.plot(ax=ax) if plot else disp
 
     @classmethod
-    def _compute(
+    @validate_params(
+        {
+            "estimator": "no_validation",
+            "X": ["array-like"],
+            "true_sigma2": ["array-like", None],
+            "true_prob": ["array-like", None],
+            "n_bins": [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both")],
+            "grid_size": [StrictInterval(Integral, 2, 1000, closed="both")],
+            "name": _NAME,
+            "ax": "no_validation",
+            "plot": ["boolean"],
+        },
+        prefer_skip_nested_validation=True,
+    )
+    def from_estimator(
         cls,
-        raw_scores,
-        recalibrated_scores,
+        estimator,
+        X,
         *,
         true_sigma2=None,
         true_prob=None,
         n_bins=10,
-        name=None,
-        calibrator=None,
         grid_size=41,
-    ):
-        raw = check_scores(raw_scores, name="raw_scores")
-        new = check_scores(recalibrated_scores, name="recalibrated_scores")
-        for arr, nm in ((raw, "raw_scores"), (new, "recalibrated_scores")):
-            if arr.shape[1] != 2:
-                raise ValueError(f"{nm} must have 2 columns (m, sigma2); got shape {arr.shape}.")
-        if raw.shape[0] != new.shape[0]:
-            raise ValueError(
-                f"raw_scores has {raw.shape[0]} rows but recalibrated_scores has {new.shape[0]}; expected "
-                "the same samples."
-            )
-        if not isinstance(n_bins, numbers.Integral) or n_bins < 1:
-            raise ValueError(f"n_bins must be a positive integer; got {n_bins!r}.")
-        n = raw.shape[0]
-        ts = _check_true(true_sigma2, "true_sigma2", n, 0.0, 0.25)
-        tp = _check_true(true_prob, "true_prob", n, 0.0, 1.0)
-        kw = {}
-        if calibrator is not None:
-            # The surfaces cover the region of the data: sigma2 up to 1.25 times the largest raw
-            # sigma2 (at most 1/4); beyond it the polynomials extrapolate.
-            gm = np.linspace(0.0, 1.0, grid_size)
-            gs = np.linspace(0.0, min(0.25, max(1.25 * float(raw[:, 1].max()), 1e-3)), grid_size)
-            MM, SS = np.meshgrid(gm, gs)
-            grid_scores = np.column_stack([MM.ravel(), SS.ravel()])
-            if getattr(calibrator, "n_features_in_", 2) == 1:
-                grid_scores = grid_scores[:, :1]
-            E = np.asarray(calibrator.predict_moments(grid_scores))
-            kw = {
-                "grid_m": gm,
-                "grid_sigma2": gs,
-                "eta1_grid": E[:, 0].reshape(MM.shape),
-                "eta2_grid": E[:, 1].reshape(MM.shape),
-            }
-        return cls(
-            raw_scores=raw,
-            recalibrated_scores=new,
-            true_sigma2=ts,
-            true_prob=tp,
-            n_bins=n_bins,
-            estimator_name=name,
-            **kw,
-        )
-
-    @classmethod
-    def from_estimator(
-        cls, estimator, X, *, true_sigma2=None, true_prob=None, n_bins=10, grid_size=41, name=None, ax=None
+        name=None,
+        ax=None,
+        plot=True,
     ):
         """Compute from a fitted second-order calibrator (or a pipeline containing one), then plot.
 
@@ -695,14 +953,25 @@ class SecondOrderDisplay:
             before the calibrator, and the recalibrated scores the calibrator's output on them).
         X : array-like
             Scores ``(m, sigma2)`` or the pipeline's inputs.
-        true_sigma2, true_prob, n_bins, name, ax
+        true_sigma2 : array-like of shape (n,), default=None
+            As in :meth:`from_predictions`.
+        true_prob : array-like of shape (n,), default=None
+            As in :meth:`from_predictions`.
+        n_bins : int, default=10
             As in :meth:`from_predictions`.
         grid_size : int, default=41
-            Points per axis of the surfaces.
+            Points per axis of the maps.
+        name : str, default=None
+            Title prefix; the estimator's class name when None.
+        ax : sequence of 3 matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
+        plot : bool, default=True
+            Draw the display (``False`` only computes it).
 
         Returns
         -------
-        display : SecondOrderDisplay
+        SecondOrderDisplay
+            The computed (and drawn) display.
         """
         prefix, calibrator = _find_calibrator(estimator)
         raw = X if prefix is None else prefix.transform(X)
@@ -710,39 +979,47 @@ class SecondOrderDisplay:
         if raw.shape[1] != 2:
             raise ValueError(f"the raw scores must have 2 columns (m, sigma2); got shape {raw.shape}.")
         new = np.asarray(calibrator.transform(raw))
-        disp = cls._compute(
-            raw,
-            new,
-            true_sigma2=true_sigma2,
-            true_prob=true_prob,
-            n_bins=n_bins,
-            name=_estimator_name(estimator, name),
-            calibrator=calibrator,
-            grid_size=grid_size,
+        kw = _second_order_numbers(raw, new, true_sigma2, true_prob, n_bins)
+        # The maps cover the region of the data: sigma2 up to 1.25 times the largest raw sigma2
+        # (at most 1/4); beyond it the polynomials extrapolate.
+        gm = np.linspace(0.0, 1.0, grid_size)
+        gs = np.linspace(0.0, min(0.25, max(1.25 * float(raw[:, 1].max()), 1e-3)), grid_size)
+        MM, SS = np.meshgrid(gm, gs)
+        grid_scores = np.column_stack([MM.ravel(), SS.ravel()])
+        if getattr(calibrator, "n_features_in_", 2) == 1:
+            grid_scores = grid_scores[:, :1]
+        E = np.asarray(calibrator.predict_moments(grid_scores))
+        disp = cls(
+            grid_m=gm,
+            grid_sigma2=gs,
+            eta1_grid=E[:, 0].reshape(MM.shape),
+            eta2_grid=E[:, 1].reshape(MM.shape),
+            estimator_name=_estimator_name(estimator, name),
+            **kw,
         )
-        return disp.plot(ax=ax)
+        return disp.plot(ax=ax) if plot else disp
 
     def plot(self, ax=None, *, name=None):
-        """Draw the panels: the ``sigma2`` comparison, then (if computed) the two surfaces.
+        """Draw the panels: the uncertainty check, then (if computed) the two maps.
 
         Parameters
         ----------
         ax : sequence of matplotlib Axes, default=None
-            One Axes per panel (1, or 3 with surfaces); a new figure when None. A single Axes is
+            One Axes per panel (1, or 3 with maps); a new figure when None. A single Axes is
             accepted when there is one panel.
         name : str, default=None
             Title prefix; ``estimator_name`` when None.
 
         Returns
         -------
-        display : SecondOrderDisplay
+        SecondOrderDisplay
+            The display, with ``axes_`` and ``figure_`` set.
         """
+        check_matplotlib("SecondOrderDisplay.plot")
         n_panels = 1 if self.eta1_grid is None else 3
         if ax is None:
-            import matplotlib.pyplot as plt
-
-            fig, axes = plt.subplots(
-                1, n_panels, figsize=(4.6 * n_panels, 4.0), layout="constrained", squeeze=False
+            fig, axes = subplots(
+                "SecondOrderDisplay.plot", 1, n_panels, figsize=(5.0 * n_panels, 4.2), squeeze=False
             )
             axes = axes.ravel()
         else:
@@ -762,67 +1039,90 @@ class SecondOrderDisplay:
                 self.bin_error_recalibrated.max(),
                 1e-4,
             )
-            a.plot([0, top], [0, top], ls=":", color="0.5", lw=1)
-            a.plot(self.bin_sigma2_raw, self.bin_error_raw, "o-", color="0.5", lw=1, label="raw")
+            a.plot([0, top], [0, top], ls=":", color=COLOR_REFERENCE, lw=1, label="uncertainty right")
+            a.plot(
+                self.bin_sigma2_raw, self.bin_error_raw, "o-", color="0.55", lw=1, label="raw", clip_on=False
+            )
             a.plot(
                 self.bin_sigma2_recalibrated,
                 self.bin_error_recalibrated,
                 "o-",
-                color="C3",
+                color=COLOR_DATA,
                 lw=1,
                 label="recalibrated",
+                clip_on=False,
             )
-            a.set(xlabel="predicted sigma2 (bin mean)", ylabel="mean (f* - m)^2 (known truth)")
-            a.set_title(prefix + "variance vs. realised error", fontsize="medium")
+            a.set(
+                xlabel="stated variance sigma2 (bin mean)",
+                ylabel="realised squared error (f* - m)^2",
+                xlim=(0, top),
+                ylim=(0, top),
+            )
+            style_axes(a, title=prefix + "is the stated uncertainty right?")
         elif self.true_sigma2 is not None:
             top = 1.05 * max(self.true_sigma2.max(), raw_s2.max(), new_s2.max(), 1e-4)
-            a.plot([0, top], [0, top], ls=":", color="0.5", lw=1)
+            a.plot([0, top], [0, top], ls=":", color=COLOR_REFERENCE, lw=1)
             a.scatter(
-                self.true_sigma2, raw_s2, s=6, color="0.5", alpha=0.5, label=f"raw (r={self.pearson_raw:.3f})"
+                self.true_sigma2,
+                raw_s2,
+                s=6,
+                color="0.55",
+                alpha=0.5,
+                label=f"raw (r={self.pearson_raw:.3f})",
             )
             a.scatter(
                 self.true_sigma2,
                 new_s2,
                 s=6,
-                color="C3",
+                color=COLOR_DATA,
                 alpha=0.6,
                 label=f"recalibrated (r={self.pearson_recalibrated:.3f})",
             )
-            a.set(xlabel="true conditional variance", ylabel="sigma2")
-            a.set_title(prefix + "sigma2 vs. the truth", fontsize="medium")
+            a.set(xlabel="true conditional variance", ylabel="stated variance sigma2")
+            style_axes(a, title=prefix + "stated vs. true variance")
         else:
             top = 1.05 * max(raw_s2.max(), new_s2.max(), 1e-4)
-            a.plot([0, top], [0, top], ls=":", color="0.5", lw=1)
-            a.scatter(raw_s2, new_s2, s=6, color="C3", alpha=0.6, label="samples")
+            a.plot([0, top], [0, top], ls=":", color=COLOR_REFERENCE, lw=1)
+            a.scatter(raw_s2, new_s2, s=6, color=COLOR_DATA, alpha=0.6, label="samples")
             a.set(xlabel="raw sigma2", ylabel="recalibrated sigma2")
-            a.set_title(prefix + "recalibrated vs. raw sigma2", fontsize="medium")
-        a.legend(loc="upper left", fontsize="small")
+            style_axes(a, title=prefix + "recalibrated vs. raw sigma2")
+        a.legend(loc="upper left", fontsize=SMALL_SIZE, framealpha=0.9)
         self.surfaces_ = []
         if n_panels == 3:
             MM, SS = np.meshgrid(self.grid_m, self.grid_sigma2)
             feasible_m = np.linspace(0, 1, 201)
             for axk, Z, title, levels in (
-                (axes[1], self.eta1_grid, "eta1_hat = E[Y | S]", np.linspace(0, 1, 11)),
-                (
-                    axes[2],
-                    self.eta2_grid - self.eta1_grid**2,
-                    "eta2_hat - eta1_hat^2 (recalibrated sigma2)",
-                    None,
-                ),
+                (axes[1], self.eta1_grid, "recalibrated probability E[Y | m, sigma2]", np.linspace(0, 1, 11)),
+                (axes[2], self.eta2_grid - self.eta1_grid**2, "recalibrated variance", None),
             ):
                 cs = axk.contourf(MM, SS, Z, levels=levels if levels is not None else 10, cmap="viridis")
-                fig.colorbar(cs, ax=axk)
-                axk.plot(feasible_m, feasible_m * (1 - feasible_m), ls="--", color="w", lw=1)
-                axk.scatter(self.raw_scores[:, 0], self.raw_scores[:, 1], s=2, color="k", alpha=0.3)
-                axk.set(xlabel="m", ylabel="sigma2", xlim=(0, 1), ylim=(0, self.grid_sigma2[-1]))
-                axk.set_title(title, fontsize="medium")
+                fig.colorbar(cs, ax=axk, shrink=0.9)
+                axk.plot(
+                    feasible_m,
+                    feasible_m * (1 - feasible_m),
+                    ls="--",
+                    color="w",
+                    lw=1,
+                    label="largest variance m(1-m)",
+                )
+                axk.scatter(
+                    self.raw_scores[:, 0],
+                    self.raw_scores[:, 1],
+                    s=2,
+                    color="k",
+                    alpha=0.3,
+                    label="raw scores",
+                )
+                axk.set(
+                    xlabel="raw mean m",
+                    ylabel="raw variance sigma2",
+                    xlim=(0, 1),
+                    ylim=(0, self.grid_sigma2[-1]),
+                )
+                style_axes(axk, title=title)
+                axk.grid(False)
                 self.surfaces_.append(cs)
+            axes[2].legend(loc="upper right", fontsize="x-small", framealpha=0.8)
         self.axes_ = axes
         self.figure_ = fig
         return self
-
-
-def _pearson(a, b):
-    if np.std(a) == 0 or np.std(b) == 0:
-        return float("nan")
-    return float(np.corrcoef(a, b)[0, 1])

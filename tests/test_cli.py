@@ -69,7 +69,7 @@ def test_read_labels_variants(tmp_path):
         ("y\n1\n0\n", {}, "no model columns"),
         ("", {}, "the file is empty"),
         ("y,a\n", {}, "no data rows"),
-        ("y,a\n1,0.2\n2,0.2\n3,0.1\n", {}, "must hold two classes"),
+        ("y,a\n1,0.2\n2,0.2\n3,0.1\n", {}, "holds 3 classes"),
         ("y,a\n1,0.2\n,0.2\n", {}, "label column 'y' has an empty"),
         ("y,a\nspam,0.2\nham,0.3\n", {}, "pass --pos-label"),
         ("y,a\n2,0.2\n3,0.3\n", {}, "expected 0/1"),
@@ -151,7 +151,7 @@ def test_main_zero_bootstrap_says_there_are_no_intervals(tmp_path, capsys):
     capsys.readouterr()
     text = md.read_text(encoding="utf-8")
     assert "0 replicates" not in text and "paired-bootstrap interval" not in text
-    assert "No intervals: the bootstrap was skipped (n_bootstrap=0)" in text
+    assert "No intervals: the bootstrap was skipped (n\\_bootstrap=0)" in text  # Markdown-escaped
     assert "No intervals" in out.read_text(encoding="utf-8")
 
 
@@ -200,7 +200,7 @@ def test_main_bad_metric_name(tmp_path, capsys):
 
 def test_demo_command_prints_the_table(tmp_path, capsys):
     out = tmp_path / "demo.html"
-    assert main(["demo", "--out", str(out), "--n-bootstrap", "0", "--n-jobs", "1", "--quiet"]) == 0
+    assert main(["demo", "--out", str(out), "--n-bootstrap", "0", "--n-resamples", "20", "--quiet"]) == 0
     printed = capsys.readouterr().out
     for column in ("SCDL", "smECE", "cutoff", "ECE-11"):
         assert column in printed
@@ -224,10 +224,140 @@ def test_python_dash_m_skcal_subprocess(tmp_path):
     path, *_ = _first_order_csv(tmp_path)
     out = tmp_path / "r.html"
     cmd = [sys.executable, "-m", "skcal", "report", path, "--ignore", "id", "--out", str(out)]
-    run = subprocess.run(cmd + ["--n-bootstrap", "3"], capture_output=True, text=True, env=env, timeout=300)
+    run = subprocess.run(
+        cmd + ["--n-bootstrap", "3", "--n-resamples", "10"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     assert "honest" in run.stdout and f"report written to {out}" in run.stderr
     assert out.exists()
     bad_cmd = cmd[:4] + [str(tmp_path / "absent.csv"), "--out", str(out)]
     bad = subprocess.run(bad_cmd, capture_output=True, text=True, env=env, timeout=300)
     assert bad.returncode == 2 and "no such file" in bad.stderr
+
+
+# ----------------------------------------------------------------------------------------------
+# formats, multiclass files, the allow-list, failing fast
+# ----------------------------------------------------------------------------------------------
+def _multiclass_csv(tmp_path, n=150, seed=0):
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(size=(n, 3)) * 2
+    P = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    classes = ["cat", "dog", "eel"]
+    y = [classes[rng.choice(3, p=row)] for row in P]
+    U = np.full((n, 3), 1 / 3)
+    header = "y," + ",".join(f"{m}[{c}]" for m in ("honest", "uniform") for c in classes)
+    rows = [",".join([y[i], *(f"{v:.8f}" for v in P[i]), *(f"{v:.8f}" for v in U[i])]) for i in range(n)]
+    return _write(tmp_path, "\n".join([header, *rows]) + "\n"), y, P
+
+
+def test_read_multiclass_csv(tmp_path):
+    path, y, P = _multiclass_csv(tmp_path)
+    yy, preds, labels = read_predictions_csv(path, return_labels=True)
+    assert labels == ["cat", "dog", "eel"]
+    assert yy.tolist() == [labels.index(v) for v in y]
+    np.testing.assert_allclose(preds["honest"], P, atol=1e-8)
+    assert set(preds) == {"honest", "uniform"}
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("y,a[x],a[y],a[z],b\nx,0.2,0.3,0.5,0.1\n", "not NAME\\[CLASS\\] columns"),
+        ("y,a[x],a[y],a[z],b[x],b[y]\nx,0.2,0.3,0.5,0.5,0.5\n", "every model needs one column per class"),
+        ("y,a[x],a[y]\nx,0.2,0.8\n", "needs at least 3"),
+        ("y,a[x],a[y],a[z]\nw,0.2,0.3,0.5\n", "holds 'w' at line 2, which is not one of the classes"),
+        ("y,a\nx,0.2\nz,0.3\nw,0.5\n", "holds 3 classes .* NAME\\[CLASS\\]"),
+    ],
+)
+def test_multiclass_csv_errors(tmp_path, text, match):
+    with pytest.raises(CSVFormatError, match=match):
+        read_predictions_csv(_write(tmp_path, text))
+
+
+def test_main_multiclass_csv_every_format(tmp_path, capsys):
+    path, *_ = _multiclass_csv(tmp_path)
+    common = ["report", path, "--n-bootstrap", "5", "--n-resamples", "20", "-q"]
+    assert main([*common, "--out", str(tmp_path / "r.html")]) == 0
+    assert "Top-label reliability" in (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert main([*common, "--format", "json", "--out", str(tmp_path / "r.json")]) == 0
+    import json
+
+    doc = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert doc["kind"] == "multiclass" and doc["models"] == ["honest", "uniform"]
+    assert main([*common, "--format", "md", "--out", str(tmp_path / "r.md")]) == 0
+    md = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert md.count("| honest |") == 1 and "ConfCE-corr" in md
+    assert "ConfCE-corr" in capsys.readouterr().out
+
+
+def test_default_out_follows_the_format(tmp_path, monkeypatch, capsys):
+    path, *_ = _first_order_csv(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    args = [
+        "report",
+        path,
+        "--ignore",
+        "id",
+        "--n-bootstrap",
+        "0",
+        "--n-resamples",
+        "0",
+        "--metrics",
+        "brier",
+        "-q",
+    ]
+    assert main([*args, "--format", "json"]) == 0
+    assert (tmp_path / "report.json").exists() and not (tmp_path / "report.html").exists()
+
+
+def test_models_allow_list(tmp_path):
+    path, *_ = _first_order_csv(tmp_path)
+    _, preds = read_predictions_csv(path, ignore=["id"], models=["shifted"])
+    assert list(preds) == ["shifted"]
+    _, preds = read_predictions_csv(path, models=["honest"])  # the id column is not read either
+    assert list(preds) == ["honest"]
+    with pytest.raises(CSVFormatError, match="--models names models that are not in the file: \\['nope'\\]"):
+        read_predictions_csv(path, models=["nope"])
+
+
+def test_bad_out_and_directory_csv_fail_before_computing(tmp_path, capsys, monkeypatch):
+    import skcal.report._report as rr
+
+    def boom(*args, **kwargs):  # computing would be a bug
+        raise AssertionError("the report was computed")
+
+    monkeypatch.setattr(rr.CalibrationReport, "from_predictions", classmethod(boom))
+    path, *_ = _first_order_csv(tmp_path)
+    assert main(["report", path, "--out", str(tmp_path / "missing" / "r.html")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["report", path, "--out", str(tmp_path)]) == 2
+    assert "is a directory; expected a file name" in capsys.readouterr().err
+    assert main(["report", str(tmp_path), "--out", str(tmp_path / "r.html")]) == 2
+    assert "is a directory; expected a CSV file" in capsys.readouterr().err
+    assert main(["demo", "--out", str(tmp_path / "missing" / "d.html")]) == 2
+    assert main(["report", path, "--markdown", str(tmp_path / "missing" / "r.md")]) == 2
+    if os.name == "posix" and os.geteuid() != 0:
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        assert main(["report", path, "--out", str(locked / "r.html")]) == 2
+        assert "not writable" in capsys.readouterr().err
+    with pytest.raises(CSVFormatError, match="is a directory"):
+        read_predictions_csv(tmp_path)
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.startswith("skcal ")
+
+
+def test_help_documents_the_multiclass_convention(capsys):
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    out = capsys.readouterr().out
+    assert "NAME[CLASS]" in out and "--format" in out and "--models" in out

@@ -1,20 +1,18 @@
-"""Displays: computed arrays against their definitions, drawing under Agg, errors."""
+"""Displays: computed arrays against their definitions (and scikit-learn's), drawing under Agg, errors."""
 
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from sklearn.calibration import calibration_curve
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from skcal import (
-    ReliabilityDisplay,
-    SecondOrderDisplay,
-    SecondOrderPlattCalibrator,
-    scdl_curve,
-    smooth_ece,
-)
+from skcal.display import ReliabilityDisplay, SecondOrderDisplay
+from skcal.platt import SecondOrderPlattCalibrator
+from skcal.scdl import scdl_curve
+from skcal.smooth_ece import smooth_ece
 
 
 @pytest.fixture(autouse=True)
@@ -34,94 +32,118 @@ def test_backend_is_agg():
     assert matplotlib.get_backend().lower() == "agg"
 
 
-def test_reliability_arrays_match_scdl_curve():
-    y, p = _binary(distort=lambda p: p**2)
-    disp = ReliabilityDisplay.from_predictions(y, p, n_bootstrap=30, random_state=0)
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+@pytest.mark.parametrize("n_bins", [3, 7, 10])
+def test_hard_bins_match_sklearn_calibration_curve(strategy, n_bins):
+    y, p = _binary(n=500, distort=lambda q: q**2)
+    disp = ReliabilityDisplay.from_predictions(
+        y, p, n_bins=n_bins, strategy=strategy, n_bootstrap=0, plot=False
+    )
+    prob_true, prob_pred = calibration_curve(y, p, n_bins=n_bins, strategy=strategy)
+    np.testing.assert_allclose(disp.prob_true, prob_true)
+    np.testing.assert_allclose(disp.prob_pred, prob_pred)
+    assert disp.bin_weights.sum() == pytest.approx(1.0)
+    assert disp.n_bins == n_bins and disp.strategy == strategy
+
+
+def test_soft_bins_match_scdl_curve():
+    y, p = _binary()
+    disp = ReliabilityDisplay.from_predictions(y, p, strategy="soft", n_bins=None, n_bootstrap=0, plot=False)
     curve = scdl_curve(y, p)
     m = curve.selected_n_bins
     pi, q, _ = curve.grid(m)
+    keep = pi > 0
     assert disp.n_bins == m
+    np.testing.assert_allclose(disp.prob_true, q[keep])
+    np.testing.assert_allclose(disp.prob_pred, (np.arange(m + 1) / m)[keep])
     assert disp.scdl == pytest.approx(curve.scdl)
-    np.testing.assert_allclose(disp.bin_centers, np.arange(m + 1) / m)
-    np.testing.assert_allclose(disp.bin_weights, pi)
-    np.testing.assert_allclose(disp.bin_frequencies, q)
-    assert disp.bin_weights.sum() == pytest.approx(1.0)
-    assert disp.smooth_ece == pytest.approx(smooth_ece(y, p))
-    assert disp.bootstrap_frequencies.shape == (30, m + 1)
-    ok = np.isfinite(disp.band_low)
-    assert ok.any()
-    assert np.all(disp.band_low[ok] <= disp.band_high[ok])
-    # the point estimate lies inside the band for a well-populated bin
-    i = int(np.argmax(disp.bin_weights))
-    assert disp.band_low[i] <= disp.bin_frequencies[i] <= disp.band_high[i]
+    disp4 = ReliabilityDisplay.from_predictions(y, p, strategy="soft", n_bins=4, n_bootstrap=0, plot=False)
+    np.testing.assert_allclose(disp4.prob_true, scdl_curve(y, p, max_bins=4).grid(4)[1])
+    with pytest.raises(ValueError, match="power of two"):
+        ReliabilityDisplay.from_predictions(y, p, strategy="soft", n_bins=6, plot=False)
 
 
-def test_reliability_bootstrap_is_seeded_and_optional():
-    y, p = _binary()
-    a = ReliabilityDisplay.from_predictions(y, p, n_bootstrap=10, random_state=3)
-    b = ReliabilityDisplay.from_predictions(y, p, n_bootstrap=10, random_state=3)
-    np.testing.assert_array_equal(a.bootstrap_frequencies, b.bootstrap_frequencies)
-    c = ReliabilityDisplay.from_predictions(y, p, n_bootstrap=0)
-    assert np.isnan(c.band_low).all() and c.band_ is None
+def test_bootstrap_band_is_seeded_covers_and_optional():
+    y, p = _binary(n=800)
+    a = ReliabilityDisplay.from_predictions(y, p, n_bootstrap=40, random_state=0, plot=False)
+    b = ReliabilityDisplay.from_predictions(y, p, n_bootstrap=40, random_state=0, plot=False)
+    np.testing.assert_array_equal(a.prob_true_low, b.prob_true_low)
+    assert (a.prob_true_low <= a.prob_true + 1e-12).all() and (a.prob_true <= a.prob_true_high + 1e-12).all()
+    ok = np.isfinite(a.smooth_curve) & np.isfinite(a.smooth_low)
+    assert np.mean((a.smooth_low[ok] <= a.smooth_curve[ok]) & (a.smooth_curve[ok] <= a.smooth_high[ok])) > 0.9
+    c = ReliabilityDisplay.from_predictions(y, p, n_bootstrap=0, plot=False)
+    assert np.isnan(c.prob_true_low).all() and np.isnan(c.smooth_low).all()
 
 
-def test_reliability_smooth_curve_tracks_truth():
-    # y ~ Bernoulli(p^2): the smooth curve estimates E[y | p] = p^2 where data are dense.
-    y, p = _binary(n=20000, seed=1, distort=lambda p: p**2)
-    disp = ReliabilityDisplay.from_predictions(y, p, n_bootstrap=0)
-    inner = (disp.smooth_grid > 0.2) & (disp.smooth_grid < 0.8)
-    err = np.abs(disp.smooth_curve[inner] - disp.smooth_grid[inner] ** 2)
-    assert np.nanmax(err) < 0.06
-    # the curve of a calibrated predictor is close to the diagonal instead
-    y2, p2 = _binary(n=20000, seed=2)
-    d2 = ReliabilityDisplay.from_predictions(y2, p2, n_bootstrap=0)
-    assert np.nanmax(np.abs(d2.smooth_curve[inner] - d2.smooth_grid[inner])) < 0.05
+def test_smooth_curve_tracks_truth_and_uses_smece_bandwidth():
+    y, p = _binary(n=20000, distort=lambda q: q**2)
+    disp = ReliabilityDisplay.from_predictions(y, p, n_bootstrap=0, plot=False)
+    smece, sigma = smooth_ece(y, p, return_bandwidth=True)
+    assert disp.smooth_ece == pytest.approx(smece) and disp.smooth_bandwidth == pytest.approx(sigma)
+    ok = np.isfinite(disp.smooth_curve) & (disp.smooth_grid > 0.2) & (disp.smooth_grid < 0.8)
+    assert np.max(np.abs(disp.smooth_curve[ok] - disp.smooth_grid[ok] ** 2)) < 0.05
 
 
-def test_reliability_plot_returns_self_and_artists():
-    y, p = _binary()
+def test_plot_draws_histogram_legend_outside_and_unclipped_markers():
+    y, p = _binary(n=600)
+    disp = ReliabilityDisplay.from_predictions(y, p, n_bootstrap=20, random_state=0, name="m")
+    assert disp.hist_ax_ is not None and len(disp.hist_ax_.patches) == 10
+    assert disp.line_.get_clip_on() is False
+    legend = disp.ax_.get_legend()
+    assert legend is not None and legend.get_bbox_to_anchor().x0 > disp.ax_.get_window_extent().x1 - 1
+    assert disp.smooth_line_ is not None and disp.smooth_band_ is not None
     fig, ax = plt.subplots()
-    disp = ReliabilityDisplay.from_predictions(y, p, n_bootstrap=20, random_state=0, ax=ax, name="model")
-    assert disp.ax_ is ax and disp.figure_ is fig
-    assert disp.line_.get_label().startswith("model: soft bins")
-    assert disp.smooth_line_ is not None and disp.band_ is not None
-    # the curve is cut where data are scarce, and the legend says so
-    assert "shown where data density \u2265 2% of peak" in disp.smooth_line_.get_label()
-    assert any("data density" in t.get_text() for t in ax.get_legend().get_texts())
-    again = disp.plot(show_band=False, show_smooth=False)
-    assert again is disp and disp.band_ is None and disp.smooth_line_ is None
-    assert disp.ax_ is not ax  # a new figure when ax is None
-    assert disp.ax_.get_ylabel() == "observed frequency of the positive class"  # the default
-    disp.plot(xlabel="confidence", ylabel="accuracy of the top label")
-    assert (disp.ax_.get_xlabel(), disp.ax_.get_ylabel()) == ("confidence", "accuracy of the top label")
+    disp.plot(ax=ax, legend=False, show_values=False)
+    assert ax.get_legend() is None and disp.hist_ax_ is None
 
 
-def test_reliability_from_estimator_uses_classes():
+def test_from_estimator_uses_classes_and_plot_false_needs_no_axes():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 2))
-    y = np.where(X[:, 0] + rng.normal(size=400) > 0, "spam", "ham")
+    y = np.where(X[:, 0] + rng.normal(size=400) > 0, "yes", "no")
     clf = LogisticRegression().fit(X, y)
-    disp = ReliabilityDisplay.from_estimator(clf, X, y, n_bootstrap=0)
-    ref = ReliabilityDisplay.from_predictions(
-        (y == "spam").astype(int), clf.predict_proba(X)[:, 1], n_bootstrap=0
-    )
-    np.testing.assert_allclose(disp.bin_frequencies, ref.bin_frequencies)
+    disp = ReliabilityDisplay.from_estimator(clf, X, y, n_bootstrap=0, plot=False)
     assert disp.estimator_name == "LogisticRegression"
+    prob_true, _ = calibration_curve(y == "yes", clf.predict_proba(X)[:, 1], n_bins=10)
+    np.testing.assert_allclose(disp.prob_true, prob_true)
+    assert not hasattr(disp, "ax_")
 
 
 @pytest.mark.parametrize(
     "kwargs, match",
     [
+        ({"n_bins": 0}, "n_bins"),
+        ({"n_bins": True}, "n_bins"),
+        ({"n_bins": 10_000}, "exceeds the number of samples"),
+        ({"strategy": "kmeans"}, "strategy"),
         ({"n_bootstrap": -1}, "n_bootstrap"),
         ({"confidence_level": 1.5}, "confidence_level"),
     ],
 )
 def test_reliability_errors(kwargs, match):
-    y, p = _binary(n=50)
+    y, p = _binary(n=100)
     with pytest.raises(ValueError, match=match):
-        ReliabilityDisplay.from_predictions(y, p, **kwargs)
-    with pytest.raises(ValueError, match="y_prob"):
-        ReliabilityDisplay.from_predictions(y, p + 1.0)
+        ReliabilityDisplay.from_predictions(y, p, plot=False, **kwargs)
+
+
+def test_init_only_stores():
+    disp = ReliabilityDisplay(
+        prob_true=np.array([0.5]),
+        prob_pred=np.array([0.5]),
+        prob_true_low=np.array([np.nan]),
+        prob_true_high=np.array([np.nan]),
+        bin_weights=np.array([1.0]),
+        y_prob=np.array([0.5]),
+        smooth_grid=np.linspace(0, 1, 3),
+        smooth_curve=np.full(3, np.nan),
+        smooth_low=np.full(3, np.nan),
+        smooth_high=np.full(3, np.nan),
+        smooth_ece=0.0,
+        smooth_bandwidth=0.1,
+        n_bins=1,
+        strategy="uniform",
+    )
+    assert disp.prob_true.tolist() == [0.5] and not hasattr(disp, "ax_")
 
 
 def _second_order_problem(n=3000, seed=0):
@@ -138,6 +160,7 @@ def test_second_order_from_predictions_truth_sigma2():
     new = np.array([[0.25, 0.02], [0.5, 0.1], [0.6, 0.03], [0.85, 0.01]])
     truth = np.array([0.02, 0.09, 0.03, 0.01])
     disp = SecondOrderDisplay.from_predictions(raw, new, true_sigma2=truth)
+    assert not hasattr(SecondOrderDisplay(raw_scores=raw, recalibrated_scores=new), "axes_")
     assert disp.pearson_raw == pytest.approx(np.corrcoef(raw[:, 1], truth)[0, 1])
     assert disp.pearson_recalibrated == pytest.approx(np.corrcoef(new[:, 1], truth)[0, 1])
     assert disp.eta1_grid is None and len(disp.axes_) == 1
@@ -193,3 +216,23 @@ def test_second_order_errors():
     fig, ax = plt.subplots()
     with pytest.raises(ValueError, match="ax must hold 1"):
         SecondOrderDisplay.from_predictions(raw, raw, ax=[ax, ax])
+
+
+def test_plot_without_matplotlib_says_how_to_install(monkeypatch):
+    import builtins
+
+    y, p = _binary(n=200)
+    disp = ReliabilityDisplay.from_predictions(y, p, n_bootstrap=0, plot=False)
+    real = builtins.__import__
+
+    def fake(name, *args, **kwargs):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            raise ImportError("no matplotlib")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+    with pytest.raises(ImportError, match=r"ReliabilityDisplay.plot needs matplotlib.*pip install"):
+        disp.plot()
+    raw = np.array([[0.2, 0.01], [0.5, 0.05]])
+    with pytest.raises(ImportError, match=r"SecondOrderDisplay.plot needs matplotlib"):
+        SecondOrderDisplay.from_predictions(raw, raw)

@@ -1,0 +1,737 @@
+"""The report kinds: one class per kind, owning its data, validation, metrics, legend, figures, advice.
+
+A kind answers, for its shape of data: does it apply (:meth:`ReportKind.accepts`), how to get
+predictions from fitted models (:meth:`ReportKind.collect`), how to validate them
+(:meth:`ReportKind.validate`), which metrics exist and which are the default, which metric
+decides "best calibrated" (:attr:`ReportKind.headline`), what binary ``(y, p)`` pairs the
+calibration test and the reliability diagrams use, which figures to draw, and what to advise.
+Nothing outside this module branches on the kind.
+
+Adding a kind means adding one class here and listing it in :data:`KINDS` (first match wins).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skcal._validation import (
+    check_binary_probabilities,
+    check_multiclass_labels,
+    check_multiclass_probabilities,
+    check_scores,
+    check_snapshots,
+    snapshot_targets,
+    snapshot_votes,
+)
+from skcal.votes import VoteCounts
+from skcal.report import _figures
+from skcal.report._metrics import BINARY, Metric, binary_metric, user_metric
+
+_FROM_PREDICTIONS_HINT = (
+    "calibration_report takes fitted models; for stored predictions use "
+    "CalibrationReport.from_predictions(y, {name: predictions})."
+)
+
+
+def _array(x):
+    return x.to_numpy() if hasattr(x, "to_numpy") else np.asarray(x)
+
+
+def _not_a_model(name, estimator):
+    if isinstance(estimator, (np.ndarray, list, tuple)) or hasattr(estimator, "to_numpy"):
+        raise ValueError(
+            f"estimators[{name!r}] is a {type(estimator).__name__} of predictions, not a model; "
+            + _FROM_PREDICTIONS_HINT
+        )
+
+
+# ----------------------------------------------------------------------------------------------
+# the data of each kind (module-level classes: picklable)
+# ----------------------------------------------------------------------------------------------
+class FirstOrderData:
+    """Binary labels ``y`` (float 0/1)."""
+
+    def __init__(self, y):
+        self.y = y
+        self.target = y
+        self.n = y.shape[0]
+
+    def take(self, idx):
+        return FirstOrderData(self.y[idx])
+
+
+class SecondOrderData:
+    """Snapshots ``Y`` (or :class:`~skcal.votes.VoteCounts`) with their unbiased targets and votes."""
+
+    def __init__(self, Y):
+        self.Y = Y
+        self.target = Y
+        self.n = Y.shape[0]
+        self.t1, self.t2, self.c = snapshot_targets(Y)
+        self.vote_rows, self.votes = snapshot_votes(Y)  # row of each observed vote (row-major order)
+
+    def take(self, idx):
+        return SecondOrderData(self.Y[idx])
+
+
+class MulticlassData:
+    """Class labels as column indices ``0..k-1`` of the probability matrices."""
+
+    def __init__(self, codes, n_classes):
+        self.codes = codes
+        self.target = codes
+        self.n_classes = n_classes
+        self.n = codes.shape[0]
+
+    def take(self, idx):
+        return MulticlassData(self.codes[idx], self.n_classes)
+
+
+# views: (data, prediction) -> the arguments of a measure
+def labels_view(d, p):
+    return d.y, p
+
+
+def votes_view(d, s):
+    return d.votes, s[d.vote_rows, 0]
+
+
+def snapshots_view(d, s):
+    return d.Y, s
+
+
+def codes_view(d, P):
+    return d.codes, P
+
+
+# ----------------------------------------------------------------------------------------------
+# metrics of the second-order and multiclass kinds
+# ----------------------------------------------------------------------------------------------
+#: Sech bandwidth assumed for second-order scores in the report's CE2 (the package default).
+CE2_BANDWIDTH = 2**-6
+#: Candidate degrees and folds for the report's CE2 (chosen once per model).
+CE2_DEGREES = (2, 4, 8)
+CE2_FOLDS = 5
+
+
+def ce2_prepare(d, s):
+    """CE2's degree and ridge, chosen once per model by 5-fold CV of both moment regressions."""
+    from skcal.ce2 import ce2_details
+
+    res = ce2_details(d.Y, s, degree=list(CE2_DEGREES), cv=CE2_FOLDS, bandwidth=CE2_BANDWIDTH, random_state=0)
+    return {"degree": int(res.degree), "alpha": float(res.alpha)}
+
+
+def ce2(d, s, degree=None, alpha=1e-6):
+    from skcal.ce2 import ce2_score
+
+    kw = {} if degree is None else {"degree": degree}
+    return float(ce2_score(d.Y, s, alpha=alpha, bandwidth=CE2_BANDWIDTH, **kw))
+
+
+def second_moment_mse(d, s):
+    v = s[:, 0] ** 2 + s[:, 1]
+    return float(np.mean((v - d.t2) ** 2))
+
+
+def squared_error_estimate(d, s):
+    """Per row, ``t2 - 2 m t1 + m^2``: unbiased for ``(f* - m)^2`` given the input."""
+    m = s[:, 0]
+    return d.t2 - 2.0 * m * d.t1 + m**2
+
+
+def variance_bias(d, s):
+    return float(np.mean(s[:, 1]) - np.mean(squared_error_estimate(d, s)))
+
+
+def mc_truthful_conf_ce(d, P):
+    from skcal.truthful import truthful_conf_ce
+
+    return float(truthful_conf_ce(d.codes, P, labels=np.arange(d.n_classes)))
+
+
+def mc_classwise_lince(d, P):
+    from skcal.truthful import classwise_lince
+
+    return float(classwise_lince(d.codes, P, labels=np.arange(d.n_classes)))
+
+
+def mc_conf_ece(d, P):
+    from skcal.truthful import conf_ece
+
+    return float(conf_ece(d.codes, P, labels=np.arange(d.n_classes)))
+
+
+def mc_accuracy(d, P):
+    from sklearn.metrics import accuracy_score
+
+    return float(accuracy_score(d.codes, np.argmax(P, axis=1)))
+
+
+def mc_accuracy_rows(d, P):
+    return (np.argmax(P, axis=1) == d.codes).astype(float)
+
+
+def mc_brier_rows(d, P):
+    sq = P**2
+    return sq.sum(axis=1) - 2 * P[np.arange(d.n), d.codes] + 1.0
+
+
+def mc_log_loss_rows(d, P):
+    eps = np.finfo(np.float64).eps  # as sklearn.metrics.log_loss
+    Q = np.clip(P, eps, 1 - eps)
+    Q = Q / Q.sum(axis=1, keepdims=True)
+    return -np.log(Q[np.arange(d.n), d.codes])
+
+
+def mc_brier(d, P):
+    from sklearn.metrics import brier_score_loss
+
+    return float(brier_score_loss(d.codes, P, labels=np.arange(d.n_classes)))
+
+
+def mc_log_loss(d, P):
+    from sklearn.metrics import log_loss
+
+    return float(log_loss(d.codes, P, labels=np.arange(d.n_classes)))
+
+
+# ----------------------------------------------------------------------------------------------
+# the kinds
+# ----------------------------------------------------------------------------------------------
+class ReportKind:
+    """What every report kind provides (see the module docstring)."""
+
+    #: Short name, also ``CalibrationReport.order``.
+    name = ""
+    #: Default title of a report of this kind.
+    default_title = "Calibration report"
+    #: Default metric names.
+    default_metrics = ()
+    #: The metric that decides "best calibrated" in the verdict (when it is in the report).
+    headline = ""
+    #: View of the data handed to user callables (``callable(*view(data, prediction))``).
+    user_view = staticmethod(labels_view)
+
+    # -- applicability and inputs ----------------------------------------------------------
+    @classmethod
+    def accepts_target(cls, y):
+        """Whether ``y`` has the shape of this kind's labels."""
+        raise NotImplementedError
+
+    @classmethod
+    def accepts(cls, y, predictions):
+        """Whether ``y`` and the predictions make a report of this kind."""
+        return cls.accepts_target(y)
+
+    @classmethod
+    def collect(cls, models, X):
+        """Predictions of fitted models: ``(dict name -> prediction, extra from_predictions kwargs)``."""
+        raise NotImplementedError
+
+    def validate(self, y, predictions, *, pos_label=None, labels=None):
+        """``(data, dict name -> validated prediction)``."""
+        raise NotImplementedError
+
+    # -- metrics ---------------------------------------------------------------------------
+    def catalog(self):
+        """Dict name -> :class:`Metric` of the built-in metrics."""
+        raise NotImplementedError
+
+    def resolve_metrics(self, metrics):
+        """Turn the ``metrics`` argument into a list of :class:`Metric`."""
+        from dataclasses import replace
+
+        catalog = self.catalog()
+        if metrics is None:
+            metrics = self.default_metrics
+        if isinstance(metrics, str):
+            metrics = [metrics]
+        items = metrics.items() if isinstance(metrics, dict) else [(m, m) for m in metrics]
+        out = []
+        for name, spec in items:
+            if isinstance(spec, str):
+                if spec not in catalog:
+                    raise ValueError(
+                        f"metrics: unknown metric {spec!r} for a {self.name} report; expected one of "
+                        f"{sorted(catalog)} or a dict name -> callable."
+                    )
+                out.append(replace(catalog[spec], name=str(name)))
+            else:
+                out.append(user_metric(name, spec, self.user_view))
+        names = [m.name for m in out]
+        if len(set(names)) != len(names):
+            raise ValueError(f"metrics: duplicate metric names {names}.")
+        if not out:
+            raise ValueError("metrics is empty; expected at least one metric.")
+        return out
+
+    # -- what the verdict, the test and the figures look at --------------------------------
+    def test_inputs(self, report):
+        """Dict model -> binary ``(y, p)`` whose calibration the per-model test checks."""
+        return self.reliability_inputs(report)[0]
+
+    def test_description(self):
+        """What the per-model calibration test checks, in words."""
+        return "the predicted probabilities"
+
+    def reliability_inputs(self, report):
+        """``(dict model -> (y, p), xlabel, ylabel, title)`` of the reliability diagrams."""
+        raise NotImplementedError
+
+    def sample_description(self, report):
+        return f"{report.n_samples} validation samples"
+
+    def legend_lines(self, report):
+        """Kind-specific legend lines (after the generic ones)."""
+        lines = []
+        if "scdl" in report.metric_names and report.metric_details.get("scdl"):
+            det = report.metric_details["scdl"]
+            cells = ", ".join(
+                f"{model}: m*={d['m*']}, SCDL_m*={d['SCDL_m*']:.3g}" for model, d in det.items() if d
+            )
+            lines.append(
+                "SCDL = min over dyadic grids m of max(SCDL_m, 1/m): it is never below 1/m*, where m* is the "
+                f"selected grid; SCDL_m* is the unfloored value on that grid ({cells})."
+            )
+        return lines
+
+    def figures(self, report):
+        """Dict title -> matplotlib Figure."""
+        inputs, xlabel, ylabel, title = self.reliability_inputs(report)
+        return {
+            title: _figures.reliability_figure(report, inputs, xlabel=xlabel, ylabel=ylabel),
+            "Every metric with its interval": _figures.interval_figure(report),
+        }
+
+    def figure_explanations(self, report):
+        """Dict title -> a paragraph saying in words what the figure shows."""
+        level = int(round(100 * report.confidence_level))
+        inputs, _, _, title = self.reliability_inputs(report)
+        return {
+            title: (
+                "One panel per model. Blue points: the observed frequency of the outcome in each bin of "
+                f"predictions ({report.n_bins} {report.strategy} bins), with {level}% bootstrap intervals; "
+                "orange: the smooth calibration curve behind smECE with its band. A calibrated model lies on "
+                "the dotted diagonal; points below it mean the model predicts too high, above it too low. "
+                "The histogram under each panel shows where the predictions fall."
+            ),
+            "Every metric with its interval": (
+                f"One panel per metric: each model's value with its {level}% interval; the best model is "
+                "red. "
+                "Models whose intervals overlap cannot be told apart on this sample."
+            ),
+        }
+
+    def advice(self, report, miscalibrated):
+        """Plain-words suggestions of what to try next."""
+        return []
+
+
+def _first_order_metrics():
+    return {name: binary_metric(name, labels_view, rowwise=True) for name in BINARY}
+
+
+class _ClassifierKind(ReportKind):
+    """Shared by the kinds whose models are classifiers with ``predict_proba``."""
+
+    @classmethod
+    def accepts_target(cls, y):
+        return _array(y).ndim == 1
+
+    @classmethod
+    def collect(cls, models, X):
+        preds, classes = {}, None
+        for name, est in models.items():
+            _not_a_model(name, est)
+            if not hasattr(est, "predict_proba"):
+                raise ValueError(
+                    f"estimators[{name!r}] has no predict_proba; this report needs probabilistic "
+                    "classifiers (" + _FROM_PREDICTIONS_HINT + ")"
+                )
+            proba = np.asarray(est.predict_proba(X))
+            if proba.ndim != 2 or proba.shape[1] < 2:
+                raise ValueError(
+                    f"estimators[{name!r}].predict_proba returned shape {proba.shape}; expected (n, k) class "
+                    "probabilities with k >= 2."
+                )
+            cls_ = getattr(est, "classes_", None)
+            if cls_ is not None:
+                if classes is None:
+                    classes = np.asarray(cls_)
+                elif not np.array_equal(np.asarray(cls_), classes):
+                    raise ValueError(
+                        f"estimators[{name!r}] has classes_ {np.asarray(cls_).tolist()}, unlike the other "
+                        f"models' {classes.tolist()}; all models must be fitted on the same labels."
+                    )
+            preds[name] = proba
+        widths = {p.shape[1] for p in preds.values()}
+        if len(widths) > 1:
+            raise ValueError(f"the models predict different numbers of classes: {sorted(widths)}.")
+        if widths == {2}:  # binary: the probability of the positive class classes_[1]
+            pos = None
+            if classes is not None:
+                pos = classes[1].item() if hasattr(classes[1], "item") else classes[1]
+            return {name: p[:, 1] for name, p in preds.items()}, {"pos_label": pos}
+        return preds, {"labels": classes}
+
+
+class FirstOrderKind(_ClassifierKind):
+    """Binary labels; each model gives the positive-class probability."""
+
+    name = "first-order"
+    default_title = "Calibration report"
+    default_metrics = ("scdl", "smooth_ece", "cutoff", "binned_ece", "accuracy", "brier", "log_loss")
+    headline = "smooth_ece"
+
+    def validate(self, y, predictions, *, pos_label=None, labels=None):
+        yv, preds = None, {}
+        for name, p in predictions.items():
+            yy, pp, _ = check_binary_probabilities(
+                y, p, pos_label=pos_label, y_prob_name=f"predictions[{name!r}]", y_true_name="y"
+            )
+            yv = yy if yv is None else yv
+            preds[name] = pp
+        return FirstOrderData(yv), preds
+
+    def catalog(self):
+        return _first_order_metrics()
+
+    def reliability_inputs(self, report):
+        y = report.y_true
+        return (
+            {name: (y, p) for name, p in report.predictions.items()},
+            "predicted probability",
+            "observed frequency of the positive class",
+            "Reliability diagrams",
+        )
+
+    def advice(self, report, miscalibrated):
+        if not miscalibrated:
+            return [
+                "No model is detectably miscalibrated: choose by the proper scores (Brier, log loss), which "
+                "also reward sharp predictions."
+            ]
+        method = "isotonic" if report.n_samples >= 1000 else "sigmoid"
+        why = (
+            "isotonic regression needs about a thousand calibration rows"
+            if method == "sigmoid"
+            else "there are enough rows for the more flexible isotonic map"
+        )
+        return [
+            f"Recalibrate {_names(miscalibrated)} on held-out data (rows not used for fitting): "
+            f"CalibratedClassifierCV(FrozenEstimator(model), method='{method}') ({why}), then report again "
+            "on fresh validation data."
+        ]
+
+
+class MulticlassKind(_ClassifierKind):
+    """Class labels; each model gives an ``(n, k)`` probability matrix with ``k > 2``."""
+
+    name = "multiclass"
+    default_title = "Multiclass calibration report"
+    default_metrics = ("truthful_conf_ce", "classwise_lince", "conf_ece", "accuracy", "brier", "log_loss")
+    headline = "truthful_conf_ce"
+    user_view = staticmethod(codes_view)
+
+    @classmethod
+    def accepts(cls, y, predictions):
+        if not cls.accepts_target(y):
+            return False
+        return any(np.ndim(_array(P)) == 2 and np.shape(_array(P))[1] > 2 for P in predictions.values())
+
+    def validate(self, y, predictions, *, pos_label=None, labels=None):
+        arrays = {name: _array(P) for name, P in predictions.items()}
+        k = max(a.shape[1] if a.ndim == 2 else 1 for a in arrays.values())
+        preds = {
+            name: check_multiclass_probabilities(P, name=f"predictions[{name!r}]", n_classes=k)
+            for name, P in arrays.items()
+        }
+        codes = check_multiclass_labels(y, k, labels=labels, name="y")
+        for name, P in preds.items():
+            if P.shape[0] != codes.shape[0]:
+                raise ValueError(
+                    f"Inconsistent numbers of samples: y has {codes.shape[0]}, predictions[{name!r}] has "
+                    f"{P.shape[0]}."
+                )
+        return MulticlassData(codes, k), preds
+
+    def catalog(self):
+        spec = {
+            "truthful_conf_ce": (
+                "ConfCE-corr",
+                mc_truthful_conf_ce,
+                False,
+                "corrected squared top-label calibration error, truthful (15 quantile bins)",
+                True,
+            ),
+            "classwise_lince": (
+                "LinCE-cw",
+                mc_classwise_lince,
+                False,
+                "classwise linear calibration error, truthful (15 quantile bins per class)",
+                True,
+            ),
+            "conf_ece": (
+                "ConfECE",
+                mc_conf_ece,
+                False,
+                "top-label ECE (not truthful; for comparison; 15 quantile bins)",
+                True,
+            ),
+            "accuracy": ("accuracy", mc_accuracy, True, "accuracy of the most probable class", False),
+            "brier": (
+                "Brier",
+                mc_brier,
+                False,
+                "mean over rows of sum_j (p_j - 1[y = j])^2 (sklearn.metrics.brier_score_loss)",
+                False,
+            ),
+            "log_loss": (
+                "log loss",
+                mc_log_loss,
+                False,
+                "mean negative log-probability of the true class (sklearn.metrics.log_loss)",
+                False,
+            ),
+        }
+        rows = {"accuracy": mc_accuracy_rows, "brier": mc_brier_rows, "log_loss": mc_log_loss_rows}
+        return {
+            name: Metric(
+                name,
+                label,
+                func,
+                gib,
+                desc,
+                is_calibration=is_cal,
+                bounds=(0.0, None),
+                pointwise=rows.get(name),
+            )
+            for name, (label, func, gib, desc, is_cal) in spec.items()
+        }
+
+    def reliability_inputs(self, report):
+        out = {}
+        for name, P in report.predictions.items():
+            top = np.argmax(P, axis=1)  # ties: the lowest index
+            out[name] = ((top == report.y_true).astype(float), P[np.arange(P.shape[0]), top])
+        return (
+            out,
+            "top-label confidence",
+            "accuracy of the most probable class",
+            "Top-label reliability diagrams",
+        )
+
+    def test_description(self):
+        return "the top-label confidence"
+
+    def advice(self, report, miscalibrated):
+        if not miscalibrated:
+            return [
+                "No model's top-label confidence is detectably miscalibrated: choose by log loss or Brier."
+            ]
+        return [
+            f"Recalibrate {_names(miscalibrated)}: temperature scaling (skcal.fit_temperature on held-out "
+            "logits) keeps the ranking of the classes and needs little data; "
+            "CalibratedClassifierCV(FrozenEstimator(model), method='sigmoid') calibrates each class."
+        ]
+
+
+class SecondOrderKind(ReportKind):
+    """Snapshots (``k >= 2`` votes per row); each model gives second-order scores ``(m, sigma2)``."""
+
+    name = "second-order"
+    default_title = "Second-order calibration report"
+    default_metrics = ("ce2", "scdl", "brier", "second_moment_mse", "variance_bias")
+    headline = "ce2"
+    user_view = staticmethod(snapshots_view)
+
+    @classmethod
+    def accepts_target(cls, y):
+        if isinstance(y, VoteCounts):
+            return True
+        arr = _array(y)
+        return arr.ndim == 2 and arr.shape[1] >= 2
+
+    @classmethod
+    def collect(cls, models, X):
+        preds = {}
+        for name, est in models.items():
+            _not_a_model(name, est)
+            if hasattr(est, "predict_second_order"):  # e.g. SecondOrderCalibratedClassifier
+                method = "predict_second_order"
+            else:
+                method = "transform" if hasattr(est, "transform") else "predict"
+            if not hasattr(est, method):
+                raise ValueError(
+                    f"estimators[{name!r}] has neither transform nor predict; a second-order report needs "
+                    "models that output (m, sigma2) (" + _FROM_PREDICTIONS_HINT + ")"
+                )
+            S = np.asarray(getattr(est, method)(X), dtype=float)
+            if S.ndim != 2 or S.shape[1] != 2:
+                raise ValueError(
+                    f"estimators[{name!r}].{method} returned shape {S.shape}; a second-order report needs "
+                    "(n, 2) scores (m, sigma2)."
+                )
+            preds[name] = S
+        return preds, {}
+
+    def validate(self, y, predictions, *, pos_label=None, labels=None):
+        data = SecondOrderData(check_snapshots(y, name="y"))
+        preds = {}
+        for name, s in predictions.items():
+            S = check_scores(s, name=f"predictions[{name!r}]")
+            if S.shape[1] != 2:
+                raise ValueError(
+                    f"predictions[{name!r}] has one column; a second-order report (snapshots as y) needs "
+                    "(m, sigma2) scores of shape (n, 2)."
+                )
+            if S.shape[0] != data.n:
+                raise ValueError(
+                    f"predictions[{name!r}] has {S.shape[0]} rows; expected {data.n} (one per row of y)."
+                )
+            preds[name] = S
+        return data, preds
+
+    def catalog(self):
+        out = {name: binary_metric(name, votes_view, suffix="; m against each vote") for name in BINARY}
+        out["ce2"] = Metric(
+            "ce2",
+            "CE2",
+            ce2,
+            False,
+            "second-order calibration error E|eta1 - m| + E|eta2 - (m^2 + sigma2)|: tensor-Chebyshev ridge "
+            "estimate, degree and ridge chosen once per model by 5-fold CV on the full validation set",
+            prepare=ce2_prepare,
+            is_calibration=True,
+        )
+        out["second_moment_mse"] = Metric(
+            "second_moment_mse",
+            "MSE(m^2+s2)",
+            second_moment_mse,
+            False,
+            "mean of (m^2 + sigma2 - t2)^2, a proper loss for E[f*^2] (includes label noise)",
+        )
+        out["variance_bias"] = Metric(
+            "variance_bias",
+            "mean s2 - (f*-m)^2",
+            variance_bias,
+            False,
+            "mean stated variance sigma2 minus the unbiased estimate of the mean squared error (f* - m)^2 "
+            "(positive: the model overstates its uncertainty; negative: over-confident); ranked by |value|",
+            rank_by_abs=True,
+            bounds=(None, None),
+        )
+        return out
+
+    def reliability_inputs(self, report):
+        d = report.data
+        return (
+            {name: votes_view(d, s) for name, s in report.predictions.items()},
+            "mean m",
+            "observed frequency of a positive vote",
+            "Reliability of the mean m against every vote",
+        )
+
+    def test_inputs(self, report):
+        d = report.data
+        first = np.argmax(
+            ~np.isnan(d.Y), axis=1
+        )  # the first observed vote of each row (votes of a row correlate)
+        y = d.Y[np.arange(d.n), first]
+        return {name: (y, s[:, 0]) for name, s in report.predictions.items()}
+
+    def test_description(self):
+        return "the mean m against the first vote of each row"
+
+    def sample_description(self, report):
+        return f"{report.n_samples} validation inputs with {report.data.votes.shape[0]} votes"
+
+    def figures(self, report):
+        figs = super().figures(report)
+        figs["Is the stated uncertainty right?"] = _figures.variance_figure(
+            report, {name: squared_error_estimate(report.data, s) for name, s in report.predictions.items()}
+        )
+        return figs
+
+    def figure_explanations(self, report):
+        out = super().figure_explanations(report)
+        inputs, _, _, title = self.reliability_inputs(report)
+        out[title] = (
+            "First-order check of the mean: each panel compares a model's mean m with how often a vote is "
+            "positive. " + out[title].split(". ", 1)[1]
+        )
+        out["Is the stated uncertainty right?"] = (
+            "Second-order check of the variance: the rows are grouped by the variance sigma2 the model "
+            "states, and each group's stated variance is plotted against the squared error of its mean m, "
+            "(f* - m)^2, estimated without bias from the two or more votes per input. On the dotted diagonal "
+            "the model is exactly as uncertain as its errors; above it, it is over-confident (its errors are "
+            "larger than it says); below it, it overstates its uncertainty."
+        )
+        return out
+
+    def advice(self, report, miscalibrated):
+        lines, flagged = [], []
+        if "variance_bias" in report.metric_names:
+            t = report.table["variance_bias"]
+            over = [m for m in report.model_names if t.loc[m, "low"] > 0]
+            under = [m for m in report.model_names if t.loc[m, "high"] < 0]
+            if under:
+                lines.append(
+                    f"{_names(under)}: states less uncertainty than its errors show (over-confident)."
+                )
+            if over:
+                lines.append(f"{_names(over)}: states more uncertainty than its errors show.")
+            flagged = under + over
+        bad = [m for m in report.model_names if m in set(miscalibrated) | set(flagged)]
+        if bad:
+            lines.append(
+                f"Recalibrate {_names(bad)} to second order on held-out snapshots: "
+                "SecondOrderPlattCalibrator(order=2) after the model (second-order Platt scaling corrects "
+                "the "
+                "mean and the variance together; order=1 corrects only the mean)."
+            )
+        return lines
+
+
+def _names(models):
+    models = [str(m) for m in models]
+    if len(models) == 1:
+        return models[0]
+    return ", ".join(models[:-1]) + " and " + models[-1]
+
+
+#: The report kinds, tried in order (first match wins).
+KINDS = (SecondOrderKind, MulticlassKind, FirstOrderKind)
+
+
+def _check_target_shape(y):
+    if isinstance(y, VoteCounts):
+        return
+    arr = _array(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        raise ValueError(
+            f"y has shape {arr.shape}: one column. Pass a 1-d array of labels for a first-order or "
+            "multiclass "
+            "report, or k >= 2 snapshot columns (independent labels per input) for a second-order report."
+        )
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"y must be 1-d (labels) or 2-d (snapshots); got an array of shape {arr.shape}.")
+
+
+def kind_for_target(y):
+    """The first kind whose labels have the shape of ``y`` (before any prediction is made)."""
+    _check_target_shape(y)
+    for kind in KINDS:
+        if kind.accepts_target(y):
+            return kind
+    raise ValueError(f"no report kind accepts y of shape {_array(y).shape}.")  # pragma: no cover
+
+
+def kind_for(y, predictions):
+    """An instance of the first kind that accepts ``y`` and the predictions."""
+    _check_target_shape(y)
+    for kind in KINDS:
+        if kind.accepts(y, predictions):
+            return kind()
+    raise ValueError(f"no report kind accepts y of shape {_array(y).shape}.")  # pragma: no cover

@@ -1,0 +1,397 @@
+"""Rendering a report: text, Markdown, a JSON document and a self-contained HTML page.
+
+Every writer reads the report's public attributes only. Model names, titles and notes are
+user text: the HTML and the Markdown escape it (Markdown passes raw HTML through, so ``<``,
+``>`` and ``&`` become entities there too).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import pathlib
+
+import numpy as np
+import pandas as pd
+
+#: Version of the JSON document's layout (see :func:`report_to_dict`).
+JSON_SCHEMA_VERSION = "skcal.report/1"
+
+
+def fmt(x, digits=4):
+    """A number with ``digits`` significant digits; ``nan`` for a missing one."""
+    if x is None or not np.isfinite(x):
+        return "nan"
+    return f"{x:.{digits}g}"
+
+
+def _details_text(details, digits):
+    return ", ".join(
+        f"{k}={v}" if isinstance(v, (int, np.integer)) else f"{k}={fmt(v, digits)}"
+        for k, v in details.items()
+    )
+
+
+def cell_parts(report, model, name, digits=4, intervals=True):
+    """``(main, extra)`` strings of a table cell: ``value [low, high] #rank`` and P(best)/details."""
+    t = report.table[name]
+    v, lo, hi, rk, pb = t.loc[model, ["value", "low", "high", "rank", "p_best"]]
+    main = fmt(v, digits)
+    if intervals and np.isfinite(lo):
+        main += f" [{fmt(lo, digits)}, {fmt(hi, digits)}]"
+    main += f" #{int(rk)}"
+    extra = []
+    if intervals and np.isfinite(pb):
+        extra.append(f"P(best) {pb:.2f}")
+    det = report.metric_details.get(name, {}).get(model)
+    if det:
+        extra.append(_details_text(det, 3))
+    return main, "; ".join(extra)
+
+
+def formatted_table(report, digits=4, intervals=True):
+    out = {}
+    for name in report.metric_names:
+        cells = []
+        for model in report.model_names:
+            main, extra = cell_parts(report, model, name, digits, intervals)
+            cells.append(f"{main} ({extra})" if extra else main)
+        out[report.metric_labels[name]] = cells
+    if report.calibration_tests is not None:
+        out["calibration p"] = [fmt(report.calibration_tests.loc[m, "pvalue"], 3) for m in report.model_names]
+    return pd.DataFrame(out, index=pd.Index(report.model_names, name="model"))
+
+
+def to_text(report, digits=4, intervals=False):
+    with pd.option_context("display.width", 250, "display.max_columns", 50, "display.max_colwidth", 80):
+        body = formatted_table(report, digits, intervals).to_string()
+    return "\n".join([*report.verdict, "", body])
+
+
+def legend_lines(report):
+    level = int(round(100 * report.confidence_level))
+    lines = []
+    if report.n_bootstrap == 0:
+        lines.append(
+            f"{report.kind.sample_description(report)}; cells are value #rank (1 is best). No intervals: the "
+            "bootstrap was skipped (n_bootstrap=0)."
+        )
+    else:
+        method = {
+            "bc-percentile": "bias-corrected percentile interval: the bootstrap quantiles shifted by the "
+            "estimate minus the replicates' median, so the interval is centred on the value",
+            "percentile": "percentile interval of the replicates",
+            "basic": "basic bootstrap interval [2 value - q_hi, 2 value - q_lo]",
+        }[report.interval_method]
+        lines.append(
+            f"{report.kind.sample_description(report)}; cells are value [{level}% interval] #rank (1 is "
+            f"best) from a paired bootstrap of {report.n_bootstrap} replicates ({method}); P(best) is the "
+            "fraction of replicates in which the model is the best."
+        )
+    if report.calibration_tests is not None:
+        t = report.calibration_tests
+        lines.append(
+            "calibration p: p-value of the hypothesis 'the model is calibrated' "
+            f"({report.kind.test_description()}; statistic {t['measure'].iloc[0]}; {t['method'].iloc[0]}, "
+            f"{int(t['n_resamples'].iloc[0])} resamples). A small p-value is evidence of miscalibration."
+        )
+    for name in report.metric_names:
+        direction = "higher is better" if report.greater_is_better[name] else "lower is better"
+        if report.rank_by_abs[name]:
+            direction = "closer to 0 is better"
+        lines.append(f"{report.metric_labels[name]}: {report.metric_descriptions[name]} ({direction}).")
+    lines += report.kind.legend_lines(report)
+    return lines
+
+
+# ----------------------------------------------------------------------------------------------
+# Markdown
+# ----------------------------------------------------------------------------------------------
+def md_escape(s):
+    """Escape user text for a Markdown table cell: HTML, pipes, backslashes, emphasis, newlines."""
+    s = html.escape(str(s), quote=False)
+    for ch in "\\`*_[]|":
+        s = s.replace(ch, "\\" + ch)
+    return s.replace("\r", " ").replace("\n", " ")
+
+
+def to_markdown(report, digits=4):
+    ft = formatted_table(report, digits)
+    header = ["model", *ft.columns]
+    lines = [f"## {md_escape(report.title)}", ""]
+    lines += [f"**Verdict.** {md_escape(' '.join(report.verdict))}", ""] if report.verdict else []
+    for note in report.notes:
+        lines += [md_escape(note), ""]
+    lines.append("| " + " | ".join(md_escape(h) for h in header) + " |")
+    lines.append("|" + "|".join(["---"] + ["---:"] * len(ft.columns)) + "|")
+    for model in ft.index:
+        row = [model, *ft.loc[model].tolist()]
+        lines.append("| " + " | ".join(md_escape(c) for c in row) + " |")
+    lines.append("")
+    lines += [f"- {md_escape(x)}" for x in legend_lines(report)]
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------------------------
+# JSON
+# ----------------------------------------------------------------------------------------------
+def _num(x):
+    if x is None:
+        return None
+    x = float(x)
+    return x if np.isfinite(x) else None
+
+
+def report_to_dict(report):
+    """The report as plain JSON types (NaN becomes ``None``); layout :data:`JSON_SCHEMA_VERSION`."""
+    from skcal.report._report import _skcal_version
+
+    results = []
+    for name in report.metric_names:
+        t = report.table[name]
+        for model in report.model_names:
+            results.append(
+                {
+                    "model": model,
+                    "metric": name,
+                    "value": _num(t.loc[model, "value"]),
+                    "low": _num(t.loc[model, "low"]),
+                    "high": _num(t.loc[model, "high"]),
+                    "rank": int(t.loc[model, "rank"]),
+                    "p_best": _num(t.loc[model, "p_best"]),
+                    "details": {
+                        k: (int(v) if isinstance(v, (int, np.integer)) else _num(v))
+                        for k, v in (report.metric_details.get(name, {}).get(model) or {}).items()
+                    },
+                }
+            )
+    tests = []
+    if report.calibration_tests is not None:
+        for model in report.model_names:
+            row = report.calibration_tests.loc[model]
+            tests.append(
+                {
+                    "model": model,
+                    "statistic": _num(row["statistic"]),
+                    "pvalue": _num(row["pvalue"]),
+                    "measure": str(row["measure"]),
+                    "method": str(row["method"]),
+                    "n_resamples": int(row["n_resamples"]),
+                }
+            )
+    return {
+        "schema": JSON_SCHEMA_VERSION,
+        "skcal_version": _skcal_version(),
+        "kind": report.order,
+        "title": report.title,
+        "n_samples": int(report.n_samples),
+        "n_bootstrap": int(report.n_bootstrap),
+        "confidence_level": float(report.confidence_level),
+        "interval_method": report.interval_method,
+        "models": list(report.model_names),
+        "metrics": [
+            {
+                "name": name,
+                "label": report.metric_labels[name],
+                "description": report.metric_descriptions[name],
+                "greater_is_better": bool(report.greater_is_better[name]),
+                "rank_by_abs": bool(report.rank_by_abs[name]),
+            }
+            for name in report.metric_names
+        ],
+        "results": results,
+        "calibration_tests": tests,
+        "verdict": list(report.verdict),
+        "notes": list(report.notes),
+    }
+
+
+#: JSON Schema (draft 2020-12) of :func:`report_to_dict`'s output.
+JSON_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": [
+        "schema",
+        "skcal_version",
+        "kind",
+        "title",
+        "n_samples",
+        "n_bootstrap",
+        "confidence_level",
+        "interval_method",
+        "models",
+        "metrics",
+        "results",
+        "calibration_tests",
+        "verdict",
+        "notes",
+    ],
+    "properties": {
+        "schema": {"const": JSON_SCHEMA_VERSION},
+        "skcal_version": {"type": "string"},
+        "kind": {"type": "string"},
+        "title": {"type": "string"},
+        "n_samples": {"type": "integer", "minimum": 1},
+        "n_bootstrap": {"type": "integer", "minimum": 0},
+        "confidence_level": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+        "interval_method": {"enum": ["bc-percentile", "percentile", "basic"]},
+        "models": {"type": "array", "items": {"type": "string"}},
+        "metrics": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name", "label", "description", "greater_is_better", "rank_by_abs"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "label": {"type": "string"},
+                    "description": {"type": "string"},
+                    "greater_is_better": {"type": "boolean"},
+                    "rank_by_abs": {"type": "boolean"},
+                },
+            },
+        },
+        "results": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["model", "metric", "value", "low", "high", "rank", "p_best", "details"],
+                "properties": {
+                    "model": {"type": "string"},
+                    "metric": {"type": "string"},
+                    "value": {"type": ["number", "null"]},
+                    "low": {"type": ["number", "null"]},
+                    "high": {"type": ["number", "null"]},
+                    "rank": {"type": "integer", "minimum": 1},
+                    "p_best": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+                    "details": {"type": "object"},
+                },
+            },
+        },
+        "calibration_tests": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["model", "statistic", "pvalue", "measure", "method", "n_resamples"],
+                "properties": {
+                    "model": {"type": "string"},
+                    "statistic": {"type": ["number", "null"]},
+                    "pvalue": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+                    "measure": {"type": "string"},
+                    "method": {"type": "string"},
+                    "n_resamples": {"type": "integer", "minimum": 1},
+                },
+            },
+        },
+        "verdict": {"type": "array", "items": {"type": "string"}},
+        "notes": {"type": "array", "items": {"type": "string"}},
+    },
+}
+
+
+def to_json(reports, indent=2):
+    docs = [report_to_dict(r) for r in reports]
+    return json.dumps(docs[0] if len(docs) == 1 else docs, indent=indent, allow_nan=False)
+
+
+# ----------------------------------------------------------------------------------------------
+# HTML
+# ----------------------------------------------------------------------------------------------
+CSS = """
+.skcal-report { font-family: system-ui, sans-serif; color: #222; line-height: 1.45; max-width: 1200px;
+  margin: 0 auto; overflow-wrap: anywhere; }
+.skcal-report .verdict { background: #eef6ff; border-left: 4px solid #1f77b4; padding: 0.6em 1em; }
+.skcal-report .verdict ul { margin: 0.3em 0 0.3em 1.2em; padding: 0; }
+.skcal-report .table-wrap { overflow-x: auto; max-width: 100%; }
+.skcal-report table.metrics { border-collapse: collapse; margin: 1em 0; font-size: 0.85em; }
+.skcal-report table.metrics th, .skcal-report table.metrics td { border: 1px solid #ccc;
+  padding: 0.3em 0.5em; text-align: right; vertical-align: top; }
+.skcal-report table.metrics thead th { background: #f0f0f0; }
+.skcal-report table.metrics tbody th { text-align: left; }
+.skcal-report td.best { background: #e3f4e1; font-weight: 600; }
+.skcal-report td .extra { display: block; font-size: 0.85em; color: #666; font-weight: 400; }
+.skcal-report figure { margin: 1.5em 0; }
+.skcal-report figure img { max-width: 100%; height: auto; }
+.skcal-report figcaption { font-size: 0.9em; color: #444; max-width: 60em; }
+.skcal-report p.note { background: #fff8e1; padding: 0.5em 0.8em; border-left: 4px solid #f0b400; }
+.skcal-report ul.legend { font-size: 0.85em; color: #555; }
+.skcal-report pre, .skcal-report code { white-space: pre-wrap; }
+"""
+
+
+def png_base64(fig):
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)  # the figures use constrained layout
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def html_section(report, digits=4, level=2, heading=True):
+    e = html.escape
+    parts = [f"<section><h{level}>{e(report.title)}</h{level}>" if heading else "<section>"]
+    if report.verdict:
+        parts.append('<div class="verdict"><strong>Verdict</strong><ul>')
+        parts += [f"<li>{e(x)}</li>" for x in report.verdict]
+        parts.append("</ul></div>")
+    for note in report.notes:
+        parts.append(f'<p class="note">{e(note)}</p>')
+    parts.append('<div class="table-wrap"><table class="metrics"><thead><tr><th>model</th>')
+    for name in report.metric_names:
+        parts.append(
+            f'<th title="{e(report.metric_descriptions[name])}">{e(report.metric_labels[name])}</th>'
+        )
+    tests = report.calibration_tests
+    if tests is not None:
+        parts.append('<th title="p-value of the hypothesis: the model is calibrated">calibration p</th>')
+    parts.append("</tr></thead><tbody>")
+    for model in report.model_names:
+        parts.append(f"<tr><th>{e(model)}</th>")
+        for name in report.metric_names:
+            main, extra = cell_parts(report, model, name, digits)
+            cls = ' class="best"' if int(report.table.loc[model, (name, "rank")]) == 1 else ""
+            more = f'<span class="extra">{e(extra)}</span>' if extra else ""
+            parts.append(f"<td{cls}>{e(main)}{more}</td>")
+        if tests is not None:
+            parts.append(f"<td>{e(fmt(tests.loc[model, 'pvalue'], 3))}</td>")
+        parts.append("</tr>")
+    parts.append('</tbody></table></div><ul class="legend">')
+    parts += [f"<li>{e(x)}</li>" for x in legend_lines(report)]
+    parts.append("</ul>")
+    figs = report.figures
+    if not figs:
+        parts.append(
+            '<p class="note">Figures omitted: matplotlib is not installed '
+            "(install it with <code>pip install &quot;skcal[plot]&quot;</code>).</p>"
+        )
+    words = report.figure_explanations
+    for title, fig in figs.items():
+        text = words.get(title, "")
+        caption = f"<strong>{e(title)}.</strong> {e(text)}" if text else f"<strong>{e(title)}</strong>"
+        parts.append(
+            f'<figure><img alt="{e(title)}" src="data:image/png;base64,{png_base64(fig)}">'
+            f"<figcaption>{caption}</figcaption></figure>"
+        )
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def render_page(reports, *, title, intro=(), digits=4):
+    e = html.escape
+    body = [f"<h1>{e(title)}</h1>"] + [f"<p>{e(p)}</p>" for p in intro]
+    # a section repeating the page title (a single report) gets no second heading
+    body += [html_section(r, digits=digits, heading=r.title != title) for r in reports]
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        '<div class="skcal-report">\n'
+        + "\n".join(body)
+        + "\n<footer><p>Made by skcal.</p></footer>\n</div>\n"
+        "</body>\n</html>\n"
+    )
+
+
+def write_text(text, path):
+    path = pathlib.Path(path)
+    path.write_text(text, encoding="utf-8")
+    return path

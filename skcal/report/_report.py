@@ -1,0 +1,793 @@
+"""The report object and the function that builds it from fitted models."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+
+from skcal._compat import StrOptions, validate_params
+from skcal._constraints import (
+    MAX_BINS_LIMIT,
+    N_JOBS,
+    POS_LABEL,
+    PROBABILITY_OPEN,
+    RANDOM_STATE,
+    VERBOSE,
+    Integral,
+    StrictInterval,
+)
+from skcal.report import _render
+from skcal.report._bootstrap import (
+    INTERVAL_METHODS,
+    intervals,
+    p_best,
+    prepare_all,
+    ranks,
+    run_bootstrap,
+    score_all,
+)
+from skcal.report._kinds import kind_for, kind_for_target
+from skcal.report._pvalues import calibration_pvalue
+from skcal.report._verdict import build_verdict
+
+
+def _skcal_version():
+    try:
+        from importlib.metadata import version
+
+        return version("skcal")
+    except Exception:  # noqa: BLE001 - not installed (run from a checkout)
+        return "unknown"
+
+
+_COMMON = {
+    "metrics": [list, tuple, dict, str, None],
+    "n_bootstrap": [StrictInterval(Integral, 0, None, closed="left")],
+    "confidence_level": PROBABILITY_OPEN,
+    "interval_method": [StrOptions(set(INTERVAL_METHODS))],
+    "n_bins": [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both"), None],
+    "strategy": [StrOptions({"uniform", "quantile", "soft"})],
+    "test_calibration": ["boolean"],
+    "n_resamples": [StrictInterval(Integral, 1, None, closed="left")],
+    "n_jobs": N_JOBS,
+    "random_state": RANDOM_STATE,
+    "title": [str, None],
+    "notes": [list, tuple],
+    "verbose": VERBOSE,
+}
+
+
+def _as_named_models(estimators, what="estimators"):
+    """A dict name -> object from a dict, a list of objects or a list of (name, object) pairs."""
+    if isinstance(estimators, dict):
+        items = [(str(k), v) for k, v in estimators.items()]
+    elif isinstance(estimators, (list, tuple)):
+        items, counts = [], {}
+        for e in estimators:
+            if isinstance(e, tuple) and len(e) == 2 and isinstance(e[0], str):
+                items.append(e)
+                continue
+            base = type(e).__name__
+            if base == "Pipeline" and hasattr(e, "steps"):
+                base = type(e.steps[-1][1]).__name__
+            counts[base] = counts.get(base, 0) + 1
+            items.append((base if counts[base] == 1 else f"{base} ({counts[base]})", e))
+    else:
+        raise ValueError(
+            f"{what} must be a dict name -> model or a list of models; got {type(estimators).__name__}."
+        )
+    if not items:
+        raise ValueError(f"{what} is empty; expected at least one model.")
+    names = [k for k, _ in items]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{what}: duplicate model names {names}.")
+    return dict(items)
+
+
+class CalibrationReport:
+    """Several models' calibration on one validation set: verdict, table, figures, HTML, Markdown, JSON.
+
+    Build it with :func:`calibration_report` (from fitted models) or
+    :meth:`CalibrationReport.from_predictions` (from predictions already made). The kind of
+    report (first-order, second-order or multiclass) follows from the shapes of ``y`` and the
+    predictions; see :func:`calibration_report`.
+
+    Parameters
+    ----------
+    kind : ReportKind
+        The report kind (an object of :mod:`skcal.report._kinds`).
+    data : object
+        The validated validation data of that kind.
+    predictions : dict
+        Model name -> validated prediction.
+    metrics : list of Metric
+        The metrics scored.
+    params : list of list of dict
+        Per model and metric, the parameters fixed on the full validation set.
+    bootstrap_values : ndarray of shape (n_bootstrap, n_models, n_metrics)
+        Every metric of every model on every paired bootstrap replicate.
+    confidence_level : float
+        Nominal coverage of the intervals.
+    interval_method : str
+        How the intervals are made from the replicates.
+    n_bins : int or None
+        Bins of the reliability diagrams.
+    strategy : str
+        Binning strategy of the reliability diagrams.
+    calibration_tests : pandas.DataFrame or None
+        Per model: ``statistic``, ``pvalue``, ``measure``, ``method``, ``n_resamples``.
+    title : str
+        Title of the page and section.
+    notes : sequence of str
+        Free text shown in the outputs.
+    random_state : int, RandomState instance or None
+        Seed of the figures' bootstrap.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per model; columns are a MultiIndex ``(metric, field)`` with fields ``value``
+        (the metric on the full validation set), ``low`` and ``high`` (the interval at
+        ``confidence_level``), ``rank`` (1 is best; ties share the lower rank) and ``p_best``
+        (the fraction of bootstrap replicates in which the model is the best or tied).
+    order : str
+        ``"first-order"``, ``"second-order"`` or ``"multiclass"`` (the kind's name).
+    y_true : ndarray
+        The validated labels: 0/1 (first order), snapshots (second order) or class codes
+        ``0..k-1`` (multiclass).
+    metric_details : dict
+        Metric -> model -> extra numbers (SCDL: the selected grid ``m*`` and ``SCDL_m*``).
+    verdict : list of str
+        The plain-words summary shown at the top of every output.
+    figures : dict
+        Figure title -> :class:`matplotlib.figure.Figure`, built on first access (empty when
+        matplotlib is not installed).
+    """
+
+    def __init__(
+        self,
+        *,
+        kind,
+        data,
+        predictions,
+        metrics,
+        params,
+        bootstrap_values,
+        confidence_level,
+        interval_method,
+        n_bins,
+        strategy,
+        calibration_tests,
+        title,
+        notes,
+        random_state=None,
+    ):
+        self.kind = kind
+        self.data = data
+        self.predictions = predictions
+        self.metrics = metrics
+        self.params = params
+        self.bootstrap_values = bootstrap_values
+        self.confidence_level = confidence_level
+        self.interval_method = interval_method
+        self.n_bins = n_bins
+        self.strategy = strategy
+        self.calibration_tests = calibration_tests
+        self.title = title
+        self.notes = list(notes)
+        self.random_state = random_state
+        self.order = kind.name
+        self.y_true = data.target
+        self.n_samples = data.n
+        self.n_bootstrap = int(bootstrap_values.shape[0])
+        self.model_names = list(predictions)
+        self.metric_names = [m.name for m in metrics]
+        self.metric_labels = {m.name: m.label for m in metrics}
+        self.metric_descriptions = {m.name: m.description for m in metrics}
+        self.greater_is_better = {m.name: m.greater_is_better for m in metrics}
+        self.rank_by_abs = {m.name: m.rank_by_abs for m in metrics}
+        self.metric_is_calibration = {m.name: m.is_calibration for m in metrics}
+        self.metric_params = {
+            model: {m.name: dict(kw) for m, kw in zip(metrics, pk, strict=True) if kw}
+            for model, pk in zip(predictions, params, strict=True)
+        }
+        self.metric_details = {
+            m.name: {model: m.details(data, p) for model, p in predictions.items()}
+            for m in metrics
+            if m.details is not None
+        }
+        self.elapsed = None
+        self.estimators = {}
+        self.reliability_displays = {}
+        self._figures = None
+        self._extra_figures = []
+        self._extra_words = {}
+        self.table = self._build_table()
+        self.verdict = build_verdict(self)
+
+    # -- construction ----------------------------------------------------------------------
+    @classmethod
+    @validate_params(
+        {
+            "y": ["array-like"],
+            "predictions": [dict, list, tuple],
+            "pos_label": POS_LABEL,
+            "labels": ["array-like", None],
+            **_COMMON,
+        },
+        prefer_skip_nested_validation=True,
+    )
+    def from_predictions(
+        cls,
+        y,
+        predictions,
+        *,
+        metrics=None,
+        n_bootstrap=200,
+        confidence_level=0.9,
+        interval_method="bc-percentile",
+        n_bins=10,
+        strategy="uniform",
+        test_calibration=True,
+        n_resamples=1000,
+        n_jobs=None,
+        random_state=None,
+        pos_label=None,
+        labels=None,
+        title=None,
+        notes=(),
+        verbose=0,
+    ):
+        """Build a report from predictions that were already made.
+
+        Parameters
+        ----------
+        y : array-like of shape (n,) or (n, k)
+            Binary labels (first-order report), class labels (multiclass report) or snapshots,
+            ``k >= 2`` independent binary labels per row with NaN for a missing vote
+            (second-order report).
+        predictions : dict or list
+            Model name -> positive-class probabilities of shape ``(n,)`` or ``(n, 2)`` (first
+            order), ``(n, k)`` class probabilities with ``k > 2`` (multiclass) or second-order
+            scores ``(m, sigma2)`` of shape ``(n, 2)`` (second order).
+        metrics : list of str or dict, default=None
+            As in :func:`calibration_report`.
+        n_bootstrap : int, default=200
+            As in :func:`calibration_report`.
+        confidence_level : float, default=0.9
+            As in :func:`calibration_report`.
+        interval_method : {"bc-percentile", "percentile", "basic"}, default="bc-percentile"
+            As in :func:`calibration_report`.
+        n_bins : int or None, default=10
+            As in :func:`calibration_report`.
+        strategy : {"uniform", "quantile", "soft"}, default="uniform"
+            As in :func:`calibration_report`.
+        test_calibration : bool, default=True
+            As in :func:`calibration_report`.
+        n_resamples : int, default=1000
+            As in :func:`calibration_report`.
+        n_jobs : int, default=None
+            As in :func:`calibration_report`.
+        random_state : int, RandomState instance or None, default=None
+            As in :func:`calibration_report`.
+        pos_label : int, float, bool or str, default=None
+            The positive class of ``y`` (binary first order only).
+        labels : array-like of shape (k,), default=None
+            Multiclass only: the class of each probability column (default: the sorted labels
+            of ``y``).
+        title : str, default=None
+            Title of the page and section.
+        notes : sequence of str, default=()
+            Free text shown in the outputs.
+        verbose : int, default=0
+            As in :func:`calibration_report`.
+
+        Returns
+        -------
+        CalibrationReport
+            The report.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skcal.report import CalibrationReport
+        >>> rng = np.random.RandomState(0)
+        >>> p = rng.uniform(size=300)
+        >>> y = (rng.uniform(size=300) < p).astype(int)
+        >>> report = CalibrationReport.from_predictions(
+        ...     y, {"honest": p, "overconfident": np.clip(1.6 * p - 0.3, 0, 1)},
+        ...     metrics=["brier", "accuracy"], n_bootstrap=20, random_state=0)
+        >>> report.table["brier"]["rank"].to_dict()
+        {'honest': 1, 'overconfident': 2}
+        """
+        t0 = time.perf_counter()
+        predictions = _as_named_models(predictions, what="predictions")
+        kind = kind_for(y, predictions)
+        data, preds = kind.validate(y, predictions, pos_label=pos_label, labels=labels)
+        metric_objs = kind.resolve_metrics(metrics)
+        plist = list(preds.values())
+        params = prepare_all(data, plist, metric_objs)
+        boot = run_bootstrap(data, plist, metric_objs, params, n_bootstrap, n_jobs, random_state, verbose)
+        report = cls(
+            kind=kind,
+            data=data,
+            predictions=preds,
+            metrics=metric_objs,
+            params=params,
+            bootstrap_values=boot,
+            confidence_level=confidence_level,
+            interval_method=interval_method,
+            n_bins=n_bins,
+            strategy=strategy,
+            calibration_tests=None,
+            title=title or kind.default_title,
+            notes=notes,
+            random_state=random_state,
+        )
+        if test_calibration:
+            if verbose:
+                print(
+                    f"[skcal] calibration tests ({n_resamples} resamples per model)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            report.calibration_tests = _run_tests(report, n_resamples, random_state)
+            report.verdict = build_verdict(report)
+        report.elapsed = time.perf_counter() - t0
+        return report
+
+    def _build_table(self):
+        point = score_all(self.data, list(self.predictions.values()), self.metrics, self.params)
+        cols = {}
+        for j, m in enumerate(self.metrics):
+            rep = self.bootstrap_values[:, :, j]
+            low, high = intervals(point[:, j], rep, self.confidence_level, self.interval_method, m.bounds)
+            cols[(m.name, "value")] = point[:, j]
+            cols[(m.name, "low")] = low
+            cols[(m.name, "high")] = high
+            cols[(m.name, "rank")] = ranks(point[:, j], m.greater_is_better, m.rank_by_abs)
+            cols[(m.name, "p_best")] = p_best(rep, m.greater_is_better, m.rank_by_abs)
+        table = pd.DataFrame(cols, index=pd.Index(self.model_names, name="model"))
+        table.columns = pd.MultiIndex.from_tuples(table.columns, names=["metric", "field"])
+        return table
+
+    # -- pickling and notebooks ------------------------------------------------------------
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_figures"] = None  # matplotlib figures are rebuilt on demand
+        state["reliability_displays"] = {}
+        return state
+
+    def _repr_html_(self):
+        return f"<style>{_render.CSS}</style><div class='skcal-report'>{_render.html_section(self)}</div>"
+
+    def __str__(self):
+        return f"{self.title}\n{self.to_text()}"
+
+    def __repr__(self):
+        return (
+            f"<CalibrationReport ({self.order}): {len(self.model_names)} models x {len(self.metric_names)} "
+            f"metrics on {self.n_samples} samples, {self.n_bootstrap} bootstrap replicates>"
+        )
+
+    # -- tables ----------------------------------------------------------------------------
+    def format_value(self, x, digits=4):
+        """A number as the report writes it (``digits`` significant digits).
+
+        Parameters
+        ----------
+        x : float
+            The number.
+        digits : int, default=4
+            Significant digits.
+
+        Returns
+        -------
+        str
+            The formatted number (``"nan"`` for a missing one).
+        """
+        return _render.fmt(x, digits)
+
+    def formatted_table(self, *, digits=4, intervals=True):
+        """A DataFrame of strings ``value [low, high] #rank (P(best) ...)``, one column per metric.
+
+        Parameters
+        ----------
+        digits : int, default=4
+            Significant digits of every number.
+        intervals : bool, default=True
+            Include the intervals and P(best).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per model (plus a ``calibration p`` column when the tests ran).
+        """
+        return _render.formatted_table(self, digits, intervals)
+
+    def to_frame(self):
+        """The results as a tidy DataFrame: one row per (model, metric).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``model``, ``metric``, ``value``, ``low``, ``high``, ``rank``, ``p_best``
+            and, when the calibration tests ran, ``calibration_pvalue`` (per model).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skcal.report import CalibrationReport
+        >>> rng = np.random.RandomState(0)
+        >>> p = rng.uniform(size=200)
+        >>> y = (rng.uniform(size=200) < p).astype(int)
+        >>> report = CalibrationReport.from_predictions(y, {"a": p}, metrics=["brier"], n_bootstrap=0,
+        ...                                             test_calibration=False)
+        >>> report.to_frame().columns.tolist()
+        ['model', 'metric', 'value', 'low', 'high', 'rank', 'p_best']
+        """
+        rows = []
+        for model in self.model_names:
+            for name in self.metric_names:
+                t = self.table.loc[model, name]
+                rows.append(
+                    {
+                        "model": model,
+                        "metric": name,
+                        **{f: t[f] for f in ("value", "low", "high")},
+                        "rank": int(t["rank"]),
+                        "p_best": t["p_best"],
+                    }
+                )
+        frame = pd.DataFrame(rows, columns=["model", "metric", "value", "low", "high", "rank", "p_best"])
+        if self.calibration_tests is not None:
+            frame["calibration_pvalue"] = frame["model"].map(self.calibration_tests["pvalue"]).astype(float)
+        return frame
+
+    def to_text(self, *, digits=4, intervals=False):
+        """The verdict and the table as plain text (as printed by the command line).
+
+        Parameters
+        ----------
+        digits : int, default=4
+            Significant digits.
+        intervals : bool, default=False
+            Include the intervals.
+
+        Returns
+        -------
+        str
+            The text.
+        """
+        return _render.to_text(self, digits, intervals)
+
+    def to_markdown(self, *, digits=4):
+        """The report as Markdown: title, verdict, notes, the table and its legend.
+
+        User text (model names, title, notes) is escaped: HTML becomes entities and Markdown's
+        table and emphasis characters are backslash-escaped.
+
+        Parameters
+        ----------
+        digits : int, default=4
+            Significant digits.
+
+        Returns
+        -------
+        str
+            The Markdown text.
+        """
+        return _render.to_markdown(self, digits)
+
+    def to_dict(self):
+        """The report as plain JSON types (the document :meth:`to_json` writes).
+
+        Returns
+        -------
+        dict
+            Keys ``schema`` (``"skcal.report/1"``), ``kind``, ``title``, ``n_samples``,
+            ``n_bootstrap``, ``confidence_level``, ``interval_method``, ``models``,
+            ``metrics``, ``results`` (one entry per model and metric), ``calibration_tests``,
+            ``verdict`` and ``notes``; missing numbers are ``None``. The JSON Schema is
+            ``skcal.report.JSON_SCHEMA``.
+        """
+        return _render.report_to_dict(self)
+
+    def to_json(self, path=None, *, indent=2):
+        """The report as a JSON document (see :meth:`to_dict`).
+
+        Parameters
+        ----------
+        path : str or path-like, default=None
+            Where to write it (UTF-8); nothing is written when None.
+        indent : int, default=2
+            Indentation.
+
+        Returns
+        -------
+        pathlib.Path or str
+            The path written to, or the JSON text when ``path`` is None.
+        """
+        text = _render.to_json([self], indent=indent)
+        return text if path is None else _render.write_text(text, path)
+
+    # -- figures ---------------------------------------------------------------------------
+    @property
+    def figures(self):
+        """Figure title -> matplotlib Figure (built on first access; empty without matplotlib)."""
+        if self._figures is None:
+            try:
+                import matplotlib  # noqa: F401
+            except ImportError:
+                self._figures = {}
+            else:
+                figs = self.kind.figures(self)
+                for title, fig in self._extra_figures:
+                    figs[title] = fig() if callable(fig) else fig
+                self._figures = figs
+        return self._figures
+
+    @property
+    def figure_explanations(self):
+        """Figure title -> a paragraph saying in words what it shows (the HTML captions)."""
+        words = self.kind.figure_explanations(self)
+        words.update(self._extra_words)
+        return words
+
+    def add_figure(self, title, figure, *, caption=""):
+        """Add a figure to the report (shown after the built-in ones).
+
+        Parameters
+        ----------
+        title : str
+            Title (escaped in the HTML).
+        figure : matplotlib Figure or callable
+            The figure, or a picklable function of no arguments that makes it (called only
+            when the figures are first needed, so a report can be built without matplotlib).
+        caption : str, default=""
+            What the figure shows, in words.
+
+        Returns
+        -------
+        CalibrationReport
+            The report.
+        """
+        if title in {t for t, _ in self._extra_figures}:
+            raise ValueError(f"a figure titled {title!r} was already added.")
+        self._extra_figures.append((str(title), figure))
+        self._extra_words[str(title)] = str(caption)
+        if self._figures is not None:
+            self._figures[str(title)] = figure() if callable(figure) else figure
+        return self
+
+    # -- HTML ------------------------------------------------------------------------------
+    def to_html(self, path=None, *, digits=4):
+        """One self-contained HTML page: verdict, table, legend, notes and every figure as a PNG.
+
+        Parameters
+        ----------
+        path : str or path-like, default=None
+            Where to write the page (UTF-8). Nothing is written when ``None``.
+        digits : int, default=4
+            Significant digits.
+
+        Returns
+        -------
+        pathlib.Path or str
+            The path written to when ``path`` is given; the HTML text when it is None.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skcal.report import CalibrationReport
+        >>> rng = np.random.RandomState(0)
+        >>> p = rng.uniform(size=100)
+        >>> y = (rng.uniform(size=100) < p).astype(int)
+        >>> report = CalibrationReport.from_predictions(y, {"honest": p}, metrics=["brier"],
+        ...                                             n_bootstrap=0, test_calibration=False)
+        >>> import pathlib, tempfile
+        >>> out = pathlib.Path(tempfile.mkdtemp()) / "report.html"
+        >>> report.to_html(out) == out  # writes the file, returns its path
+        True
+        >>> report.to_html()[:15]  # no path: the page as a string
+        '<!DOCTYPE html>'
+        """
+        return render_html([self], path=path, title=self.title, digits=digits)
+
+
+def _run_tests(report, n_resamples, random_state):
+    rows = {}
+    rng = np.random.RandomState(random_state if isinstance(random_state, (int, np.integer)) else None)
+    for model, (y, p) in report.kind.test_inputs(report).items():
+        seed = int(rng.randint(0, np.iinfo(np.int32).max)) if random_state is not None else None
+        res = calibration_pvalue(y, p, n_resamples=n_resamples, random_state=seed)
+        rows[model] = {
+            "statistic": res.statistic,
+            "pvalue": res.pvalue,
+            "measure": res.measure,
+            "method": res.method,
+            "n_resamples": res.n_resamples,
+        }
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("model")
+
+
+@validate_params(
+    {
+        "reports": [list, tuple],
+        "path": "no_validation",
+        "title": [str],
+        "intro": [list, tuple],
+        "digits": [StrictInterval(Integral, 1, 17, closed="both")],
+    },
+    prefer_skip_nested_validation=True,
+)
+def render_html(reports, *, path=None, title="Calibration report", intro=(), digits=4):
+    """Render one or more reports as one self-contained HTML page.
+
+    Parameters
+    ----------
+    reports : list of CalibrationReport
+        The reports, one section each.
+    path : str or path-like, default=None
+        Where to write the page (UTF-8); nothing is written when ``None``.
+    title : str, default="Calibration report"
+        Title of the page.
+    intro : sequence of str, default=()
+        Paragraphs shown under the title.
+    digits : int, default=4
+        Significant digits.
+
+    Returns
+    -------
+    pathlib.Path or str
+        The path written to when ``path`` is given, else the HTML text.
+    """
+    text = _render.render_page(reports, title=title, intro=intro, digits=digits)
+    return text if path is None else _render.write_text(text, path)
+
+
+@validate_params(
+    {
+        "estimators": [dict, list, tuple],
+        "X": ["array-like", "sparse matrix"],
+        "y": ["array-like"],
+        **_COMMON,
+    },
+    prefer_skip_nested_validation=True,
+)
+def calibration_report(
+    estimators,
+    X,
+    y,
+    *,
+    metrics=None,
+    n_bootstrap=200,
+    confidence_level=0.9,
+    interval_method="bc-percentile",
+    n_bins=10,
+    strategy="uniform",
+    test_calibration=True,
+    n_resamples=1000,
+    n_jobs=None,
+    random_state=None,
+    title=None,
+    notes=(),
+    verbose=0,
+):
+    """Compare the calibration of several fitted models on the same validation data.
+
+    The kind of report follows from the data. **First order**: ``y`` holds one binary label per
+    row and every model's ``predict_proba`` gives the positive-class probability (default metrics
+    SCDL, smECE, the cutoff error, the 11-bin ECE, accuracy, Brier and log loss).
+    **Multiclass**: ``y`` holds one of ``k > 2`` classes and ``predict_proba`` is an ``(n, k)``
+    matrix (default metrics the truthful ConfCE-corr and classwise LinCE, the top-label ECE,
+    accuracy, Brier and log loss). **Second order**: ``y`` is an ``(n, k)`` array of snapshots
+    (``k >= 2`` independent labels per row, NaN for a missing vote) and every model outputs
+    ``(m, sigma2)`` through ``transform`` (or ``predict``) (default metrics CE2, SCDL and Brier of
+    ``m`` against every vote, a proper loss for the second moment and the bias of the stated
+    variance).
+
+    Parameters
+    ----------
+    estimators : dict or list
+        Fitted models: a dict name -> model, a list of ``(name, model)`` pairs or a list of
+        models (named after their class, or after the last step of a pipeline).
+    X : array-like
+        Validation inputs, passed to every model.
+    y : array-like of shape (n,) or (n, k)
+        Binary labels, class labels or snapshots (see above).
+    metrics : list of str or dict, default=None
+        Metric names, or a dict name -> callable (``callable(y, prediction) -> float``, lower is
+        better) or name -> ``(callable, greater_is_better)``. First-order names: ``"scdl"``,
+        ``"smooth_ece"``, ``"cutoff"``, ``"binned_ece"``, ``"accuracy"``, ``"brier"``,
+        ``"log_loss"``, ``"roc_auc"``. A second-order report adds ``"ce2"``,
+        ``"second_moment_mse"`` and ``"variance_bias"`` (the first-order names there score ``m``
+        against every vote; callables receive the snapshots and the ``(n, 2)`` scores). A
+        multiclass report offers ``"truthful_conf_ce"``, ``"classwise_lince"``, ``"conf_ece"``,
+        ``"accuracy"``, ``"brier"`` and ``"log_loss"`` (callables receive class codes
+        ``0..k-1`` and the ``(n, k)`` matrix). ``None`` means the kind's defaults.
+    n_bootstrap : int, default=200
+        Paired bootstrap replicates (rows resampled with replacement, every model scored on the
+        same resample). 0 skips the intervals.
+    confidence_level : float, default=0.9
+        Nominal coverage of the intervals.
+    interval_method : {"bc-percentile", "percentile", "basic"}, default="bc-percentile"
+        How intervals are made from the replicates. ``"bc-percentile"`` shifts the replicates by
+        the bootstrap's estimate of the resampling bias (estimate minus their median), so the
+        interval is centred on the value and contains it; see :mod:`skcal.report._bootstrap`.
+    n_bins : int or None, default=10
+        Bins of the reliability diagrams (as in
+        :class:`~sklearn.calibration.CalibrationDisplay`; ``None`` with ``strategy="soft"``
+        uses SCDL's selected grid).
+    strategy : {"uniform", "quantile", "soft"}, default="uniform"
+        Binning of the reliability diagrams (see :class:`~skcal.display.ReliabilityDisplay`).
+    test_calibration : bool, default=True
+        Run a calibration test per model (consistency resampling of smECE) and report its
+        p-value; the verdict names the models miscalibrated at the 5% level.
+    n_resamples : int, default=1000
+        Resamples of each calibration test.
+    n_jobs : int, default=None
+        Number of joblib workers over bootstrap replicates. Results do not depend on it.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the bootstrap and the tests.
+    title : str, default=None
+        Title of the page and section.
+    notes : sequence of str, default=()
+        Free text shown in the outputs (data provenance, caveats).
+    verbose : int, default=0
+        Print progress lines to stderr when positive.
+
+    Returns
+    -------
+    CalibrationReport
+        The report.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import train_test_split
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from skcal.report import calibration_report
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> X_tr, X_te, y_tr, y_te = train_test_split(X, y, random_state=0)
+    >>> models = {
+    ...     "logistic": make_pipeline(StandardScaler(), LogisticRegression()).fit(X_tr, y_tr),
+    ...     "naive Bayes": GaussianNB().fit(X_tr, y_tr),
+    ... }
+    >>> report = calibration_report(models, X_te, y_te, metrics=["brier", "log_loss"],
+    ...                             n_bootstrap=50, random_state=0)
+    >>> report.table["log_loss"]["rank"].to_dict()
+    {'logistic': 1, 'naive Bayes': 2}
+    """
+    t0 = time.perf_counter()
+    models = _as_named_models(estimators)
+    if verbose:
+        print(f"[skcal] predicting with {len(models)} models", file=sys.stderr, flush=True)
+    predictions, extra = kind_for_target(y).collect(models, X)
+    report = CalibrationReport.from_predictions(
+        y,
+        predictions,
+        metrics=metrics,
+        n_bootstrap=n_bootstrap,
+        confidence_level=confidence_level,
+        interval_method=interval_method,
+        n_bins=n_bins,
+        strategy=strategy,
+        test_calibration=test_calibration,
+        n_resamples=n_resamples,
+        n_jobs=n_jobs,
+        random_state=random_state,
+        title=title,
+        notes=notes,
+        verbose=verbose,
+        **extra,
+    )
+    report.estimators = models
+    report.elapsed = time.perf_counter() - t0
+    return report
