@@ -23,9 +23,9 @@ from skcal._validation import (
     snapshot_targets,
     snapshot_votes,
 )
-from skcal.votes import VoteCounts
 from skcal.report import _figures
 from skcal.report._metrics import BINARY, Metric, binary_metric, user_metric
+from skcal.votes import VoteCounts
 
 _FROM_PREDICTIONS_HINT = (
     "calibration_report takes fitted models; for stored predictions use "
@@ -635,14 +635,19 @@ class SecondOrderKind(ReportKind):
 
     def test_inputs(self, report):
         d = report.data
-        first = np.argmax(
-            ~np.isnan(d.Y), axis=1
-        )  # the first observed vote of each row (votes of a row correlate)
-        y = d.Y[np.arange(d.n), first]
+        if isinstance(d.Y, VoteCounts):
+            # counts have no vote order: one vote per row drawn uniformly among its c votes
+            # (positive with probability a / c, exactly as one of exchangeable votes), seeded
+            pick = np.random.default_rng(0).random(d.n) * d.Y.total
+            y = (pick < d.Y.positive).astype(float)
+        else:
+            # the first observed vote of each row (votes of a row correlate)
+            first = np.argmax(~np.isnan(d.Y), axis=1)
+            y = d.Y[np.arange(d.n), first]
         return {name: (y, s[:, 0]) for name, s in report.predictions.items()}
 
     def test_description(self):
-        return "the mean m against the first vote of each row"
+        return "the mean m against one vote of each row (the first; for vote counts a seeded random one)"
 
     def sample_description(self, report):
         return f"{report.n_samples} validation inputs with {report.data.votes.shape[0]} votes"
