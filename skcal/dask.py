@@ -103,6 +103,58 @@ MEASURES: dict[str, MeasureSpec] = {
         inputs="second_order",
         status="exact at a fixed degree and alpha (two passes: moments, then plug-in sums)",
     ),
+    # binned binary measures on fixed (uniform or given) bins: per-bin sums; the default numbers
+    # of bins are the in-memory functions' (11 for binned_ece, 15 for the others)
+    **{
+        name: MeasureSpec(
+            "skcal.stats._binned:BinnedStatistics",
+            {"n_bins": n_bins, "measure": measure},
+            label_args=("pos_label",),
+            status="exact on uniform bins or given edges (per-bin sums); quantile edges: pass edges=",
+        )
+        for name, measure, n_bins in (
+            ("binned_ece", "ece", 11),
+            ("max_calibration_error", "mce", 15),
+            ("rms_calibration_error", "rms", 15),
+            ("average_calibration_error", "ace", 15),
+            ("debiased_l2_calibration_error", "debiased_l2", 15),
+        )
+    },
+    "cutoff": MeasureSpec(
+        "skcal.stats._cutoff:CutoffStatistics",
+        label_args=("pos_label",),
+        status="exact (sorted distinct predictions with their residual sums; state grows with them)",
+    ),
+    "ks_calibration_error": MeasureSpec(
+        "skcal.stats._cutoff:CutoffStatistics",
+        {"measure": "ks"},
+        label_args=("pos_label",),
+        status="exact (sorted distinct predictions with their residual sums; state grows with them)",
+    ),
+    "cutoff_grid": MeasureSpec(
+        "skcal.stats._cutoff:CutoffGridStatistics",
+        label_args=("pos_label",),
+        status="approximate: a 65,536-cell grid, within the stated bound (CutoffGridStatistics.bound)",
+    ),
+    # truthful multiclass errors on fixed bins
+    **{
+        name: MeasureSpec(
+            "skcal.stats._truthful:TopLabelStatistics",
+            {"n_bins": 15, "measure": name},
+            label_args=("labels",),
+            status="exact on uniform bins or given edges (per-bin sums); quantile edges: pass edges=",
+        )
+        for name in ("truthful_conf_ce", "conf_ce", "conf_ece")
+    },
+    **{
+        name: MeasureSpec(
+            "skcal.stats._truthful:ClasswiseStatistics",
+            {"n_bins": 15, "measure": name},
+            label_args=("labels",),
+            status="exact on uniform bins or given edges (per-bin sums); quantile edges: pass edges=",
+        )
+        for name in ("classwise_lince", "classwise_ece")
+    },
 }
 
 
