@@ -15,7 +15,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils import ClassifierTags, check_random_state
 
-from skcal._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
+from skcal._compat import StrOptions, _fit_context, check_is_fitted, validate_data
+from skcal._constraints import StrictInterval
 from skcal._validation import (
     _binary_labels,
     check_binary_probabilities,
@@ -23,7 +24,8 @@ from skcal._validation import (
     check_probabilities,
     check_sample_weight,
 )
-from skcal.scdl import _check_max_bins, _curve, _scdl_at
+from skcal.scdl import MAX_BINS, _curve, _scdl_at
+from skcal.stats._scdl import ScdlStatistics
 
 __all__ = [
     "SoftBinRounder",
@@ -271,9 +273,10 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     n_bins : "auto" or int, default="auto"
         ``"auto"`` selects the dyadic grid by the SCDL search (needs ``y`` in ``fit``); an
         integer ``m >= 1`` fixes the grid (any integer, not only powers of two).
-    max_bins : int, default=None
-        Cap of the dyadic search; ``None`` applies ``m ln(m) <= sqrt(T)`` (see
-        :func:`skcal.scdl_score`).
+    max_bins : {"auto", "theory"}, int or None, default="auto"
+        Grid rule of the dyadic search (see :func:`skcal.scdl.scdl_curve`): ``"auto"`` searches
+        up to the smallest power of two ``>= 4 sqrt(T)``, ``"theory"`` applies the rate
+        theorem's ``m ln(m) <= sqrt(T)``, an integer caps the search.
     random_state : int, RandomState instance or None, default=None
         Source of the rounding randomness, drawn in ``transform`` and ``decide`` (not in
         ``fit``). An integer re-seeds every call, so the same input is rounded the same way on
@@ -322,23 +325,25 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     >>> y = (rng.uniform(size=4000) < p).astype(int)
     >>> rounder = SoftBinRounder(random_state=0).fit(p, y)
     >>> rounder.n_bins_, 1 / rounder.n_bins_ <= rounder.scdl_ < 2 / rounder.n_bins_
-    (16, True)
+    (256, True)
     >>> r = rounder.transform(p)
-    >>> sorted(set((r[:, 0] * 16).round(6).tolist())) == list(range(17))
+    >>> sorted(set((r[:, 0] * 256).round(6).tolist())) == list(range(257))
     True
+    >>> SoftBinRounder(max_bins="theory").fit(p, y).n_bins_   # the theorem's cap: m ln m <= sqrt(4000)
+    16
     >>> U = [[1.0, 0.0], [0.0, 1.0]]            # predict the label
     >>> rounder.decide([0.1, 0.9], U).tolist()
     [0, 1]
     """
 
     _parameter_constraints: dict = {
-        "n_bins": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
-        "max_bins": [None, Interval(Integral, 2, None, closed="left")],
+        "n_bins": [StrOptions({"auto"}), StrictInterval(Integral, 1, None, closed="left")],
+        "max_bins": MAX_BINS,
         "random_state": ["random_state"],
         "out_of_bounds": [StrOptions({"raise", "clip"})],
     }
 
-    def __init__(self, n_bins="auto", max_bins=None, random_state=None, out_of_bounds="raise"):
+    def __init__(self, *, n_bins="auto", max_bins="auto", random_state=None, out_of_bounds="raise"):
         self.n_bins = n_bins
         self.max_bins = max_bins
         self.random_state = random_state
@@ -408,7 +413,7 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         yb, p, w = check_binary_probabilities(
             y, p, pos_label=_greater_label(y), sample_weight=sample_weight, y_true_name="y", y_prob_name="X"
         )
-        curve = _curve(p, yb, w, _check_max_bins(self.max_bins))
+        curve = _curve(p, yb, w, self.max_bins)
         self.curve_ = curve
         self.scdl_ = curve.scdl
         self.n_bins_ = curve.selected_n_bins if self.n_bins == "auto" else int(self.n_bins)
@@ -417,6 +422,51 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.bin_weights_ = pi
         with np.errstate(invalid="ignore", divide="ignore"):
             self.bin_means_ = np.where(pi > 0, a / np.where(pi > 0, pi, 1.0), np.nan)
+        return self
+
+    def fit_statistics(self, stats):
+        """Fit from accumulated SCDL statistics instead of arrays (for data that do not fit in memory).
+
+        Equals :meth:`fit` on all the rows folded into ``stats``. The fitted rounder takes
+        one-column input (``n_features_in_ = 1``).
+
+        Parameters
+        ----------
+        stats : skcal.stats.ScdlStatistics
+            Statistics of the fitting rows. With ``n_bins="auto"`` the search runs up to
+            ``min(rule(T), stats.max_bins)``; an integer ``n_bins`` must be a power of two not
+            above ``stats.max_bins`` (the grids the statistics can fold to exactly).
+
+        Returns
+        -------
+        self : SoftBinRounder
+            The fitted rounder.
+        """
+        self._validate_params()
+        if not isinstance(stats, ScdlStatistics):
+            raise TypeError(f"stats must be a skcal.stats.ScdlStatistics; got {type(stats).__name__}.")
+        curve = stats.curve(self.max_bins)
+        if self.n_bins == "auto":
+            m = curve.selected_n_bins
+        else:
+            m = int(self.n_bins)
+            if m < 2 or m & (m - 1) or m > stats.max_bins:
+                raise ValueError(
+                    f"n_bins={m} cannot be folded from statistics with max_bins={stats.max_bins}: "
+                    "with fit_statistics, n_bins must be a power of two between 2 and max_bins."
+                )
+        pi, a = stats.grid_masses(m)
+        from skcal.scdl import _scfdl
+
+        self.curve_ = curve
+        self.scdl_ = curve.scdl
+        self.n_bins_ = m
+        self.scdl_n_bins_ = float(_scfdl(pi, a).max())
+        self.swap_regret_bound_ = 2 * self.scdl_n_bins_ + 2 / m
+        self.bin_weights_ = pi
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.bin_means_ = np.where(pi > 0, a / np.where(pi > 0, pi, 1.0), np.nan)
+        self.n_features_in_ = 1
         return self
 
     def score(self, X, y, sample_weight=None):

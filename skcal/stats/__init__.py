@@ -10,3 +10,9 @@ through its statistics object, so the streaming, distributed and in-memory paths
 from skcal.stats._base import BaseStatistics, from_state
 
 __all__ = ["BaseStatistics", "from_state"]
+
+# SCDL and smECE statistics (scdl engineer)
+from skcal.stats._scdl import ScdlStatistics  # noqa: E402
+from skcal.stats._smooth_ece import SmoothECEStatistics  # noqa: E402
+
+__all__ += ["ScdlStatistics", "SmoothECEStatistics"]
