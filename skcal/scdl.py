@@ -181,33 +181,45 @@ def _masses_to_moments(W, A, total):
 
 
 def _scfdl(pi, a):
-    """``SCFDL_{m,i}`` for every ``i = 0..m`` from ``pi_j`` and ``a_j = pi_j q_j``, in ``O(m)``."""
-    m = pi.shape[0] - 1
-    j = np.arange(m + 1)
-    pos = pi > 0
+    """``SCFDL_{m,i}`` for every ``i = 0..m`` from ``pi_j`` and ``a_j = pi_j q_j``, in ``O(m)``.
+
+    ``pi`` has shape ``(m + 1,)`` or ``(R, m + 1)``; ``a`` has shape ``(m + 1,)`` or ``(R, m + 1)``
+    (one row per replicate, as the calibration test uses it). The result has ``a``'s shape.
+    """
+    a = np.asarray(a)
+    one = a.ndim == 1
+    a2 = np.atleast_2d(a)
+    R, m1 = a2.shape
+    m = m1 - 1
+    pi2 = np.broadcast_to(pi, a2.shape)
+    j = np.broadcast_to(np.arange(m1), a2.shape)
+    pos = pi2 > 0
     with np.errstate(invalid="ignore", divide="ignore"):
-        mq = np.where(pos, m * a / np.where(pos, pi, 1.0), 0.0)
-    # Row i gains c + s * i from bin j on rows start..stop-1 (difference arrays of length m + 2).
-    const = np.zeros(m + 2)
-    slope = np.zeros(m + 2)
+        mq = np.where(pos, m * a2 / np.where(pos, pi2, 1.0), 0.0)
+    # Row i gains c + s * i from bin j on rows start..stop-1: difference arrays of length m + 2
+    # per replicate, filled by one bincount over (replicate, row) indices.
+    width = m + 2
+    base = (np.arange(R) * width)[:, None]
     # j <= i, positive iff i < m q_j - 1: rows j .. ceil(m q_j) - 2
     stop_a = np.minimum(np.ceil(mq).astype(np.intp) - 1, m + 1)
-    sel = pos & (stop_a > j)
-    ja, sa = j[sel], stop_a[sel]
-    np.add.at(const, ja, a[sel] - pi[sel] / m)
-    np.add.at(const, sa, -(a[sel] - pi[sel] / m))
-    np.add.at(slope, ja, -pi[sel] / m)
-    np.add.at(slope, sa, pi[sel] / m)
+    sel_a = pos & (stop_a > j)
     # j > i, positive iff i > m q_j: rows floor(m q_j) + 1 .. j - 1
     start_b = np.floor(mq).astype(np.intp) + 1
-    sel = pos & (start_b < j)
-    jb, sb = j[sel], start_b[sel]
-    np.add.at(const, sb, -a[sel])
-    np.add.at(const, jb, a[sel])
-    np.add.at(slope, sb, pi[sel] / m)
-    np.add.at(slope, jb, -pi[sel] / m)
-    out = np.cumsum(const)[: m + 1] + np.cumsum(slope)[: m + 1] * j
-    return np.maximum(out, 0.0)
+    sel_b = pos & (start_b < j)
+    ca = (a2 - pi2 / m)[sel_a]
+    sa = (pi2 / m)[sel_a]
+    cb = a2[sel_b]
+    sb = (pi2 / m)[sel_b]
+    idx = np.concatenate(
+        [(base + j)[sel_a], (base + stop_a)[sel_a], (base + start_b)[sel_b], (base + j)[sel_b]]
+    )
+    size = R * width
+    const = np.bincount(idx, weights=np.concatenate([ca, -ca, -cb, cb]), minlength=size)
+    slope = np.bincount(idx, weights=np.concatenate([-sa, sa, sb, -sb]), minlength=size)
+    const = np.cumsum(const.reshape(R, width), axis=1)[:, :m1]
+    slope = np.cumsum(slope.reshape(R, width), axis=1)[:, :m1]
+    out = np.maximum(const + slope * np.arange(m1), 0.0)
+    return out[0] if one else out
 
 
 @dataclass(frozen=True)

@@ -55,11 +55,11 @@ def _node_deposit(p, y, w, m):
 
 
 def _coarsen(V):
-    """Masses on the grid ``m`` from the masses on the grid ``2m`` (``V`` has ``2m + 1`` entries)."""
-    even = V[0::2].copy()
-    odd = 0.5 * V[1::2]
-    even[:-1] += odd
-    even[1:] += odd
+    """Masses on the grid ``m`` from those on the grid ``2m`` (last axis of ``V``: ``2m + 1`` entries)."""
+    even = V[..., 0::2].copy()
+    odd = 0.5 * V[..., 1::2]
+    even[..., :-1] += odd
+    even[..., 1:] += odd
     return even
 
 
