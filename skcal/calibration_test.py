@@ -58,7 +58,7 @@ NULL_QUANTILES = (0.5, 0.9, 0.95, 0.99)
 class CalibrationTestResult:
     """Result of :func:`calibration_test`.
 
-    Attributes
+    Parameters
     ----------
     statistic : float
         The measure on the observed labels.

@@ -15,8 +15,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils import ClassifierTags, check_random_state
 
-from skcal._compat import StrOptions, _fit_context, check_is_fitted, validate_data
-from skcal._constraints import StrictInterval
+from skcal._compat import StrOptions, _fit_context, check_is_fitted, validate_data, validate_params
+from skcal._constraints import POS_LABEL, SAMPLE_WEIGHT, StrictInterval
 from skcal._validation import (
     _binary_labels,
     check_binary_probabilities,
@@ -48,6 +48,14 @@ def _neighbours(p, m):
     return lo, t - lo
 
 
+@validate_params(
+    {
+        "y_prob": ["array-like"],
+        "n_bins": [StrictInterval(Integral, 1, None, closed="left")],
+        "dense": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def soft_bin_weights(y_prob, n_bins, *, dense=False):
     """Triangular soft-bin weights ``w_i(p) = max(0, 1 - |m p - i|)`` on ``{0, 1/m, ..., 1}``.
 
@@ -108,8 +116,21 @@ def _check_utility(utility):
     return U
 
 
+@validate_params({"q": ["array-like"], "utility": ["array-like"]}, prefer_skip_nested_validation=True)
 def best_response(q, utility):
     """Best response ``r(q) = argmax_a q U[a, 1] + (1 - q) U[a, 0]`` (ties: the lowest action).
+
+    Parameters
+    ----------
+    q : array-like of float
+        Probabilities of label 1.
+    utility : array-like of shape (n_actions, 2)
+        ``U[action, label]``.
+
+    Returns
+    -------
+    ndarray of int
+        The best action per entry of ``q``.
 
     Examples
     --------
@@ -140,6 +161,16 @@ def _swap_regret_from_mass(N, U):
     return float(np.maximum(gain.max(axis=1), 0.0).sum())
 
 
+@validate_params(
+    {
+        "y_true": ["array-like"],
+        "actions": ["array-like"],
+        "utility": ["array-like"],
+        "sample_weight": SAMPLE_WEIGHT,
+        "pos_label": POS_LABEL,
+    },
+    prefer_skip_nested_validation=True,
+)
 def swap_regret(y_true, actions, utility, *, sample_weight=None, pos_label=None):
     """Exact swap regret of played actions on a sample.
 
@@ -158,12 +189,14 @@ def swap_regret(y_true, actions, utility, *, sample_weight=None, pos_label=None)
     utility : array-like of shape (n_actions, 2)
         ``U[action, label]``.
     sample_weight : array-like of shape (n,), default=None
-    pos_label : default=None
+        Non-negative sample weights.
+    pos_label : int, float, bool or str, default=None
         The positive class.
 
     Returns
     -------
     float
+        The swap regret.
 
     Examples
     --------
@@ -210,6 +243,17 @@ def _rounded_action_mass(p, y, w, m, U):
     return N.reshape(A, 2) / wt.sum()
 
 
+@validate_params(
+    {
+        "y_true": ["array-like"],
+        "y_prob": ["array-like"],
+        "utility": ["array-like"],
+        "n_bins": [StrictInterval(Integral, 1, None, closed="left")],
+        "sample_weight": SAMPLE_WEIGHT,
+        "pos_label": POS_LABEL,
+    },
+    prefer_skip_nested_validation=True,
+)
 def expected_swap_regret(y_true, y_prob, utility, n_bins, *, sample_weight=None, pos_label=None):
     """Exact expected swap regret of ``a = r(tau_m(p))`` over the randomized rounding.
 
@@ -221,17 +265,22 @@ def expected_swap_regret(y_true, y_prob, utility, n_bins, *, sample_weight=None,
     Parameters
     ----------
     y_true : array-like of shape (n,)
+        Binary labels.
     y_prob : array-like of shape (n,) or (n, 2)
+        Probabilities of the positive class, or ``predict_proba`` output.
     utility : array-like of shape (n_actions, 2)
         ``U[action, label]``.
     n_bins : int
         The rounding grid ``m >= 1``.
     sample_weight : array-like of shape (n,), default=None
-    pos_label : default=None
+        Non-negative sample weights.
+    pos_label : int, float, bool or str, default=None
+        The positive class.
 
     Returns
     -------
     float
+        The expected swap regret.
 
     Examples
     --------
@@ -387,14 +436,15 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             Probabilities of the positive class, or ``predict_proba`` output.
         y : array-like of shape (n,), default=None
             Labels of two classes; required when ``n_bins="auto"``. The greater label is the
-        positive class (the class of ``predict_proba``'s column 1); a single class must be
-        written as 0/1 or booleans.
+            positive class (the class of ``predict_proba``'s column 1); a single class must be
+            written as 0/1 or booleans.
         sample_weight : array-like of shape (n,), default=None
             Weights of the SCDL search (unused when ``y`` is None).
 
         Returns
         -------
-        self
+        SoftBinRounder
+            The fitted rounder.
         """
         p = self._validate_X(X, reset=True)
         if y is None:
@@ -439,7 +489,7 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        self : SoftBinRounder
+        SoftBinRounder
             The fitted rounder.
         """
         self._validate_params()
@@ -482,13 +532,16 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n,), (n, 1) or (n, 2)
+            Probabilities of the positive class, or ``predict_proba`` output.
         y : array-like of shape (n,)
             Labels of two classes (the greater label is positive, as in :meth:`fit`).
         sample_weight : array-like of shape (n,), default=None
+            Non-negative sample weights.
 
         Returns
         -------
         float
+            ``-(2 SCDL_m + 2/m)``.
         """
         check_is_fitted(self)
         p = self._validate_X(X, reset=False)
@@ -509,10 +562,12 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n,), (n, 1) or (n, 2)
+            Probabilities of the positive class, or ``predict_proba`` output.
 
         Returns
         -------
-        ndarray of shape (n, 1), or (n, 2) as ``[1 - r, r]`` for two-column input
+        ndarray of shape (n, 1) or (n, 2)
+            The rounded probabilities; ``[1 - r, r]`` for two-column input.
         """
         check_is_fitted(self)
         p = self._validate_X(X, reset=False)
@@ -522,13 +577,37 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return r[:, None]
 
     def predict_weights(self, X, *, dense=False):
-        """The soft-bin weights of ``X`` on the fitted grid (see :func:`soft_bin_weights`)."""
+        """The soft-bin weights of ``X`` on the fitted grid (see :func:`soft_bin_weights`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n,), (n, 1) or (n, 2)
+            Probabilities of the positive class, or ``predict_proba`` output.
+        dense : bool, default=False
+            Return the full ``(n, n_bins_ + 1)`` matrix.
+
+        Returns
+        -------
+        tuple of ndarray or ndarray
+            ``(index, weights)``, or the dense matrix.
+        """
         check_is_fitted(self)
         p = self._validate_X(X, reset=False)
         return soft_bin_weights(p, self.n_bins_, dense=dense)
 
     def grid_responses(self, utility):
-        """Best response ``r(i/m)`` to every grid point ``i = 0..m`` for ``U[action, label]``."""
+        """Best response ``r(i/m)`` to every grid point ``i = 0..m`` for ``U[action, label]``.
+
+        Parameters
+        ----------
+        utility : array-like of shape (n_actions, 2)
+            ``U[action, label]``.
+
+        Returns
+        -------
+        ndarray of shape (n_bins_ + 1,)
+            The action per grid point.
+        """
         check_is_fitted(self)
         return best_response(np.arange(self.n_bins_ + 1) / self.n_bins_, utility)
 
@@ -541,12 +620,14 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n,), (n, 1) or (n, 2)
+            Probabilities of the positive class, or ``predict_proba`` output.
         utility : array-like of shape (n_actions, 2)
             ``U[action, label]``; ties are broken towards the lowest action index.
 
         Returns
         -------
-        ndarray of shape (n,), int
+        ndarray of shape (n,)
+            The action index per sample.
         """
         responses = self.grid_responses(utility)
         p = self._validate_X(X, reset=False)
@@ -557,6 +638,18 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
         ``P(a | p) = sum_i w_i(p) 1[r(i/m) = a]``; feed it to :func:`swap_regret` for the
         exact expected swap regret.
+
+        Parameters
+        ----------
+        X : array-like of shape (n,), (n, 1) or (n, 2)
+            Probabilities of the positive class, or ``predict_proba`` output.
+        utility : array-like of shape (n_actions, 2)
+            ``U[action, label]``.
+
+        Returns
+        -------
+        ndarray of shape (n, n_actions)
+            ``P(a | p)`` per sample.
         """
         responses = self.grid_responses(utility)
         n_actions = _check_utility(utility).shape[0]

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 
@@ -58,6 +58,10 @@ AUTO_FACTOR = 4.0
 MAX_BINS = [StrOptions({"auto", "theory"}), StrictInterval(Integral, 2, MAX_BINS_LIMIT, closed="both"), None]
 
 
+_NONNEG_REAL = [StrictInterval(Real, 0, None, closed="left")]
+
+
+@validate_params({"n_effective": _NONNEG_REAL}, prefer_skip_nested_validation=True)
 def theory_max_bins(n_effective):
     """Largest dyadic ``m >= 2`` with ``m ln(m) <= sqrt(T)``: the rate theorem's cap (SPEC 4).
 
@@ -83,6 +87,9 @@ def theory_max_bins(n_effective):
     return m
 
 
+@validate_params(
+    {"n_rows": [StrictInterval(Integral, 0, None, closed="left")]}, prefer_skip_nested_validation=True
+)
 def max_supported_bins(n_rows):
     """Largest ``max_bins`` accepted for ``n_rows`` rows: ``max(1024, 4 n_rows)``, at most ``2**24``.
 
@@ -107,6 +114,10 @@ def max_supported_bins(n_rows):
     return int(min(MAX_BINS_LIMIT, max(1024, 4 * int(n_rows))))
 
 
+@validate_params(
+    {"n_effective": _NONNEG_REAL, "rule": [StrOptions({"auto", "theory"})]},
+    prefer_skip_nested_validation=True,
+)
 def default_max_bins(n_effective, rule="auto"):
     """The largest grid ``m_max`` searched by a named rule for a sample of (effective) size ``T``.
 
@@ -145,7 +156,9 @@ def _resolve_max_bins(max_bins, n_effective, n_rows):
     """The finest dyadic grid searched: a power of two, checked against the data."""
     if max_bins is None or isinstance(max_bins, str):
         rule = "auto" if max_bins is None else max_bins
-        M = default_max_bins(n_effective, rule)
+        if rule not in ("auto", "theory"):
+            raise ValueError(f"max_bins must be 'auto', 'theory', None or an integer >= 2; got {max_bins!r}.")
+        M = default_max_bins.__wrapped__(n_effective, rule)
         # a rule never asks for more than the rows support
         bound = max_supported_bins(n_rows)
         while M > bound and M > 2:
@@ -226,7 +239,7 @@ def _scfdl(pi, a):
 class SCDLCurve:
     """Everything :func:`scdl_curve` computes.
 
-    Attributes
+    Parameters
     ----------
     n_bins : ndarray of int, shape (g,)
         The dyadic grids searched, ``2, 4, ..., m_max``.

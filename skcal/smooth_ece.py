@@ -135,7 +135,7 @@ def smooth_ece(y_true, y_prob, *, sample_weight=None, pos_label=None, return_ban
     Returns
     -------
     float or tuple of float
-        smECE, or ``(smECE, sigma)`` with ``return_bandwidth=True``.
+        The smECE, or ``(smECE, sigma)`` with ``return_bandwidth=True``.
 
     Examples
     --------

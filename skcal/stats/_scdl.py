@@ -173,7 +173,7 @@ class ScdlStatistics(BaseStatistics):
 
         Returns
         -------
-        self : ScdlStatistics
+        ScdlStatistics
             The updated object.
         """
         return super().update(y_true, y_prob, sample_weight=sample_weight)

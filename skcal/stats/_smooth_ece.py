@@ -108,7 +108,7 @@ class SmoothECEStatistics(BaseStatistics):
 
         Returns
         -------
-        self : SmoothECEStatistics
+        SmoothECEStatistics
             The updated object.
         """
         return super().update(y_true, y_prob, sample_weight=sample_weight)
@@ -133,6 +133,6 @@ class SmoothECEStatistics(BaseStatistics):
         Returns
         -------
         float or tuple of float
-            smECE, or ``(smECE, sigma)`` with ``return_bandwidth=True``.
+            The smECE, or ``(smECE, sigma)`` with ``return_bandwidth=True``.
         """
         return self._compute(return_bandwidth)
