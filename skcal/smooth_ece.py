@@ -47,12 +47,13 @@ class _FineGrid:
     def from_sums(cls, N, F, R, RF, scale=1.0):
         """Occupied cells of the ``2^18``-cell deposit, weights multiplied by ``scale``."""
         self = cls.__new__(cls)
-        occupied = N > 0
-        self.N = N[occupied] * scale
-        self.F = F[occupied] * scale
-        self.R = R[occupied] * scale
-        self.RF = RF[occupied] * scale
-        self.centre = np.clip(F[occupied] / N[occupied], 0.0, 1.0)
+        occupied = np.flatnonzero(N > 0)
+        n_occ, f_occ = N.take(occupied), F.take(occupied)
+        self.N = n_occ * scale
+        self.F = f_occ * scale
+        self.R = R.take(occupied) * scale
+        self.RF = RF.take(occupied) * scale
+        self.centre = np.clip(f_occ / n_occ, 0.0, 1.0)
         return self
 
     def deposit(self, E):
