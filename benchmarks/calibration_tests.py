@@ -115,8 +115,9 @@ def plot(result, path):
     ax.legend(fontsize=8)
     for ax, dist in zip(axes[1:], DISTORTIONS, strict=True):
         for m in measures:
-            rates = [result["power"][dist][m][str(T)]["rate"] for T in power_T]
-            ax.plot(power_T, rates, "o-", label=m)
+            Ts = [T for T in power_T if str(T) in result["power"][dist][m]]
+            rates = [result["power"][dist][m][str(T)]["rate"] for T in Ts]
+            ax.plot(Ts, rates, "o-", label=m)
         ax.set_xscale("log")
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("T")
@@ -134,7 +135,9 @@ def main(argv=None):
     parser.add_argument("--reps", type=int, default=500, help="type-I repetitions, fast measures")
     parser.add_argument("--power-reps", type=int, default=200, help="power repetitions, fast measures")
     parser.add_argument("--resamples", type=int, default=200, help="resamples per test, fast measures")
-    parser.add_argument("--slow-reps", type=int, default=100, help="repetitions (both studies), smECE")
+    parser.add_argument("--slow-reps", type=int, default=100, help="type-I repetitions, smECE")
+    parser.add_argument("--slow-power-reps", type=int, default=40, help="power repetitions, smECE")
+    parser.add_argument("--slow-power-max-T", type=int, default=10000, help="largest power T, smECE")
     parser.add_argument("--slow-resamples", type=int, default=100, help="resamples per test, smECE")
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
@@ -145,19 +148,21 @@ def main(argv=None):
     type1_T, power_T = (TYPE1_T, POWER_T)
     if args.quick:
         args.reps = args.power_reps = 8
-        args.slow_reps, args.resamples, args.slow_resamples = 3, 19, 9
+        args.slow_reps, args.slow_power_reps, args.resamples, args.slow_resamples = 3, 3, 19, 9
         type1_T, power_T = (200,), (200, 1000)
     jobs = []
     ss = np.random.SeedSequence(args.seed)
     for m in (*fast, *slow):
         reps = args.reps if m in fast else args.slow_reps
-        preps = args.power_reps if m in fast else args.slow_reps
+        preps = args.power_reps if m in fast else args.slow_power_reps
         R = args.resamples if m in fast else args.slow_resamples
         for T in type1_T:
             for r in range(reps):
                 jobs.append(("type1", m, T, None, r, R))
         for dist in DISTORTIONS:
             for T in power_T:
+                if m not in fast and T > args.slow_power_max_T:
+                    continue
                 for r in range(preps):
                     jobs.append(("power", m, T, dist, r, R))
     seeds = ss.generate_state(len(jobs))
@@ -183,6 +188,8 @@ def main(argv=None):
             "power_reps_fast": args.power_reps,
             "resamples_fast": args.resamples,
             "reps_slow": args.slow_reps,
+            "power_reps_slow": args.slow_power_reps,
+            "power_max_T_slow": args.slow_power_max_T,
             "resamples_slow": args.slow_resamples,
             "type1_T": list(type1_T),
             "power_T": list(power_T),
