@@ -165,7 +165,7 @@ def main(argv=None):
     )
     args.out.mkdir(parents=True, exist_ok=True)
     result = {
-        "command": "python benchmarks/speed_scdl.py" + (" --quick" if args.quick else ""),
+        "command": " ".join(["python benchmarks/speed_scdl.py", *(sys.argv[1:] if argv is None else argv)]),
         "quick": args.quick,
         "repeats": repeats,
         "python": platform.python_version(),
