@@ -150,6 +150,7 @@ def main(argv=None):
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
+    commit = _git_commit()  # at the start: the code that runs
     fast, slow = _measures()
     type1_T, power_T = (TYPE1_T, POWER_T)
     if args.quick:
@@ -182,7 +183,7 @@ def main(argv=None):
     )
     result = {
         "command": _command(argv),
-        "git_commit": _git_commit(),
+        "git_commit": commit,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "cpu_count": os.cpu_count(),
         "config": {
