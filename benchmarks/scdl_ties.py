@@ -118,16 +118,31 @@ def main(argv=None):
     t0 = time.perf_counter()
     sizes = (500,) if args.quick else SIZES
     seeds = 1 if args.quick else args.seeds
-    runs = Parallel(n_jobs=args.n_jobs)(delayed(one_search)(n, s) for n in sizes for s in range(seeds))
+    args.out.mkdir(parents=True, exist_ok=True)
+    runs = []
+    # results are written after every finished search, so a stopped run keeps what it measured
+    for run in Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")(
+        delayed(one_search)(n, s) for s in range(seeds) for n in sizes
+    ):
+        runs.append(run)
+        result = _result(runs, sizes, seeds, argv, t0)
+        (args.out / "scdl_ties.json").write_text(json.dumps(result, indent=1))
+        print(f"done n={run['n']} seed={run['seed']} ({len(runs)} of {len(sizes) * seeds})", flush=True)
+    _print(result)
+    return result
+
+
+def _result(runs, sizes, seeds, argv, t0):
     summary = {}
     for name in (*(f"scdl_{r}" for r in RULES), "smooth_ece", "brier"):
         summary[name] = {}
         for n in sizes:
             cell = [r[name] for r in runs if r["n"] == n]
-            summary[name][str(n)] = {
-                k: float(np.mean([c[k] for c in cell])) for k in cell[0]
-            }
-    result = {
+            if not cell:
+                continue
+            summary[name][str(n)] = {k: float(np.mean([c[k] for c in cell])) for k in cell[0]}
+            summary[name][str(n)]["searches"] = len(cell)
+    return {
         "command": " ".join(["python benchmarks/scdl_ties.py", *(sys.argv[1:] if argv is None else argv)]),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "cpu_count": os.cpu_count(),
@@ -138,9 +153,10 @@ def main(argv=None):
         "runs": runs,
         "wall_seconds": time.perf_counter() - t0,
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "scdl_ties.json").write_text(json.dumps(result, indent=1))
-    for name, cells in summary.items():
+
+
+def _print(result):
+    for name, cells in result["summary"].items():
         print(
             f"{name:12s} "
             + "  ".join(
@@ -151,7 +167,6 @@ def main(argv=None):
             )
         )
     print(f"wall {result['wall_seconds']:.1f} s")
-    return result
 
 
 if __name__ == "__main__":
