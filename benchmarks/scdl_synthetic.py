@@ -33,13 +33,22 @@ differences of ~1e-3 in ``p`` can exploit. We also report the same supremum rest
 simplest tasks, two actions with a threshold (utilities in [0, 1]), where deviations pool all
 predictions on each side of the threshold (``threshold_swap_regret``; it is at most CDL).
 
-Besides ``scdl`` = ``min_m max(SCDL_m, 1/m)`` we report ``scdl_m_max`` = ``SCDL_m`` at the largest
-searched grid (``m = 8`` at T = 1000): on 1000 samples the SCDL cannot go below ``1/8``, and it
-sits at that floor whenever ``SCDL_8 < 1/8``.
+Besides ``scdl`` = ``min_m max(SCDL_m, 1/m)`` with the default ``"auto"`` grid rule (``m_max`` the
+smallest power of two ``>= 4 sqrt(T)``: 128 at T = 1000) we report ``scdl_m_star`` = the unfloored
+``SCDL_{m*}`` on the selected grid, ``m_star`` itself, and ``scdl_theory`` = SCDL with the rate
+theorem's cap ``m ln m <= sqrt(T)`` (``m = 8`` at T = 1000, so it cannot go below ``1/8``).
+
+``--grid-study`` runs the study behind the ``"auto"`` rule instead: for each alpha one fitted
+predictor, its population ``SCDL_m`` (midpoint rule over 2e6 points of ``x`` with ``y`` replaced by
+``eta(x)``, grids up to ``2^14``) and, for T in {300, 1000, 3000, 10000}, ``--repeats`` fresh test
+sets scored under the caps "theory", ``c sqrt(T)`` (c = 1, 2, 4, 8; rounded up to a power of two)
+and the largest grid the data support; bias, spread, how often the estimate falls below the
+truth, and how often the selected grid is the cap. Writes ``scdl_grid_study.json``.
 
 Usage::
 
-    nice python benchmarks/scdl_synthetic.py --n-jobs 2       # full: 100 repeats, 200 alphas
+    nice python benchmarks/scdl_synthetic.py --n-jobs 2 --repeats 200   # full: 200 repeats, 200 alphas
+    nice python benchmarks/scdl_synthetic.py --grid-study --repeats 100   # the grid-rule study
     python benchmarks/scdl_synthetic.py --quick               # smoke: 2 repeats, 6 alphas
 
 Writes ``scdl_synthetic.json`` and ``scdl_synthetic.png`` to ``--out`` (default
@@ -64,10 +73,12 @@ from joblib import Parallel, delayed  # noqa: E402
 from scipy.stats import spearmanr  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 
-from skcal import binned_ece, cutoff_calibration_error, scdl_curve, smooth_ece  # noqa: E402
+from skcal import binned_ece, cutoff_calibration_error, smooth_ece  # noqa: E402
+from skcal.scdl import max_supported_bins, scdl_curve, theory_max_bins  # noqa: E402
+from skcal.stats._scdl import ScdlStatistics, _node_deposit  # noqa: E402
 
 ALPHAS = (0.0, 0.5, 0.8, 1.0)
-MEASURES = ("scdl", "scdl_m_max", "smooth_ece", "cutoff", "ece11")
+MEASURES = ("scdl", "scdl_m_star", "m_star", "scdl_theory", "smooth_ece", "cutoff", "ece11")
 TARGETS = ("true_swap_regret", "threshold_swap_regret")
 N_TRAIN, N_TEST = 500, 1000
 
@@ -143,7 +154,9 @@ def measures(y, p):
     curve = scdl_curve(y, p)
     return {
         "scdl": curve.scdl,
-        "scdl_m_max": float(curve.scdl_m[-1]),
+        "scdl_m_star": curve.selected_scdl_m,
+        "m_star": float(curve.selected_n_bins),
+        "scdl_theory": scdl_curve(y, p, max_bins="theory").scdl,
         "smooth_ece": smooth_ece(y, p),
         "cutoff": cutoff_calibration_error(y, p),
         "ece11": binned_ece(y, p, n_bins=11),
@@ -168,6 +181,108 @@ def one_run(alpha, seed):
         res["threshold_swap_regret"] = threshold_swap_regret(coef, intercept, alpha, flip)
         out[name] = res
     return out
+
+
+GRID_FINE = 1 << 14
+GRID_RULES = ("theory", "c1", "c2", "c4", "c8", "max")
+GRID_T = (300, 1000, 3000, 10000)
+
+
+def population_curve(coef, intercept, alpha, flip, n_x=2_000_000):
+    """Population ``SCDL_m`` of the predictor (midpoint rule in x, y replaced by eta(x))."""
+    x = (np.arange(n_x) + 0.5) / n_x
+    f = 1.0 / (1.0 + np.exp(-(coef * x + intercept)))
+    p = 1.0 - f if flip else f
+    st = ScdlStatistics(max_bins=GRID_FINE)
+    W, A = _node_deposit(p, eta(x, alpha), None, GRID_FINE)
+    st._stats = {
+        "W": W,
+        "A": A,
+        "sum_w": np.array(float(n_x)),
+        "sum_w2": np.array(float(n_x)),
+        "n_rows": np.array(n_x, dtype=np.int64),
+    }
+    st.n_updates_ = 1
+    return st.curve(max_bins=GRID_FINE)
+
+
+def grid_caps(T):
+    out = {"theory": theory_max_bins(T)}
+    for c in (1, 2, 4, 8):
+        m = 2
+        while m < c * np.sqrt(T):
+            m *= 2
+        out[f"c{c}"] = m
+    out["max"] = 1 << (max_supported_bins(T).bit_length() - 1)
+    return out
+
+
+def grid_study_cell(alpha, T, repeats, seed):
+    rng = np.random.default_rng(seed)
+    x_tr = rng.uniform(size=N_TRAIN)
+    y_tr = (rng.uniform(size=N_TRAIN) < eta(x_tr, alpha)).astype(int)
+    lr = LogisticRegression().fit(x_tr[:, None], y_tr)
+    coef, b = float(lr.coef_[0, 0]), float(lr.intercept_[0])
+    caps = grid_caps(T)
+    res = {"alpha": alpha, "T": T, "caps": caps}
+    for name, flip in (("f", False), ("1-f", True)):
+        pop = population_curve(coef, b, alpha, flip)
+        est = {k: [] for k in GRID_RULES}
+        mstar = {k: [] for k in GRID_RULES}
+        floor = {k: [] for k in GRID_RULES}
+        for _ in range(repeats):
+            x = rng.uniform(size=T)
+            y = (rng.uniform(size=T) < eta(x, alpha)).astype(int)
+            f = 1.0 / (1.0 + np.exp(-(coef * x + b)))
+            st = ScdlStatistics(max_bins=GRID_FINE).update(y, 1.0 - f if flip else f)
+            for k in GRID_RULES:
+                c = st.curve(max_bins=caps[k])
+                est[k].append(c.scdl)
+                mstar[k].append(c.selected_n_bins)
+                floor[k].append(c.at_floor)
+        cell = {"population_scdl": pop.scdl, "population_m_star": pop.selected_n_bins}
+        for k in GRID_RULES:
+            e = np.array(est[k])
+            cell[k] = {
+                "mean": float(e.mean()),
+                "std": float(e.std(ddof=1)),
+                "bias": float(e.mean() - pop.scdl),
+                "rmse": float(np.sqrt(np.mean((e - pop.scdl) ** 2))),
+                "below_truth": float(np.mean(e < pop.scdl - 1e-12)),
+                "m_star_median": float(np.median(mstar[k])),
+                "at_cap_and_floor": float(np.mean((np.array(mstar[k]) == caps[k]) & np.array(floor[k]))),
+                "at_floor": float(np.mean(floor[k])),
+            }
+        res[name] = cell
+    return res
+
+
+def grid_study(args):
+    t0 = time.perf_counter()
+    repeats = 3 if args.quick else args.repeats
+    cells = [(a, T) for a in ALPHAS for T in ((300,) if args.quick else GRID_T)]
+    seeds = np.random.SeedSequence([args.seed, 2]).generate_state(len(ALPHAS))
+    out = Parallel(n_jobs=args.n_jobs)(
+        delayed(grid_study_cell)(a, T, repeats, int(seeds[ALPHAS.index(a)])) for a, T in cells
+    )
+    result = {
+        "command": "python " + " ".join(["benchmarks/scdl_synthetic.py", *sys.argv[1:]]),
+        "repeats": repeats,
+        "rules": "theory: m ln m <= sqrt(T); cK: smallest power of two >= K sqrt(T); max: max_supported_bins",
+        "cells": out,
+        "wall_seconds": time.perf_counter() - t0,
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "scdl_grid_study.json").write_text(json.dumps(result, indent=1))
+    for cell in out:
+        for pred in ("f", "1-f"):
+            c = cell[pred]
+            print(
+                f"alpha {cell['alpha']:.1f} T {cell['T']:5d} {pred:3s} truth {c['population_scdl']:.4f} | "
+                + " ".join(f"{k} {c[k]['mean']:.4f}+-{c[k]['std']:.4f}" for k in GRID_RULES)
+            )
+    print(f"wall {result['wall_seconds']:.1f} s")
+    return result
 
 
 def summarise(table_runs, corr_runs):
@@ -204,11 +319,12 @@ def plot(table, corr_runs, spearman, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 1 + len(MEASURES), figsize=(21, 7))
+    shown = tuple(k for k in MEASURES if k != "m_star")
+    fig, axes = plt.subplots(2, 1 + len(shown), figsize=(24, 7))
     for row, pred in enumerate(("f", "1-f")):
         ax = axes[row, 0]
         xs = np.arange(len(ALPHAS))
-        for k, name in enumerate((*MEASURES, *TARGETS)):
+        for k, name in enumerate((*shown, *TARGETS)):
             means = [table[pred][str(a)][name]["mean"] for a in ALPHAS]
             stds = [table[pred][str(a)][name]["std"] for a in ALPHAS]
             ax.errorbar(xs + 0.06 * (k - 3), means, yerr=stds, marker="o", capsize=3, label=name)
@@ -217,7 +333,7 @@ def plot(table, corr_runs, spearman, path):
         ax.set_title(f"predictor {pred}: mean +- std")
         ax.legend(fontsize=7)
         truth = np.array([r[pred]["true_swap_regret"] for r in corr_runs])
-        for k, name in enumerate(MEASURES):
+        for k, name in enumerate(shown):
             ax = axes[row, k + 1]
             ax.scatter(truth, [r[pred][name] for r in corr_runs], s=8)
             ax.set_xlabel("true swap regret (CDL)")
@@ -233,6 +349,10 @@ def _fmt(rho):
     return "undefined" if rho is None else f"{rho:.3f}"
 
 
+def _command(argv):
+    return " ".join(["python benchmarks/scdl_synthetic.py", *(sys.argv[1:] if argv is None else argv)])
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: 2 repeats, 6 random alphas")
@@ -241,7 +361,10 @@ def main(argv=None):
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--grid-study", action="store_true", help="the grid-rule bias study instead")
     args = parser.parse_args(argv)
+    if args.grid_study:
+        return grid_study(args)
     repeats = 2 if args.quick else args.repeats
     n_alphas = 6 if args.quick else args.n_alphas
     t0 = time.perf_counter()
@@ -257,7 +380,7 @@ def main(argv=None):
     table, spearman = summarise(table_runs, corr_runs)
     args.out.mkdir(parents=True, exist_ok=True)
     result = {
-        "command": "python benchmarks/scdl_synthetic.py" + (" --quick" if args.quick else ""),
+        "command": _command(argv),
         "quick": args.quick,
         "repeats": repeats,
         "n_alphas": n_alphas,

@@ -1,10 +1,11 @@
 """Speed of the SCDL slice's measures against scikit-learn's binning and relplot's smECE.
 
 Times, side by side on the same data at T = 1e4, 1e5, 1e6 (best of ``--repeats`` runs each):
-``skcal.scdl_score`` (the whole dyadic search, default ``m_max``), ``skcal.smooth_ece``,
-``skcal.cutoff_calibration_error``, ``skcal.binned_ece`` (11 uniform bins), an 11-bin ECE built
-from ``sklearn.calibration.calibration_curve``, and ``relplot.smECE`` (if installed). Also
-records the values, so that "same value" claims are checked on the timed data.
+``skcal.scdl_score`` (the whole dyadic search, ``"auto"`` and ``"theory"`` rules),
+``skcal.smooth_ece``, ``skcal.cutoff_calibration_error``, ``skcal.binned_ece`` (11 uniform bins),
+an 11-bin ECE built from ``sklearn.calibration.calibration_curve``, and ``relplot.smECE`` (if installed). Also
+records the values, so that "same value" claims are checked on the timed data, and the wall time
+of ``skcal.calibration_test`` with 1000 resamples at T = 1e5 for SCDL, binned ECE and cutoff.
 
 Usage::
 
@@ -33,7 +34,9 @@ if str(ROOT) not in sys.path:
 
 from sklearn.calibration import calibration_curve  # noqa: E402
 
-from skcal import binned_ece, cutoff_calibration_error, scdl_curve, scdl_score, smooth_ece  # noqa: E402
+from skcal import binned_ece, cutoff_calibration_error, smooth_ece  # noqa: E402
+from skcal.calibration_test import calibration_test  # noqa: E402
+from skcal.scdl import scdl_curve, scdl_score  # noqa: E402
 
 
 def sklearn_ece(y, p, n_bins=11):
@@ -64,6 +67,7 @@ def time_call(fn, repeats):
 def methods():
     out = {
         "scdl_score": lambda y, p: scdl_score(y, p),
+        "scdl_score_theory": lambda y, p: scdl_score(y, p, max_bins="theory"),
         "smooth_ece": lambda y, p: smooth_ece(y, p),
         "cutoff_calibration_error": lambda y, p: cutoff_calibration_error(y, p),
         "binned_ece": lambda y, p: binned_ece(y, p, n_bins=11),
@@ -82,7 +86,13 @@ def run(sizes, repeats):
     rows = []
     for T in sizes:
         y, p = make_data(T)
-        row = {"T": T, "seconds": {}, "values": {}, "m_max": int(scdl_curve(y, p).n_bins[-1])}
+        row = {
+            "T": T,
+            "seconds": {},
+            "values": {},
+            "m_max": int(scdl_curve(y, p).n_bins[-1]),
+            "m_max_theory": int(scdl_curve(y, p, max_bins="theory").n_bins[-1]),
+        }
         for name, fn in methods().items():
             r = max(1, repeats if T < 10**6 else min(repeats, 3))
             sec, val = time_call(lambda fn=fn, y=y, p=p: fn(y, p), r)
@@ -91,6 +101,20 @@ def run(sizes, repeats):
             print(f"T={T:>8d}  {name:32s} {sec * 1e3:9.2f} ms   value {val:.6f}", flush=True)
         rows.append(row)
     return rows
+
+
+def run_calibration_tests(T, n_resamples):
+    """Wall time of ``calibration_test`` (one run each; the resampling dominates)."""
+    y, p = make_data(T)
+    out = {"T": T, "n_resamples": n_resamples, "seconds": {}, "pvalue": {}}
+    for measure in ("scdl", "binned_ece", "cutoff"):
+        t0 = time.perf_counter()
+        res = calibration_test(y, p, measure=measure, n_resamples=n_resamples, random_state=0)
+        out["seconds"][measure] = time.perf_counter() - t0
+        out["pvalue"][measure] = res.pvalue
+        sec = out["seconds"][measure]
+        print(f"calibration_test T={T} R={n_resamples} {measure:12s} {sec:7.2f} s", flush=True)
+    return out
 
 
 def plot(rows, path):
@@ -126,6 +150,7 @@ def main(argv=None):
     repeats = 1 if args.quick else args.repeats
     t0 = time.perf_counter()
     rows = run(sizes, repeats)
+    tests = run_calibration_tests(10**3, 50) if args.quick else run_calibration_tests(10**5, 1000)
     summary = {}
     last = rows[-1]
     s = last["seconds"]
@@ -140,12 +165,13 @@ def main(argv=None):
     )
     args.out.mkdir(parents=True, exist_ok=True)
     result = {
-        "command": "python benchmarks/speed_scdl.py" + (" --quick" if args.quick else ""),
+        "command": " ".join(["python benchmarks/speed_scdl.py", *(sys.argv[1:] if argv is None else argv)]),
         "quick": args.quick,
         "repeats": repeats,
         "python": platform.python_version(),
         "machine": platform.machine(),
         "rows": rows,
+        "calibration_test": tests,
         "summary": summary,
         "wall_seconds": time.perf_counter() - t0,
     }

@@ -15,7 +15,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils import ClassifierTags, check_random_state
 
-from skcal._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
+from skcal._compat import StrOptions, _fit_context, check_is_fitted, validate_data, validate_params
+from skcal._constraints import POS_LABEL, SAMPLE_WEIGHT, StrictInterval
 from skcal._validation import (
     _binary_labels,
     check_binary_probabilities,
@@ -23,7 +24,8 @@ from skcal._validation import (
     check_probabilities,
     check_sample_weight,
 )
-from skcal.scdl import _check_max_bins, _curve, _scdl_at
+from skcal.scdl import MAX_BINS, _curve, _scdl_at
+from skcal.stats._scdl import ScdlStatistics
 
 __all__ = [
     "SoftBinRounder",
@@ -46,6 +48,14 @@ def _neighbours(p, m):
     return lo, t - lo
 
 
+@validate_params(
+    {
+        "y_prob": ["array-like"],
+        "n_bins": [StrictInterval(Integral, 1, None, closed="left")],
+        "dense": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def soft_bin_weights(y_prob, n_bins, *, dense=False):
     """Triangular soft-bin weights ``w_i(p) = max(0, 1 - |m p - i|)`` on ``{0, 1/m, ..., 1}``.
 
@@ -106,8 +116,21 @@ def _check_utility(utility):
     return U
 
 
+@validate_params({"q": ["array-like"], "utility": ["array-like"]}, prefer_skip_nested_validation=True)
 def best_response(q, utility):
     """Best response ``r(q) = argmax_a q U[a, 1] + (1 - q) U[a, 0]`` (ties: the lowest action).
+
+    Parameters
+    ----------
+    q : array-like of float
+        Probabilities of label 1.
+    utility : array-like of shape (n_actions, 2)
+        ``U[action, label]``.
+
+    Returns
+    -------
+    ndarray of int
+        The best action per entry of ``q``.
 
     Examples
     --------
@@ -138,6 +161,16 @@ def _swap_regret_from_mass(N, U):
     return float(np.maximum(gain.max(axis=1), 0.0).sum())
 
 
+@validate_params(
+    {
+        "y_true": ["array-like"],
+        "actions": ["array-like"],
+        "utility": ["array-like"],
+        "sample_weight": SAMPLE_WEIGHT,
+        "pos_label": POS_LABEL,
+    },
+    prefer_skip_nested_validation=True,
+)
 def swap_regret(y_true, actions, utility, *, sample_weight=None, pos_label=None):
     """Exact swap regret of played actions on a sample.
 
@@ -156,12 +189,14 @@ def swap_regret(y_true, actions, utility, *, sample_weight=None, pos_label=None)
     utility : array-like of shape (n_actions, 2)
         ``U[action, label]``.
     sample_weight : array-like of shape (n,), default=None
-    pos_label : default=None
+        Non-negative sample weights.
+    pos_label : int, float, bool or str, default=None
         The positive class.
 
     Returns
     -------
     float
+        The swap regret.
 
     Examples
     --------
@@ -208,6 +243,17 @@ def _rounded_action_mass(p, y, w, m, U):
     return N.reshape(A, 2) / wt.sum()
 
 
+@validate_params(
+    {
+        "y_true": ["array-like"],
+        "y_prob": ["array-like"],
+        "utility": ["array-like"],
+        "n_bins": [StrictInterval(Integral, 1, None, closed="left")],
+        "sample_weight": SAMPLE_WEIGHT,
+        "pos_label": POS_LABEL,
+    },
+    prefer_skip_nested_validation=True,
+)
 def expected_swap_regret(y_true, y_prob, utility, n_bins, *, sample_weight=None, pos_label=None):
     """Exact expected swap regret of ``a = r(tau_m(p))`` over the randomized rounding.
 
@@ -219,17 +265,22 @@ def expected_swap_regret(y_true, y_prob, utility, n_bins, *, sample_weight=None,
     Parameters
     ----------
     y_true : array-like of shape (n,)
+        Binary labels.
     y_prob : array-like of shape (n,) or (n, 2)
+        Probabilities of the positive class, or ``predict_proba`` output.
     utility : array-like of shape (n_actions, 2)
         ``U[action, label]``.
     n_bins : int
         The rounding grid ``m >= 1``.
     sample_weight : array-like of shape (n,), default=None
-    pos_label : default=None
+        Non-negative sample weights.
+    pos_label : int, float, bool or str, default=None
+        The positive class.
 
     Returns
     -------
     float
+        The expected swap regret.
 
     Examples
     --------
@@ -271,9 +322,10 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     n_bins : "auto" or int, default="auto"
         ``"auto"`` selects the dyadic grid by the SCDL search (needs ``y`` in ``fit``); an
         integer ``m >= 1`` fixes the grid (any integer, not only powers of two).
-    max_bins : int, default=None
-        Cap of the dyadic search; ``None`` applies ``m ln(m) <= sqrt(T)`` (see
-        :func:`skcal.scdl_score`).
+    max_bins : {"auto", "theory"}, int or None, default="auto"
+        Grid rule of the dyadic search (see :func:`skcal.scdl.scdl_curve`): ``"auto"`` searches
+        up to the smallest power of two ``>= 4 sqrt(T)``, ``"theory"`` applies the rate
+        theorem's ``m ln(m) <= sqrt(T)``, an integer caps the search.
     random_state : int, RandomState instance or None, default=None
         Source of the rounding randomness, drawn in ``transform`` and ``decide`` (not in
         ``fit``). An integer re-seeds every call, so the same input is rounded the same way on
@@ -322,23 +374,25 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     >>> y = (rng.uniform(size=4000) < p).astype(int)
     >>> rounder = SoftBinRounder(random_state=0).fit(p, y)
     >>> rounder.n_bins_, 1 / rounder.n_bins_ <= rounder.scdl_ < 2 / rounder.n_bins_
-    (16, True)
+    (256, True)
     >>> r = rounder.transform(p)
-    >>> sorted(set((r[:, 0] * 16).round(6).tolist())) == list(range(17))
+    >>> sorted(set((r[:, 0] * 256).round(6).tolist())) == list(range(257))
     True
+    >>> SoftBinRounder(max_bins="theory").fit(p, y).n_bins_   # the theorem's cap: m ln m <= sqrt(4000)
+    16
     >>> U = [[1.0, 0.0], [0.0, 1.0]]            # predict the label
     >>> rounder.decide([0.1, 0.9], U).tolist()
     [0, 1]
     """
 
     _parameter_constraints: dict = {
-        "n_bins": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
-        "max_bins": [None, Interval(Integral, 2, None, closed="left")],
+        "n_bins": [StrOptions({"auto"}), StrictInterval(Integral, 1, None, closed="left")],
+        "max_bins": MAX_BINS,
         "random_state": ["random_state"],
         "out_of_bounds": [StrOptions({"raise", "clip"})],
     }
 
-    def __init__(self, n_bins="auto", max_bins=None, random_state=None, out_of_bounds="raise"):
+    def __init__(self, *, n_bins="auto", max_bins="auto", random_state=None, out_of_bounds="raise"):
         self.n_bins = n_bins
         self.max_bins = max_bins
         self.random_state = random_state
@@ -382,14 +436,15 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             Probabilities of the positive class, or ``predict_proba`` output.
         y : array-like of shape (n,), default=None
             Labels of two classes; required when ``n_bins="auto"``. The greater label is the
-        positive class (the class of ``predict_proba``'s column 1); a single class must be
-        written as 0/1 or booleans.
+            positive class (the class of ``predict_proba``'s column 1); a single class must be
+            written as 0/1 or booleans.
         sample_weight : array-like of shape (n,), default=None
             Weights of the SCDL search (unused when ``y`` is None).
 
         Returns
         -------
-        self
+        SoftBinRounder
+            The fitted rounder.
         """
         p = self._validate_X(X, reset=True)
         if y is None:
@@ -408,7 +463,7 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         yb, p, w = check_binary_probabilities(
             y, p, pos_label=_greater_label(y), sample_weight=sample_weight, y_true_name="y", y_prob_name="X"
         )
-        curve = _curve(p, yb, w, _check_max_bins(self.max_bins))
+        curve = _curve(p, yb, w, self.max_bins)
         self.curve_ = curve
         self.scdl_ = curve.scdl
         self.n_bins_ = curve.selected_n_bins if self.n_bins == "auto" else int(self.n_bins)
@@ -417,6 +472,51 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.bin_weights_ = pi
         with np.errstate(invalid="ignore", divide="ignore"):
             self.bin_means_ = np.where(pi > 0, a / np.where(pi > 0, pi, 1.0), np.nan)
+        return self
+
+    def fit_statistics(self, stats):
+        """Fit from accumulated SCDL statistics instead of arrays (for data that do not fit in memory).
+
+        Equals :meth:`fit` on all the rows folded into ``stats``. The fitted rounder takes
+        one-column input (``n_features_in_ = 1``).
+
+        Parameters
+        ----------
+        stats : skcal.stats.ScdlStatistics
+            Statistics of the fitting rows. With ``n_bins="auto"`` the search runs up to
+            ``min(rule(T), stats.max_bins)``; an integer ``n_bins`` must be a power of two not
+            above ``stats.max_bins`` (the grids the statistics can fold to exactly).
+
+        Returns
+        -------
+        SoftBinRounder
+            The fitted rounder.
+        """
+        self._validate_params()
+        if not isinstance(stats, ScdlStatistics):
+            raise TypeError(f"stats must be a skcal.stats.ScdlStatistics; got {type(stats).__name__}.")
+        curve = stats.curve(self.max_bins)
+        if self.n_bins == "auto":
+            m = curve.selected_n_bins
+        else:
+            m = int(self.n_bins)
+            if m < 2 or m & (m - 1) or m > stats.max_bins:
+                raise ValueError(
+                    f"n_bins={m} cannot be folded from statistics with max_bins={stats.max_bins}: "
+                    "with fit_statistics, n_bins must be a power of two between 2 and max_bins."
+                )
+        pi, a = stats.grid_masses(m)
+        from skcal.scdl import _scfdl
+
+        self.curve_ = curve
+        self.scdl_ = curve.scdl
+        self.n_bins_ = m
+        self.scdl_n_bins_ = float(_scfdl(pi, a).max())
+        self.swap_regret_bound_ = 2 * self.scdl_n_bins_ + 2 / m
+        self.bin_weights_ = pi
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.bin_means_ = np.where(pi > 0, a / np.where(pi > 0, pi, 1.0), np.nan)
+        self.n_features_in_ = 1
         return self
 
     def score(self, X, y, sample_weight=None):
@@ -432,13 +532,16 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n,), (n, 1) or (n, 2)
+            Probabilities of the positive class, or ``predict_proba`` output.
         y : array-like of shape (n,)
             Labels of two classes (the greater label is positive, as in :meth:`fit`).
         sample_weight : array-like of shape (n,), default=None
+            Non-negative sample weights.
 
         Returns
         -------
         float
+            ``-(2 SCDL_m + 2/m)``.
         """
         check_is_fitted(self)
         p = self._validate_X(X, reset=False)
@@ -459,10 +562,12 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n,), (n, 1) or (n, 2)
+            Probabilities of the positive class, or ``predict_proba`` output.
 
         Returns
         -------
-        ndarray of shape (n, 1), or (n, 2) as ``[1 - r, r]`` for two-column input
+        ndarray of shape (n, 1) or (n, 2)
+            The rounded probabilities; ``[1 - r, r]`` for two-column input.
         """
         check_is_fitted(self)
         p = self._validate_X(X, reset=False)
@@ -472,13 +577,37 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return r[:, None]
 
     def predict_weights(self, X, *, dense=False):
-        """The soft-bin weights of ``X`` on the fitted grid (see :func:`soft_bin_weights`)."""
+        """The soft-bin weights of ``X`` on the fitted grid (see :func:`soft_bin_weights`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n,), (n, 1) or (n, 2)
+            Probabilities of the positive class, or ``predict_proba`` output.
+        dense : bool, default=False
+            Return the full ``(n, n_bins_ + 1)`` matrix.
+
+        Returns
+        -------
+        tuple of ndarray or ndarray
+            ``(index, weights)``, or the dense matrix.
+        """
         check_is_fitted(self)
         p = self._validate_X(X, reset=False)
         return soft_bin_weights(p, self.n_bins_, dense=dense)
 
     def grid_responses(self, utility):
-        """Best response ``r(i/m)`` to every grid point ``i = 0..m`` for ``U[action, label]``."""
+        """Best response ``r(i/m)`` to every grid point ``i = 0..m`` for ``U[action, label]``.
+
+        Parameters
+        ----------
+        utility : array-like of shape (n_actions, 2)
+            ``U[action, label]``.
+
+        Returns
+        -------
+        ndarray of shape (n_bins_ + 1,)
+            The action per grid point.
+        """
         check_is_fitted(self)
         return best_response(np.arange(self.n_bins_ + 1) / self.n_bins_, utility)
 
@@ -491,12 +620,14 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n,), (n, 1) or (n, 2)
+            Probabilities of the positive class, or ``predict_proba`` output.
         utility : array-like of shape (n_actions, 2)
             ``U[action, label]``; ties are broken towards the lowest action index.
 
         Returns
         -------
-        ndarray of shape (n,), int
+        ndarray of shape (n,)
+            The action index per sample.
         """
         responses = self.grid_responses(utility)
         p = self._validate_X(X, reset=False)
@@ -507,6 +638,18 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
         ``P(a | p) = sum_i w_i(p) 1[r(i/m) = a]``; feed it to :func:`swap_regret` for the
         exact expected swap regret.
+
+        Parameters
+        ----------
+        X : array-like of shape (n,), (n, 1) or (n, 2)
+            Probabilities of the positive class, or ``predict_proba`` output.
+        utility : array-like of shape (n_actions, 2)
+            ``U[action, label]``.
+
+        Returns
+        -------
+        ndarray of shape (n, n_actions)
+            ``P(a | p)`` per sample.
         """
         responses = self.grid_responses(utility)
         n_actions = _check_utility(utility).shape[0]

@@ -8,12 +8,13 @@ configuration: reflected Gaussian kernel, 200-point evaluation mesh) step by ste
 changes that make it faster and leave the value unchanged to well within 1e-3:
 
 * The data are deposited **once** on a fine grid of ``2^18`` cells (per cell: total weight, its
-  first moment in ``p``, total residual and its first moment). relplot re-deposits all samples on
-  a grid of ``E`` points for every bandwidth it tries; here each bandwidth re-deposits the
-  occupied fine cells instead, placing each at its centre of mass. The linear (hat-function)
-  deposit is exact for every fine cell that does not straddle a node of the ``E``-point grid, and
-  off by at most ``(E - 1) / 2^18`` of the straddling cells' mass otherwise. Samples of at most
-  ``2^16`` points are kept as they are (each sample its own cell), which is exact.
+  first moment in ``p``, total residual and its first moment), held by
+  :class:`skcal.stats.SmoothECEStatistics`, so chunks of rows merge. relplot re-deposits all
+  samples on a grid of ``E`` points for every bandwidth it tries; here each bandwidth re-deposits
+  the occupied fine cells instead, placing each at its centre of mass. The linear (hat-function)
+  deposit is exact for every fine cell that does not straddle a node of the ``E``-point grid
+  (in particular for every cell holding one distinct prediction value), and off by at most
+  ``(E - 1) / 2^18`` of the straddling cells' mass otherwise.
 * The reflected convolution uses an FFT instead of a direct ``O(E^2)`` convolution.
 
 relplot is *not* imported at run time (it is used only in the tests that check agreement).
@@ -24,7 +25,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.fft import irfft, next_fast_len, rfft
 
+from skcal._compat import validate_params
+from skcal._constraints import POS_LABEL, SAMPLE_WEIGHT
 from skcal._validation import check_binary_probabilities
+from skcal.stats._smooth_ece import SmoothECEStatistics
 
 __all__ = ["smooth_ece"]
 
@@ -39,23 +43,18 @@ DENSITY_EPS = 1e-4
 class _FineGrid:
     """The data deposited once: per occupied fine cell, weight and residual with their moments."""
 
-    def __init__(self, p, r, w):
-        wp = p if w is None else w * p
-        wr = r if w is None else w * r
-        if p.shape[0] <= FINE_CELLS // 4:
-            # Few samples: each sample is its own cell (exact, and cheaper than the grid).
-            self.N = np.ones(p.shape[0]) if w is None else w
-            self.F, self.R, self.RF, self.centre = wp, wr, wr * p, p
-            return
-        K = FINE_CELLS
-        c = np.minimum((p * K).astype(np.intp), K - 1)
-        N = np.bincount(c, weights=w, minlength=K).astype(np.float64)
-        occupied = N > 0
-        self.N = N[occupied]
-        self.F = np.bincount(c, weights=wp, minlength=K)[occupied]
-        self.R = np.bincount(c, weights=wr, minlength=K)[occupied]
-        self.RF = np.bincount(c, weights=wr * p, minlength=K)[occupied]
-        self.centre = np.clip(self.F / self.N, 0.0, 1.0)
+    @classmethod
+    def from_sums(cls, N, F, R, RF, scale=1.0):
+        """Occupied cells of the ``2^18``-cell deposit, weights multiplied by ``scale``."""
+        self = cls.__new__(cls)
+        occupied = np.flatnonzero(N > 0)
+        n_occ, f_occ = N.take(occupied), F.take(occupied)
+        self.N = n_occ * scale
+        self.F = f_occ * scale
+        self.R = R.take(occupied) * scale
+        self.RF = RF.take(occupied) * scale
+        self.centre = np.clip(f_occ / n_occ, 0.0, 1.0)
+        return self
 
     def deposit(self, E):
         """Linear deposit of weight and residual on the ``E``-point grid (relplot's rounding)."""
@@ -102,8 +101,18 @@ def _smece_at(grid, sigma):
     return float(np.sum(np.abs(ys / dens) * dens) / np.sum(dens))
 
 
+@validate_params(
+    {
+        "y_true": ["array-like"],
+        "y_prob": ["array-like"],
+        "sample_weight": SAMPLE_WEIGHT,
+        "pos_label": POS_LABEL,
+        "return_bandwidth": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def smooth_ece(y_true, y_prob, *, sample_weight=None, pos_label=None, return_bandwidth=False):
-    """Smooth calibration error smECE (Blasiok and Nakkiran, 2023), matching ``relplot.smECE``.
+    """Compute the smooth calibration error smECE (Blasiok and Nakkiran, 2023), as ``relplot.smECE``.
 
     The bandwidth ``sigma`` is found as relplot finds it: if ``smECE(1) >= 1`` is false the
     interval [0, 1] is bisected 10 times for the crossing ``smECE(sigma) = sigma``, and the value
@@ -119,14 +128,15 @@ def smooth_ece(y_true, y_prob, *, sample_weight=None, pos_label=None, return_ban
         Non-negative weights (relplot has none). They are rescaled to sum to ``n``, so that unit
         weights reproduce the unweighted value exactly (relplot's density regulariser ``1e-4``
         is on the scale of counts).
-    pos_label : default=None
+    pos_label : int, float, bool or str, default=None
         The positive class.
     return_bandwidth : bool, default=False
         Also return the selected bandwidth ``sigma``.
 
     Returns
     -------
-    float, or (float, float) with ``return_bandwidth=True``
+    float or tuple of float
+        The smECE, or ``(smECE, sigma)`` with ``return_bandwidth=True``.
 
     Examples
     --------
@@ -138,9 +148,14 @@ def smooth_ece(y_true, y_prob, *, sample_weight=None, pos_label=None, return_ban
     0.168
     """
     y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
-    if w is not None:
-        w = w * (p.shape[0] / w.sum())
-    grid = _FineGrid(p, p - y, w)
+    stats = SmoothECEStatistics()
+    stats._stats = SmoothECEStatistics._chunk_arrays(y, p, w)
+    stats.n_updates_ = 1
+    return stats.compute(return_bandwidth=return_bandwidth)
+
+
+def _smooth_ece_from_grid(grid, return_bandwidth=False):
+    """relplot's bandwidth search and smECE on a :class:`_FineGrid`."""
 
     def check(sigma):  # relplot's predicate (eps = 0.001)
         return sigma < 0.001 or sigma < _smece_at(grid, sigma)

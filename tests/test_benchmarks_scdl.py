@@ -80,3 +80,41 @@ def test_cdl_duality_against_linear_programming():
     G = (inside * np.abs(e - theta[:, None])).mean(axis=1)
     lp = linprog(-G, A_ub=np.vstack([1 - theta, theta]), b_ub=[1, 1], bounds=(0, None))
     assert -lp.fun == pytest.approx(2 * mod.concave_envelope_at(theta, G, 0.5), abs=1e-9)
+
+
+@pytest.mark.slow
+def test_scdl_grid_study_quick(tmp_path):
+    mod = _load("scdl_synthetic")
+    result = mod.main(["--quick", "--grid-study", "--out", str(tmp_path)])
+    saved = json.loads((tmp_path / "scdl_grid_study.json").read_text())
+    assert len(saved["cells"]) == 4 and saved["repeats"] == 3
+    for cell in result["cells"]:
+        for pred in ("f", "1-f"):
+            c = cell[pred]
+            # a finer cap never raises the estimate
+            assert c["c4"]["mean"] <= c["theory"]["mean"] + 1e-12
+            assert c["max"]["mean"] <= c["c4"]["mean"] + 1e-12
+
+
+@pytest.mark.slow
+def test_calibration_tests_quick(tmp_path):
+    mod = _load("calibration_tests")
+    mod.main(["--quick", "--out", str(tmp_path)])
+    saved = json.loads((tmp_path / "calibration_tests.json").read_text())
+    assert (tmp_path / "calibration_tests.png").stat().st_size > 0
+    assert {"git_commit", "command", "config", "cpu_count", "wall_seconds", "date"} <= set(saved)
+    for m in ("scdl", "binned_ece", "cutoff", "smooth_ece"):
+        cell = saved["type1"][m]["200"]
+        assert 0 <= cell["rate"] <= 1 and cell["band99"][0] <= 0.05 <= cell["band99"][1]
+        assert set(saved["power"]["bias"][m]) == {"200", "1000"}
+
+
+@pytest.mark.slow
+def test_scdl_ties_quick(tmp_path):
+    mod = _load("scdl_ties")
+    mod.main(["--quick", "--out", str(tmp_path)])
+    saved = json.loads((tmp_path / "scdl_ties.json").read_text())
+    s = saved["summary"]
+    # the theorem's cap puts every candidate on the floor 1/8 on folds of 100 rows
+    assert s["scdl_theory"]["500"]["best_tie"] == 1.0
+    assert s["scdl_auto"]["500"]["distinct"] > s["scdl_theory"]["500"]["distinct"]

@@ -40,8 +40,9 @@ def test_weights_preserve_the_mean_exactly(p, m):
 
 
 def test_weights_bad_input():
-    with pytest.raises(ValueError, match="n_bins must be an integer >= 1"):
-        soft_bin_weights([0.5], 0)
+    for bad in (0, True, 2.5):
+        with pytest.raises(ValueError, match="'n_bins' parameter of soft_bin_weights"):
+            soft_bin_weights([0.5], bad)
     with pytest.raises(ValueError, match=r"y_prob must lie in \[0, 1\]"):
         soft_bin_weights([1.5], 4)
 

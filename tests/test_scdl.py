@@ -6,8 +6,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skcal import SCDLCurve, scdl_curve, scdl_score
-from skcal.scdl import _scdl_at, default_max_bins
+from skcal.scdl import (
+    SCDLCurve,
+    _scdl_at,
+    default_max_bins,
+    max_supported_bins,
+    scdl_curve,
+    scdl_score,
+    theory_max_bins,
+)
 
 
 def brute_force_scdl_m(y, p, m, w=None):
@@ -114,30 +121,101 @@ def test_calibrated_sample_sits_on_the_floor():
     y = (np.tile(np.arange(100), 11) < np.repeat(np.linspace(0, 100, 11), 100)).astype(float)
     # Exactly calibrated: q_j is a mean of predictions within (j - 1)/m..(j + 1)/m, so every
     # (q_j - (i + 1)/m)_+ with j <= i and (i/m - q_j)_+ with j > i vanishes.
-    curve = scdl_curve(y, p)
+    # only on grids that cannot split the 11 prediction values (m = 2, 4, 8): finer grids give
+    # soft bins with a single prediction value whose label mean is not exactly that value
+    curve = scdl_curve(y, p, max_bins="theory")
     np.testing.assert_allclose(curve.scdl_m, 0.0, atol=1e-12)
     assert curve.scdl == 1.0 / curve.n_bins[-1]
+    assert curve.at_floor and curve.selected_scdl_m < curve.scdl
 
 
 @pytest.mark.parametrize("T, expected", [(1, 2), (4, 2), (100, 4), (1000, 8), (10_000, 16), (10**6, 128)])
-def test_default_max_bins_rule(T, expected):
-    m = default_max_bins(T)
-    assert m == expected
+def test_theory_max_bins_rule(T, expected):
+    m = theory_max_bins(T)
+    assert m == expected == default_max_bins(T, rule="theory")
     assert m == 2 or m * math.log(m) <= math.sqrt(T)
     assert 2 * m * math.log(2 * m) > math.sqrt(T)
+
+
+@pytest.mark.parametrize(
+    "T, expected", [(0, 2), (1, 4), (100, 64), (1000, 128), (10_000, 512), (10**6, 4096)]
+)
+def test_auto_max_bins_rule(T, expected):
+    m = default_max_bins(T)
+    assert m == expected
+    assert m >= 4 * math.sqrt(T) > m / 2 or m == 2
+
+
+def test_both_rules_on_the_same_data():
+    rng = np.random.default_rng(7)
+    p = rng.uniform(size=1000)
+    y = (rng.uniform(size=1000) < p).astype(int)
+    auto = scdl_curve(y, p)
+    theory = scdl_curve(y, p, max_bins="theory")
+    assert auto.max_bins == 128 and auto.max_bins_rule == "auto"
+    assert theory.max_bins == 8 and theory.max_bins_rule == "theory"
+    # the theorem's cap holds SCDL at its floor 1/8; the finer search reaches the crossing
+    assert theory.scdl == 0.125 and theory.at_floor
+    assert auto.scdl < 0.125
+    # the searched grids are nested, so the shared grids agree exactly
+    np.testing.assert_array_equal(auto.scdl_m[:3], theory.scdl_m)
+    assert 1 / auto.selected_n_bins <= auto.scdl < 2 / auto.selected_n_bins
+    assert auto.scdl == max(auto.selected_scdl_m, 1 / auto.selected_n_bins)
+    assert scdl_curve(y, p, max_bins=None).scdl == auto.scdl
+
+
+def test_finer_cap_never_raises_scdl_and_stops_mattering_after_the_crossing():
+    rng = np.random.default_rng(8)
+    p = rng.uniform(size=3000)
+    y = (rng.uniform(size=3000) < p).astype(int)
+    values = [scdl_score(y, p, max_bins=m) for m in (2, 8, 32, 128, 512, 2048, 8192)]
+    assert all(b <= a for a, b in zip(values, values[1:], strict=False))
+    # past the crossing SCDL_m >= 1/m no finer grid can win
+    assert values[-1] == values[-2] == values[-3] == scdl_score(y, p)
+
+
+def test_models_do_not_tie_at_a_few_thousand_rows():
+    # five different models on 2000 rows: the theorem's cap gives them all 1/16
+    rng = np.random.default_rng(9)
+    x = rng.uniform(size=2000)
+    y = (rng.uniform(size=2000) < x).astype(int)
+    models = [x, np.clip(x + 0.1, 0, 1), x**1.5, x**2, 0.1 + 0.8 * x]
+    theory = [scdl_score(y, m, max_bins="theory") for m in models]
+    auto = [scdl_curve(y, m) for m in models]
+    assert set(theory) == {0.0625}
+    assert len({c.scdl for c in auto}) == 5
+    # two models whose decision loss is below the noise of 2000 rows still share the floor 1/128
+    near = scdl_curve(y, np.clip(x + 0.03, 0, 1))
+    assert near.scdl == auto[0].scdl == 1 / 128 and near.at_floor and auto[0].at_floor
+    assert near.selected_scdl_m != auto[0].selected_scdl_m
+
+
+def test_max_bins_is_bounded_by_the_data():
+    # issue 13: 2**20 on 2 rows used to run for hours, 2**40 ended in MemoryError
+    msg = r"max_bins=1048576 is larger than 2 rows support: at most .* = 1024"
+    with pytest.raises(ValueError, match=msg):
+        scdl_score([0, 1], [0.2, 0.8], max_bins=2**20)
+    with pytest.raises(ValueError, match="max_bins"):
+        scdl_score([0, 1], [0.2, 0.8], max_bins=2**40)
+    assert max_supported_bins(2) == 1024 and max_supported_bins(10**6) == 4 * 10**6
+    assert scdl_curve([0, 1], [0.2, 0.8], max_bins=1024).max_bins == 1024
+    # the rules stay within the bound
+    assert scdl_curve([0, 1], [0.2, 0.8]).max_bins <= 1024
 
 
 def test_default_grid_depends_on_effective_sample_size():
     rng = np.random.default_rng(1)
     p = rng.uniform(size=10_000)
     y = (rng.uniform(size=10_000) < p).astype(int)
-    assert scdl_curve(y, p).n_bins[-1] == 16
+    assert scdl_curve(y, p).n_bins[-1] == 512
+    assert scdl_curve(y, p, max_bins="theory").n_bins[-1] == 16
     # weights concentrated on 100 samples: Kish's effective size is about 100
     w = np.full(10_000, 1e-9)
     w[:100] = 1.0
     curve = scdl_curve(y, p, sample_weight=w)
     assert curve.n_effective == pytest.approx(100, rel=1e-3)
-    assert curve.n_bins[-1] == 4
+    assert curve.n_bins[-1] == 64
+    assert scdl_curve(y, p, sample_weight=w, max_bins="theory").n_bins[-1] == 4
 
 
 def test_max_bins_caps_the_search():
@@ -146,7 +224,7 @@ def test_max_bins_caps_the_search():
     y = (rng.uniform(size=500) < p).astype(int)
     assert scdl_curve(y, p, max_bins=100).n_bins.tolist() == [2, 4, 8, 16, 32, 64]
     assert scdl_curve(y, p, max_bins=2).n_bins.tolist() == [2]
-    for bad in (1, 0, -4, 2.5, "8", True):
+    for bad in (1, 0, -4, 2.5, "8", True, "max"):
         with pytest.raises(ValueError, match="max_bins"):
             scdl_score(y, p, max_bins=bad)
 
@@ -210,5 +288,6 @@ def test_bad_input_errors(y, p, kwargs, match):
 def test_curve_is_a_dataclass_with_documented_fields():
     curve = scdl_curve([0, 1, 1, 0], [0.1, 0.8, 0.6, 0.4])
     assert isinstance(curve, SCDLCurve)
-    assert curve.n_bins.tolist() == [2]
-    assert curve.scdl == max(curve.scdl_m[0], 0.5)
+    assert curve.n_bins.tolist() == [2, 4, 8]
+    assert curve.scdl == max(curve.selected_scdl_m, 1 / curve.selected_n_bins)
+    assert scdl_curve([0, 1, 1, 0], [0.1, 0.8, 0.6, 0.4], max_bins="theory").n_bins.tolist() == [2]

@@ -11,7 +11,9 @@ from skcal.stats._base import BaseStatistics, from_state, merge_all
 from skcal.stats._binned import BinnedStatistics
 from skcal.stats._ce2 import CE1Statistics, CE2PlugInStatistics, CE2Statistics
 from skcal.stats._cutoff import CutoffGridStatistics, CutoffStatistics
+from skcal.stats._scdl import ScdlStatistics
 from skcal.stats._scores import AccuracyStatistics, BrierScoreStatistics, LogLossStatistics
+from skcal.stats._smooth_ece import SmoothECEStatistics
 from skcal.stats._truthful import ClasswiseStatistics, TopLabelStatistics
 
 __all__ = [
@@ -27,6 +29,9 @@ __all__ = [
     "BinnedStatistics",
     "CutoffGridStatistics",
     "CutoffStatistics",
+    # SCDL (and its curve, SoftBinRounder.fit_statistics) and smECE
+    "ScdlStatistics",
+    "SmoothECEStatistics",
     # truthful multiclass errors
     "ClasswiseStatistics",
     "TopLabelStatistics",
