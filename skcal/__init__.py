@@ -14,15 +14,24 @@ those estimators and is imported from :mod:`skcal.chebyshev`, not from here.
 from skcal import datasets as datasets
 from skcal import stats as stats
 from skcal.binned_ece import binned_ece
+from skcal.binned_measures import (
+    average_calibration_error,
+    debiased_l2_calibration_error,
+    max_calibration_error,
+    rms_calibration_error,
+)
 from skcal.binning import assign_bins
+from skcal.calibration_test import CalibrationTestResult, calibration_test
 from skcal.ce2 import CE2Result, ce1_score, ce2_details, ce2_score
 from skcal.ce2_baselines import baseline_ce2
 from skcal.cutoff import cutoff_calibration_error
 from skcal.display import ReliabilityDisplay, SecondOrderDisplay
 from skcal.ensemble import EnsembleMoments
+from skcal.ks_calibration_error import ks_calibration_error
 from skcal.lipschitz import smooth_calibration_error
 from skcal.perturbation import SechPerturber
 from skcal.platt import SecondOrderPlattCalibrator
+from skcal.reliability_curve import ReliabilityCurve, reliability_curve
 from skcal.report import CalibrationReport, calibration_report
 from skcal.rounding import SoftBinRounder, expected_swap_regret, soft_bin_weights, swap_regret
 from skcal.scdl import SCDLCurve, scdl_curve, scdl_score
@@ -50,12 +59,22 @@ __all__ = [
     "__version__",
     # first-order calibration errors of binary classifiers
     "SCDLCurve",
+    "average_calibration_error",
     "binned_ece",
     "cutoff_calibration_error",
+    "debiased_l2_calibration_error",
+    "ks_calibration_error",
+    "max_calibration_error",
+    "rms_calibration_error",
     "scdl_curve",
     "scdl_score",
     "smooth_calibration_error",
     "smooth_ece",
+    # per-bin reliability data and calibration hypothesis tests
+    "CalibrationTestResult",
+    "ReliabilityCurve",
+    "calibration_test",
+    "reliability_curve",
     # recalibration by soft-bin rounding and swap regret
     "SoftBinRounder",
     "expected_swap_regret",

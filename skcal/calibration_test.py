@@ -42,6 +42,9 @@ from skcal._compat import StrOptions, validate_params
 from skcal._constraints import N_JOBS, POS_LABEL, RANDOM_STATE, SAMPLE_WEIGHT, StrictInterval
 from skcal._validation import check_binary_probabilities
 
+#: Largest number of consistency resamples accepted (memory and time grow linearly in it).
+MAX_RESAMPLES = 10**6
+
 __all__ = ["CalibrationTestResult", "calibration_test", "MEASURES"]
 
 #: Measures known by name (``"smooth_calibration_error"`` only when :mod:`skcal.lipschitz` exists).
@@ -317,7 +320,7 @@ def _null_values(kernel, p, seeds, n_jobs):
         "y_true": ["array-like"],
         "y_prob": ["array-like"],
         "measure": [StrOptions(set(MEASURES)), callable],
-        "n_resamples": [StrictInterval(Integral, 1, None, closed="left")],
+        "n_resamples": [StrictInterval(Integral, 1, MAX_RESAMPLES, closed="both")],
         "sample_weight": SAMPLE_WEIGHT,
         "random_state": RANDOM_STATE,
         "n_jobs": N_JOBS,
@@ -359,7 +362,8 @@ callable, default="smooth_ece"
         :mod:`skcal.lipschitz` (when installed). A callable ``f(y_true, y_prob)`` (called with
         ``sample_weight=`` when weights are given) is evaluated in a loop.
     n_resamples : int, default=1000
-        Number of consistency resamples ``R``; the smallest attainable p-value is ``1 / (R + 1)``.
+        Number of consistency resamples ``R``, at most ``10**6`` (a p-value resolution of 1e-6 is
+        far below what any test level needs); the smallest attainable p-value is ``1 / (R + 1)``.
     sample_weight : array-like of shape (n,), default=None
         Non-negative weights, used by the measure on the observed and the resampled labels.
     random_state : int, RandomState instance or None, default=None

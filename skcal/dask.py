@@ -103,6 +103,16 @@ MEASURES: dict[str, MeasureSpec] = {
         inputs="second_order",
         status="exact at a fixed degree and alpha (two passes: moments, then plug-in sums)",
     ),
+    "scdl": MeasureSpec(
+        "skcal.stats._scdl:ScdlStatistics",
+        label_args=("pos_label",),
+        status="exact (finest-grid node masses; every coarser dyadic grid is folded from them)",
+    ),
+    "smooth_ece": MeasureSpec(
+        "skcal.stats._smooth_ece:SmoothECEStatistics",
+        label_args=("pos_label",),
+        status="exact to the grid deposit smooth_ece uses in memory (2^18 cells)",
+    ),
     # binned binary measures on fixed (uniform or given) bins: per-bin sums; the default numbers
     # of bins are the in-memory functions' (11 for binned_ece, 15 for the others)
     **{

@@ -37,7 +37,14 @@ from skcal._compat import (
     sklearn_scorer_registry,
     validate_params,
 )
+from skcal.binned_measures import (
+    average_calibration_error,
+    debiased_l2_calibration_error,
+    max_calibration_error,
+    rms_calibration_error,
+)
 from skcal.ce2 import ce2_score
+from skcal.ks_calibration_error import ks_calibration_error
 from skcal.lipschitz import smooth_calibration_error
 from skcal.scdl import scdl_score
 from skcal.smooth_ece import smooth_ece
@@ -236,6 +243,15 @@ def _build_table():
     ce2 = make_scorer(_ce2_metric, greater_is_better=False, response_method=methods)
     table = {"scdl": scdl, "neg_scdl": scdl, "smooth_ece": smece, "neg_smooth_ece": smece}
     table.update({"smooth_calibration_error": smce, "neg_smooth_calibration_error": smce})
+    for func in (
+        max_calibration_error,
+        rms_calibration_error,
+        average_calibration_error,
+        debiased_l2_calibration_error,
+        ks_calibration_error,
+    ):
+        scorer = make_classes_aware_loss_scorer(func, classes_kwarg="pos_label")
+        table.update({func.__name__: scorer, f"neg_{func.__name__}": scorer})
     table.update({"ce2": ce2, "neg_ce2": ce2})
     for name, func in (("truthful_conf_ce", truthful_conf_ce), ("classwise_lince", classwise_lince)):
         scorer = make_classes_aware_loss_scorer(func, classes_kwarg="labels")

@@ -78,3 +78,14 @@ def test_truthful_measures_equal_in_memory_with_uniform_bins():
     for name in names:
         ref = funcs[name](y, P, n_bins=15, strategy="uniform", labels=np.arange(k))
         assert out[name] == pytest.approx(ref, rel=1e-10, abs=1e-15), name
+
+
+def test_scdl_and_smooth_ece_equal_in_memory():
+    from skcal.scdl import scdl_score
+    from skcal.smooth_ece import smooth_ece
+
+    y, p, w = _binary(seed=3)
+    yd, pd_, wd = (da.from_array(a, chunks=(RAGGED,)) for a in (y, p, w))
+    out = evaluate(yd, pd_, ["scdl", "smooth_ece"], sample_weight=wd, scheduler="sync")
+    assert out["scdl"] == pytest.approx(scdl_score(y, p, sample_weight=w), rel=1e-10)
+    assert out["smooth_ece"] == pytest.approx(smooth_ece(y, p, sample_weight=w), rel=1e-10)

@@ -3,22 +3,25 @@
 import numpy as np
 from scipy import stats
 
-from skcal.report._pvalues import _fallback, calibration_pvalue
+from skcal.cutoff import cutoff_calibration_error
+from skcal.report._pvalues import calibration_pvalue
 
 
-def test_fallback_pvalues_are_uniform_under_calibration_and_small_under_bias():
+def test_pvalues_are_uniform_under_calibration_and_small_under_bias():
     rng = np.random.default_rng(0)
     pvals = []
     for _ in range(60):
         p = rng.uniform(0.05, 0.95, 200)
         y = (rng.uniform(size=200) < p).astype(float)
-        pvals.append(_fallback(y, p, n_resamples=200, random_state=int(rng.integers(2**31 - 1))).pvalue)
+        seed = int(rng.integers(2**31 - 1))
+        pvals.append(calibration_pvalue(y, p, n_resamples=200, random_state=seed).pvalue)
     assert stats.kstest(pvals, "uniform").pvalue > 0.01
     p = rng.uniform(0.05, 0.95, 500)
     y = (rng.uniform(size=500) < np.clip(p + 0.12, 0, 1)).astype(float)
-    res = _fallback(y, p, n_resamples=200, random_state=0)
+    res = calibration_pvalue(y, p, n_resamples=200, random_state=0)
     assert res.pvalue < 0.01 and res.pvalue >= 1 / 201
-    assert res.n_resamples == 200 and "fallback" in res.method
+    assert res.n_resamples == 200 and res.measure == "cutoff"
+    assert res.statistic == cutoff_calibration_error(y, p)
 
 
 def test_calibration_pvalue_is_seeded():
