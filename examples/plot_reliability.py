@@ -26,6 +26,8 @@ bayes = GaussianNB().fit(X_tr, y_tr)
 
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.5), layout="constrained")
 for ax, (name, model) in zip(axes, [("logistic regression", logistic), ("naive Bayes", bayes)], strict=True):
-    disp = ReliabilityDisplay.from_estimator(model, X_te, y_te, n_bootstrap=100, random_state=0, ax=ax)
+    disp = ReliabilityDisplay.from_estimator(
+        model, X_te, y_te, strategy="soft", n_bootstrap=100, random_state=0, ax=ax
+    )
     ax.set_title(f"{name}: SCDL {disp.scdl:.3f}, m* = {disp.n_bins}")
 plt.show()

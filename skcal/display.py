@@ -284,7 +284,7 @@ class ReliabilityDisplay:
         y_true,
         y_prob,
         *,
-        n_bins=10,
+        n_bins=None,
         strategy="uniform",
         n_bootstrap=100,
         confidence_level=0.9,
@@ -304,10 +304,10 @@ class ReliabilityDisplay:
             Binary labels.
         y_prob : array-like of shape (n,) or (n, 2)
             Positive-class probabilities (or ``predict_proba`` output).
-        n_bins : int or None, default=10
-            Number of bins, as in :class:`~sklearn.calibration.CalibrationDisplay`. For
-            ``strategy="soft"`` it is the SCDL grid ``m`` (a power of two), and ``None`` uses
-            the grid ``m*`` that :func:`~skcal.scdl_curve` selects.
+        n_bins : int or None, default=None
+            Number of bins, as in :class:`~sklearn.calibration.CalibrationDisplay` (``None``:
+            10). For ``strategy="soft"`` it is the SCDL grid ``m`` (a power of two), and
+            ``None`` uses the grid ``m*`` that :func:`~skcal.scdl_curve` selects.
         strategy : {"uniform", "quantile", "soft"}, default="uniform"
             Equal-width bins, equal-count bins (both as in
             :func:`~sklearn.calibration.calibration_curve`) or SCDL's soft bins.
@@ -383,6 +383,8 @@ class ReliabilityDisplay:
             weights = np.asarray(pi, dtype=float)[keep]
             n_out = m
         else:
+            if n_bins is None:
+                n_bins = 10  # CalibrationDisplay's default
             if n_bins > n:
                 raise ValueError(f"n_bins={n_bins} exceeds the number of samples ({n}); pass n_bins <= {n}.")
             edges, ids = _hard_bins(p, n_bins, strategy)
@@ -450,7 +452,7 @@ class ReliabilityDisplay:
         X,
         y,
         *,
-        n_bins=10,
+        n_bins=None,
         strategy="uniform",
         n_bootstrap=100,
         confidence_level=0.9,
@@ -471,7 +473,7 @@ class ReliabilityDisplay:
             Inputs.
         y : array-like of shape (n,)
             Binary labels.
-        n_bins : int or None, default=10
+        n_bins : int or None, default=None
             As in :meth:`from_predictions`.
         strategy : {"uniform", "quantile", "soft"}, default="uniform"
             As in :meth:`from_predictions`.
