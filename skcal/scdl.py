@@ -45,6 +45,9 @@ from skcal._constraints import MAX_BINS_LIMIT, POS_LABEL, SAMPLE_WEIGHT, StrictI
 from skcal._validation import check_binary_probabilities
 from skcal.stats._scdl import ScdlStatistics, _node_deposit
 
+#: Relative tolerance within which two grids tie for the minimum of ``max(SCDL_m, 1/m)``.
+TIE_RTOL = 1e-12
+
 __all__ = [
     "SCDLCurve",
     "scdl_curve",
@@ -344,7 +347,11 @@ def _curve_from_statistics(stats, max_bins="auto"):
     grids = np.asarray(grids)
     values = np.asarray(values)
     objective = np.maximum(values, 1.0 / grids)
-    g = int(np.argmin(objective))  # first minimiser: the smallest m
+    # first minimiser, the smallest m, with ties taken up to round-off: SCDL_{2m} = 1/m exactly
+    # (in exact arithmetic a tie with grid m) must not select 2m because the folded sums land
+    # a few ulps below 1/m
+    best = objective.min()
+    g = int(np.flatnonzero(objective <= best + TIE_RTOL * max(best, np.finfo(float).tiny))[0])
     if M < wanted and g == grids.shape[0] - 1 and values[g] < 1.0 / grids[g]:
         warnings.warn(
             f"The SCDL search stopped at the statistics' finest grid max_bins={M}, below the "

@@ -41,37 +41,10 @@ def _xfail(file, what, owner):
 
 _NO_VALIDATE_PARAMS = "no validate_params"
 _PENDING_FUNCTIONS = {
-    **{
-        n: _xfail("skcal/binned_ece.py", _NO_VALIDATE_PARAMS, "binned")
-        for n in ("binned_ece",)
-    },
-    "cutoff_calibration_error": _xfail("skcal/cutoff.py", _NO_VALIDATE_PARAMS, "binned"),
-    "assign_bins": _xfail("skcal/binning.py", _NO_VALIDATE_PARAMS, "binned"),
-    **{
-        n: _xfail("skcal/truthful.py", _NO_VALIDATE_PARAMS, "binned")
-        for n in (
-            "brier_over_k",
-            "classwise_ece",
-            "classwise_lince",
-            "conf_ce",
-            "conf_ece",
-            "confidence_proper_loss",
-            "lince_score",
-            "truthful_conf_ce",
-            "truthful_decomposition",
-        )
-    },
-    **{n: _xfail("skcal/scdl.py", _NO_VALIDATE_PARAMS, "scdl") for n in ("scdl_curve", "scdl_score")},
-    "smooth_ece": _xfail("skcal/smooth_ece.py", _NO_VALIDATE_PARAMS, "scdl"),
-    **{
-        n: _xfail("skcal/rounding.py", _NO_VALIDATE_PARAMS, "scdl")
-        for n in ("expected_swap_regret", "soft_bin_weights", "swap_regret")
-    },
-    "calibration_report": _xfail("skcal/report.py", _NO_VALIDATE_PARAMS, "report"),
+    n: _xfail("skcal/truthful.py", _NO_VALIDATE_PARAMS, "binned")
+    for n in ("brier_over_k", "confidence_proper_loss")
 }
-_PENDING_KEYWORD_ONLY = {
-    "SoftBinRounder": _xfail("skcal/rounding.py", "positional __init__ parameters", "scdl"),
-}
+_PENDING_KEYWORD_ONLY = {}
 _PENDING_COMMON_CHECKS = {}
 
 

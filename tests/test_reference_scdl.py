@@ -107,9 +107,13 @@ def test_scdl_default_grids(T):
     p = rng.uniform(size=T)
     y = (rng.uniform(size=T) < p).astype(int)
     curve = skcal.scdl_curve(y, p)
-    assert curve.n_bins.tolist() == R.default_grids(T)
-    ref, _, _ = R.scdl(y, p, R.default_grids(T))
+    assert curve.n_bins.tolist() == R.auto_grids(T)
+    ref, _, _ = R.scdl(y, p, R.auto_grids(T))
     assert curve.scdl == pytest.approx(ref, abs=1e-12)
+    theory = skcal.scdl_curve(y, p, max_bins="theory")
+    assert theory.n_bins.tolist() == R.default_grids(T)
+    ref, _, _ = R.scdl(y, p, R.default_grids(T))
+    assert theory.scdl == pytest.approx(ref, abs=1e-12)
 
 
 def test_scdl_default_grids_kish():
@@ -119,7 +123,9 @@ def test_scdl_default_grids_kish():
     w = rng.uniform(0, 1, size=400) ** 3
     T = w.sum() ** 2 / (w**2).sum()
     curve = skcal.scdl_curve(y, p, sample_weight=w)
-    assert curve.n_bins.tolist() == R.default_grids(T)
+    assert curve.n_bins.tolist() == R.auto_grids(T)
+    theory = skcal.scdl_curve(y, p, sample_weight=w, max_bins="theory")
+    assert theory.n_bins.tolist() == R.default_grids(T)
 
 
 @settings(**SETTINGS)
