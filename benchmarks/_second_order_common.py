@@ -1,14 +1,14 @@
-"""Shared code of the second-order calibration experiments (SPEC 6.1-6.4).
+"""Shared code of the second-order calibration experiments (experiments 6.1-6.4).
 
-Data generators (the Gaussian-mixture problem of SPEC 6.1/6.2 and its MLP ensembles), the
+Data generators (the Gaussian-mixture problem of experiments 6.1/6.2 and its MLP ensembles), the
 quasi-Monte-Carlo ground truth of CE2 for sech-perturbed predictors, and small helpers used by
 the scripts ``rate.py``, ``recalibration.py``, ``decision_utility.py`` and ``weather_amt.py``.
 
 This module is benchmark code, not part of the skcal package: it only *uses* skcal's public API
 (``skcal.sech``, ``skcal.EnsembleMoments``, ...).
 
-Ground truth (SPEC 6.1)
------------------------
+Ground truth (experiment 6.1)
+-----------------------------
 For a predictor ``S(x) = (m(x), sigma2(x))`` perturbed coordinate-wise by the truncated sech kernel
 ``k_h`` on ``R = [0, 1] x [0, 1/4]``, the perturbed score ``S'`` has density
 
@@ -54,7 +54,7 @@ SIGMA2_MAX = 0.25
 
 
 # ----------------------------------------------------------------------------------------------
-# The Gaussian-mixture problem of SPEC 6.1 / 6.2
+# The Gaussian-mixture problem of experiments 6.1 (rate) and 6.2 (recalibration)
 # ----------------------------------------------------------------------------------------------
 @dataclass
 class MixtureProblem:
@@ -150,7 +150,7 @@ def ensemble_scores(members, X):
 # Ground truth CE2 on a grid
 # ----------------------------------------------------------------------------------------------
 def sech_kernel_matrix(t, centres, h, lo, hi):
-    """``K[i, j] = k_h(t_i | centres_j)`` on ``[lo, hi]`` (SPEC 1), via ``skcal.sech.sech_pdf``."""
+    """``K[i, j] = k_h(t_i | centres_j)`` on ``[lo, hi]``, via ``skcal.sech.sech_pdf``."""
     from skcal.sech import sech_pdf
 
     return sech_pdf(t[:, None], centres[None, :], h, lo, hi)

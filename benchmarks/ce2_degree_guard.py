@@ -1,6 +1,6 @@
 """How the sample-size guard of ``degree="auto"`` affects the polynomial CE2 estimate.
 
-SPEC 2's rule ``ceil(2 log n / log theta)`` is above its cap for every practical ``n`` at small
+The analytic rule ``ceil(2 log n / log theta)`` is above its cap for every practical ``n`` at small
 bandwidths, so the cap alone would fit tensor degree 88 (7921 features) to any sample. This
 script simulates scores whose true CE2 is (nearly) zero before perturbation: ``m ~ U(0, 1)``,
 ``sigma2 = u min(m, 1 - m)^2`` with ``u ~ U(0, 1)`` and ``f* = m -+ sqrt(sigma2)`` with equal odds,

@@ -1,4 +1,4 @@
-"""SPEC 6.7 -- real repeated labels: an 11-model CIFAR-10 ensemble against CIFAR-10H human votes.
+"""Experiment 6.7 -- real repeated labels: an 11-model CIFAR-10 ensemble against CIFAR-10H human votes.
 
 Data (read by path from ``--data``, default ``<repo>/../shared/data``; never copied):
 
@@ -9,10 +9,10 @@ Data (read by path from ``--data``, default ``<repo>/../shared/data``; never cop
   logits files, 2 netcal and 1 verified-calibration probability files), all in the standard
   test order (checked: identical ``y_test``). Logits are turned into probabilities by softmax.
 
-Ensemble (SPEC 3): per image and class, ``m`` = mean of the 11 models' probabilities and
+Ensemble: per image and class, ``m`` = mean of the 11 models' probabilities and
 ``sigma2`` = their unbiased variance (ddof = 1), clipped to the feasible region
 ``[0, m (1 - m)]``. Human votes are the repeated labels: for a task with ``a`` positive votes of
-``c``, ``t1 = a / c`` and ``t2 = a (a - 1) / (c (c - 1))`` (SPEC 0); the snapshots are the NaN-padded
+``c``, ``t1 = a / c`` and ``t2 = a (a - 1) / (c (c - 1))``; the snapshots are the NaN-padded
 ``(n, max c)`` array of ``a`` ones and ``c - a`` zeros, built with numpy in one step.
 
 Tasks: each class one-vs-rest (10 tasks) and the ensemble's top class ("top": per image, the
@@ -154,7 +154,7 @@ def load(data):
 
 
 def ensemble_moments(P):
-    """SPEC 3: mean and unbiased variance across members, variance clipped to ``[0, m (1 - m)]``."""
+    """Moments: mean and unbiased variance across members, variance clipped to ``[0, m (1 - m)]``."""
     m = P.mean(axis=0)
     s2 = np.clip(P.var(axis=0, ddof=1), 0.0, m * (1.0 - m))
     return np.clip(m, 0.0, 1.0), s2

@@ -1,4 +1,4 @@
-"""SPEC 6.3 -- decision utility of second-order calibration: the referral clinic.
+"""Experiment 6.3 -- decision utility of second-order calibration: the referral clinic.
 
 A clinic refers borderline patients (``m`` in [0.35, 0.65]) for a test at cost ``c = 0.06``. The
 referral gain for a patient with true risk ``theta`` is ``g(theta) = 2 theta^2 - 2 theta + 0.5 - c``,
@@ -9,13 +9,13 @@ and refers a patient when the estimate exceeds a threshold; the realised gain is
 borderline patients, using the expected gain ``g(theta)`` of each referred patient).
 
 Population (four groups, weights 0.25, 0.25, 0.35, 0.15): clear negatives and positives
-(``theta``, ``m`` ~ N(0.08, 0.03^2) / N(0.92, 0.03^2), ``sigma2`` ~ N(0.004, 0.001^2): SPEC only
+(``theta``, ``m`` ~ N(0.08, 0.03^2) / N(0.92, 0.03^2), ``sigma2`` ~ N(0.004, 0.001^2): the protocol only
 says "near 0.08 / 0.92 with small sigma2", these spreads are our choice; they never pass the
 borderline filter); the aleatoric group (m ~ N(0.5, 0.035^2), sigma2 ~ N(0.010, 0.002^2),
 theta ~ N(0.5, 0.04^2)); the hidden-subtype group (m ~ N(0.5, 0.035^2), sigma2 ~ N(0.060, 0.010^2),
 theta ~ N(0.12, 0.03^2) or N(0.88, 0.03^2) with equal odds). ``m`` and ``theta`` are clipped to
 [0, 1], ``sigma2`` to [0, 1/4]. The scores are used as given (no sech perturbation: the
-protocol of SPEC 6.3 does not perturb them).
+protocol of experiment 6.3 does not perturb them).
 
 Calibrators (``skcal.SecondOrderPlattCalibrator``, tensor Chebyshev basis, ``alpha = 1e-4``) are
 fit on two snapshots ``Y1, Y2 ~ Bernoulli(theta)`` of the borderline patients of the calibration

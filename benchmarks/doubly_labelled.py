@@ -1,7 +1,7 @@
-"""How few doubly-labelled rows does CE2 need? Error of CE2 against their number (SPEC 6.2 problem).
+"""How few doubly-labelled rows does CE2 need? Error of CE2 against their number (experiment 6.2 problem).
 
-Problem and predictor: those of ``benchmarks/recalibration.py`` (SPEC 6.2): the Gaussian-mixture
-task of SPEC 6.1, a 20-member MLP ensemble trained 60 epochs on the same 24 samples, its scores
+Problem and predictor: those of ``benchmarks/recalibration.py`` (experiment 6.2): the Gaussian-mixture
+task of experiment 6.1, a 20-member MLP ensemble trained 60 epochs on the same 24 samples, its scores
 ``(m, sigma2)`` sech-perturbed with ``h = 1/64``. The ground-truth CE2 of the perturbed predictor
 comes from the same grid machinery (``benchmarks/_second_order_common.py``: a scrambled Sobol
 sample of ``(1, f*, f*^2)`` deposited on the grid and sech-smoothed; two replicates averaged).

@@ -1,6 +1,6 @@
 """Exact 0/1 outputs of first-order Platt scaling (order=1), before and after the margin.
 
-On the SPEC 6.4 Weather Sentiment AMT protocol (bundled data; XOR-mode scores as in
+On the experiment 6.4 Weather Sentiment AMT protocol (bundled data; XOR-mode scores as in
 ``benchmarks/weather_amt.py``; 59 + 59 balanced items, 41 for calibration and 77 for
 evaluation per repeat, here without the unused selection split), the 2-D first-order
 calibrator (total degree 3, ``alpha = 1e-3``) is fitted on vote counts for 200 repeats.

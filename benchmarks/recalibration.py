@@ -1,6 +1,6 @@
-"""SPEC 6.2 -- second-order Platt scaling recalibrates a faint epistemic-variance signal.
+"""Experiment 6.2 -- second-order Platt scaling recalibrates a faint epistemic-variance signal.
 
-Problem: the Gaussian-mixture task of SPEC 6.1 (``benchmarks/_second_order_common.py``). A
+Problem: the Gaussian-mixture task of experiment 6.1 (``benchmarks/_second_order_common.py``). A
 20-member ensemble of MLPs 4-64-64-1 (ReLU, Adam 1e-3, no weight decay) is trained for 60 epochs
 on the *same* 24 samples (full batch, members differ only in their initialisation), so its
 ``sigma2`` carries only a faint signal about the true conditional variance of ``f*``. Its scores

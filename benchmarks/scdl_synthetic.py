@@ -1,4 +1,4 @@
-"""SPEC 6.5: SCDL on synthetic data, against smECE, cutoff error and binned ECE.
+"""Experiment 6.5: SCDL on synthetic data, against smECE, cutoff error and binned ECE.
 
 Data: ``X ~ U[0, 1]``, ``Y ~ Bernoulli(eta(X))`` with ``eta(x) = alpha (1 - 2x)^2 + (1 - alpha) x``.
 A logistic regression (scikit-learn defaults, one feature) is fit on 500 samples: a monotone

@@ -1,4 +1,4 @@
-"""SPEC 6.6: truthful calibration errors and their robustness to the number of bins.
+"""Experiment 6.6: truthful calibration errors and their robustness to the number of bins.
 
 Three parts, written to ``<out>/truthful_bins.json`` and ``<out>/truthful_bins_*.png``:
 
@@ -66,7 +66,7 @@ MEASURES = {
 BIN_PAIRS = ((2000, 20), (2000, 5), (20, 5))
 
 
-#: The paper's protocol (SPEC 6.6): ConfECE on fixed-width bins, the squared measures on
+#: The paper's protocol (experiment 6.6): ConfECE on fixed-width bins, the squared measures on
 #: quantile bins. ``--conf-ece-bins quantile`` bins ConfECE by quantile too (skcal 0.1's runs).
 PAPER_CONF_ECE_BINS = "uniform"
 
@@ -320,7 +320,7 @@ def _strategies(Q):
     for T in (0.67, 1.5, 3.0):
         out[f"temperature T={T}"] = apply_temperature(np.log(Q), T)
     out["mix 50% uniform"] = 0.5 * Q + 0.5 / k
-    # the gaming report of SPEC 5: nearly uniform, top label on the truly least likely class
+    # a gaming report: nearly uniform, top label on the truly least likely class
     eps = 0.02
     P = np.full((n, k), (1.0 - eps) / k)
     P[np.arange(n), Q.argmin(axis=1)] += eps

@@ -1,11 +1,11 @@
-"""SPEC 6.4 -- real crowd labels: Weather Sentiment AMT, audit yield of second-order Platt.
+"""Experiment 6.4 -- real crowd labels: Weather Sentiment AMT, audit yield of second-order Platt.
 
 Data: the Weather Sentiment AMT data set (300 tweets, about 20 AMT votes each, 5 classes) as
 bundled with skcal (:func:`skcal.datasets.load_weather_sentiment_amt`), or, with ``--data DIR``,
 the ``responses.csv`` (columns ``task, worker, label``) of another copy in ``DIR``. One-vs-rest on
 class 1 ("neutral"). Tasks are ordered by task id in both cases, so both give the same numbers.
 
-Vote cleaning (our choice, SPEC leaves it open): 5 (task, worker) pairs occur twice (one an
+Vote cleaning (our choice, the protocol leaves it open): 5 (task, worker) pairs occur twice (one an
 exact duplicate row, four repeat the same label at another time). A worker's repeated judgment
 of the same tweet is not an independent vote, so only the *first* judgment of each pair is kept
 (6025 votes). All distinct workers' votes are kept, so 10 tasks keep 21-25 votes instead of 20:
@@ -13,7 +13,7 @@ the snapshot targets ``a / c`` and ``a (a - 1) / (c (c - 1))`` are unbiased for 
 and skcal takes ragged vote counts as NaN-padded snapshot rows, so truncating to 20 would only
 throw information away.
 
-Protocol (SPEC 6.4), per repeat: ``p_hat`` = positive vote rate; aleatoric cohort
+Protocol (experiment 6.4), per repeat: ``p_hat`` = positive vote rate; aleatoric cohort
 ``|p_hat - 1/2| <= 0.22`` (59 tweets), hidden-subtype cohort ``p_hat <= 0.12`` or ``>= 0.88`` (178);
 the larger cohort is subsampled without replacement to the size of the smaller (a fresh
 subsample in every repeat). Provisional labels: aleatoric items Bernoulli(1/2); hidden items the
@@ -26,7 +26,7 @@ lo``, plus ``N(0, 0.06^2)`` on ``m`` and ``N(0, 0.08^2)`` on ``s``, clipped to [
 Calibrators (``skcal.SecondOrderPlattCalibrator``, ``alpha = 1e-3``, projected moments): 1-D degree 4
 on ``m``; 2-D total degree 3 on ``(m, s)``. skcal's second coordinate is ``sigma2`` in [0, 1/4], so the
 2-D calibrator is given ``(m, s / 4)``: an affine map of ``s``, so the polynomial space is exactly the
-same. SPEC's monomial bases ``[1, m, ..., m^4]`` and total degree 3 span the same function spaces as
+same. The protocol's monomial bases ``[1, m, ..., m^4]`` and total degree 3 span the same function spaces as
 skcal's Chebyshev bases of those degrees; only the ridge penalty differs slightly (it is on
 Chebyshev coefficients, ``lam = alpha * trace(G) / d``).
 

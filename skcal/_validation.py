@@ -1,9 +1,18 @@
-"""Shared input validation (SPEC section 0).
+"""Shared input validation and the data conventions of skcal.
 
 Every public function and estimator of skcal funnels its inputs through these helpers, so
 that the same bad input gets the same clear ``ValueError`` everywhere. The helpers accept
 lists, numpy arrays, pandas Series and DataFrames, always return fresh float64 arrays (the
 caller's arrays are never written to) and name the offending argument in every message.
+
+The conventions: binary ``y_true`` holds two classes (mapped with ``pos_label`` as scikit-learn
+does); ``y_prob`` is the positive-class probability, ``(n,)`` or ``predict_proba`` output
+``(n, 2)`` whose column 1 is used; multiclass ``y_proba`` rows are probability vectors summing
+to 1 within 1e-6; second-order ``scores`` are ``(m, sigma2)`` with ``m`` in [0, 1] and
+``sigma2`` in [0, 1/4] (one column: ``m`` alone); ``snapshots`` are ``(n, k)`` binary labels
+drawn for the same input, NaN for a missing vote. From ``a`` positive votes out of ``c`` the
+unbiased targets are ``t1 = a / c`` and ``t2 = a (a - 1) / (c (c - 1))``, estimating ``E[f*]`` and
+``E[f*^2]`` with ``f*`` the probability of a positive vote.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ __all__ = [
     "check_probabilities",
 ]
 
-#: Tolerance for probability vectors summing to one (SPEC section 0).
+#: Tolerance for probability vectors summing to one (multiclass rows, ``predict_proba`` output).
 ROW_SUM_ATOL = 1e-6
 #: Upper end of the ``sigma2`` box (the largest Bernoulli variance).
 SIGMA2_MAX = 0.25
@@ -375,12 +384,13 @@ def check_multiclass_labels(y_true, n_classes, *, labels=None, name="y_true", in
 
 
 def check_scores(scores, *, name="scores", out_of_bounds="raise"):
-    """Validate second-order scores ``(m, sigma2)`` (SPEC section 0).
+    """Validate second-order scores ``(m, sigma2)`` or a score ``m`` alone.
 
     Returns an ``(n, 2)`` array for second-order scores or an ``(n, 1)`` array for a score
     ``m`` alone (a 1-D input is treated as ``m`` alone). ``m`` must lie in [0, 1] and
     ``sigma2`` in [0, 1/4]; the feasible region ``sigma2 <= m (1 - m)`` is *not* enforced,
-    because perturbed scores may leave it (SPEC section 1).
+    because sech-perturbed scores may leave it (each coordinate is perturbed independently
+    within its interval).
     """
     S = _as_float_array(scores, name, ndim=(1, 2))
     _reject_nonfinite(S, name)
@@ -470,7 +480,7 @@ _SINGLE_LABEL_HINT = (
 
 
 def snapshot_targets(snapshots):
-    """Unbiased targets from validated snapshots or vote counts (SPEC section 0).
+    """Unbiased targets ``t1``, ``t2`` from validated snapshots or vote counts.
 
     Returns ``(t1, t2, c)`` with ``t1 = a / c`` estimating E[f*], ``t2 = a (a - 1) / (c (c - 1))``
     estimating E[f*^2] and ``c`` the number of votes, where ``a`` counts positive votes. ``t2`` is
@@ -518,7 +528,7 @@ def snapshot_votes(snapshots):
 
 
 def check_probabilities(y_prob, *, name="y_prob", out_of_bounds="raise"):
-    """Validate positive-class probabilities without labels (SPEC section 0).
+    """Validate positive-class probabilities without labels.
 
     Accepts shape (n,), (n, 1) or (n, 2) (``predict_proba`` output, whose rows must sum to one
     unless ``out_of_bounds="clip"``; column 1 is used) and returns a fresh float64 array of

@@ -68,7 +68,8 @@ def binned_ece(
     y_prob : array-like of shape (n,) or (n, 2)
         Probabilities of the positive class, or ``predict_proba`` output.
     n_bins : int, default=11
-        Number of bins (11 equal-width bins is the SPEC's comparison measure).
+        Number of bins (11 equal-width bins is the comparison measure of
+        *Testable and Actionable Calibration for Full Swap Regret*).
     strategy : {"uniform", "quantile"}, default="uniform"
         Equal-width bins on [0, 1], or scikit-learn's percentile edges.
     edges : array-like of shape (n_bins + 1,), default=None

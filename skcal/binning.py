@@ -1,4 +1,6 @@
-"""Binning rules that look at predictions only (SPEC section 5).
+"""Binning rules that look at predictions only.
+
+The binning rules of *Truthful Calibration Errors for Multi-Class Prediction*.
 
 A binning rule maps the values a predictor reports (never the labels) to integer bin ids. The
 truthful calibration errors of :mod:`skcal.truthful` stay truthful for *any* such rule, because

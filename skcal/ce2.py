@@ -1,4 +1,4 @@
-"""Estimating the second-order calibration error CE2 (SPEC section 2).
+"""Estimating the second-order calibration error CE2 of *The Minimax Rate of Second-Order Calibration*.
 
 ``CE2 = E|eta1(S) - m| + E|eta2(S) - (m^2 + sigma2)|`` with ``eta1(s) = E[Y | S = s]`` and
 ``eta2(s) = E[f*(X)^2 | S = s]``. The polynomial estimator regresses the unbiased snapshot
@@ -45,7 +45,7 @@ from skcal.votes import VoteCounts
 
 __all__ = ["CE2Result", "DEFAULT_ALPHAS", "ce1_score", "ce2_details", "ce2_score"]
 
-#: Ridge multipliers of SPEC 2's selection schedule.
+#: Ridge multipliers ``alpha`` of the data-driven selection schedule (*Minimax Rate*).
 DEFAULT_ALPHAS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 #: With ``cv`` and ``degree="auto"``, schedule degrees whose basis has more than
 #: ``n_train / CV_SAMPLES_PER_FEATURE`` features are skipped (they cost O(d^3) per candidate and
@@ -422,7 +422,7 @@ def ce2_details(
         sech-perturbed (the perturbed predictor is the one that is measured; see
         ``skcal.SechPerturber``).
     degree : "auto", int or list of int, default="auto"
-        ``"auto"``: SPEC 2's rule ``ceil(2 log n / log theta)`` capped at
+        ``"auto"``: the analytic rule ``ceil(2 log n / log theta)`` capped at
         ``ceil(11 / sqrt(bandwidth))`` (44 at ``h = 1/16``, 88 at ``h = 1/64``; at most 88), and
         lowered until the basis has at most ``n / 100`` features (a sample-size guard: at
         ``h = 1/64`` the bare rule gives 88, i.e. 7921 tensor features, for every ``n``); see
@@ -445,8 +445,9 @@ def ce2_details(
         The sech bandwidth ``h`` the scores were perturbed with (drives the degree rule and
         the baselines).
     method : {"polynomial", "bucketing", "nadaraya_watson"}, default="polynomial"
-        The baselines of SPEC 2 are computed by :func:`skcal.ce2_baselines.baseline_ce2` (they
-        choose their constant ``c`` on a held-out split with ``random_state``).
+        The baselines (cells of a ``K x K`` grid, a Gaussian kernel) are computed by
+        :func:`skcal.ce2_baselines.baseline_ce2` (they choose their constant ``c`` on a held-out
+        split with ``random_state``).
     cv : None, int, float, "holdout" or CV splitter, default=None
         Select ``degree`` and ``alpha`` (candidates: the degree schedule and ``alphas``) by the
         held-out squared error of both moment regressions. An int ``K`` is shuffled K-fold
@@ -565,9 +566,10 @@ def ce2_score(
 ):
     """Estimate the second-order calibration error CE2 (lower is better).
 
-    ``CE2 = E|eta1(S) - m| + E|eta2(S) - (m^2 + sigma2)|`` (SPEC 2). The polynomial estimator
-    fits ``eta1_hat`` on ``t1`` and ``eta2_hat`` on ``t2`` (SPEC 0 targets of the snapshots) by
-    Chebyshev ridge regression on the scores, clips both to [0, 1] and averages the absolute
+    ``CE2 = E|eta1(S) - m| + E|eta2(S) - (m^2 + sigma2)|``. The polynomial estimator fits
+    ``eta1_hat`` on ``t1`` and ``eta2_hat`` on ``t2`` (the snapshot targets ``t1 = a / c``,
+    ``t2 = a (a - 1) / (c (c - 1))`` for ``a`` positive votes out of ``c``) by Chebyshev ridge
+    regression on the scores, clips both to [0, 1] and averages the absolute
     deviations over the sample (in-sample plug-in).
 
     Parameters
@@ -580,7 +582,7 @@ def ce2_score(
         sech-perturbed (the perturbed predictor is the one that is measured; see
         ``skcal.SechPerturber``).
     degree : "auto", int or list of int, default="auto"
-        ``"auto"``: SPEC 2's rule ``ceil(2 log n / log theta)`` capped at
+        ``"auto"``: the analytic rule ``ceil(2 log n / log theta)`` capped at
         ``ceil(11 / sqrt(bandwidth))`` (44 at ``h = 1/16``, 88 at ``h = 1/64``; at most 88), and
         lowered until the basis has at most ``n / 100`` features (a sample-size guard: at
         ``h = 1/64`` the bare rule gives 88, i.e. 7921 tensor features, for every ``n``); see
@@ -603,8 +605,9 @@ def ce2_score(
         The sech bandwidth ``h`` the scores were perturbed with (drives the degree rule and
         the baselines).
     method : {"polynomial", "bucketing", "nadaraya_watson"}, default="polynomial"
-        The baselines of SPEC 2 are computed by :func:`skcal.ce2_baselines.baseline_ce2` (they
-        choose their constant ``c`` on a held-out split with ``random_state``).
+        The baselines (cells of a ``K x K`` grid, a Gaussian kernel) are computed by
+        :func:`skcal.ce2_baselines.baseline_ce2` (they choose their constant ``c`` on a held-out
+        split with ``random_state``).
     cv : None, int, float, "holdout" or CV splitter, default=None
         Select ``degree`` and ``alpha`` (candidates: the degree schedule and ``alphas``) by the
         held-out squared error of both moment regressions. An int ``K`` is shuffled K-fold

@@ -1,15 +1,17 @@
-"""Baseline CE2 estimators of SPEC section 2: bucketing and Nadaraya-Watson.
+"""Baseline CE2 estimators: bucketing and Nadaraya-Watson.
 
-Both regress the snapshot targets ``t1`` (for ``E[Y | S]``) and ``t2`` (for ``E[f*^2 | S]``) on
-the (already sech-perturbed) scores and plug the fits into
+The baselines of *The Minimax Rate of Second-Order Calibration*. Both regress the snapshot targets
+``t1`` (for ``E[Y | S]``) and ``t2`` (for ``E[f*^2 | S]``) on the (already sech-perturbed) scores
+and plug the fits into
 
 .. code-block:: text
 
     CE2_hat = mean_i |eta1_hat(S_i) - m_i| + mean_i |eta2_hat(S_i) - (m_i^2 + sigma2_i)|.
 
-They reach only the ``n^{-1/4}`` rate and exist for the rate experiment (SPEC section 6.1), next
-to the polynomial estimator of :func:`skcal.ce2_score`, which calls :func:`baseline_ce2` for
-``method="bucketing"`` and ``method="nadaraya_watson"``.
+They reach only the ``n^{-1/4}`` rate and exist for the rate experiment (experiment 6.1, the
+error of the CE2 estimators against the sample size), next to the polynomial estimator of
+:func:`skcal.ce2_score`, which calls :func:`baseline_ce2` for ``method="bucketing"`` and
+``method="nadaraya_watson"``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from skcal._validation import _as_float_array, _reject_nonfinite, check_consiste
 
 __all__ = ["baseline_ce2", "C_GRID"]
 
-#: The grid of constants ``c`` searched by ``c="auto"`` (SPEC section 2).
+#: The grid of constants ``c`` searched by ``c="auto"`` (chosen on a held-out split by squared error).
 C_GRID = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 #: Bucketing's number of cells per axis is clipped to this range.
 K_MIN, K_MAX = 2, 200
@@ -40,12 +42,12 @@ _MAX_EXTENSIONS = 30
 # the two regressions
 # ----------------------------------------------------------------------------------------------
 def n_buckets(c, n, h):
-    """Cells per axis ``K = clip(ceil(c (n / h^2)^{1/4}), 2, 200)`` (SPEC section 2)."""
+    """Cells per axis ``K = clip(ceil(c (n / h^2)^{1/4}), 2, 200)`` (*Minimax Rate*)."""
     return int(np.clip(np.ceil(c * (n / h**2) ** 0.25), K_MIN, K_MAX))
 
 
 def nw_bandwidth(c, n, h):
-    """Kernel bandwidth ``b = c h^{1/2} n^{-1/4}`` on the unit square (SPEC section 2)."""
+    """Kernel bandwidth ``b = c h^{1/2} n^{-1/4}`` on the unit square (*Minimax Rate*)."""
     return float(c * np.sqrt(h) * n**-0.25)
 
 
@@ -163,7 +165,7 @@ def _predict(method, Z_fit, T_fit, Z_query, c, h):
         # weight for 13 x 20000 blocks at load 7 on 2 cores)
         with _one_blas_thread():
             pred = _nw_predict(Z_fit, T_fit, Z_query, nw_bandwidth(c, n, h))
-    return np.clip(pred, 0.0, 1.0)  # the function class of the estimator (SPEC section 2)
+    return np.clip(pred, 0.0, 1.0)  # the function class of the estimator: values in [0, 1]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -242,7 +244,7 @@ def baseline_ce2(
     validation_fraction=0.3,
     random_state=None,
 ):
-    """Estimate CE2 with a baseline regression: bucketing or Nadaraya-Watson (SPEC section 2).
+    """Estimate CE2 with a baseline regression: bucketing or Nadaraya-Watson.
 
     Both baselines regress ``t1`` and ``t2`` on the scores, after mapping the rectangle
     ``R = [0, 1] x [0, 1/4]`` onto the unit square (``sigma2`` multiplied by 4):

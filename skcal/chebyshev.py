@@ -1,4 +1,6 @@
-"""The Chebyshev engine of second-order calibration (SPEC section 2).
+"""The Chebyshev engine of second-order calibration.
+
+The Chebyshev ridge regressions of *The Minimax Rate of Second-Order Calibration*.
 
 Scores ``(m, sigma2)`` are mapped onto ``[-1, 1]^2`` by ``x = 2 m - 1`` and ``y = 8 sigma2 - 1``
 and regressed on Chebyshev polynomials of the first kind:
@@ -110,7 +112,7 @@ def _log_theta(h):
     {"bandwidth": [StrictInterval(Real, 0, None, closed="neither")]}, prefer_skip_nested_validation=True
 )
 def theta(bandwidth):
-    """Return ``theta = h pi + sqrt(h^2 pi^2 + 1)``, the Bernstein-ellipse parameter of SPEC 2.
+    """Return ``theta = h pi + sqrt(h^2 pi^2 + 1)``, the Bernstein-ellipse parameter.
 
     After sech perturbation with bandwidth ``h`` the calibration functions are analytic in a
     strip of half-width ``h pi / 2``; degree-``l`` Chebyshev approximation then errs by
@@ -210,7 +212,7 @@ def _largest_degree_with_features(max_features, basis):
     prefer_skip_nested_validation=True,
 )
 def auto_degree(n_samples, bandwidth, basis="tensor", samples_per_feature=AUTO_SAMPLES_PER_FEATURE):
-    """SPEC 2's analytic degree ``l = ceil(2 log n / log theta)``, capped.
+    """Return the analytic degree ``l = ceil(2 log n / log theta)``, capped.
 
     Two caps apply: the bandwidth cap :func:`degree_cap` (44 at ``h = 1/16``, 88 at
     ``h = 1/64``) and a sample-size guard: the degree is the largest whose basis has at most
@@ -223,7 +225,7 @@ def auto_degree(n_samples, bandwidth, basis="tensor", samples_per_feature=AUTO_S
     estimate was 0.114 with 10 samples per feature, 0.069 with 30, 0.043 with 100 and 0.031
     with 300 (``cv=5`` selection: 0.027). The default
     of 100 samples per feature reaches the cap 88 from ``n = 792100`` on; pass
-    ``samples_per_feature=None`` for the bare SPEC rule.
+    ``samples_per_feature=None`` for the bare analytic rule.
 
     Parameters
     ----------

@@ -1,4 +1,7 @@
-"""Cutoff calibration error (SPEC section 4, comparison measures)."""
+"""Cutoff calibration error ``sup over intervals I of |E[(y - p) 1{p in I}]|``.
+
+A comparison measure of *Testable and Actionable Calibration for Full Swap Regret*.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""Fitted ensembles as second-order predictors (SPEC section 3)."""
+"""Fitted ensembles as second-order predictors.
+
+As in *The Minimax Rate of Second-Order Calibration*, the second-order score of an
+ensemble is the mean ``m`` of its members' positive-class probabilities and their unbiased
+variance ``sigma2``.
+"""
 
 from __future__ import annotations
 
@@ -51,7 +56,7 @@ def _is_code_vector(values, n_classes):
 
 
 class EnsembleMoments(TransformerMixin, BaseEstimator):
-    """Turn a fitted ensemble of classifiers into second-order scores ``(m, sigma2)`` (SPEC 3).
+    """Turn a fitted ensemble of classifiers into second-order scores ``(m, sigma2)``.
 
     For every row, ``m`` is the mean of the members' positive-class probabilities and
     ``sigma2`` their unbiased variance (``ddof=1``), clipped to the feasible region

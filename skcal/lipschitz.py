@@ -1,4 +1,6 @@
-"""Lipschitz smooth calibration error smCE (SPEC section 4, comparison measures).
+"""Lipschitz smooth calibration error smCE.
+
+A comparison measure of *Testable and Actionable Calibration for Full Swap Regret*.
 
 ``smCE = sup E[w(p) (y - p)]`` over 1-Lipschitz ``w: [0, 1] -> [-1, 1]`` (Blasiok, Gopalan, Hu and
 Nakkiran 2023). On a sample it is the linear program over the sorted distinct predictions

@@ -1,4 +1,8 @@
-"""Sech perturbation of (second-order) scores as a scikit-learn transformer (SPEC section 1)."""
+"""Sech perturbation of (second-order) scores as a scikit-learn transformer.
+
+The perturbation of *The Minimax Rate of Second-Order Calibration*: a score ``s`` in
+``[a, b]`` is replaced by a draw from the density ``sech((t - s) / h) / Z(s, h)`` on ``[a, b]``.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ _DEFAULT_NAMES = ("m", "sigma2")
 
 
 class SechPerturber(TransformerMixin, BaseEstimator):
-    """Perturb scores with the truncated sech kernel (SPEC section 1).
+    """Perturb scores with the truncated sech kernel of bandwidth ``h``.
 
     A one-column score ``m`` is perturbed on ``[0, 1]``; second-order scores ``(m, sigma2)``
     are perturbed coordinate-wise and independently on the rectangle ``[0, 1] x [0, 1/4]``,
@@ -53,10 +57,10 @@ class SechPerturber(TransformerMixin, BaseEstimator):
         Scores outside the box raise a ``ValueError`` by default; ``"clip"`` clips them to the
         box first.
     bounds : None, pair of floats or sequence of pairs, default=None
-        The box. ``None`` is SPEC's convention: one column ``m`` on ``[0, 1]`` or two columns
-        ``(m, sigma2)`` on ``[0, 1] x [0, 1/4]`` (any other number of columns is an error). A
-        pair ``(lo, hi)`` perturbs every column, however many, independently on ``[lo, hi]``;
-        a sequence of pairs gives one interval per column.
+        The box. ``None`` is the convention of *Minimax Rate*: one column ``m`` on ``[0, 1]`` or two
+        columns ``(m, sigma2)`` on ``[0, 1] x [0, 1/4]`` (any other number of columns is an error).
+        A pair ``(lo, hi)`` perturbs every column, however many, independently on ``[lo, hi]``; a
+        sequence of pairs gives one interval per column.
 
     Attributes
     ----------

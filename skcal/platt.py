@@ -1,4 +1,4 @@
-"""Second-order Platt scaling (SPEC section 2).
+"""Second-order Platt scaling, from *The Minimax Rate of Second-Order Calibration*.
 
 A second-order predictor outputs ``S(x) = (m(x), sigma2(x))``. Second-order Platt scaling
 regresses the unbiased snapshot targets ``t1`` (for ``E[Y | S]``) and ``t2`` (for
@@ -33,7 +33,8 @@ __all__ = ["SecondOrderPlattCalibrator", "project_moments"]
 def project_moments(eta1, eta2):
     """Project raw moment estimates onto the feasible region ``eta1^2 <= eta2 <= eta1``.
 
-    ``eta1`` is clipped to [0, 1], then ``eta2`` to ``[eta1^2, eta1]`` (SPEC 2).
+    ``eta1`` is clipped to [0, 1], then ``eta2`` to ``[eta1^2, eta1]`` (the moments of a random
+    probability ``f`` in [0, 1] satisfy ``E[f]^2 <= E[f^2] <= E[f]``).
 
     Examples
     --------
@@ -53,10 +54,10 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
     ``fit(X, y)`` takes scores ``X`` (``(n, 2)`` as ``(m, sigma2)`` with ``m`` in [0, 1] and
     ``sigma2`` in [0, 1/4], or ``(n, 1)`` for ``m`` alone) and snapshots ``y`` (``(n, k)``,
     ``k >= 2`` binary labels per input, NaN for a missing vote). From each row the unbiased
-    targets ``t1 = a / c`` and ``t2 = a (a - 1) / (c (c - 1))`` are formed (SPEC 0) and both are
-    regressed on the Chebyshev basis of the mapped scores by ridge regression with
-    ``lam = alpha * trace(G) / d`` (one factorisation for both targets; sufficient statistics,
-    never an ``n x d`` design matrix; the dual form when ``d > n``).
+    targets ``t1 = a / c`` and ``t2 = a (a - 1) / (c (c - 1))`` are formed (``a`` positive votes
+    out of ``c``) and both are regressed on the Chebyshev basis of the mapped scores by ridge
+    regression with ``lam = alpha * trace(G) / d`` (one factorisation for both targets;
+    sufficient statistics, never an ``n x d`` design matrix; the dual form when ``d > n``).
 
     Parameters
     ----------

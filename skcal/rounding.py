@@ -1,4 +1,4 @@
-"""Soft-bin rounding and robust decisions (SPEC section 4, "Decisions").
+"""Soft-bin rounding and robust decisions, from *Testable and Actionable Calibration for Full Swap Regret*.
 
 The randomized rounding ``tau_m(p)`` moves ``p`` to one of its two neighbouring grid points
 ``i/m`` with probability ``w_i(p) = max(0, 1 - |m p - i|)``, so ``E[tau_m(p)] = p``. A decision
@@ -258,9 +258,9 @@ def expected_swap_regret(y_true, y_prob, utility, n_bins, *, sample_weight=None,
     """Exact expected swap regret of ``a = r(tau_m(p))`` over the randomized rounding.
 
     Sample ``s`` plays action ``a`` with probability ``sum_i w_i(p_s) 1[r(i/m) = a]``; the swap
-    regret of this randomized rule (deviations applied per realised action) is computed
-    exactly from those probabilities, in ``O(n + n_actions^2)``. SPEC section 4: for utilities
-    in [0, 1] it is at most ``2 SCDL_m + 2/m`` on every sample.
+    regret of this randomized rule (deviations applied per realised action) is computed exactly from
+    those probabilities, in ``O(n + n_actions^2)``. By the bound of *Full Swap Regret*, for
+    utilities in [0, 1] it is at most ``2 SCDL_m + 2/m`` on every sample.
 
     Parameters
     ----------
@@ -522,12 +522,12 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     def score(self, X, y, sample_weight=None):
         """Negated swap-regret bound of :meth:`decide` on ``(X, y)``: ``-(2 SCDL_m + 2/m)``.
 
-        ``m`` is the fitted grid ``n_bins_`` and ``SCDL_m`` is computed on ``(X, y)``. By SPEC 4
-        the swap regret of ``decide`` on that sample is at most ``2 SCDL_m + 2/m`` for every
-        decision task with utilities in [0, 1], so the score is a proper model-selection
-        criterion for the grid: ``GridSearchCV(SoftBinRounder(), {"n_bins": [4, 8, 16]})``
-        picks the grid with the smallest bound on held-out data (greater is better, as
-        scikit-learn expects).
+        ``m`` is the fitted grid ``n_bins_`` and ``SCDL_m`` is computed on ``(X, y)``. By the
+        bound of *Full Swap Regret* the swap regret of ``decide`` on that sample is at most
+        ``2 SCDL_m + 2/m`` for every decision task with utilities in [0, 1], so the score is a
+        proper model-selection criterion for the grid:
+        ``GridSearchCV(SoftBinRounder(), {"n_bins": [4, 8, 16]})`` picks the grid with the
+        smallest bound on held-out data (greater is better, as scikit-learn expects).
 
         Parameters
         ----------

@@ -1,4 +1,6 @@
-"""SCDL: the soft-binned calibration decision loss (SPEC section 4).
+"""SCDL: the soft-binned calibration decision loss.
+
+Defined in *Testable and Actionable Calibration for Full Swap Regret*.
 
 For a grid ``G_m = {0, 1/m, ..., 1}`` the soft-bin weights are the triangular kernel
 ``w_i(p) = max(0, 1 - |m p - i|)``; with ``pi_i = E[w_i(p)]`` and ``q_i = E[w_i(p) y] / pi_i``::
@@ -21,8 +23,10 @@ from two difference arrays and a cumulative sum. Total cost ``O(T + M)``, never 
   ``SCDL_m`` of a calibrated predictor is noise that grows with ``m`` and crosses the floor
   ``1/m`` near ``m = 2 sqrt(T)``; once ``SCDL_m >= 1/m`` no finer grid can win, so with this cap
   the search reaches the crossing and SCDL is set by the data, not by the cap. In a study on the
-  SPEC 6.5 distribution (``docs/guide/scdl.md``) the ``4 sqrt(T)`` cap gave the same value as the
-  largest grid the data support in every run, while ``2 sqrt(T)`` still bound at ``T = 1000``.
+  distribution of experiment 6.5 (SCDL on synthetic data: ``X ~ U[0, 1]``,
+  ``Y ~ Bernoulli(alpha (1 - 2X)^2 + (1 - alpha) X)``; ``docs/guide/scdl.md``) the ``4 sqrt(T)``
+  cap gave the same value as the largest grid the data support in every run, while ``2 sqrt(T)``
+  still bound at ``T = 1000``.
 * ``"theory"``: the largest dyadic ``m`` with ``m ln(m) <= sqrt(T)``, the cap of the rate theorem
   (8 below 1,968 samples, so SCDL cannot go below 1/8 there).
 * an integer: the largest power of two not above it.
@@ -68,7 +72,7 @@ _NONNEG_REAL = [StrictInterval(Real, 0, None, closed="left")]
 
 @validate_params({"n_effective": _NONNEG_REAL}, prefer_skip_nested_validation=True)
 def theory_max_bins(n_effective):
-    """Largest dyadic ``m >= 2`` with ``m ln(m) <= sqrt(T)``: the rate theorem's cap (SPEC 4).
+    """Largest dyadic ``m >= 2`` with ``m ln(m) <= sqrt(T)``: the rate theorem's cap in *Full Swap Regret*.
 
     Parameters
     ----------
@@ -465,8 +469,8 @@ def scdl_score(y_true, y_prob, *, max_bins="auto", sample_weight=None, pos_label
     """Compute the soft-binned calibration decision loss (SCDL) of binary probabilities.
 
     ``SCDL = min over m in {2, 4, ..., m_max} of max(SCDL_m, 1/m)``, with ``SCDL_m`` the largest
-    soft-binned threshold decision loss on the grid ``{0, 1/m, ..., 1}`` (SPEC section 4). It lies
-    in (0, 1), lower is better, and bounds the swap regret of every bounded decision task: a
+    soft-binned threshold decision loss on the grid ``{0, 1/m, ..., 1}`` (*Full Swap Regret*). It
+    lies in (0, 1), lower is better, and bounds the swap regret of every bounded decision task: a
     decision maker who rounds ``p`` to the selected grid and best-responds has swap regret at most
     ``4 SCDL`` (utilities in [0, 1]); see :class:`skcal.rounding.SoftBinRounder`.
 

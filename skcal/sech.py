@@ -1,6 +1,7 @@
-"""The truncated sech kernel (SPEC section 1), as plain vectorised functions.
+"""The truncated sech kernel, as plain vectorised functions.
 
-For a score ``s`` in ``[lo, hi]`` and a bandwidth ``h > 0`` the perturbed score has density
+The sech perturbation of *The Minimax Rate of Second-Order Calibration*: for a score ``s`` in
+``[lo, hi]`` and a bandwidth ``h > 0`` the perturbed score has density
 
 .. code-block:: text
 
@@ -223,7 +224,10 @@ def sech_normalizer(s, h, lo=0.0, hi=1.0):
     prefer_skip_nested_validation=True,
 )
 def sech_pdf(t, s, h, lo=0.0, hi=1.0):
-    """Density ``k_h(t | s)`` of the sech-perturbed score (SPEC section 1).
+    """Density ``k_h(t | s)`` of the sech-perturbed score.
+
+    ``k_h(t | s) = sech((t - s) / h) / Z(s, h)`` on ``[lo, hi]`` and 0 elsewhere, with
+    ``Z(s, h) = h (gd((hi - s) / h) - gd((lo - s) / h))``.
 
     Parameters
     ----------
@@ -369,7 +373,7 @@ def _offset_from_end(a, delta):
 def sech_ppf(u, s, h, lo=0.0, hi=1.0):
     """Inverse CDF of the truncated sech kernel: the ``t`` in ``[lo, hi]`` with ``F(t | s) = u``.
 
-    Exact inversion of SPEC section 1 (``t = s + h gd_inv(gd(A) + u (gd(B) - gd(A)))`` with
+    Exact inversion of the CDF (``t = s + h gd_inv(gd(A) + u (gd(B) - gd(A)))`` with
     ``A = (lo - s)/h``, ``B = (hi - s)/h``), solved from the nearer end so that both tails keep
     their relative precision: with ``G = (gd(B) - gd(A)) / 2 = arctan(e^B) - arctan(e^A)``,
 

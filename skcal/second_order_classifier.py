@@ -1,12 +1,13 @@
-"""A scikit-learn classifier wrapping the whole second-order chain (SPEC sections 1-3).
+"""A scikit-learn classifier wrapping the whole second-order chain.
 
-fitted ensemble -> :class:`~skcal.EnsembleMoments` -> :class:`~skcal.SechPerturber` ->
-:class:`~skcal.SecondOrderPlattCalibrator`, calibrated on held-out snapshots or vote counts.
-The result has ``classes_``, ``predict_proba`` (the recalibrated mean), ``predict`` and
-:meth:`SecondOrderCalibratedClassifier.predict_second_order` (the recalibrated ``(m, sigma2)``),
-so it goes wherever a fitted binary classifier goes: ``calibration_report``,
-``ReliabilityDisplay.from_estimator``, ``SecondOrderDisplay.from_estimator``, scorers, ``clone`` and
-``pickle``.
+The chain of *The Minimax Rate of Second-Order Calibration* (ensemble moments, sech
+perturbation, second-order Platt scaling): fitted ensemble -> :class:`~skcal.EnsembleMoments`
+-> :class:`~skcal.SechPerturber` -> :class:`~skcal.SecondOrderPlattCalibrator`, calibrated on
+held-out snapshots or vote counts. The result has ``classes_``, ``predict_proba`` (the
+recalibrated mean), ``predict`` and :meth:`SecondOrderCalibratedClassifier.predict_second_order`
+(the recalibrated ``(m, sigma2)``), so it goes wherever a fitted binary classifier goes:
+``calibration_report``, ``ReliabilityDisplay.from_estimator``,
+``SecondOrderDisplay.from_estimator``, scorers, ``clone`` and ``pickle``.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class SecondOrderCalibratedClassifier(ClassifierMixin, BaseEstimator):
         wrapped in :class:`sklearn.frozen.FrozenEstimator` (which keeps it fitted under
         ``clone``).
     bandwidth : float, default=2**-6
-        Sech bandwidth ``h`` of the perturbation (SPEC 1).
+        Sech bandwidth ``h`` of the perturbation (density proportional to ``sech((t - s) / h)``).
     degree : int, default=4
         Chebyshev degree of the calibrator (tensor basis: ``(degree + 1)^2`` features).
     alpha : float, default=1e-6

@@ -1,4 +1,4 @@
-"""Truthful multiclass calibration errors (SPEC section 5).
+"""Truthful multiclass calibration errors, from *Truthful Calibration Errors for Multi-Class Prediction*.
 
 A calibration error is *truthful* when, in expectation over the labels, it is minimised by
 reporting the true conditional class probabilities. The binned squared errors here are all of
@@ -37,7 +37,7 @@ Conventions shared by every function of this module:
   label, whereas the correction of :func:`truthful_conf_ce` assumes independent labels. The
   label-noise correction is therefore weighted by ``w_i^2 / W^2``, which keeps the expected
   noise term at ``(1/W^2) sum_i w_i^2 (1 - s_i^2)`` and hence keeps the measure truthful;
-  with unit weights every formula is exactly the unweighted one of SPEC 5.
+  with unit weights every formula is exactly the unweighted one of *Truthful Calibration Errors*.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Vote counts as a first-class label type (SPEC section 0).
+"""Vote counts as a first-class label type.
 
 Crowd data usually comes as *counts*: item ``i`` received ``total[i]`` binary votes, of which
 ``positive[i]`` were positive. :class:`VoteCounts` holds such counts, and every skcal function or
@@ -87,11 +87,11 @@ class VoteCounts:
     Notes
     -----
     The unbiased targets are ``t1 = a / c`` for ``E[f*]`` and ``t2 = a (a - 1) / (c (c - 1))``
-    for ``E[f*^2]`` (SPEC 0). ``t2`` needs two votes, so second-order functions require
-    ``total >= 2`` on every row; first-order ones (``ce1_score``, ``SecondOrderPlattCalibrator``
-    with ``order=1``) accept ``total >= 1``. A ``VoteCounts`` is not converted by
-    ``numpy.asarray`` (that raises ``TypeError``), so it can never be misread as a two-column
-    array of snapshots.
+    for ``E[f*^2]``, with ``a = positive`` and ``c = total``. ``t2`` needs two votes, so
+    second-order functions require ``total >= 2`` on every row; first-order ones
+    (``ce1_score``, ``SecondOrderPlattCalibrator`` with ``order=1``) accept ``total >= 1``. A
+    ``VoteCounts`` is not converted by ``numpy.asarray`` (that raises ``TypeError``), so it can
+    never be misread as a two-column array of snapshots.
 
     Examples
     --------

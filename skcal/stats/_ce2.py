@@ -1,6 +1,7 @@
 """Mergeable statistics of the polynomial CE2 / CE1 estimators at a fixed degree and ridge.
 
-The polynomial estimator of SPEC 2 needs two passes over the data:
+The polynomial estimator of *The Minimax Rate of Second-Order Calibration* needs two passes
+over the data:
 
 1. :class:`CE2Statistics` (:class:`CE1Statistics` for a score ``m`` alone) accumulates the
    Chebyshev moment statistics of the two moment regressions (the moment matrix ``M``, the cross
@@ -161,11 +162,11 @@ class _MomentStatistics(BaseStatistics):
 class CE2Statistics(_MomentStatistics):
     """First pass of the polynomial CE2 estimator: Chebyshev moment statistics (mergeable).
 
-    ``update(snapshots, scores, sample_weight=None)`` adds the statistics of the regressions of
-    the unbiased snapshot targets ``t1`` and ``t2`` (SPEC 0) on the tensor (or total-degree)
-    Chebyshev basis of the scores ``(m, sigma2)``. ``compute`` solves the ridge
-    (``lam = alpha trace(G) / d``, primal form) and returns the coefficients;
-    :meth:`plug_in` starts the second pass.
+    ``update(snapshots, scores, sample_weight=None)`` adds the statistics of the regressions of the
+    unbiased snapshot targets ``t1 = a / c`` and ``t2 = a (a - 1) / (c (c - 1))`` (``a`` positive
+    votes out of ``c``) on the tensor (or total-degree) Chebyshev basis of the scores
+    ``(m, sigma2)``. ``compute`` solves the ridge (``lam = alpha trace(G) / d``, primal form) and returns
+    the coefficients; :meth:`plug_in` starts the second pass.
 
     Parameters
     ----------

@@ -1,4 +1,7 @@
-"""Mergeable statistics of SCDL (SPEC section 4): soft-bin masses on a fixed finest grid.
+"""Mergeable statistics of SCDL: soft-bin masses on a fixed finest grid.
+
+SCDL, the soft-binned calibration decision loss, is defined in *Testable and Actionable
+Calibration for Full Swap Regret* (see :mod:`skcal.scdl`).
 
 The statistics of SCDL are, for the finest dyadic grid ``{0, 1/M, ..., 1}``, the soft-bin
 masses ``W_i = sum_s w_s w_i(p_s)`` and ``A_i = sum_s w_s w_i(p_s) y_s`` (``i = 0..M``), plus the

@@ -1,4 +1,7 @@
-"""Mergeable statistics of the truthful multiclass calibration errors (SPEC section 5).
+"""Mergeable statistics of the truthful multiclass calibration errors.
+
+The measures are those of *Truthful Calibration Errors for Multi-Class Prediction* (see
+:mod:`skcal.truthful`).
 
 The bins are fixed before any row is seen: ``n_bins`` equal-width bins on [0, 1] or the given
 ``edges``, with the right-closed rule of every binned measure of skcal
