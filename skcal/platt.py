@@ -22,6 +22,7 @@ from skcal._validation import (
     check_sample_weight,
     check_scores,
     check_snapshots,
+    reject_strings,
     snapshot_targets,
 )
 from skcal.chebyshev import ChebyshevRidge
@@ -147,6 +148,7 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
 
     # -- validation -----------------------------------------------------------------------
     def _check_X(self, X, *, reset):
+        reject_strings(X, "X")  # validate_data would turn numeric strings into floats silently
         X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_min_samples=2 if reset else 1)
         return check_scores(X, name="X (scores)", out_of_bounds=self.out_of_bounds)
 
@@ -340,6 +342,7 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n, n_features_in_)
+            Second-order scores ``(m, sigma2)`` (or ``m`` alone for a 1-D fit).
         project : bool, default=True
             ``True``: ``eta1`` clipped to [0, 1], then ``eta2`` clipped to ``[eta1^2, eta1]``.
             ``False``: the raw polynomial values (``eta2 = eta1^2`` for ``order=1``). A raw
@@ -364,11 +367,33 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         return np.column_stack([e1, e2])
 
     def eta1(self, X):
-        """Projected ``eta1_hat(X)``, the estimate of ``E[Y | S = X]``; shape (n,)."""
+        """Projected ``eta1_hat(X)``, the estimate of ``E[Y | S = X]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features_in_)
+            Second-order scores ``(m, sigma2)`` (or ``m`` alone for a 1-D fit).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            ``eta1_hat`` clipped to [0, 1].
+        """
         return self.predict_moments(X)[:, 0]
 
     def eta2(self, X):
-        """Projected ``eta2_hat(X)``, the estimate of ``E[f*^2 | S = X]``; shape (n,)."""
+        """Projected ``eta2_hat(X)``, the estimate of ``E[f*^2 | S = X]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features_in_)
+            Second-order scores ``(m, sigma2)`` (or ``m`` alone for a 1-D fit).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            ``eta2_hat`` clipped to ``[eta1_hat^2, eta1_hat]``.
+        """
         return self.predict_moments(X)[:, 1]
 
     @property
@@ -425,7 +450,18 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         return self.transform(X)
 
     def get_feature_names_out(self, input_features=None):
-        """``["m", "sigma2"]``: the recalibrated second-order scores."""
+        """Return the names of the output columns: the recalibrated second-order scores.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Ignored (the outputs are ``(m, sigma2)`` whatever the inputs are called).
+
+        Returns
+        -------
+        ndarray of str
+            ``["m", "sigma2"]``.
+        """
         check_is_fitted(self, "engine_")
         return np.asarray(["m", "sigma2"], dtype=object)
 
@@ -438,6 +474,21 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         Squared error against the unbiased targets is a proper criterion for ``E[Y | S]`` and
         ``E[f*^2 | S]``, so ``GridSearchCV`` can select ``degree`` and ``alpha`` without a
         ``scoring`` argument.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features_in_)
+            Second-order scores ``(m, sigma2)`` (or ``m`` alone for a 1-D fit).
+        y : array-like of shape (n,) or (n, k), or skcal.votes.VoteCounts
+            Snapshots (``k >= 2`` votes per row, NaN for a missing vote), vote counts, or (for
+            ``order=1``) one binary label per row.
+        sample_weight : array-like of shape (n,), default=None
+            Weights of the mean squared errors.
+
+        Returns
+        -------
+        float
+            The negated mean squared error (greater is better).
         """
         E = self.predict_moments(X)
         _, t1, t2 = self._targets(y, E.shape[0])

@@ -16,13 +16,15 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils import ClassifierTags, check_random_state
 
 from skcal._compat import StrOptions, _fit_context, check_is_fitted, validate_data, validate_params
-from skcal._constraints import POS_LABEL, SAMPLE_WEIGHT, StrictInterval
+from skcal._constraints import N_BINS, POS_LABEL, SAMPLE_WEIGHT
 from skcal._validation import (
+    _as_float_array,
     _binary_labels,
     check_binary_probabilities,
     check_consistent_length,
     check_probabilities,
     check_sample_weight,
+    reject_strings,
 )
 from skcal.scdl import MAX_BINS, _curve, _scdl_at
 from skcal.stats._scdl import ScdlStatistics
@@ -51,7 +53,7 @@ def _neighbours(p, m):
 @validate_params(
     {
         "y_prob": ["array-like"],
-        "n_bins": [StrictInterval(Integral, 1, None, closed="left")],
+        "n_bins": N_BINS,
         "dense": ["boolean"],
     },
     prefer_skip_nested_validation=True,
@@ -100,12 +102,8 @@ def soft_bin_weights(y_prob, n_bins, *, dense=False):
 
 
 def _check_utility(utility):
-    if hasattr(utility, "to_numpy"):
-        utility = utility.to_numpy()
-    try:
-        U = np.array(utility, dtype=np.float64, copy=True)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"utility must be a numeric array; could not convert it: {exc}") from None
+    # _as_float_array: a fresh float64 copy; complex values and strings (even numeric) refused
+    U = _as_float_array(utility, "utility")
     if U.ndim != 2 or U.shape[1] != 2 or U.shape[0] < 1:
         raise ValueError(
             "utility must have shape (n_actions, 2): U[action, label] for labels 0 and 1; "
@@ -248,7 +246,7 @@ def _rounded_action_mass(p, y, w, m, U):
         "y_true": ["array-like"],
         "y_prob": ["array-like"],
         "utility": ["array-like"],
-        "n_bins": [StrictInterval(Integral, 1, None, closed="left")],
+        "n_bins": N_BINS,
         "sample_weight": SAMPLE_WEIGHT,
         "pos_label": POS_LABEL,
     },
@@ -386,7 +384,7 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "n_bins": [StrOptions({"auto"}), StrictInterval(Integral, 1, None, closed="left")],
+        "n_bins": [StrOptions({"auto"}), *N_BINS],
         "max_bins": MAX_BINS,
         "random_state": ["random_state"],
         "out_of_bounds": [StrOptions({"raise", "clip"})],
@@ -416,6 +414,7 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         # feature names, and anything else is left to validate_data.
         if hasattr(X, "to_numpy") and not hasattr(X, "columns"):
             X = X.to_numpy()
+        reject_strings(X, "X")  # validate_data would turn numeric strings into floats silently
         if isinstance(X, (list, tuple, np.ndarray)) and np.asarray(X).ndim == 1:
             X = np.asarray(X).reshape(-1, 1)
         X = validate_data(self, X, reset=reset, dtype=np.float64)

@@ -109,7 +109,12 @@ def _check_proba(y_proba, labels):
             and np.abs(arr.sum(axis=1) - 1.0).max() <= ROW_SUM_ATOL
         ):
             return arr
-    return check_multiclass_probabilities(y_proba, name="y_proba", n_classes=n_classes)
+    return check_multiclass_probabilities(
+        y_proba,
+        name="y_proba",
+        n_classes=n_classes,
+        n_classes_from=None if labels is None else "labels",
+    )
 
 
 def _check_inputs(y_true, y_proba, sample_weight, labels):
@@ -511,6 +516,15 @@ def classwise_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_wei
 # ----------------------------------------------------------------------------------------------
 
 
+_LOSS_CONSTRAINTS = {
+    "y_true": ["array-like"],
+    "y_proba": ["array-like"],
+    "sample_weight": SAMPLE_WEIGHT,
+    "labels": _LABELS,
+}
+
+
+@validate_params(_LOSS_CONSTRAINTS, prefer_skip_nested_validation=True)
 def brier_over_k(y_true, y_proba, *, sample_weight=None, labels=None):
     """Mean Brier score divided by the number of classes (the proper loss of classwise LinCE).
 
@@ -547,6 +561,7 @@ def brier_over_k(y_true, y_proba, *, sample_weight=None, labels=None):
     return float(np.average(per_sample, weights=w))
 
 
+@validate_params(_LOSS_CONSTRAINTS, prefer_skip_nested_validation=True)
 def confidence_proper_loss(y_true, y_proba, *, sample_weight=None, labels=None):
     """Mean confidence proper loss ``1 - z + (c - z)^2`` (the proper loss of ConfCE^corr).
 

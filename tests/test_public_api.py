@@ -40,10 +40,7 @@ def _xfail(file, what, owner):
 
 
 _NO_VALIDATE_PARAMS = "no validate_params"
-_PENDING_FUNCTIONS = {
-    n: _xfail("skcal/truthful.py", _NO_VALIDATE_PARAMS, "binned")
-    for n in ("brier_over_k", "confidence_proper_loss")
-}
+_PENDING_FUNCTIONS = {}
 _PENDING_KEYWORD_ONLY = {}
 _PENDING_COMMON_CHECKS = {}
 

@@ -668,18 +668,6 @@ _R = [  # (file, what, owner)
     ),
 ]
 XFAIL: dict[str, tuple[str, str, str]] = {
-    "SoftBinRounder-X-strings": _R[2],
-    "SoftBinRounder.transform-X-strings": _R[2],
-    "SoftBinRounder-n_bins-absurd": _R[4],
-    "expected_swap_regret-utility-complex": _R[5],
-    "expected_swap_regret-utility-strings": _R[5],
-    "swap_regret-utility-complex": _R[5],
-    "swap_regret-utility-strings": _R[5],
-    "expected_swap_regret-n_bins-absurd": _R[6],
-    "soft_bin_weights-n_bins-absurd": _R[6],
-    "SecondOrderPlattCalibrator-X-strings": _R[11],
-    "SecondOrderPlattCalibrator.transform-X-strings": _R[11],
-    "SecondOrderPlattCalibrator.predict-X-strings": _R[11],
     "CalibrationReport.from_predictions-n_bootstrap-absurd": _R[14],
     "calibration_report-n_bootstrap-absurd": _R[14],
     "ReliabilityDisplay.from_predictions-n_bootstrap-absurd": _R[15],
@@ -965,11 +953,6 @@ def test_register_scorer_bad_arguments_keep_sklearn_working():
 
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="skcal/truthful.py: _check_proba should pass n_classes_from='labels' to "
-    "check_multiclass_probabilities; owner: binned",
-)
 def test_wrong_length_labels_are_blamed_on_labels():
     with pytest.raises(ValueError, match="^labels has 4 entries"):
         skcal.classwise_ece(Y3, P3, labels=[0, 1, 2, 3])
