@@ -27,11 +27,24 @@ def fmt(x, digits=4):
     return f"{x:.{digits}g}"
 
 
+def _detail_json(v):
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    return _num(v)
+
+
 def _details_text(details, digits):
-    return ", ".join(
-        f"{k}={v}" if isinstance(v, (int, np.integer)) else f"{k}={fmt(v, digits)}"
-        for k, v in details.items()
-    )
+    parts = []
+    for k, v in details.items():
+        if isinstance(v, (bool, np.bool_)):
+            parts.append(f"{k}={'yes' if v else 'no'}")
+        elif isinstance(v, (int, np.integer)):
+            parts.append(f"{k}={v}")
+        else:
+            parts.append(f"{k}={fmt(v, digits)}")
+    return ", ".join(parts)
 
 
 def cell_parts(report, model, name, digits=4, intervals=True):
@@ -162,7 +175,7 @@ def report_to_dict(report):
                     "rank": int(t.loc[model, "rank"]),
                     "p_best": _num(t.loc[model, "p_best"]),
                     "details": {
-                        k: (int(v) if isinstance(v, (int, np.integer)) else _num(v))
+                        k: _detail_json(v)
                         for k, v in (report.metric_details.get(name, {}).get(model) or {}).items()
                     },
                 }
