@@ -323,6 +323,7 @@ CSS = """
 .skcal-report table.metrics thead th { background: #f0f0f0; }
 .skcal-report table.metrics tbody th { text-align: left; }
 .skcal-report td.best { background: #e3f4e1; font-weight: 600; }
+.skcal-report td.pvalue { white-space: nowrap; }
 .skcal-report td .extra { display: block; font-size: 0.85em; color: #666; font-weight: 400; }
 .skcal-report figure { margin: 1.5em 0; }
 .skcal-report figure img { max-width: 100%; height: auto; }
@@ -365,7 +366,7 @@ def html_section(report, digits=4, level=2, heading=True):
             more = f'<span class="extra">{e(extra)}</span>' if extra else ""
             parts.append(f"<td{cls}>{e(main)}{more}</td>")
         if tests is not None:
-            parts.append(f"<td>{e(fmt(tests.loc[model, 'pvalue'], 3))}</td>")
+            parts.append(f'<td class="pvalue">{e(fmt(tests.loc[model, "pvalue"], 3))}</td>')
         parts.append("</tr>")
     parts.append('</tbody></table></div><ul class="legend">')
     parts += [f"<li>{e(x)}</li>" for x in legend_lines(report)]
