@@ -320,7 +320,7 @@ CSS = """
 .skcal-report table.metrics { border-collapse: collapse; margin: 1em 0; font-size: 0.85em; }
 .skcal-report table.metrics th, .skcal-report table.metrics td { border: 1px solid #ccc;
   padding: 0.3em 0.5em; text-align: right; vertical-align: top; }
-.skcal-report table.metrics thead th { background: #f0f0f0; }
+.skcal-report table.metrics thead th { background: #f0f0f0; overflow-wrap: break-word; }
 .skcal-report table.metrics tbody th { text-align: left; }
 .skcal-report td.best { background: #e3f4e1; font-weight: 600; }
 .skcal-report td.pvalue { white-space: nowrap; }
