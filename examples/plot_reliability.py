@@ -3,10 +3,15 @@
 Reliability diagrams with SCDL's soft bins
 =================================================
 
-:class:`~skcal.ReliabilityDisplay` draws, for the grid ``m*`` that SCDL selects, the observed
-frequency ``q_i`` of each soft bin at its grid point ``i / m*`` (marker area: the bin weight
-``pi_i``), a bootstrap band around the ``q_i``, and the smooth calibration curve at smECE's
-bandwidth. Naive Bayes is famously overconfident: its points bend away from the diagonal.
+:class:`~skcal.ReliabilityDisplay` with ``strategy="soft"`` draws the observed frequency ``q_i``
+of each non-empty soft bin of an SCDL grid at its grid point ``i / m`` with a bootstrap
+interval, the smooth calibration curve at smECE's bandwidth with its band, and a histogram of
+the predictions. With ``n_bins=None`` the grid is the ``m*`` that SCDL selects; on these 285
+validation rows ``m*`` is 64 or 128, about two to four rows per soft bin, too fine to read, so
+the diagrams use the coarser soft grid ``m = 16`` and the titles give SCDL's own ``m*``, the
+unfloored ``SCDL_{m*}`` and whether SCDL sits on its floor ``1/m*`` (from
+:func:`~skcal.scdl_curve`). Naive Bayes is famously overconfident: its points bend away from
+the diagonal.
 """
 
 import matplotlib.pyplot as plt
@@ -17,17 +22,34 @@ from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from skcal import ReliabilityDisplay
+from skcal import ReliabilityDisplay, scdl_curve
 
 X, y = load_breast_cancer(return_X_y=True)
 X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
 logistic = make_pipeline(StandardScaler(), LogisticRegression()).fit(X_tr, y_tr)
 bayes = GaussianNB().fit(X_tr, y_tr)
 
-fig, axes = plt.subplots(1, 2, figsize=(10, 4.5), layout="constrained")
-for ax, (name, model) in zip(axes, [("logistic regression", logistic), ("naive Bayes", bayes)], strict=True):
+fig, axes = plt.subplots(2, 2, figsize=(10, 5.8), height_ratios=(3, 1), sharex="col", layout="constrained")
+for col, (name, model) in enumerate([("logistic regression", logistic), ("naive Bayes", bayes)]):
     disp = ReliabilityDisplay.from_estimator(
-        model, X_te, y_te, strategy="soft", n_bootstrap=100, random_state=0, ax=ax
+        model,
+        X_te,
+        y_te,
+        n_bins=16,
+        strategy="soft",
+        n_bootstrap=100,
+        random_state=0,
+        name="",
+        ax=axes[0, col],
+        hist_ax=axes[1, col],
+        legend=False,
+        show_values=False,
     )
-    ax.set_title(f"{name}: SCDL {disp.scdl:.3f}, m* = {disp.n_bins}")
+    curve = scdl_curve(y_te, model.predict_proba(X_te)[:, 1])
+    floor = ", on its floor 1/m*" if curve.at_floor else ""
+    axes[0, col].set_title(
+        f"{name}: SCDL {curve.scdl:.4f}{floor}\nm* = {curve.selected_n_bins}, "
+        f"SCDL_m* = {curve.selected_scdl_m:.4f}; smECE {disp.smooth_ece:.3f}"
+    )
+fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncols=3)
 plt.show()

@@ -6,10 +6,9 @@ A calibration report of several classifiers
 :func:`~skcal.calibration_report` scores every model on the same validation data, with paired
 bootstrap intervals and ranks; ``report.table`` holds the numbers, ``report.to_html(path)``
 writes a self-contained page (the same one ``skcal report`` writes) and returns its path, and
-``report.to_markdown()`` gives the table. This example prints the table and draws three of the
+``report.to_markdown()`` gives the table. This example prints the table and draws four of the
 intervals from ``report.table`` by hand.
 """
-
 
 # %%
 # Three classifiers fitted on half of the breast-cancer data
@@ -46,11 +45,14 @@ print(report.to_markdown())  # also: report.to_html("report.html"), report.table
 # Intervals drawn from ``report.table``
 # -------------------------------------
 # ``report.table`` has one row per model and ``(metric, field)`` columns with the fields
-# ``value``, ``low``, ``high``, ``rank`` and ``p_best``. With 285 validation rows SCDL sits at its
-# floor ``1/8`` for all three models, so the figure shows the smooth ECE, the cutoff error and the
-# Brier score.
-metrics = ["smooth_ece", "cutoff", "brier"]
-fig, axes = plt.subplots(1, len(metrics), figsize=(11, 2.6), layout="constrained")
+# ``value``, ``low``, ``high``, ``rank`` and ``p_best``; ``report.metric_details["scdl"]`` holds
+# SCDL's selected grid ``m*``, the unfloored ``SCDL_m*`` on it and ``at_floor`` (whether SCDL
+# equals ``1/m*``, where models on one grid tie). The figure shows SCDL, the smooth ECE, the
+# Lipschitz smooth calibration error smCE and the Brier score.
+for name, det in report.metric_details["scdl"].items():
+    print(f"{name}: m* = {det['m*']}, SCDL_m* = {det['SCDL_m*']:.4f}, at_floor = {det['at_floor']}")
+metrics = ["scdl", "smooth_ece", "smooth_calibration_error", "brier"]
+fig, axes = plt.subplots(1, len(metrics), figsize=(13, 2.6), layout="constrained", sharey=True)
 for ax, metric in zip(axes, metrics, strict=True):
     t = report.table[metric]
     pos = np.arange(len(t))

@@ -514,11 +514,11 @@ def _build_parser():
         "--metrics",
         default=None,
         help=(
-            "comma-separated metric names; first order: scdl, smooth_ece, cutoff, binned_ece, accuracy, "
-            "brier, log_loss, roc_auc (default: all but roc_auc); second order adds ce2, "
-            "second_moment_mse, variance_bias (default: ce2, scdl, brier, second_moment_mse, variance_bias); "
-            "multiclass: truthful_conf_ce, classwise_lince, conf_ece, accuracy, brier, log_loss "
-            "(default: all)"
+            "comma-separated metric names; first order: scdl, smooth_ece, smooth_calibration_error, "
+            "cutoff, binned_ece, accuracy, brier, log_loss, roc_auc (default: all but roc_auc); second "
+            "order adds ce2, second_moment_mse, variance_bias (default: ce2, scdl, brier, "
+            "second_moment_mse, variance_bias); multiclass: truthful_conf_ce, classwise_lince, conf_ece, "
+            "accuracy, brier, log_loss (default: these six), smooth_calibration_error (top-label)"
         ),
     )
     rep.add_argument("--title", default=None, help="report title")
@@ -528,9 +528,9 @@ def _build_parser():
         help="the built-in demo (same as 'skcal report --demo')",
         description=(
             "Fit several scikit-learn classifiers and a bagged ensemble on data bundled with "
-            "scikit-learn, print a table of SCDL, smECE, cutoff error, binned ECE, accuracy, Brier "
-            "and log loss per model, recalibrate the ensemble to second order, and write the HTML "
-            "report. The same as 'skcal report --demo'."
+            "scikit-learn, print a table of SCDL (with its selected grid m*), smECE, the Lipschitz "
+            "smCE, cutoff error, binned ECE, accuracy, Brier and log loss per model, recalibrate the "
+            "ensemble to second order, and write the HTML report. The same as 'skcal report --demo'."
         ),
     )
     _add_common(demo)

@@ -36,6 +36,7 @@ from skcal._plotting import (
     subplots,
 )
 from skcal._validation import check_binary_probabilities, check_scores
+from skcal.reliability_curve import reliability_curve
 from skcal.scdl import scdl_curve
 from skcal.smooth_ece import smooth_ece
 
@@ -66,15 +67,6 @@ def _estimator_name(estimator, name):
 # ----------------------------------------------------------------------------------------------
 # computations behind the reliability diagram (vectorised over rows and bootstrap replicates)
 # ----------------------------------------------------------------------------------------------
-def _hard_bins(p, n_bins, strategy):
-    """Bin edges and each row's bin, exactly as :func:`sklearn.calibration.calibration_curve`."""
-    if strategy == "quantile":
-        edges = np.percentile(p, np.linspace(0.0, 1.0, n_bins + 1) * 100)
-    else:
-        edges = np.linspace(0.0, 1.0, n_bins + 1)
-    return edges, np.searchsorted(edges[1:-1], p)
-
-
 def _deposit_matrix(p):
     """Sparse ``(n, E)`` linear (hat-function) deposit of each prediction on the smoothing grid."""
     E = SMOOTH_GRID_POINTS
@@ -150,8 +142,9 @@ def _pointwise_interval(values, confidence_level):
 class ReliabilityDisplay:
     """Reliability diagram with bootstrap intervals, the smooth calibration curve and its band.
 
-    The binned points are those of :func:`sklearn.calibration.calibration_curve` (``strategy``
-    ``"uniform"`` or ``"quantile"``, same bins, same values) or, with ``strategy="soft"``, the
+    The binned points are those of :func:`~skcal.reliability_curve`, which equal
+    :func:`sklearn.calibration.calibration_curve`'s (``strategy`` ``"uniform"`` or
+    ``"quantile"``, same right-closed bins, same values) or, with ``strategy="soft"``, the
     soft bins of SCDL (:func:`~skcal.scdl_curve`): bin ``i`` sits at the grid point ``i / m``,
     the point a decision maker who rounds with :class:`~skcal.SoftBinRounder` acts on, with
     height ``q_i = E[w_i(p) y] / E[w_i(p)]``. Each point carries a paired-bootstrap percentile
@@ -199,6 +192,8 @@ class ReliabilityDisplay:
         SCDL of the predictions (soft bins only).
     scdl_m_star : float or None
         The unfloored ``SCDL_{m*}`` on the selected grid (soft bins only).
+    scdl_at_floor : bool or None, default=None
+        Whether SCDL sits on the floor ``1/m*`` of its selected grid (soft bins only).
     confidence_level : float, default=0.9
         Coverage of the intervals and the band.
     estimator_name : str, default=None
@@ -239,6 +234,7 @@ class ReliabilityDisplay:
         strategy,
         scdl=None,
         scdl_m_star=None,
+        scdl_at_floor=None,
         confidence_level=0.9,
         estimator_name=None,
     ):
@@ -258,6 +254,7 @@ class ReliabilityDisplay:
         self.strategy = strategy
         self.scdl = scdl
         self.scdl_m_star = scdl_m_star
+        self.scdl_at_floor = scdl_at_floor
         self.confidence_level = confidence_level
         self.estimator_name = estimator_name
 
@@ -352,7 +349,7 @@ class ReliabilityDisplay:
         y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
         n = p.shape[0]
         ww = np.ones(n) if w is None else w
-        scdl = scdl_star = None
+        scdl = scdl_star = at_floor = None
         if strategy == "soft":
             if n_bins is not None and n_bins & (n_bins - 1):
                 raise ValueError(
@@ -360,12 +357,14 @@ class ReliabilityDisplay:
                 )
             if n_bins is not None and n_bins < 2:
                 raise ValueError(f"n_bins must be at least 2 for strategy='soft'; got {n_bins}.")
+            # SCDL, m* and the floor from the default search; the bins from the grid drawn
             curve = scdl_curve(y, p, sample_weight=w)
+            scdl = float(curve.scdl)
+            scdl_star = float(curve.selected_scdl_m)
+            at_floor = bool(curve.at_floor)
             m = curve.selected_n_bins if n_bins is None else n_bins
             if m not in curve.n_bins:
                 curve = scdl_curve(y, p, sample_weight=w, max_bins=m)
-            scdl = float(curve.scdl)
-            scdl_star = float(curve.scdl_m[list(curve.n_bins).index(curve.selected_n_bins)])
             pi, q, _ = curve.grid(m)
             centers = np.arange(m + 1) / m
             # the soft-bin weights w_i(p) of every row: linear interpolation between grid points
@@ -387,15 +386,15 @@ class ReliabilityDisplay:
                 n_bins = 10  # CalibrationDisplay's default
             if n_bins > n:
                 raise ValueError(f"n_bins={n_bins} exceeds the number of samples ({n}); pass n_bins <= {n}.")
-            edges, ids = _hard_bins(p, n_bins, strategy)
-            onehot = sparse.csr_matrix((np.ones(n), (np.arange(n), ids)), shape=(n, edges.shape[0]))
-            bw = np.bincount(ids, weights=ww, minlength=edges.shape[0])
-            bwy = np.bincount(ids, weights=ww * y, minlength=edges.shape[0])
-            bwp = np.bincount(ids, weights=ww * p, minlength=edges.shape[0])
-            keep = bw > 0
-            prob_true = bwy[keep] / bw[keep]
-            prob_pred = bwp[keep] / bw[keep]
-            weights = bw[keep] / bw.sum()
+            # the per-bin numbers come from reliability_curve; each row's bin (for the bootstrap)
+            # follows its documented right-closed rule on the same edges
+            rc = reliability_curve(y, p, n_bins=n_bins, strategy=strategy, sample_weight=w)
+            ids = np.searchsorted(rc.edges[1:-1], p)
+            onehot = sparse.csr_matrix((np.ones(n), (np.arange(n), ids)), shape=(n, n_bins))
+            keep = rc.nonempty
+            prob_true = rc.observed_frequency[keep]
+            prob_pred = rc.mean_predicted[keep]
+            weights = rc.weight[keep] / rc.weight.sum()
             n_out = n_bins
         smece, sigma = smooth_ece(y, p, sample_weight=w, return_bandwidth=True)
         sigma_eff = max(float(sigma), 1.0 / (SMOOTH_GRID_POINTS - 1))  # the grid's resolution
@@ -423,6 +422,7 @@ class ReliabilityDisplay:
             strategy=strategy,
             scdl=scdl,
             scdl_m_star=scdl_star,
+            scdl_at_floor=at_floor,
             confidence_level=confidence_level,
             estimator_name=name,
         )
@@ -605,7 +605,8 @@ class ReliabilityDisplay:
         if self.strategy == "soft":
             label = f"soft bins, m={self.n_bins}"
             if self.scdl is not None and show_values:
-                label += f" (SCDL {self.scdl:.3g})"
+                floor = ", on its floor" if getattr(self, "scdl_at_floor", None) else ""
+                label += f" (SCDL {self.scdl:.3g}{floor})"
         else:
             label = f"{self.n_bins} {self.strategy} bins"
         if name:

@@ -361,3 +361,29 @@ def test_help_documents_the_multiclass_convention(capsys):
         main(["report", "--help"])
     out = capsys.readouterr().out
     assert "NAME[CLASS]" in out and "--format" in out and "--models" in out
+
+
+def test_json_from_csv_has_smce_and_the_scdl_grid(tmp_path):
+    """The CLI's default first-order metrics include smCE; SCDL carries m*, SCDL_m* and at_floor."""
+    import json
+
+    from skcal.lipschitz import smooth_calibration_error
+    from skcal.scdl import scdl_curve
+
+    path, y, p, q = _first_order_csv(tmp_path)
+    out = tmp_path / "r.json"
+    args = ["report", path, "--ignore", "id", "--n-bootstrap", "0", "--n-resamples", "20"]
+    assert main([*args, "--format", "json", "--out", str(out), "-q"]) == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert "smooth_calibration_error" in [m["name"] for m in doc["metrics"]]
+    res = {(r["model"], r["metric"]): r for r in doc["results"]}
+    for name, pp in (("honest", p), ("shifted", q)):
+        pp = np.round(pp, 6)  # as written to the CSV
+        smce = res[(name, "smooth_calibration_error")]["value"]
+        assert smce == pytest.approx(smooth_calibration_error(y, pp))
+        curve = scdl_curve(y, pp)
+        assert res[(name, "scdl")]["details"] == {
+            "m*": curve.selected_n_bins,
+            "SCDL_m*": pytest.approx(curve.selected_scdl_m),
+            "at_floor": curve.at_floor,
+        }

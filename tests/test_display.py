@@ -11,6 +11,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 from skcal.display import ReliabilityDisplay, SecondOrderDisplay
 from skcal.platt import SecondOrderPlattCalibrator
+from skcal.reliability_curve import reliability_curve
 from skcal.scdl import scdl_curve
 from skcal.smooth_ece import smooth_ece
 
@@ -46,6 +47,37 @@ def test_hard_bins_match_sklearn_calibration_curve(strategy, n_bins):
     assert disp.n_bins == n_bins and disp.strategy == strategy
 
 
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_hard_bins_come_from_reliability_curve(strategy, weighted, monkeypatch):
+    """The display's bins are skcal.reliability_curve's (equal numbers; the function is called)."""
+    import skcal.display as display_module
+
+    y, p = _binary(n=600, seed=3, distort=lambda q: q**1.5)
+    p = np.round(p, 1)  # many predictions exactly on the edges of 10 uniform bins
+    w = np.random.default_rng(4).uniform(0.2, 2.0, size=p.size) if weighted else None
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs)
+        return reliability_curve(*args, **kwargs)
+
+    monkeypatch.setattr(display_module, "reliability_curve", spy)
+    disp = ReliabilityDisplay.from_predictions(
+        y, p, strategy=strategy, sample_weight=w, n_bootstrap=30, random_state=0, plot=False
+    )
+    assert len(calls) == 1 and calls[0]["n_bins"] == 10 and calls[0]["strategy"] == strategy
+    rc = reliability_curve(y, p, n_bins=10, strategy=strategy, sample_weight=w)
+    keep = rc.nonempty
+    assert disp.n_bins == 10 and disp.prob_true.shape == (int(keep.sum()),)
+    np.testing.assert_array_equal(disp.prob_true, rc.observed_frequency[keep])
+    np.testing.assert_array_equal(disp.prob_pred, rc.mean_predicted[keep])
+    np.testing.assert_allclose(disp.bin_weights, rc.weight[keep] / rc.weight.sum())
+    # every bootstrap interval brackets its bin's value (the rows' bins agree with the curve's)
+    assert np.all(disp.prob_true_low <= disp.prob_true + 1e-12)
+    assert np.all(disp.prob_true <= disp.prob_true_high + 1e-12)
+
+
 def test_soft_bins_match_scdl_curve():
     y, p = _binary()
     disp = ReliabilityDisplay.from_predictions(y, p, strategy="soft", n_bins=None, n_bootstrap=0, plot=False)
@@ -57,6 +89,8 @@ def test_soft_bins_match_scdl_curve():
     np.testing.assert_allclose(disp.prob_true, q[keep])
     np.testing.assert_allclose(disp.prob_pred, (np.arange(m + 1) / m)[keep])
     assert disp.scdl == pytest.approx(curve.scdl)
+    assert disp.scdl_m_star == pytest.approx(curve.selected_scdl_m)
+    assert disp.scdl_at_floor is curve.at_floor
     disp4 = ReliabilityDisplay.from_predictions(y, p, strategy="soft", n_bins=4, n_bootstrap=0, plot=False)
     np.testing.assert_allclose(disp4.prob_true, scdl_curve(y, p, max_bins=4).grid(4)[1])
     with pytest.raises(ValueError, match="power of two"):

@@ -20,6 +20,7 @@ from sklearn.preprocessing import StandardScaler
 from skcal.binned_ece import binned_ece
 from skcal.ce2 import ce2_score
 from skcal.cutoff import cutoff_calibration_error
+from skcal.lipschitz import smooth_calibration_error
 from skcal.report import JSON_SCHEMA, CalibrationReport, calibration_report, render_html
 from skcal.report._kinds import KINDS
 from skcal.scdl import scdl_curve, scdl_score
@@ -75,11 +76,42 @@ def test_first_order_values_equal_the_metrics():
         assert row[("brier", "value")] == pytest.approx(brier_score_loss(y, p))
         assert row[("log_loss", "value")] == pytest.approx(log_loss(y, p))
         assert row[("accuracy", "value")] == pytest.approx(accuracy_score(y, p >= 0.5))
+        assert row[("smooth_calibration_error", "value")] == pytest.approx(smooth_calibration_error(y, p))
         curve = scdl_curve(y, p)
         det = rep.metric_details["scdl"][name]
         assert det["m*"] == curve.selected_n_bins
         assert det["SCDL_m*"] == pytest.approx(curve.scdl_m[list(curve.n_bins).index(curve.selected_n_bins)])
+        assert det["SCDL_m*"] == pytest.approx(curve.selected_scdl_m)
+        assert det["at_floor"] is curve.at_floor
     assert list(rep.table.columns) == [(m, f) for m in rep.metric_names for f in FIELDS]
+    assert rep.metric_labels["smooth_calibration_error"] == "smCE"
+    assert "1-Lipschitz" in rep.metric_descriptions["smooth_calibration_error"]
+
+
+def test_scdl_grid_floor_and_rule_shown_in_every_output():
+    """m*, the unfloored SCDL_m* and at_floor reach the table text, the legend, Markdown and JSON."""
+    rng = np.random.default_rng(1)
+    n = 400
+    p = rng.uniform(0.02, 0.98, size=n)
+    y = (rng.uniform(size=n) < p).astype(int)
+    preds = {"honest": p, "constant": np.full(n, 0.5)}
+    rep = CalibrationReport.from_predictions(
+        y, preds, metrics=["scdl"], n_bootstrap=0, test_calibration=False
+    )
+    for name, pp in preds.items():
+        curve = scdl_curve(y, pp)
+        det = rep.metric_details["scdl"][name]
+        assert (det["m*"], det["at_floor"]) == (curve.selected_n_bins, curve.at_floor)
+        cell = rep.formatted_table().loc[name, "SCDL"]
+        assert f"m*={curve.selected_n_bins}" in cell
+        assert f"at_floor={'yes' if curve.at_floor else 'no'}" in cell
+    assert {d["at_floor"] for d in rep.metric_details["scdl"].values()} == {True, False}
+    legend = " ".join(rep.to_markdown().splitlines())
+    assert "4 sqrt(n)" in legend and "at\\_floor=True means" in legend
+    assert "m ln m" not in legend
+    doc = rep.to_dict()
+    det = next(r["details"] for r in doc["results"] if r["metric"] == "scdl" and r["model"] == "honest")
+    assert set(det) == {"m*", "SCDL_m*", "at_floor"} and isinstance(det["at_floor"], bool)
 
 
 def test_pointwise_bootstrap_equals_recomputing_the_metric():
@@ -251,6 +283,32 @@ def test_multiclass_report_values():
     assert row[("brier", "value")] == pytest.approx(brier_score_loss(y, P, labels=np.arange(4)))
     assert "Best calibrated: honest" in rep.verdict[0]
     assert "Top-label reliability diagrams" in rep.figures
+    assert "smooth_calibration_error" not in rep.metric_names  # not a default of this kind
+
+
+def test_smce_in_the_multiclass_and_second_order_kinds():
+    """The Lipschitz smCE scores the same binary views as the kinds' other binary measures."""
+    y, preds = _multiclass()
+    rep = CalibrationReport.from_predictions(
+        y, preds, metrics=["smooth_calibration_error"], n_bootstrap=0, test_calibration=False
+    )
+    for name, P in preds.items():
+        top = np.argmax(P, axis=1)
+        correct, conf = (top == y).astype(float), P[np.arange(len(y)), top]
+        assert rep.table.loc[name, ("smooth_calibration_error", "value")] == pytest.approx(
+            smooth_calibration_error(correct, conf)
+        )
+    assert rep.metric_labels["smooth_calibration_error"] == "smCE-top"
+    Y, spreds = _snapshots()
+    rep = CalibrationReport.from_predictions(
+        Y, spreds, metrics=["smooth_calibration_error", "scdl"], n_bootstrap=0, test_calibration=False
+    )
+    s = spreds["shifted"]
+    votes, m = Y.ravel(), np.repeat(s[:, 0], 2)
+    assert rep.table.loc["shifted", ("smooth_calibration_error", "value")] == pytest.approx(
+        smooth_calibration_error(votes, m)
+    )
+    assert rep.table.loc["shifted", ("scdl", "value")] == pytest.approx(scdl_score(votes, m))
 
 
 def test_kinds_are_classes_in_one_registry():

@@ -166,7 +166,8 @@ def variance_figure(report, errors, n_bins=8):
         for artist in eb.lines[1] + eb.lines[2]:
             artist.set_clip_on(False)
         ax.axhline(0, color="0.8", lw=0.8)
-        ax.set(xlim=(0, top), ylim=(bottom, top), xlabel="stated variance sigma2 (bin mean)")
+        # a small left margin: a model stating sigma2 = 0 has its points on the axis, not under it
+        ax.set(xlim=(-0.03 * top, top), ylim=(bottom, top), xlabel="stated variance sigma2 (bin mean)")
         ax.set_ylabel("estimated (f* - m)^2")
         style_axes(ax, title=str(name))
     return fig

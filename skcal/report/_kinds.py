@@ -12,6 +12,8 @@ Adding a kind means adding one class here and listing it in :data:`KINDS` (first
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from skcal._validation import (
@@ -102,6 +104,12 @@ def snapshots_view(d, s):
 
 def codes_view(d, P):
     return d.codes, P
+
+
+def top_label_view(d, P):
+    """Whether the most probable class (ties: the lowest index) is right, and its probability."""
+    top = np.argmax(P, axis=1)
+    return (top == d.codes).astype(float), P[np.arange(P.shape[0]), top]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -240,8 +248,6 @@ class ReportKind:
 
     def resolve_metrics(self, metrics):
         """Turn the ``metrics`` argument into a list of :class:`Metric`."""
-        from dataclasses import replace
-
         catalog = self.catalog()
         if metrics is None:
             metrics = self.default_metrics
@@ -288,11 +294,16 @@ class ReportKind:
         if "scdl" in report.metric_names and report.metric_details.get("scdl"):
             det = report.metric_details["scdl"]
             cells = ", ".join(
-                f"{model}: m*={d['m*']}, SCDL_m*={d['SCDL_m*']:.3g}" for model, d in det.items() if d
+                f"{model}: m*={d['m*']}, SCDL_m*={d['SCDL_m*']:.3g}"
+                + (f", on the floor 1/{d['m*']}" if d.get("at_floor") else "")
+                for model, d in det.items()
+                if d
             )
             lines.append(
-                "SCDL = min over dyadic grids m of max(SCDL_m, 1/m): it is never below 1/m*, where m* is the "
-                f"selected grid; SCDL_m* is the unfloored value on that grid ({cells})."
+                "SCDL = min over dyadic grids m of max(SCDL_m, 1/m), the grids searched up to the smallest "
+                "power of two >= 4 sqrt(n): it is never below 1/m*, where m* is the selected grid; SCDL_m* "
+                "is the unfloored value on that grid, and at_floor=True means SCDL equals 1/m* (models on "
+                f"the floor of one grid tie) ({cells})."
             )
         return lines
 
@@ -381,7 +392,16 @@ class FirstOrderKind(_ClassifierKind):
 
     name = "first-order"
     default_title = "Calibration report"
-    default_metrics = ("scdl", "smooth_ece", "cutoff", "binned_ece", "accuracy", "brier", "log_loss")
+    default_metrics = (
+        "scdl",
+        "smooth_ece",
+        "smooth_calibration_error",
+        "cutoff",
+        "binned_ece",
+        "accuracy",
+        "brier",
+        "log_loss",
+    )
     headline = "smooth_ece"
 
     def validate(self, y, predictions, *, pos_label=None, labels=None):
@@ -496,7 +516,7 @@ class MulticlassKind(_ClassifierKind):
             ),
         }
         rows = {"accuracy": mc_accuracy_rows, "brier": mc_brier_rows, "log_loss": mc_log_loss_rows}
-        return {
+        out = {
             name: Metric(
                 name,
                 label,
@@ -509,12 +529,17 @@ class MulticlassKind(_ClassifierKind):
             )
             for name, (label, func, gib, desc, is_cal) in spec.items()
         }
+        # the Lipschitz smCE on the top-label view of the reliability diagrams and the test
+        smce = binary_metric(
+            "smooth_calibration_error",
+            top_label_view,
+            suffix="; of the top-label confidence against whether the top class is right (not truthful)",
+        )
+        out["smooth_calibration_error"] = replace(smce, label="smCE-top", bounds=(0.0, 1.0))
+        return out
 
     def reliability_inputs(self, report):
-        out = {}
-        for name, P in report.predictions.items():
-            top = np.argmax(P, axis=1)  # ties: the lowest index
-            out[name] = ((top == report.y_true).astype(float), P[np.arange(P.shape[0]), top])
+        out = {name: top_label_view(report.data, P) for name, P in report.predictions.items()}
         return (
             out,
             "top-label confidence",

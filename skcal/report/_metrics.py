@@ -16,6 +16,7 @@ from sklearn.metrics import accuracy_score, brier_score_loss, log_loss, roc_auc_
 
 from skcal.binned_ece import binned_ece
 from skcal.cutoff import cutoff_calibration_error
+from skcal.lipschitz import smooth_calibration_error
 from skcal.scdl import scdl_curve, scdl_score
 from skcal.smooth_ece import smooth_ece
 
@@ -81,15 +82,23 @@ def scdl(y, p):
 
 
 def scdl_details(y, p):
-    """SCDL's selected grid ``m*`` and the unfloored ``SCDL_{m*}`` on it."""
+    """SCDL's selected grid ``m*``, the unfloored ``SCDL_{m*}`` on it and whether SCDL is ``1/m*``."""
     curve = scdl_curve(y, p)
-    g = int(np.flatnonzero(curve.n_bins == curve.selected_n_bins)[0])
-    return {"m*": int(curve.selected_n_bins), "SCDL_m*": float(curve.scdl_m[g])}
+    return {
+        "m*": int(curve.selected_n_bins),
+        "SCDL_m*": float(curve.selected_scdl_m),
+        "at_floor": bool(curve.at_floor),
+    }
 
 
 def smece(y, p):
     """smECE (:func:`skcal.smooth_ece.smooth_ece`)."""
     return float(smooth_ece(y, p))
+
+
+def smce(y, p):
+    """The Lipschitz smooth calibration error (:func:`skcal.lipschitz.smooth_calibration_error`)."""
+    return float(smooth_calibration_error(y, p))
 
 
 def cutoff(y, p):
@@ -104,12 +113,30 @@ def ece11(y, p):
 
 #: name -> (label, function, greater_is_better, description, is_calibration, bounds)
 BINARY = {
-    "scdl": ("SCDL", scdl, False, "soft-binned calibration decision loss", True, (0.0, 1.0)),
+    "scdl": (
+        "SCDL",
+        scdl,
+        False,
+        "soft-binned calibration decision loss, min over dyadic grids m of max(SCDL_m, 1/m), grids "
+        "searched up to the smallest power of two >= 4 sqrt(n)",
+        True,
+        (0.0, 1.0),
+    ),
     "smooth_ece": (
         "smECE",
         smece,
         False,
-        "smooth calibration error of Blasiok and Nakkiran",
+        "smooth ECE of Blasiok and Nakkiran: the mean absolute gap of the kernel-smoothed calibration "
+        "curve (relplot's smECE)",
+        True,
+        (0.0, 1.0),
+    ),
+    "smooth_calibration_error": (
+        "smCE",
+        smce,
+        False,
+        "Lipschitz smooth calibration error of Blasiok, Gopalan, Hu and Nakkiran: the largest "
+        "E[w(p) (y - p)] over 1-Lipschitz w with values in [-1, 1], computed exactly",
         True,
         (0.0, 1.0),
     ),

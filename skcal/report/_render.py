@@ -27,11 +27,24 @@ def fmt(x, digits=4):
     return f"{x:.{digits}g}"
 
 
+def _detail_json(v):
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    return _num(v)
+
+
 def _details_text(details, digits):
-    return ", ".join(
-        f"{k}={v}" if isinstance(v, (int, np.integer)) else f"{k}={fmt(v, digits)}"
-        for k, v in details.items()
-    )
+    parts = []
+    for k, v in details.items():
+        if isinstance(v, (bool, np.bool_)):
+            parts.append(f"{k}={'yes' if v else 'no'}")
+        elif isinstance(v, (int, np.integer)):
+            parts.append(f"{k}={v}")
+        else:
+            parts.append(f"{k}={fmt(v, digits)}")
+    return ", ".join(parts)
 
 
 def cell_parts(report, model, name, digits=4, intervals=True):
@@ -162,7 +175,7 @@ def report_to_dict(report):
                     "rank": int(t.loc[model, "rank"]),
                     "p_best": _num(t.loc[model, "p_best"]),
                     "details": {
-                        k: (int(v) if isinstance(v, (int, np.integer)) else _num(v))
+                        k: _detail_json(v)
                         for k, v in (report.metric_details.get(name, {}).get(model) or {}).items()
                     },
                 }
@@ -307,9 +320,10 @@ CSS = """
 .skcal-report table.metrics { border-collapse: collapse; margin: 1em 0; font-size: 0.85em; }
 .skcal-report table.metrics th, .skcal-report table.metrics td { border: 1px solid #ccc;
   padding: 0.3em 0.5em; text-align: right; vertical-align: top; }
-.skcal-report table.metrics thead th { background: #f0f0f0; }
+.skcal-report table.metrics thead th { background: #f0f0f0; overflow-wrap: break-word; }
 .skcal-report table.metrics tbody th { text-align: left; }
 .skcal-report td.best { background: #e3f4e1; font-weight: 600; }
+.skcal-report td.pvalue { white-space: nowrap; }
 .skcal-report td .extra { display: block; font-size: 0.85em; color: #666; font-weight: 400; }
 .skcal-report figure { margin: 1.5em 0; }
 .skcal-report figure img { max-width: 100%; height: auto; }
@@ -352,7 +366,7 @@ def html_section(report, digits=4, level=2, heading=True):
             more = f'<span class="extra">{e(extra)}</span>' if extra else ""
             parts.append(f"<td{cls}>{e(main)}{more}</td>")
         if tests is not None:
-            parts.append(f"<td>{e(fmt(tests.loc[model, 'pvalue'], 3))}</td>")
+            parts.append(f'<td class="pvalue">{e(fmt(tests.loc[model, "pvalue"], 3))}</td>')
         parts.append("</tr>")
     parts.append('</tbody></table></div><ul class="legend">')
     parts += [f"<li>{e(x)}</li>" for x in legend_lines(report)]

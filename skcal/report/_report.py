@@ -139,7 +139,8 @@ class CalibrationReport:
         The validated labels: 0/1 (first order), snapshots (second order) or class codes
         ``0..k-1`` (multiclass).
     metric_details : dict
-        Metric -> model -> extra numbers (SCDL: the selected grid ``m*`` and ``SCDL_m*``).
+        Metric -> model -> extra numbers (SCDL: the selected grid ``m*``, the unfloored
+        ``SCDL_m*`` and ``at_floor``, whether SCDL equals ``1/m*``).
     verdict : list of str
         The plain-words summary shown at the top of every output.
     figures : dict
@@ -681,7 +682,8 @@ def calibration_report(
 
     The kind of report follows from the data. **First order**: ``y`` holds one binary label per
     row and every model's ``predict_proba`` gives the positive-class probability (default metrics
-    SCDL, smECE, the cutoff error, the 11-bin ECE, accuracy, Brier and log loss).
+    SCDL with its selected grid ``m*``, smECE, the Lipschitz smCE, the cutoff error, the 11-bin
+    ECE, accuracy, Brier and log loss).
     **Multiclass**: ``y`` holds one of ``k > 2`` classes and ``predict_proba`` is an ``(n, k)``
     matrix (default metrics the truthful ConfCE-corr and classwise LinCE, the top-label ECE,
     accuracy, Brier and log loss). **Second order**: ``y`` is an ``(n, k)`` array of snapshots
@@ -702,13 +704,14 @@ def calibration_report(
     metrics : list of str or dict, default=None
         Metric names, or a dict name -> callable (``callable(y, prediction) -> float``, lower is
         better) or name -> ``(callable, greater_is_better)``. First-order names: ``"scdl"``,
-        ``"smooth_ece"``, ``"cutoff"``, ``"binned_ece"``, ``"accuracy"``, ``"brier"``,
-        ``"log_loss"``, ``"roc_auc"``. A second-order report adds ``"ce2"``,
-        ``"second_moment_mse"`` and ``"variance_bias"`` (the first-order names there score ``m``
-        against every vote; callables receive the snapshots and the ``(n, 2)`` scores). A
-        multiclass report offers ``"truthful_conf_ce"``, ``"classwise_lince"``, ``"conf_ece"``,
-        ``"accuracy"``, ``"brier"`` and ``"log_loss"`` (callables receive class codes
-        ``0..k-1`` and the ``(n, k)`` matrix). ``None`` means the kind's defaults.
+        ``"smooth_ece"``, ``"smooth_calibration_error"`` (the Lipschitz smCE), ``"cutoff"``,
+        ``"binned_ece"``, ``"accuracy"``, ``"brier"``, ``"log_loss"``, ``"roc_auc"``. A
+        second-order report adds ``"ce2"``, ``"second_moment_mse"`` and ``"variance_bias"`` (the
+        first-order names there score ``m`` against every vote; callables receive the snapshots
+        and the ``(n, 2)`` scores). A multiclass report offers ``"truthful_conf_ce"``,
+        ``"classwise_lince"``, ``"conf_ece"``, ``"accuracy"``, ``"brier"``, ``"log_loss"`` and,
+        not a default, ``"smooth_calibration_error"`` of the top-label confidence (callables
+        receive class codes ``0..k-1`` and the ``(n, k)`` matrix). ``None`` means the kind's defaults.
     n_bootstrap : int, default=200
         Paired bootstrap replicates (rows resampled with replacement, every model scored on the
         same resample). 0 skips the intervals.
@@ -725,8 +728,10 @@ def calibration_report(
     strategy : {"uniform", "quantile", "soft"}, default="uniform"
         Binning of the reliability diagrams (see :class:`~skcal.display.ReliabilityDisplay`).
     test_calibration : bool, default=True
-        Run a calibration test per model (consistency resampling of smECE) and report its
-        p-value; the verdict names the models miscalibrated at the 5% level.
+        Run a calibration test per model (:func:`skcal.calibration_test` on the cutoff
+        calibration error: labels redrawn as ``Bernoulli(p)``, the error recomputed on each
+        resample) and report its p-value; the verdict names the models miscalibrated at the 5%
+        level.
     n_resamples : int, default=1000
         Resamples of each calibration test.
     n_jobs : int, default=None
