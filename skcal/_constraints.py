@@ -29,6 +29,8 @@ __all__ = [
     "SAMPLE_WEIGHT",
     "VERBOSE",
     "MAX_BINS_LIMIT",
+    "MAX_REPLICATES",
+    "N_BOOTSTRAP",
     "MAX_DEGREE_LIMIT",
     "MIN_BANDWIDTH",
     "Integral",
@@ -69,6 +71,10 @@ POSITIVE_INT = [StrictInterval(Integral, 1, None, closed="left")]
 POSITIVE_REAL = [StrictInterval(Real, 0, None, closed="neither")]
 PROBABILITY_OPEN = [StrictInterval(Real, 0, 1, closed="neither")]
 N_BINS = [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both")]
+#: Largest number of bootstrap or resampling replicates accepted (time and memory are linear in
+#: it; 10**5 replicates already resolve a 90% interval's end points far below any noise).
+MAX_REPLICATES = 10**5
+N_BOOTSTRAP = [StrictInterval(Integral, 0, MAX_REPLICATES, closed="both")]
 #: A kernel bandwidth: a positive finite number, not subnormal, not a bool.
 BANDWIDTH = [StrictInterval(Real, MIN_BANDWIDTH, None, closed="left")]
 #: Any finite real number (not NaN, not infinite, not a bool).

@@ -18,6 +18,7 @@ from threadpoolctl import threadpool_limits
 from skcal._compat import HasMethods, StrOptions, validate_params
 from skcal._constraints import (
     MAX_BINS_LIMIT,
+    N_BOOTSTRAP,
     POS_LABEL,
     PROBABILITY_OPEN,
     RANDOM_STATE,
@@ -52,7 +53,7 @@ BOOTSTRAP_CHUNK = 25
 #: Bins of the prediction histogram under a soft-bin diagram.
 HISTOGRAM_BINS = 20
 
-_N_BOOTSTRAP = [StrictInterval(Integral, 0, None, closed="left")]
+_N_BOOTSTRAP = N_BOOTSTRAP
 _NAME = [str, None]
 
 
@@ -309,7 +310,7 @@ class ReliabilityDisplay:
             Equal-width bins, equal-count bins (both as in
             :func:`~sklearn.calibration.calibration_curve`) or SCDL's soft bins.
         n_bootstrap : int, default=100
-            Bootstrap replicates for the intervals and the band (0: none).
+            Bootstrap replicates for the intervals and the band (0: none; at most 10**5).
         confidence_level : float, default=0.9
             Coverage of the intervals and the band.
         sample_weight : array-like of shape (n,), default=None

@@ -668,9 +668,6 @@ _R = [  # (file, what, owner)
     ),
 ]
 XFAIL: dict[str, tuple[str, str, str]] = {
-    "CalibrationReport.from_predictions-n_bootstrap-absurd": _R[14],
-    "calibration_report-n_bootstrap-absurd": _R[14],
-    "ReliabilityDisplay.from_predictions-n_bootstrap-absurd": _R[15],
 }
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 from skcal._compat import StrOptions, validate_params
 from skcal._constraints import (
     MAX_BINS_LIMIT,
+    N_BOOTSTRAP,
     N_JOBS,
     POS_LABEL,
     PROBABILITY_OPEN,
@@ -45,7 +46,7 @@ def _skcal_version():
 
 _COMMON = {
     "metrics": [list, tuple, dict, str, None],
-    "n_bootstrap": [StrictInterval(Integral, 0, None, closed="left")],
+    "n_bootstrap": N_BOOTSTRAP,
     "confidence_level": PROBABILITY_OPEN,
     "interval_method": [StrOptions(set(INTERVAL_METHODS))],
     "n_bins": [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both"), None],
@@ -714,7 +715,7 @@ def calibration_report(
         receive class codes ``0..k-1`` and the ``(n, k)`` matrix). ``None`` means the kind's defaults.
     n_bootstrap : int, default=200
         Paired bootstrap replicates (rows resampled with replacement, every model scored on the
-        same resample). 0 skips the intervals.
+        same resample), at most 10**5. 0 skips the intervals.
     confidence_level : float, default=0.9
         Nominal coverage of the intervals.
     interval_method : {"bc-percentile", "percentile", "basic"}, default="bc-percentile"
