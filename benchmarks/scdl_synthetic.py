@@ -45,7 +45,8 @@ predictor, its population ``SCDL_m`` (midpoint rule over 2e6 points of ``x`` wit
 ``eta(x)``, grids up to ``2^14``) and, for T in {300, 1000, 3000, 10000}, ``--repeats`` fresh test
 sets scored under the caps "theory", ``c sqrt(T)`` (c = 1, 2, 4, 8; rounded up to a power of two)
 and the largest grid the data support; bias, spread, how often the estimate falls below the
-truth, and how often the selected grid is the cap. Writes ``scdl_grid_study.json``.
+truth, and how often the selected grid is the cap. Writes ``scdl_grid_study.json``
+(``scdl_grid_study_quick.json`` with ``--quick``).
 
 Usage::
 
@@ -53,8 +54,9 @@ Usage::
     nice python benchmarks/scdl_synthetic.py --grid-study --repeats 100   # the grid-rule study
     python benchmarks/scdl_synthetic.py --quick               # smoke: 2 repeats, 6 alphas
 
-Writes ``scdl_synthetic.json`` and ``scdl_synthetic.png`` to ``--out`` (default
-benchmarks/results/).
+Writes ``scdl_synthetic.json`` and ``scdl_synthetic.png`` (``scdl_synthetic_quick.*`` with
+``--quick``, the file ``benchmarks/verify.py`` compares) to ``--out`` (default benchmarks/results/),
+with a ``"provenance"`` block (``benchmarks/_provenance.py``).
 """
 
 from __future__ import annotations
@@ -275,7 +277,8 @@ def grid_study(args, argv=None):
         "cells": out,
     }
     prov = provenance(__file__, argv, config=args_config(args, repeats_used=repeats), clock=clock)
-    write_json(args.out / "scdl_grid_study.json", result, provenance=prov)
+    stem = "scdl_grid_study_quick" if args.quick else "scdl_grid_study"
+    write_json(args.out / f"{stem}.json", result, provenance=prov)
     for cell in out:
         for pred in ("f", "1-f"):
             c = cell[pred]
@@ -393,8 +396,9 @@ def main(argv=None):
     }
     config = args_config(args, repeats_used=repeats, n_alphas_used=n_alphas, n_train=N_TRAIN, n_test=N_TEST)
     prov = provenance(__file__, argv, config=config, clock=clock)
-    write_json(args.out / "scdl_synthetic.json", result, provenance=prov)
-    plot(table, corr_runs, spearman, args.out / "scdl_synthetic.png")
+    stem = "scdl_synthetic_quick" if args.quick else "scdl_synthetic"  # a smoke run keeps the full result
+    write_json(args.out / f"{stem}.json", result, provenance=prov)
+    plot(table, corr_runs, spearman, args.out / f"{stem}.png")
     for pred in ("f", "1-f"):
         print(f"predictor {pred}")
         print("  alpha  " + "  ".join(f"{k:>21s}" for k in (*MEASURES, *TARGETS)))
