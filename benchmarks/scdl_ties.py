@@ -27,6 +27,7 @@ Writes ``scdl_ties.json`` to ``--out``.
 from __future__ import annotations
 
 import argparse
+import datetime
 import sys
 from pathlib import Path
 
@@ -117,6 +118,9 @@ def main(argv=None):
     sizes = (500,) if args.quick else SIZES
     seeds = 1 if args.quick else args.seeds
     config = args_config(args, sizes=list(sizes), seeds_used=seeds, candidates=8)
+    # the git state is read before the first write: the result file itself is tracked, and its
+    # partial versions must not mark the tree dirty
+    prov = provenance(__file__, argv, config=config)
     runs = []
     # results are written after every finished search, so a stopped run keeps what it measured
     for run in Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")(
@@ -124,12 +128,16 @@ def main(argv=None):
     ):
         runs.append(run)
         result = _result(runs, sizes, seeds)
-        prov = provenance(__file__, argv, config=config, clock=clock)
+        prov = {**prov, "wall_time_s": round(clock.elapsed(), 3), "date": _now()}
         write_json(args.out / "scdl_ties.json", result, provenance=prov)
         print(f"done n={run['n']} seed={run['seed']} ({len(runs)} of {len(sizes) * seeds})", flush=True)
     _print(result)
     print(f"wall {prov['wall_time_s']:.1f} s")
     return result
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def _result(runs, sizes, seeds):
