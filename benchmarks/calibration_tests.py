@@ -22,17 +22,15 @@ Usage::
     nice python benchmarks/calibration_tests.py --n-jobs 2          # full
     python benchmarks/calibration_tests.py --quick                  # smoke (CI)
 
-Writes ``calibration_tests.json`` (with provenance: git commit, command line, configuration,
-CPU count, wall time, date) and ``calibration_tests.png`` to ``--out``.
+Writes ``calibration_tests.json`` (with a ``"provenance"`` block from ``benchmarks/_provenance.py``:
+git commit, command line, configuration,
+CPU count, wall time, date) and ``calibration_tests.png`` to ``--out`` (``calibration_tests_quick.*``
+with ``--quick``, the file ``benchmarks/verify.py`` compares).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -40,9 +38,11 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _p in (ROOT, ROOT / "benchmarks"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
 
+from _provenance import Clock, provenance, write_json  # noqa: E402
 from joblib import Parallel, delayed  # noqa: E402
 from scipy.stats import binom  # noqa: E402
 
@@ -77,19 +77,6 @@ def one_test(measure, T, distortion, seed, n_resamples):
     return {"pvalue": res.pvalue, "seconds": time.perf_counter() - t0}
 
 
-def _git_commit():
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
-def _command(argv):
-    return " ".join(["python benchmarks/calibration_tests.py", *(sys.argv[1:] if argv is None else argv)])
-
-
 def band(reps, level=LEVEL):
     return float(binom.ppf(0.005, reps, level) / reps), float(binom.ppf(0.995, reps, level) / reps)
 
@@ -100,7 +87,7 @@ def plot(result, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    type1_T, power_T = result["config"]["type1_T"], result["config"]["power_T"]
+    type1_T, power_T = result["type1_T"], result["power_T"]
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
     ax = axes[0]
     measures = list(result["type1"])
@@ -149,8 +136,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     args = parser.parse_args(argv)
-    t0 = time.perf_counter()
-    commit = _git_commit()  # at the start: the code that runs
+    clock = Clock()
     fast, slow = _measures()
     type1_T, power_T = (TYPE1_T, POWER_T)
     if args.quick:
@@ -181,31 +167,31 @@ def main(argv=None):
         delayed(one_test)(m, T, dist, int(seeds[keyed[(study, T, dist, r)]]) * 2, R)
         for study, m, T, dist, r, R in jobs
     )
+    config = {
+        "quick": args.quick,
+        "level": LEVEL,
+        "fast_measures": list(fast),
+        "slow_measures": list(slow),
+        "reps_fast": args.reps,
+        "power_reps_fast": args.power_reps,
+        "resamples_fast": args.resamples,
+        "type1_resamples": args.type1_resamples,
+        "reps_slow": args.slow_reps,
+        "power_reps_slow": args.slow_power_reps,
+        "power_max_T_slow": args.slow_power_max_T,
+        "resamples_slow": args.slow_resamples,
+        "type1_T": list(type1_T),
+        "power_T": list(power_T),
+        "distortions": {"bias": "clip(p + 0.05, 0, 1)", "sharpen": "sigmoid(1.5 logit(p))"},
+        "truth": "p ~ Beta(2, 2), y ~ Bernoulli(p)",
+        "seed": args.seed,
+        "n_jobs": args.n_jobs,
+    }
     result = {
-        "command": _command(argv),
-        "git_commit": commit,
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "cpu_count": os.cpu_count(),
-        "config": {
-            "quick": args.quick,
-            "level": LEVEL,
-            "fast_measures": list(fast),
-            "slow_measures": list(slow),
-            "reps_fast": args.reps,
-            "power_reps_fast": args.power_reps,
-            "resamples_fast": args.resamples,
-            "type1_resamples": args.type1_resamples,
-            "reps_slow": args.slow_reps,
-            "power_reps_slow": args.slow_power_reps,
-            "power_max_T_slow": args.slow_power_max_T,
-            "resamples_slow": args.slow_resamples,
-            "type1_T": list(type1_T),
-            "power_T": list(power_T),
-            "distortions": {"bias": "clip(p + 0.05, 0, 1)", "sharpen": "sigmoid(1.5 logit(p))"},
-            "truth": "p ~ Beta(2, 2), y ~ Bernoulli(p)",
-            "seed": args.seed,
-            "n_jobs": args.n_jobs,
-        },
+        "quick": args.quick,
+        "level": LEVEL,
+        "type1_T": list(type1_T),
+        "power_T": list(power_T),
         "type1": {},
         "power": {d: {} for d in DISTORTIONS},
     }
@@ -223,10 +209,11 @@ def main(argv=None):
                 cell["band99"] = band(pv.size)
                 cell["mean_seconds_per_test"] = float(np.mean(cell["seconds"]))
                 del cell["seconds"]
-    result["wall_seconds"] = time.perf_counter() - t0
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "calibration_tests.json").write_text(json.dumps(result, indent=1))
-    plot(result, args.out / "calibration_tests.png")
+    prov = provenance(__file__, argv, config=config, clock=clock)
+    # a smoke run does not overwrite the full result
+    stem = "calibration_tests_quick" if args.quick else "calibration_tests"
+    write_json(args.out / f"{stem}.json", result, provenance=prov)
+    plot(result, args.out / f"{stem}.png")
     print("type-I error at 0.05 (rate [99% band], reps)")
     for m, cells in result["type1"].items():
         print(
@@ -240,7 +227,7 @@ def main(argv=None):
         print(f"power, {dist}")
         for m, cells in target.items():
             print(f"  {m:12s} " + "  ".join(f"T={T}: {c['rate']:.3f}" for T, c in cells.items()))
-    print(f"wall {result['wall_seconds']:.1f} s")
+    print(f"wall {prov['wall_time_s']:.1f} s")
     return result
 
 

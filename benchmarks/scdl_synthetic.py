@@ -3,7 +3,9 @@
 Data: ``X ~ U[0, 1]``, ``Y ~ Bernoulli(eta(X))`` with ``eta(x) = alpha (1 - 2x)^2 + (1 - alpha) x``.
 A logistic regression (scikit-learn defaults, one feature) is fit on 500 samples: a monotone
 predictor ``f``; ``1 - f`` is the second predictor. On a fresh test set of 1000 samples we compute
-SCDL, smECE, the cutoff calibration error and the 11-bin ECE of both predictors.
+SCDL, relplot's smECE, the Lipschitz smooth calibration error (smCE,
+``skcal.lipschitz.smooth_calibration_error``), the cutoff calibration error and the 11-bin ECE of
+both predictors.
 
 * Table: mean and std over ``--repeats`` repeats (fresh training and test data each) for alpha
   in {0, 0.5, 0.8, 1}.
@@ -43,42 +45,45 @@ predictor, its population ``SCDL_m`` (midpoint rule over 2e6 points of ``x`` wit
 ``eta(x)``, grids up to ``2^14``) and, for T in {300, 1000, 3000, 10000}, ``--repeats`` fresh test
 sets scored under the caps "theory", ``c sqrt(T)`` (c = 1, 2, 4, 8; rounded up to a power of two)
 and the largest grid the data support; bias, spread, how often the estimate falls below the
-truth, and how often the selected grid is the cap. Writes ``scdl_grid_study.json``.
+truth, and how often the selected grid is the cap. Writes ``scdl_grid_study.json``
+(``scdl_grid_study_quick.json`` with ``--quick``).
 
 Usage::
 
-    nice python benchmarks/scdl_synthetic.py --n-jobs 2 --repeats 200   # full: 200 repeats, 200 alphas
+    nice python benchmarks/scdl_synthetic.py --n-jobs 2   # full: 200 repeats, 200 alphas
     nice python benchmarks/scdl_synthetic.py --grid-study --repeats 100   # the grid-rule study
     python benchmarks/scdl_synthetic.py --quick               # smoke: 2 repeats, 6 alphas
 
-Writes ``scdl_synthetic.json`` and ``scdl_synthetic.png`` to ``--out`` (default
-benchmarks/results/).
+Writes ``scdl_synthetic.json`` and ``scdl_synthetic.png`` (``scdl_synthetic_quick.*`` with
+``--quick``, the file ``benchmarks/verify.py`` compares) to ``--out`` (default benchmarks/results/),
+with a ``"provenance"`` block (``benchmarks/_provenance.py``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _p in (ROOT, ROOT / "benchmarks"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
 
+from _provenance import Clock, args_config, provenance, write_json  # noqa: E402
 from joblib import Parallel, delayed  # noqa: E402
 from scipy.stats import spearmanr  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 
 from skcal import binned_ece, cutoff_calibration_error, smooth_ece  # noqa: E402
+from skcal.lipschitz import smooth_calibration_error  # noqa: E402
 from skcal.scdl import max_supported_bins, scdl_curve, theory_max_bins  # noqa: E402
 from skcal.stats._scdl import ScdlStatistics, _node_deposit  # noqa: E402
 
 ALPHAS = (0.0, 0.5, 0.8, 1.0)
-MEASURES = ("scdl", "scdl_m_star", "m_star", "scdl_theory", "smooth_ece", "cutoff", "ece11")
+MEASURES = ("scdl", "scdl_m_star", "m_star", "scdl_theory", "smooth_ece", "smce", "cutoff", "ece11")
 TARGETS = ("true_swap_regret", "threshold_swap_regret")
 N_TRAIN, N_TEST = 500, 1000
 
@@ -158,6 +163,7 @@ def measures(y, p):
         "m_star": float(curve.selected_n_bins),
         "scdl_theory": scdl_curve(y, p, max_bins="theory").scdl,
         "smooth_ece": smooth_ece(y, p),
+        "smce": smooth_calibration_error(y, p),
         "cutoff": cutoff_calibration_error(y, p),
         "ece11": binned_ece(y, p, n_bins=11),
     }
@@ -257,8 +263,8 @@ def grid_study_cell(alpha, T, repeats, seed):
     return res
 
 
-def grid_study(args):
-    t0 = time.perf_counter()
+def grid_study(args, argv=None):
+    clock = Clock()
     repeats = 3 if args.quick else args.repeats
     cells = [(a, T) for a in ALPHAS for T in ((300,) if args.quick else GRID_T)]
     seeds = np.random.SeedSequence([args.seed, 2]).generate_state(len(ALPHAS))
@@ -266,14 +272,13 @@ def grid_study(args):
         delayed(grid_study_cell)(a, T, repeats, int(seeds[ALPHAS.index(a)])) for a, T in cells
     )
     result = {
-        "command": "python " + " ".join(["benchmarks/scdl_synthetic.py", *sys.argv[1:]]),
         "repeats": repeats,
         "rules": "theory: m ln m <= sqrt(T); cK: smallest power of two >= K sqrt(T); max: max_supported_bins",
         "cells": out,
-        "wall_seconds": time.perf_counter() - t0,
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "scdl_grid_study.json").write_text(json.dumps(result, indent=1))
+    prov = provenance(__file__, argv, config=args_config(args, repeats_used=repeats), clock=clock)
+    stem = "scdl_grid_study_quick" if args.quick else "scdl_grid_study"
+    write_json(args.out / f"{stem}.json", result, provenance=prov)
     for cell in out:
         for pred in ("f", "1-f"):
             c = cell[pred]
@@ -281,7 +286,7 @@ def grid_study(args):
                 f"alpha {cell['alpha']:.1f} T {cell['T']:5d} {pred:3s} truth {c['population_scdl']:.4f} | "
                 + " ".join(f"{k} {c[k]['mean']:.4f}+-{c[k]['std']:.4f}" for k in GRID_RULES)
             )
-    print(f"wall {result['wall_seconds']:.1f} s")
+    print(f"wall {prov['wall_time_s']:.1f} s")
     return result
 
 
@@ -349,14 +354,10 @@ def _fmt(rho):
     return "undefined" if rho is None else f"{rho:.3f}"
 
 
-def _command(argv):
-    return " ".join(["python benchmarks/scdl_synthetic.py", *(sys.argv[1:] if argv is None else argv)])
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: 2 repeats, 6 random alphas")
-    parser.add_argument("--repeats", type=int, default=100, help="repeats per alpha for the table")
+    parser.add_argument("--repeats", type=int, default=200, help="repeats per alpha for the table")
     parser.add_argument("--n-alphas", type=int, default=200, help="random alphas for the correlation")
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
@@ -364,10 +365,10 @@ def main(argv=None):
     parser.add_argument("--grid-study", action="store_true", help="the grid-rule bias study instead")
     args = parser.parse_args(argv)
     if args.grid_study:
-        return grid_study(args)
+        return grid_study(args, argv)
     repeats = 2 if args.quick else args.repeats
     n_alphas = 6 if args.quick else args.n_alphas
-    t0 = time.perf_counter()
+    clock = Clock()
     ss = np.random.SeedSequence(args.seed)
     table_seeds = ss.spawn(1)[0].generate_state(len(ALPHAS) * repeats)
     corr_ss = np.random.SeedSequence([args.seed, 1])
@@ -378,9 +379,7 @@ def main(argv=None):
     runs = Parallel(n_jobs=args.n_jobs)(delayed(one_run)(a, s) for a, s in jobs)
     table_runs, corr_runs = runs[: len(ALPHAS) * repeats], runs[len(ALPHAS) * repeats :]
     table, spearman = summarise(table_runs, corr_runs)
-    args.out.mkdir(parents=True, exist_ok=True)
     result = {
-        "command": _command(argv),
         "quick": args.quick,
         "repeats": repeats,
         "n_alphas": n_alphas,
@@ -394,10 +393,12 @@ def main(argv=None):
         "table": table,
         "spearman_with_true_swap_regret": spearman,
         "runs": runs,
-        "wall_seconds": time.perf_counter() - t0,
     }
-    (args.out / "scdl_synthetic.json").write_text(json.dumps(result, indent=1))
-    plot(table, corr_runs, spearman, args.out / "scdl_synthetic.png")
+    config = args_config(args, repeats_used=repeats, n_alphas_used=n_alphas, n_train=N_TRAIN, n_test=N_TEST)
+    prov = provenance(__file__, argv, config=config, clock=clock)
+    stem = "scdl_synthetic_quick" if args.quick else "scdl_synthetic"  # a smoke run keeps the full result
+    write_json(args.out / f"{stem}.json", result, provenance=prov)
+    plot(table, corr_runs, spearman, args.out / f"{stem}.png")
     for pred in ("f", "1-f"):
         print(f"predictor {pred}")
         print("  alpha  " + "  ".join(f"{k:>21s}" for k in (*MEASURES, *TARGETS)))
@@ -410,7 +411,7 @@ def main(argv=None):
         for target in TARGETS:
             rhos = spearman[target][pred].items()
             print(f"  Spearman with {target}: " + ", ".join(f"{k} {_fmt(v)}" for k, v in rhos))
-    print(f"wall {result['wall_seconds']:.1f} s")
+    print(f"wall {prov['wall_time_s']:.1f} s")
     return result
 
 

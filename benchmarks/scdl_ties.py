@@ -28,18 +28,17 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
-import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _p in (ROOT, ROOT / "benchmarks"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
 
+from _provenance import Clock, args_config, provenance, write_json  # noqa: E402
 from joblib import Parallel, delayed  # noqa: E402
 from sklearn.calibration import CalibratedClassifierCV  # noqa: E402
 from sklearn.datasets import make_classification  # noqa: E402
@@ -115,24 +114,33 @@ def main(argv=None):
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     args = parser.parse_args(argv)
-    t0 = time.perf_counter()
+    clock = Clock()
     sizes = (500,) if args.quick else SIZES
     seeds = 1 if args.quick else args.seeds
-    args.out.mkdir(parents=True, exist_ok=True)
+    config = args_config(args, sizes=list(sizes), seeds_used=seeds, candidates=8)
+    # the git state is read before the first write: the result file itself is tracked, and its
+    # partial versions must not mark the tree dirty
+    prov = provenance(__file__, argv, config=config)
     runs = []
     # results are written after every finished search, so a stopped run keeps what it measured
     for run in Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")(
         delayed(one_search)(n, s) for s in range(seeds) for n in sizes
     ):
         runs.append(run)
-        result = _result(runs, sizes, seeds, argv, t0)
-        (args.out / "scdl_ties.json").write_text(json.dumps(result, indent=1))
+        result = _result(runs, sizes, seeds)
+        prov = {**prov, "wall_time_s": round(clock.elapsed(), 3), "date": _now()}
+        write_json(args.out / "scdl_ties.json", result, provenance=prov)
         print(f"done n={run['n']} seed={run['seed']} ({len(runs)} of {len(sizes) * seeds})", flush=True)
     _print(result)
+    print(f"wall {prov['wall_time_s']:.1f} s")
     return result
 
 
-def _result(runs, sizes, seeds, argv, t0):
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _result(runs, sizes, seeds):
     summary = {}
     for name in (*(f"scdl_{r}" for r in RULES), "smooth_ece", "brier"):
         summary[name] = {}
@@ -142,16 +150,13 @@ def _result(runs, sizes, seeds, argv, t0):
                 continue
             summary[name][str(n)] = {k: float(np.mean([c[k] for c in cell])) for k in cell[0]}
             summary[name][str(n)]["searches"] = len(cell)
+    runs = sorted(runs, key=lambda r: (r["n"], r["seed"]))  # the finishing order is not a result
     return {
-        "command": " ".join(["python benchmarks/scdl_ties.py", *(sys.argv[1:] if argv is None else argv)]),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "cpu_count": os.cpu_count(),
         "seeds": seeds,
         "sizes": list(sizes),
         "candidates": 8,
         "summary": summary,
         "runs": runs,
-        "wall_seconds": time.perf_counter() - t0,
     }
 
 
@@ -166,7 +171,6 @@ def _print(result):
                 for n, c in cells.items()
             )
         )
-    print(f"wall {result['wall_seconds']:.1f} s")
 
 
 if __name__ == "__main__":

@@ -5,14 +5,23 @@ Times, side by side on the same data at T = 1e4, 1e5, 1e6 (best of ``--repeats``
 ``skcal.smooth_ece``, ``skcal.cutoff_calibration_error``, ``skcal.binned_ece`` (11 uniform bins),
 an 11-bin ECE built from ``sklearn.calibration.calibration_curve``, and ``relplot.smECE`` (if installed). Also
 records the values, so that "same value" claims are checked on the timed data, and the wall time
-of ``skcal.calibration_test`` with 1000 resamples at T = 1e5 for SCDL, binned ECE and cutoff.
+of ``skcal.calibration_test`` with 1000 resamples at T = 1e5 for SCDL, binned ECE and cutoff,
+and, through ``bench_cutoff_binned`` of ``benchmarks/speed_binned.py``, the time and peak memory of
+the cutoff error and binned ECE against their floors (n = 1e6, 1e7).
+
+The targets are recorded as met or not in ``"targets"`` (issue 9: the Lipschitz smCE
+``skcal.lipschitz.smooth_calibration_error`` at T = 1e5 under 2 s, 1000 resamples of the
+calibration test of SCDL and of binned ECE at T = 1e5 under 10 s each; issue 15: the cutoff
+error within 1.1x the time and 1.5x the peak memory of ``argsort`` + ``cumsum``, binned ECE's
+peak memory no more than ``calibration_curve``'s).
 
 Usage::
 
     nice python benchmarks/speed_scdl.py            # full: T = 1e4, 1e5, 1e6
     python benchmarks/speed_scdl.py --quick         # smoke run: T = 1e3, 1e4, one repeat
 
-Writes ``speed_scdl.json`` and ``speed_scdl.png`` to ``--out`` (default benchmarks/results/).
+Writes ``speed_scdl.json`` (with a ``"provenance"`` block) and ``speed_scdl.png`` to ``--out``
+(default benchmarks/results/).
 ``--n-jobs`` is accepted for a uniform interface but timings always run serially (parallel runs
 would disturb each other).
 """
@@ -21,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 import time
 from pathlib import Path
@@ -29,13 +37,17 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _p in (ROOT, ROOT / "benchmarks"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
 
+from _provenance import Clock, args_config, provenance, write_json  # noqa: E402
 from sklearn.calibration import calibration_curve  # noqa: E402
+from speed_binned import bench_cutoff_binned  # noqa: E402
 
 from skcal import binned_ece, cutoff_calibration_error, smooth_ece  # noqa: E402
 from skcal.calibration_test import calibration_test  # noqa: E402
+from skcal.lipschitz import smooth_calibration_error  # noqa: E402
 from skcal.scdl import scdl_curve, scdl_score  # noqa: E402
 
 
@@ -69,6 +81,7 @@ def methods():
         "scdl_score": lambda y, p: scdl_score(y, p),
         "scdl_score_theory": lambda y, p: scdl_score(y, p, max_bins="theory"),
         "smooth_ece": lambda y, p: smooth_ece(y, p),
+        "smooth_calibration_error": lambda y, p: smooth_calibration_error(y, p),
         "cutoff_calibration_error": lambda y, p: cutoff_calibration_error(y, p),
         "binned_ece": lambda y, p: binned_ece(y, p, n_bins=11),
         "sklearn_calibration_curve_ece": lambda y, p: sklearn_ece(y, p),
@@ -139,18 +152,49 @@ def plot(rows, path):
     plt.close(fig)
 
 
+def targets(rows, tests, floors):
+    """Each speed target with its measured value and whether it is met."""
+    out = {}
+    smce = {r["T"]: r["seconds"]["smooth_calibration_error"] for r in rows}
+    if 10**5 in smce:
+        out["smce_T_1e5_under_2s"] = {"seconds": smce[10**5], "met": bool(smce[10**5] < 2.0)}
+    if tests["T"] == 10**5 and tests["n_resamples"] == 1000:
+        for m in ("scdl", "binned_ece"):
+            sec = tests["seconds"][m]
+            out[f"calibration_test_{m}_1000_resamples_T_1e5_under_10s"] = {
+                "seconds": sec,
+                "met": bool(sec < 10.0),
+            }
+    for row in floors:
+        n = f"{row['n']:.0e}".replace("+0", "")
+        r = row["cutoff_time_over_floor"]
+        out[f"cutoff_time_within_1.1x_floor_n_{n}"] = {"ratio": r, "met": bool(r <= 1.1)}
+        r = row["cutoff_peak_over_floor"]
+        out[f"cutoff_peak_memory_within_1.5x_floor_n_{n}"] = {"ratio": r, "met": bool(r <= 1.5)}
+        r = row["binned_ece_peak_over_sklearn"]
+        out[f"binned_ece_peak_memory_at_most_calibration_curve_n_{n}"] = {"ratio": r, "met": bool(r <= 1.0)}
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: T = 1e3, 1e4, one repeat")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=None, help="rounds of bench_cutoff_binned (default 5)")
     parser.add_argument("--n-jobs", type=int, default=1, help="ignored: timings run serially")
     args = parser.parse_args(argv)
+    clock = Clock()
     sizes = [10**3, 10**4] if args.quick else [10**4, 10**5, 10**6]
     repeats = 1 if args.quick else args.repeats
-    t0 = time.perf_counter()
+    test_T, test_R = (10**3, 50) if args.quick else (10**5, 1000)
+    floor_ns = (10**4, 10**5) if args.quick else (10**6, 10**7)
+    rounds = args.rounds or (2 if args.quick else 5)
     rows = run(sizes, repeats)
-    tests = run_calibration_tests(10**3, 50) if args.quick else run_calibration_tests(10**5, 1000)
+    tests = run_calibration_tests(test_T, test_R)
+    floors = bench_cutoff_binned(floor_ns, rounds)
+    for row in floors:
+        print(json.dumps({k: row[k] for k in row if k.endswith(("over_floor", "over_sklearn")) or k == "n"}))
     summary = {}
     last = rows[-1]
     s = last["seconds"]
@@ -163,21 +207,28 @@ def main(argv=None):
     summary["max_abs_binned_ece_minus_sklearn"] = max(
         abs(r["values"]["binned_ece"] - r["values"]["sklearn_calibration_curve_ece"]) for r in rows
     )
-    args.out.mkdir(parents=True, exist_ok=True)
     result = {
-        "command": " ".join(["python benchmarks/speed_scdl.py", *(sys.argv[1:] if argv is None else argv)]),
         "quick": args.quick,
         "repeats": repeats,
-        "python": platform.python_version(),
-        "machine": platform.machine(),
         "rows": rows,
         "calibration_test": tests,
+        "cutoff_binned_floors": floors,
+        "targets": targets(rows, tests, floors),
         "summary": summary,
-        "wall_seconds": time.perf_counter() - t0,
     }
-    (args.out / "speed_scdl.json").write_text(json.dumps(result, indent=2))
+    config = args_config(
+        args,
+        sizes=sizes,
+        repeats_used=repeats,
+        calibration_test={"T": test_T, "n_resamples": test_R, "random_state": 0},
+        floors={"ns": list(floor_ns), "rounds": rounds, "n_bins": 11},
+        data="p ~ Beta(2, 2), y ~ Bernoulli(clip(p + 0.1 sin(6 p), 0, 1)), seed 0",
+    )
+    prov = provenance(__file__, argv, config=config, clock=clock)
+    write_json(args.out / "speed_scdl.json", result, provenance=prov)
     plot(rows, args.out / "speed_scdl.png")
     print(json.dumps(summary, indent=2))
+    print(json.dumps(result["targets"], indent=2))
     return result
 
 

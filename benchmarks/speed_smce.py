@@ -12,18 +12,15 @@ Usage::
     nice python benchmarks/speed_smce.py            # full: T = 1e3 .. 1e6, LP up to 3e4
     python benchmarks/speed_smce.py --quick         # smoke run: T = 1e3, 1e4, one repeat
 
-Writes ``speed_smce.json`` (with provenance: git commit, command line, configuration, CPU count,
-wall time, date) and ``speed_smce.png`` to ``--out`` (default benchmarks/results/).
+Writes ``speed_smce.json`` (with a ``"provenance"`` block from ``benchmarks/_provenance.py``: git
+commit, command line, configuration, CPU count, wall time, date) and ``speed_smce.png`` to ``--out``
+(default benchmarks/results/).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import os
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,34 +30,13 @@ from scipy import sparse
 from scipy.optimize import linprog
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _p in (ROOT, ROOT / "benchmarks"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
+from _provenance import Clock, args_config, provenance, write_json  # noqa: E402
 
 from skcal.lipschitz import smooth_calibration_error  # noqa: E402
-
-
-def provenance(argv):
-    """Git commit (and whether the tree is dirty), command line, machine and date."""
-
-    def git(*args):
-        try:
-            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-        except (OSError, subprocess.CalledProcessError):
-            return None
-
-    commit = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain")
-    return {
-        "git_commit": commit.strip() if commit else None,
-        "git_dirty": bool(status.strip()) if status is not None else None,
-        "command": " ".join(["python", "benchmarks/" + Path(__file__).name, *argv]),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "scipy": __import__("scipy").__version__,
-        "machine": platform.machine(),
-        "cpu_count": os.cpu_count(),
-        "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-    }
 
 
 def make_data(T, seed=0):
@@ -146,7 +122,7 @@ def main(argv=None):
     sizes = [10**3, 10**4] if args.quick else [10**3, 10**4, 3 * 10**4, 10**5, 10**6]
     lp_max = args.lp_max if args.lp_max is not None else (10**3 if args.quick else 3 * 10**4)
     repeats = 1 if args.quick else args.repeats
-    t0 = time.perf_counter()
+    clock = Clock()
     rows = run(sizes, lp_max, repeats)
     both = [r for r in rows if "linprog_highs" in r["values"]]
     last = both[-1]["seconds"]
@@ -160,16 +136,16 @@ def main(argv=None):
     at_1e5 = [r["seconds"]["skcal"] for r in rows if r["T"] == 10**5]
     if at_1e5:
         summary["target_T_1e5_under_2s"] = bool(at_1e5[0] < 2.0)
-    args.out.mkdir(parents=True, exist_ok=True)
-    result = {
-        "provenance": provenance(argv),
-        "config": {"quick": args.quick, "sizes": sizes, "lp_max": lp_max, "repeats": repeats,
-                   "data": "p ~ Beta(2, 2), y ~ Bernoulli(clip(p + 0.1 sin(6 p), 0, 1)), seed 0"},
-        "rows": rows,
-        "summary": summary,
-        "wall_seconds": time.perf_counter() - t0,
-    }
-    (args.out / "speed_smce.json").write_text(json.dumps(result, indent=2))
+    result = {"quick": args.quick, "rows": rows, "summary": summary}
+    config = args_config(
+        args,
+        sizes=sizes,
+        lp_max_used=lp_max,
+        repeats_used=repeats,
+        data="p ~ Beta(2, 2), y ~ Bernoulli(clip(p + 0.1 sin(6 p), 0, 1)), seed 0",
+    )
+    prov = provenance(__file__, argv, config=config, clock=clock)
+    write_json(args.out / "speed_smce.json", result, provenance=prov)
     plot(rows, args.out / "speed_smce.png")
     print(json.dumps(summary, indent=2))
     return result

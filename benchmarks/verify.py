@@ -38,6 +38,8 @@ EXPERIMENTS = {
     "decision_utility": ("decision_utility.py", [], "decision_utility_quick.json"),
     "ce2_degree_guard": ("ce2_degree_guard.py", [], "ce2_degree_guard_quick.json"),
     "truthful_bins": ("truthful_bins.py", ["--skip-real"], "truthful_bins_quick.json"),
+    "scdl_synthetic": ("scdl_synthetic.py", [], "scdl_synthetic_quick.json"),
+    "calibration_tests": ("calibration_tests.py", [], "calibration_tests_quick.json"),
 }
 
 #: keys whose values are not results: timings, machine state, provenance

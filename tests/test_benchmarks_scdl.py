@@ -21,8 +21,8 @@ def _load(name):
 def test_scdl_synthetic_quick(tmp_path):
     mod = _load("scdl_synthetic")
     result = mod.main(["--quick", "--out", str(tmp_path)])
-    saved = json.loads((tmp_path / "scdl_synthetic.json").read_text())
-    assert (tmp_path / "scdl_synthetic.png").stat().st_size > 0
+    saved = json.loads((tmp_path / "scdl_synthetic_quick.json").read_text())
+    assert (tmp_path / "scdl_synthetic_quick.png").stat().st_size > 0
     assert saved["repeats"] == 2 and saved["n_alphas"] == 6
     for pred in ("f", "1-f"):
         for alpha in ("0.0", "0.5", "0.8", "1.0"):
@@ -32,6 +32,11 @@ def test_scdl_synthetic_quick(tmp_path):
             for rho in saved["spearman_with_true_swap_regret"][target][pred].values():
                 assert rho is None or -1 <= rho <= 1
     assert result["table"] == saved["table"]
+    prov = saved["provenance"]
+    assert prov["command"].startswith("python benchmarks/scdl_synthetic.py --quick")
+    assert {"git_commit", "config", "cpu_count", "wall_time_s", "date"} <= set(prov)
+    # the quick mode is deterministic: it must reproduce the stored quick result
+    _load("verify").assert_matches_stored("scdl_synthetic", tmp_path / "scdl_synthetic_quick.json")
 
 
 def test_true_cdl_closed_forms():
@@ -64,6 +69,12 @@ def test_speed_scdl_quick(tmp_path):
     assert (tmp_path / "speed_scdl.png").stat().st_size > 0
     assert [r["T"] for r in saved["rows"]] == [1000, 10000]
     assert saved["summary"]["max_abs_binned_ece_minus_sklearn"] < 1e-12
+    assert saved["provenance"]["command"].startswith("python benchmarks/speed_scdl.py --quick")
+    assert "smooth_calibration_error" in saved["rows"][0]["seconds"]
+    assert [r["n"] for r in saved["cutoff_binned_floors"]] == [10**4, 10**5]
+    # every target is recorded with its measured number and whether it was met
+    for target in saved["targets"].values():
+        assert isinstance(target["met"], bool) and ({"seconds", "ratio"} & set(target))
     if "max_abs_smooth_ece_minus_relplot" in saved["summary"]:
         assert saved["summary"]["max_abs_smooth_ece_minus_relplot"] < 1e-3
 
@@ -86,7 +97,8 @@ def test_cdl_duality_against_linear_programming():
 def test_scdl_grid_study_quick(tmp_path):
     mod = _load("scdl_synthetic")
     result = mod.main(["--quick", "--grid-study", "--out", str(tmp_path)])
-    saved = json.loads((tmp_path / "scdl_grid_study.json").read_text())
+    saved = json.loads((tmp_path / "scdl_grid_study_quick.json").read_text())
+    assert saved["provenance"]["config"]["grid_study"] is True
     assert len(saved["cells"]) == 4 and saved["repeats"] == 3
     for cell in result["cells"]:
         for pred in ("f", "1-f"):
@@ -100,13 +112,16 @@ def test_scdl_grid_study_quick(tmp_path):
 def test_calibration_tests_quick(tmp_path):
     mod = _load("calibration_tests")
     mod.main(["--quick", "--out", str(tmp_path)])
-    saved = json.loads((tmp_path / "calibration_tests.json").read_text())
-    assert (tmp_path / "calibration_tests.png").stat().st_size > 0
-    assert {"git_commit", "command", "config", "cpu_count", "wall_seconds", "date"} <= set(saved)
+    saved = json.loads((tmp_path / "calibration_tests_quick.json").read_text())
+    assert (tmp_path / "calibration_tests_quick.png").stat().st_size > 0
+    prov = saved["provenance"]
+    assert {"git_commit", "command", "config", "cpu_count", "wall_time_s", "date"} <= set(prov)
+    assert not any(str(v).startswith("/") for v in prov["config"].values())
     for m in ("scdl", "binned_ece", "cutoff", "smooth_ece"):
         cell = saved["type1"][m]["200"]
         assert 0 <= cell["rate"] <= 1 and cell["band99"][0] <= 0.05 <= cell["band99"][1]
         assert set(saved["power"]["bias"][m]) == {"200", "1000"}
+    _load("verify").assert_matches_stored("calibration_tests", tmp_path / "calibration_tests_quick.json")
 
 
 @pytest.mark.slow
@@ -114,6 +129,7 @@ def test_scdl_ties_quick(tmp_path):
     mod = _load("scdl_ties")
     mod.main(["--quick", "--out", str(tmp_path)])
     saved = json.loads((tmp_path / "scdl_ties.json").read_text())
+    assert saved["provenance"]["command"].startswith("python benchmarks/scdl_ties.py --quick")
     s = saved["summary"]
     # the theorem's cap puts every candidate on the floor 1/8 on folds of 100 rows
     assert s["scdl_theory"]["500"]["best_tie"] == 1.0
