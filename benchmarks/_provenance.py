@@ -7,6 +7,7 @@ Each script writes its JSON through :func:`write_json`, which adds a ``"provenan
      "packages": {"numpy": ..., "scipy": ..., "scikit-learn": ...}}
 
 so that a reader (and ``benchmarks/verify.py``) can tell which code made a number and rerun it.
+``git_dirty`` says whether tracked files outside ``benchmarks/results/`` differed from the commit.
 This module is benchmark code, not part of the skcal package.
 """
 
@@ -90,7 +91,8 @@ def provenance(script, argv=None, *, config=None, clock=None, wall_time_s=None):
     wall time.
     """
     version, packages = _versions()
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    # the code's state: stored results (rewritten by the very runs that regenerate them) do not count
+    status = _git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)benchmarks/results")
     if wall_time_s is None and clock is not None:
         wall_time_s = clock.elapsed()
     return {
