@@ -108,3 +108,14 @@ def test_cifar10h_quick(tmp_path):
     assert result["ce2"] == saved["ce2"]
     # the same run as `python benchmarks/verify.py cifar10h`: a moved number fails here
     _load_verify().assert_matches_stored("cifar10h", tmp_path / "cifar10h_quick.json")
+
+
+def test_verify_skips_cifar10h_without_the_data(monkeypatch, capsys):
+    verify = _load_verify()
+    monkeypatch.setitem(verify.REQUIRES, "cifar10h", ("../no-such-folder/cifar10h",))
+    assert verify.missing_data("cifar10h") == (
+        "the data folder ../no-such-folder/cifar10h is absent (beside the repository)"
+    )
+    assert verify.main(["cifar10h"]) == 0  # skipped, not failed
+    out = capsys.readouterr().out
+    assert "cifar10h: skipped, the data folder ../no-such-folder/cifar10h is absent" in out
