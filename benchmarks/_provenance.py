@@ -7,6 +7,7 @@ Each script writes its JSON through :func:`write_json`, which adds a ``"provenan
      "packages": {"numpy": ..., "scipy": ..., "scikit-learn": ...}}
 
 so that a reader (and ``benchmarks/verify.py``) can tell which code made a number and rerun it.
+``git_dirty`` says whether tracked files outside ``benchmarks/results/`` differed from the commit.
 This module is benchmark code, not part of the skcal package.
 """
 
@@ -27,7 +28,15 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO_ROOT not in sys.path:  # run from a checkout: import this checkout's skcal
     sys.path.insert(0, REPO_ROOT)
 
-__all__ = ["Clock", "args_config", "provenance", "write_json", "json_default", "command_line"]
+__all__ = [
+    "Clock",
+    "args_config",
+    "provenance",
+    "write_json",
+    "json_default",
+    "command_line",
+    "repo_relative",
+]
 
 
 def _git(*args):
@@ -41,10 +50,13 @@ def _git(*args):
 
 
 def command_line(script, argv=None):
-    """The command that reproduces a run: ``python benchmarks/<script> <argv...>``."""
+    """The command that reproduces a run: ``python benchmarks/<script> <argv...>``.
+
+    Absolute paths among the arguments are written relative to the repository.
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
-    rel = os.path.relpath(os.path.abspath(script), REPO_ROOT)
-    return " ".join(["python", shlex.quote(rel), *(shlex.quote(str(a)) for a in argv)])
+    args = [repo_relative(a) if os.path.isabs(os.fspath(a)) else str(a) for a in argv]
+    return " ".join(["python", shlex.quote(repo_relative(script)), *(shlex.quote(a) for a in args)])
 
 
 class Clock:
@@ -79,7 +91,8 @@ def provenance(script, argv=None, *, config=None, clock=None, wall_time_s=None):
     wall time.
     """
     version, packages = _versions()
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    # the code's state: stored results (rewritten by the very runs that regenerate them) do not count
+    status = _git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)benchmarks/results")
     if wall_time_s is None and clock is not None:
         wall_time_s = clock.elapsed()
     return {
@@ -92,16 +105,28 @@ def provenance(script, argv=None, *, config=None, clock=None, wall_time_s=None):
         "wall_time_s": None if wall_time_s is None else round(float(wall_time_s), 3),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "python": platform.python_version(),
+        "platform": platform.platform(),
         "packages": packages,
     }
 
 
+def repo_relative(path):
+    """``path`` relative to the repository root (stored results hold no absolute machine paths)."""
+    path = os.fspath(path)
+    return os.path.relpath(os.path.abspath(path), REPO_ROOT)
+
+
 def args_config(args, **extra):
-    """The configuration of a run from its argparse namespace (paths relative to the repository)."""
+    """The configuration of a run from its argparse namespace (paths relative to the repository).
+
+    Private options (names starting with ``_``, such as a child-process hook) are left out.
+    """
     out = {}
     for k, v in vars(args).items():
+        if k.startswith("_"):
+            continue
         if isinstance(v, os.PathLike) or (isinstance(v, str) and os.path.isabs(v)):
-            v = os.path.relpath(os.fspath(v), REPO_ROOT)
+            v = repo_relative(v)
         out[k] = v
     out.update(extra)
     return out
@@ -117,7 +142,7 @@ def json_default(o):
     if isinstance(o, np.ndarray):
         return o.tolist()
     if isinstance(o, os.PathLike):
-        return os.fspath(o)
+        return repo_relative(o)
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 

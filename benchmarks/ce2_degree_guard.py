@@ -89,7 +89,6 @@ def main(argv=None):
                 }
         summary[str(n)] = summ
     out = {
-        "command": "python benchmarks/ce2_degree_guard.py" + (" --quick" if args.quick else ""),
         "bandwidth": H,
         "seeds": seeds,
         "rows": rows,

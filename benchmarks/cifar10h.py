@@ -51,13 +51,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
-import os
-import platform
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -66,6 +60,8 @@ from joblib import Parallel, delayed
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _provenance import Clock, provenance, repo_relative, write_json  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
@@ -83,29 +79,6 @@ N_MODELS = 11
 
 class MissingData(FileNotFoundError):
     """A data folder of ``--data`` is absent (the message names it)."""
-
-
-def provenance(argv):
-    """Git commit (and whether the tree is dirty), command line, machine and date."""
-
-    def git(*args):
-        try:
-            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-        except (OSError, subprocess.CalledProcessError):
-            return None
-
-    commit = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain")
-    return {
-        "git_commit": commit.strip() if commit else None,
-        "git_dirty": bool(status.strip()) if status is not None else None,
-        "command": " ".join(["python", "benchmarks/" + Path(__file__).name, *argv]),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "machine": platform.machine(),
-        "cpu_count": os.cpu_count(),
-        "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-    }
 
 
 # ----------------------------------------------------------------------------------------------
@@ -363,7 +336,7 @@ def main(argv=None):
     tasks = QUICK_TASKS if args.quick else TASKS
     tag = "cifar10h_quick" if args.quick else "cifar10h"
 
-    t0 = time.perf_counter()
+    clock = Clock()
     counts, P, y_test, names = load(args.data)
     m, s2 = ensemble_moments(P)
     arrays = {t: task_arrays(m, s2, counts, t) for t in tasks}
@@ -401,8 +374,8 @@ def main(argv=None):
     }
     result = {
         "experiment": "SPEC 6.7 CIFAR-10H: 11-model CIFAR-10 ensemble vs human label counts",
-        "provenance": provenance(argv),
         "config": {
+            "data": repo_relative(args.data),
             "quick": args.quick,
             "repeats": repeats,
             "n_jobs": args.n_jobs,
@@ -426,10 +399,10 @@ def main(argv=None):
         "audit_captured_fraction": audit,
         "ten_classes_pooled": pooled,
         "display": display_info,
-        "wall_seconds": time.perf_counter() - t0,
     }
-    (args.out / f"{tag}.json").write_text(json.dumps(result, indent=1))
-    print(f"{tag}: {repeats} repeats, {len(tasks)} tasks in {result['wall_seconds']:.1f}s")
+    prov = provenance(__file__, argv, config=result["config"], clock=clock)
+    write_json(args.out / f"{tag}.json", result, provenance=prov)
+    print(f"{tag}: {repeats} repeats, {len(tasks)} tasks in {prov['wall_time_s']:.1f}s")
     for t in tasks:
         row = "  ".join(f"{p} {ce2[t][p]['ce2']['mean']:.4f}" for p in PREDICTORS)
         print(f"  CE2 {t:10s} {row}")

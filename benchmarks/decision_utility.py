@@ -157,7 +157,6 @@ def main(argv=None):
     }
     payload = {
         "experiment": "SPEC 6.3 decision utility",
-        "command": "python benchmarks/decision_utility.py" + (" --quick" if args.quick else ""),
         "repeats": repeats,
         "n_cal": n_cal,
         "n_eval": n_eval,

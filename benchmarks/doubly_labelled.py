@@ -33,18 +33,15 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import subprocess
 import sys
-import time
 
 import numpy as np
 from joblib import Parallel, delayed
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _provenance import Clock, provenance  # noqa: E402
 from _second_order_common import (  # noqa: E402
-    REPO_ROOT,
     MixtureProblem,
     SechGroundTruth,
     Timer,
@@ -57,23 +54,6 @@ from _second_order_common import (  # noqa: E402
 
 H = 1 / 64
 ALPHA = 1e-6
-
-
-def _git_commit():
-    try:
-        sha = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        return sha + ("-dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return None
 
 
 def one_seed(seed, members, problem, n_total, n2_grid):
@@ -111,7 +91,7 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=None, help="override the number of seeds")
     args = parser.parse_args(argv)
     quick = args.quick
-    t_start = time.perf_counter()
+    clock = Clock()
     n_seeds = args.seeds or (3 if quick else 10)
     n_total = 4000 if quick else 20000
     n2_grid = [100, 300, 1000, 4000] if quick else [50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000]
@@ -163,21 +143,13 @@ def main(argv=None):
             "estimate_mean": np.mean([[r[est] for r in s["rows"]] for s in res], axis=0),
             "smallest_n2_within_2x_of_all_doubly": min(enough) if enough else None,
         }
+    config["n_jobs"] = args.n_jobs
     payload = {
         "experiment": "CE2 error against the number of doubly-labelled rows (SPEC 6.2 problem)",
-        "provenance": {
-            "git_commit": _git_commit(),
-            "command": " ".join(["python", "benchmarks/doubly_labelled.py", *(argv or sys.argv[1:])]),
-            "config": config,
-            "cpu_count": os.cpu_count(),
-            "n_jobs": args.n_jobs,
-            "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "wall_seconds": {
-                "total": time.perf_counter() - t_start,
-                "train_ensemble": t_train.seconds,
-                "ground_truth": t_truth.seconds,
-                "seeds": t_seeds.seconds,
-            },
+        "wall_seconds": {
+            "train_ensemble": t_train.seconds,
+            "ground_truth": t_truth.seconds,
+            "seeds": t_seeds.seconds,
         },
         "ground_truth": {
             "ce2": truth["ce2"],
@@ -191,12 +163,13 @@ def main(argv=None):
         "per_seed": res,
     }
     os.makedirs(args.out, exist_ok=True)
-    write_json(os.path.join(args.out, tag + ".json"), payload)
-    plot(payload, os.path.join(args.out, tag + ".png"))
-    print(
-        f"{tag}: {n_seeds} seeds, N = {n_total}, true CE2 {truth['ce2']:.4f}, "
-        f"{payload['provenance']['wall_seconds']['total']:.1f}s"
+    write_json(
+        os.path.join(args.out, tag + ".json"),
+        payload,
+        provenance=provenance(__file__, argv, config=config, clock=clock),
     )
+    plot(payload, config, os.path.join(args.out, tag + ".png"))
+    print(f"{tag}: {n_seeds} seeds, N = {n_total}, true CE2 {truth['ce2']:.4f}, {clock.elapsed():.1f}s")
     for est, s in summary.items():
         errs = " ".join(f"{n2}:{e:.4f}" for n2, e in zip(n2_grid, s["abs_error_mean"], strict=True))
         print(
@@ -206,7 +179,7 @@ def main(argv=None):
     return payload
 
 
-def plot(payload, path):
+def plot(payload, cfg, path):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -226,7 +199,6 @@ def plot(payload, path):
     ax.set_yscale("log")
     ax.set_xlabel("number of doubly-labelled rows n2")
     ax.set_ylabel("|CE2_hat - CE2| (mean, 90% t-interval)")
-    cfg = payload["provenance"]["config"]
     ax.set_title(
         f"SPEC 6.2 problem, N = {cfg['n_total']} rows, {cfg['n_seeds']} seeds; true CE2 = "
         f"{payload['ground_truth']['ce2']:.3f}",

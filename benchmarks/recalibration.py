@@ -153,7 +153,6 @@ def main(argv=None):
 
     payload = {
         "experiment": "SPEC 6.2 recalibration",
-        "command": "python benchmarks/recalibration.py" + (" --quick" if quick else ""),
         "bandwidth": h,
         "n_seeds": n_seeds,
         "n_cal": n_cal,

@@ -22,18 +22,16 @@ to ``benchmarks/results/report_intervals{_quick}.json`` and ``.png``.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from _provenance import Clock, provenance, write_json  # noqa: E402
 
 from skcal.report import CalibrationReport  # noqa: E402
 from skcal.report._bootstrap import INTERVAL_METHODS, intervals  # noqa: E402
@@ -121,15 +119,6 @@ def run(scenario, *, n, n_bootstrap, repeats, metrics, seed):
     return out
 
 
-def _git_commit():
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def figure(results, band, path):
     from matplotlib.figure import Figure
 
@@ -176,7 +165,7 @@ def main(argv=None):
     if args.quick:
         args.repeats, args.n_bootstrap = 4, 20
     metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
-    t0 = time.perf_counter()
+    clock = Clock()
     results = {
         sc: run(
             sc, n=args.n, n_bootstrap=args.n_bootstrap, repeats=args.repeats, metrics=metrics, seed=args.seed
@@ -186,14 +175,6 @@ def main(argv=None):
     sd = np.sqrt(LEVEL * (1 - LEVEL) / args.repeats)
     band = (LEVEL - 2.576 * sd, LEVEL + 2.576 * sd)
     doc = {
-        "provenance": {
-            "git_commit": _git_commit(),
-            "command": " ".join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]),
-            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "cpu_count": os.cpu_count(),
-            "python": platform.python_version(),
-            "wall_time_s": None,
-        },
         "config": {
             "repeats": args.repeats,
             "n": args.n,
@@ -212,8 +193,8 @@ def main(argv=None):
     stem = "report_intervals_quick" if args.quick else "report_intervals"
     png = out / f"{stem}.png"
     figure(results, band, png)
-    doc["provenance"]["wall_time_s"] = round(time.perf_counter() - t0, 1)
-    (out / f"{stem}.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    config = {**doc["config"], "quick": args.quick}
+    write_json(out / f"{stem}.json", doc, provenance=provenance(__file__, argv, config=config, clock=clock))
     for sc, res in results.items():
         print(
             f"scenario {sc}: coverage of the 90% interval (population / E[estimate]); "

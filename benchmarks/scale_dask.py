@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import resource
 import sys
 import time
@@ -45,9 +44,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-
+sys.path.insert(0, str(ROOT / "benchmarks"))
 import dask  # noqa: E402
 import dask.array as da  # noqa: E402
+from _provenance import Clock, args_config, provenance, write_json  # noqa: E402
 
 from skcal.dask import evaluate  # noqa: E402
 
@@ -153,10 +153,7 @@ def run(args):
         "chunk_rows": chunk_rows,
         "bundle": args.bundle,
         "degree": args.degree,
-        "python": platform.python_version(),
         "dask": dask.__version__,
-        "machine": platform.machine(),
-        "command": " ".join(sys.argv),
     }
     client = cluster = None
     if args.quick:
@@ -288,13 +285,13 @@ def main(argv=None):
         return partial_fit_timing(args.partial_fit)
     if args.quick:
         args.rows, args.chunk_rows = "1e5", "15000"
+    clock = Clock()
     record = run(args)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "scale_dask.json"
+    record["provenance"] = provenance(__file__, argv, config=args_config(args), clock=clock)
+    path = Path(args.out) / "scale_dask.json"
     runs = json.loads(path.read_text()) if path.exists() else []
     runs.append(record)
-    path.write_text(json.dumps(runs, indent=1, default=float) + "\n")
+    write_json(path, runs)  # one record per run, each with its own provenance block
     print(f"wrote {path}")
     return record
 

@@ -19,11 +19,7 @@ Writes ``speed_binned.json`` (with provenance) to ``--out`` (default benchmarks/
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import os
-import platform
-import subprocess
 import sys
 import time
 import tracemalloc
@@ -34,7 +30,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _provenance import Clock, provenance, write_json  # noqa: E402
 from sklearn.calibration import calibration_curve  # noqa: E402
 
 from skcal.binned_ece import binned_ece  # noqa: E402
@@ -118,39 +115,20 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     args = ap.parse_args(argv)
-    t0 = time.perf_counter()
+    clock = Clock()
     ns = (10**4, 10**5) if args.quick else (10**6, 10**7)
     rounds = args.rounds or (2 if args.quick else 5)
     rows = bench_cutoff_binned(ns, rounds)
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = None
+    config = {"quick": args.quick, "ns": list(ns), "rounds": rounds, "n_bins": 11}
     result = {
         "benchmark": "speed_binned",
-        "provenance": {
-            "git_commit": commit,
-            "command": " ".join([Path(sys.executable).name, *sys.argv]),
-            "config": {"ns": list(ns), "rounds": rounds, "n_bins": 11},
-            "cpu_count": os.cpu_count(),
-            "platform": platform.platform(),
-            "numpy": np.__version__,
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "wall_time_s": time.perf_counter() - t0,
-        },
         "rows": rows,
+        "provenance": provenance(__file__, argv, config=config, clock=clock),
     }
-    args.out.mkdir(parents=True, exist_ok=True)
     stem = "speed_binned_quick" if args.quick else "speed_binned"
-    (args.out / f"{stem}.json").write_text(json.dumps(result, indent=2))
+    write_json(args.out / f"{stem}.json", result)
     for row in rows:
-        print(
-            json.dumps(
-                {k: row[k] for k in row if k.endswith(("over_floor", "over_sklearn")) or k == "n"}
-            )
-        )
+        print(json.dumps({k: row[k] for k in row if k.endswith(("over_floor", "over_sklearn")) or k == "n"}))
     return result
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -128,8 +127,6 @@ def main(argv=None):
         "n_jobs": args.n_jobs,
         "repeats": args.repeats,
         "load_average_at_end": os.getloadavg(),
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
         "total_seconds": total,
         "rows": rows,
     }

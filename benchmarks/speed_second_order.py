@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
@@ -257,14 +256,7 @@ def main(argv=None):
     t_start = time.perf_counter()
     results = {
         "mode": "quick" if args.quick else "full",
-        "command": "python benchmarks/speed_second_order.py"
-        + (" --quick" if args.quick else "")
-        + f" --n-jobs {args.n_jobs} --threads {args.threads}",
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "load_before": load_average(),
-        },
+        "load_average": {"before": load_average()},
     }
     results["stats_vs_dense"] = bench_stats_vs_dense(
         sizes["dense_n"], sizes["dense_degree"], threads=args.threads
@@ -274,7 +266,7 @@ def main(argv=None):
     print("large_n", json.dumps(results["large_n"]), flush=True)
     results["grid_search"] = bench_grid(sizes["grid_n"], degrees, GRID_ALPHAS, args.n_jobs)
     print("grid_search", json.dumps(results["grid_search"]), flush=True)
-    results["machine"]["load_after"] = load_average()
+    results["load_average"]["after"] = load_average()
     results["total_time_s"] = time.perf_counter() - t_start
     args.out.mkdir(parents=True, exist_ok=True)
     write_json(

@@ -36,12 +36,10 @@ benchmarks/results/), with provenance (git commit, command, config, cpu count, w
 from __future__ import annotations
 
 import argparse
-import datetime
 import importlib
 import importlib.util
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -53,6 +51,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _provenance import Clock, provenance, write_json  # noqa: E402
 
 from skcal.truthful import classwise_lince, conf_ece, truthful_conf_ce  # noqa: E402
 
@@ -200,15 +200,6 @@ def _memory_child(spec):
     print(peak)
 
 
-def git_commit():
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
 def summarize(rows):
     summary = {}
     for row in rows:
@@ -268,7 +259,7 @@ def main(argv=None):
     if args._memory is not None:
         _memory_child(json.loads(args._memory))
         return None
-    t_start = time.perf_counter()
+    clock = Clock()
     rounds = args.rounds or (2 if args.quick else 5)
     netcal_ece = load_netcal_ece()
     rows = []
@@ -282,27 +273,18 @@ def main(argv=None):
             }
         rows.append(row)
         print(json.dumps({k: row[k] for k in ("name", "n", "k", "median_s")}), flush=True)
-    result = {
-        "benchmark": "speed_truthful",
-        "provenance": {
-            "git_commit": git_commit(),
-            "command": " ".join([Path(sys.executable).name, *sys.argv]),
-            "config": {"quick": args.quick, "rounds": rounds, "cases": cases(args.quick), "n_bins": 15},
-            "cpu_count": os.cpu_count(),
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-            "netcal": "1.4 (loaded without torch)" if netcal_ece is not None else "not installed",
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "wall_time_s": None,
-        },
-        "rows": rows,
-        "summary": summarize(rows),
+    result = {"benchmark": "speed_truthful", "rows": rows, "summary": summarize(rows)}
+    config = {
+        "quick": args.quick,
+        "rounds": rounds,
+        "memory": not args.no_memory,
+        "cases": cases(args.quick),
+        "n_bins": 15,
+        "netcal": "1.4 (loaded without torch)" if netcal_ece is not None else "not installed",
     }
-    result["provenance"]["wall_time_s"] = time.perf_counter() - t_start
-    args.out.mkdir(parents=True, exist_ok=True)
+    result["provenance"] = provenance(__file__, argv, config=config, clock=clock)
     stem = "speed_truthful_quick" if args.quick else "speed_truthful"
-    (args.out / f"{stem}.json").write_text(json.dumps(result, indent=2))
+    write_json(args.out / f"{stem}.json", result)
     plot(rows, args.out / f"{stem}.png")
     print(json.dumps(result["summary"], indent=2))
     return result

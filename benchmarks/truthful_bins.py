@@ -612,7 +612,8 @@ def main(argv=None):
     result["seconds"] = timings
     stem = "truthful_bins_quick" if args.quick else "truthful_bins"
     json_path = args.out / f"{stem}.json"
-    result["figures"] = _figures(result, args.out, stem)
+    # file names beside the JSON (no machine's absolute path is stored)
+    result["figures"] = [Path(p).name for p in _figures(result, args.out, stem)]
     config = {**result["config"], "n_jobs": args.n_jobs}
     write_json(json_path, result, provenance=provenance(__file__, argv, config=config, clock=clock))
     (args.out / f"{stem}.md").write_text(render_markdown(result))

@@ -38,8 +38,17 @@ EXPERIMENTS = {
     "decision_utility": ("decision_utility.py", [], "decision_utility_quick.json"),
     "ce2_degree_guard": ("ce2_degree_guard.py", [], "ce2_degree_guard_quick.json"),
     "truthful_bins": ("truthful_bins.py", ["--skip-real"], "truthful_bins_quick.json"),
+    "weather_amt": ("weather_amt.py", [], "weather_amt_quick.json"),
+    "doubly_labelled": ("doubly_labelled.py", ["--seeds", "2"], "doubly_labelled_quick.json"),
+    "cifar10h": ("cifar10h.py", [], "cifar10h_quick.json"),
+    "report_intervals": ("report_intervals.py", [], "report_intervals_quick.json"),
     "scdl_synthetic": ("scdl_synthetic.py", [], "scdl_synthetic_quick.json"),
     "calibration_tests": ("calibration_tests.py", [], "calibration_tests_quick.json"),
+}
+
+#: name -> data folders (relative to the repository) the quick mode reads; absent -> skipped
+REQUIRES = {
+    "cifar10h": ("../shared/data/cifar10h", "../shared/data/multiclass_logits"),
 }
 
 #: keys whose values are not results: timings, machine state, provenance
@@ -100,6 +109,13 @@ def _load_script(script):
     return mod
 
 
+def missing_data(name):
+    """The reason experiment ``name`` cannot run here (a data folder is absent), or ``None``."""
+    root = BENCH.parent
+    absent = [d for d in REQUIRES.get(name, ()) if not (root / d).is_dir()]
+    return f"the data folder {absent[0]} is absent (beside the repository)" if absent else None
+
+
 def run_quick(name, out_dir):
     """Run experiment ``name`` in quick mode into ``out_dir``; return the path of its JSON."""
     script, extra, stem = EXPERIMENTS[name]
@@ -126,6 +142,21 @@ def assert_matches_stored(name, new_json, *, rtol=RTOL):
         )
 
 
+def _as_if_in_quick_dir(text, tmp):
+    """The stored text names ``benchmarks/results/quick`` instead of the run's temporary folder."""
+    quick = "benchmarks/results/quick"
+    root = BENCH.parent
+    forms = {
+        str(tmp),
+        os.path.realpath(tmp),
+        os.path.relpath(tmp, root),
+        os.path.relpath(os.path.realpath(tmp), root),
+    }
+    for path in sorted(forms, key=len, reverse=True):
+        text = text.replace(path, quick)
+    return text
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help=f"experiments (default all: {', '.join(EXPERIMENTS)})")
@@ -137,11 +168,15 @@ def main(argv=None):
         parser.error(f"unknown experiments {unknown}; choose from {list(EXPERIMENTS)}")
     failed = []
     for name in names:
+        reason = missing_data(name)
+        if reason:
+            print(f"{name}: skipped, {reason}")
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             new = run_quick(name, tmp)
             if args.update:
                 QUICK_DIR.mkdir(parents=True, exist_ok=True)
-                (QUICK_DIR / new.name).write_text(new.read_text())
+                (QUICK_DIR / new.name).write_text(_as_if_in_quick_dir(new.read_text(), tmp))
                 print(f"{name}: stored benchmarks/results/quick/{new.name}")
                 continue
             try:

@@ -59,6 +59,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _provenance import Clock, args_config, provenance, repo_relative  # noqa: E402
 from _second_order_common import Timer, add_common_args, write_json  # noqa: E402
 
 POSITIVE_CLASS = 1
@@ -117,7 +118,7 @@ def load_votes(data_dir=None):
     c = g.size().to_numpy().astype(int)
     a = g.apply(lambda x: int((x == POSITIVE_CLASS).sum())).to_numpy().astype(int)
     info = {
-        "source": path,
+        "source": repo_relative(path),
         "judgments_raw": n_raw,
         "judgments_kept": len(r),
         "tasks": len(c),
@@ -213,6 +214,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     repeats = args.repeats or (20 if args.quick else 1000)
     tag = "weather_amt_quick" if args.quick else "weather_amt"
+    clock = Clock()
     c, a, info = load_votes(args.data)
     alea, hidden = cohorts(c, a)
 
@@ -243,7 +245,6 @@ def main(argv=None):
         }
     payload = {
         "experiment": "SPEC 6.4 Weather Sentiment AMT (XOR mode)",
-        "command": "python benchmarks/weather_amt.py" + (" --quick" if args.quick else ""),
         "repeats": repeats,
         "data": info,
         "cohort_sizes": {
@@ -263,7 +264,11 @@ def main(argv=None):
         "n_jobs": args.n_jobs,
     }
     os.makedirs(args.out, exist_ok=True)
-    write_json(os.path.join(args.out, tag + ".json"), payload)
+    write_json(
+        os.path.join(args.out, tag + ".json"),
+        payload,
+        provenance=provenance(__file__, argv, config=args_config(args, repeats=repeats), clock=clock),
+    )
     plot(curves, repeats, os.path.join(args.out, tag + ".png"))
     print(f"{tag}: {repeats} repeats in {timer.seconds:.1f}s; n_cal={out[0][1]} n_eval={out[0][2]}")
     for k in SCORES:

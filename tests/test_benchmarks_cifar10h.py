@@ -18,6 +18,18 @@ def _load():
     return module
 
 
+def _load_verify():
+    import sys
+
+    if str(REPO / "benchmarks") not in sys.path:
+        sys.path.insert(0, str(REPO / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("_bench_verify", REPO / "benchmarks" / "verify.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["_bench_verify"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def _require_data():
     for folder in ("cifar10h", "multiclass_logits"):
         if not (DATA / folder).is_dir():
@@ -80,7 +92,7 @@ def test_cifar10h_quick(tmp_path):
     for suffix in ("ce2", "audit", "display"):
         assert (tmp_path / f"cifar10h_quick_{suffix}.png").stat().st_size > 0
     assert saved["config"]["repeats"] == 2 and saved["config"]["tasks"] == ["top", "cat"]
-    assert {"git_commit", "command", "cpu_count", "date_utc"} <= set(saved["provenance"])
+    assert {"git_commit", "command", "cpu_count", "date", "wall_time_s", "config"} <= set(saved["provenance"])
     assert saved["data"]["n_images"] == 10000 and len(saved["data"]["models"]) == 11
     # the README's alignment check: majority vote equals y_test on 99.21% of the images
     assert saved["data"]["human_majority_equals_y_test"] == pytest.approx(0.9921, abs=1e-4)
@@ -94,3 +106,16 @@ def test_cifar10h_quick(tmp_path):
     # recalibration must help the raw perturbed ensemble on its own evaluation data
     assert saved["ce2"]["top"]["2-D second-order"]["ce2"]["mean"] < saved["ce2"]["top"]["raw"]["ce2"]["mean"]
     assert result["ce2"] == saved["ce2"]
+    # the same run as `python benchmarks/verify.py cifar10h`: a moved number fails here
+    _load_verify().assert_matches_stored("cifar10h", tmp_path / "cifar10h_quick.json")
+
+
+def test_verify_skips_cifar10h_without_the_data(monkeypatch, capsys):
+    verify = _load_verify()
+    monkeypatch.setitem(verify.REQUIRES, "cifar10h", ("../no-such-folder/cifar10h",))
+    assert verify.missing_data("cifar10h") == (
+        "the data folder ../no-such-folder/cifar10h is absent (beside the repository)"
+    )
+    assert verify.main(["cifar10h"]) == 0  # skipped, not failed
+    out = capsys.readouterr().out
+    assert "cifar10h: skipped, the data folder ../no-such-folder/cifar10h is absent" in out

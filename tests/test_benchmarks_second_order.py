@@ -48,3 +48,14 @@ def test_ce2_degree_guard_quick(tmp_path):
     # fewer samples per feature -> higher degree
     assert summ["guard_30"]["degree"][0] > summ["guard_100"]["degree"][0] > summ["guard_300"]["degree"][0]
     assert all(0 <= v["ce2_mean"] < 1 for v in summ.values())
+    # the same run as `python benchmarks/verify.py ce2_degree_guard`: a moved number fails here
+    import importlib.util
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        spec = importlib.util.spec_from_file_location("_bench_verify", REPO / "benchmarks" / "verify.py")
+        verify = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(verify)
+    finally:
+        sys.path.pop(0)
+    verify.assert_matches_stored("ce2_degree_guard", tmp_path / "ce2_degree_guard_quick.json")

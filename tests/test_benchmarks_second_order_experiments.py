@@ -89,6 +89,7 @@ def test_component_stratified_sobol_sample(common):
 def test_decision_utility_quick(tmp_path):
     out = _load("decision_utility").main(["--quick", "--out", str(tmp_path)])
     assert (tmp_path / "decision_utility_quick.png").stat().st_size > 0
+    _load("verify").assert_matches_stored("decision_utility", tmp_path / "decision_utility_quick.json")
     saved = json.loads((tmp_path / "decision_utility_quick.json").read_text())
     assert saved["repeats"] == out["repeats"] == 10
     best = {k: v["best_mean_gain"] for k, v in out["best"].items()}
@@ -103,6 +104,7 @@ def test_decision_utility_quick(tmp_path):
 def test_weather_amt_quick(tmp_path):
     out = _load("weather_amt").main(["--quick", "--out", str(tmp_path)])
     assert (tmp_path / "weather_amt_quick.png").stat().st_size > 0
+    _load("verify").assert_matches_stored("weather_amt", tmp_path / "weather_amt_quick.json")
     assert out["data"]["judgments_raw"] == 6030 and out["data"]["judgments_kept"] == 6025
     auc = out["mean_auc"]
     assert auc["oracle 2theta(1-theta)"] >= auc["2-D second-order Platt"] > auc["raw 2m(1-m)"]
@@ -137,6 +139,7 @@ def test_weather_amt_snapshots_from_counts():
 def test_recalibration_quick(tmp_path):
     out = _load("recalibration").main(["--quick", "--out", str(tmp_path)])
     assert (tmp_path / "recalibration_quick.png").stat().st_size > 0
+    _load("verify").assert_matches_stored("recalibration", tmp_path / "recalibration_quick.json")
     assert out["pearson_recal"]["mean"] > out["pearson_raw"]["mean"]
     assert out["ce2_after"]["mean"] < out["ce2_before"]["mean"]
 

@@ -1,5 +1,6 @@
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -8,9 +9,12 @@ REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "benchmarks" / "truthful_bins.py"
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("truthful_bins", SCRIPT)
+def _load(name="truthful_bins"):
+    if str(SCRIPT.parent) not in sys.path:
+        sys.path.insert(0, str(SCRIPT.parent))
+    spec = importlib.util.spec_from_file_location(f"_bench_{name}", SCRIPT.parent / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[f"_bench_{name}"] = mod
     spec.loader.exec_module(mod)
     return mod
 
@@ -37,8 +41,15 @@ def test_quick_run_writes_json_and_figures(tmp_path):
         for m in models:  # temperature scaling keeps the argmax, so the error is unchanged
             assert m["before"]["error"] == m["after"]["error"]
             assert 0.1 < m["temperature"] < 10
-    for fig in result["figures"]:
-        assert Path(fig).stat().st_size > 1000
+    for fig in result["figures"]:  # file names beside the JSON
+        assert (tmp_path / fig).stat().st_size > 1000
+    # the parts `python benchmarks/verify.py truthful_bins` reruns (without the real outputs) have not
+    # moved from the stored quick result: a changed number fails here
+    verify = _load("verify")
+    stored = json.loads((verify.QUICK_DIR / "truthful_bins_quick.json").read_text())
+    for part in ("digits", "simulation"):
+        diffs = verify.compare(stored[part], data[part])
+        assert not diffs, f"truthful_bins {part} moved: {diffs[:10]}"
 
 
 def test_missing_data_gives_clear_error(tmp_path):
