@@ -148,6 +148,7 @@ def test_recalibration_quick(tmp_path):
 def test_rate_quick(tmp_path):
     out = _load("rate").main(["--quick", "--out", str(tmp_path)])
     assert (tmp_path / "rate_quick.png").stat().st_size > 0
+    _load("verify").assert_matches_stored("rate", tmp_path / "rate_quick.json")
     for key in ("1/16", "1/64"):
         assert out["ground_truth"][key]["replicate_abs_diff"] < 2e-3
         for name in ("poly_heldout", "poly_cv", "bucketing", "nadaraya_watson"):
