@@ -2,7 +2,7 @@
 
 Each script writes its JSON through :func:`write_json`, which adds a ``"provenance"`` block::
 
-    {"skcal_version": ..., "git_commit": ..., "git_dirty": ..., "command": ...,
+    {"skcal_version": ..., "commit": ..., "git_dirty": ..., "command": ...,
      "config": {...}, "cpu_count": ..., "wall_time_s": ..., "date": ..., "python": ...,
      "packages": {"numpy": ..., "scipy": ..., "scikit-learn": ...}}
 
@@ -97,7 +97,7 @@ def provenance(script, argv=None, *, config=None, clock=None, wall_time_s=None):
         wall_time_s = clock.elapsed()
     return {
         "skcal_version": version,
-        "git_commit": _git("rev-parse", "HEAD"),
+        "commit": _git("rev-parse", "HEAD"),
         "git_dirty": None if status is None else bool(status),
         "command": command_line(script, argv),
         "config": config if config is not None else {},

@@ -92,7 +92,7 @@ def test_cifar10h_quick(tmp_path):
     for suffix in ("ce2", "audit", "display"):
         assert (tmp_path / f"cifar10h_quick_{suffix}.png").stat().st_size > 0
     assert saved["config"]["repeats"] == 2 and saved["config"]["tasks"] == ["top", "cat"]
-    assert {"git_commit", "command", "cpu_count", "date", "wall_time_s", "config"} <= set(saved["provenance"])
+    assert {"commit", "command", "cpu_count", "date", "wall_time_s", "config"} <= set(saved["provenance"])
     assert saved["data"]["n_images"] == 10000 and len(saved["data"]["models"]) == 11
     # the README's alignment check: majority vote equals y_test on 99.21% of the images
     assert saved["data"]["human_majority_equals_y_test"] == pytest.approx(0.9921, abs=1e-4)

@@ -28,7 +28,7 @@ def test_doubly_labelled_quick(tmp_path):
     assert (tmp_path / "doubly_labelled_quick.png").stat().st_size > 0
     saved = json.loads((tmp_path / "doubly_labelled_quick.json").read_text())
     prov = saved["provenance"]
-    assert {"git_commit", "command", "config", "cpu_count", "date", "wall_time_s"} <= set(prov)
+    assert {"commit", "command", "config", "cpu_count", "date", "wall_time_s"} <= set(prov)
     assert prov["config"]["n_seeds"] == 2 and "--quick" in prov["command"]
     # the same run as `python benchmarks/verify.py doubly_labelled`: a moved number fails here
     _load("verify").assert_matches_stored("doubly_labelled", tmp_path / "doubly_labelled_quick.json")

@@ -34,7 +34,7 @@ def test_scdl_synthetic_quick(tmp_path):
     assert result["table"] == saved["table"]
     prov = saved["provenance"]
     assert prov["command"].startswith("python benchmarks/scdl_synthetic.py --quick")
-    assert {"git_commit", "config", "cpu_count", "wall_time_s", "date"} <= set(prov)
+    assert {"commit", "config", "cpu_count", "wall_time_s", "date"} <= set(prov)
     # the quick mode is deterministic: it must reproduce the stored quick result
     _load("verify").assert_matches_stored("scdl_synthetic", tmp_path / "scdl_synthetic_quick.json")
 
@@ -115,7 +115,7 @@ def test_calibration_tests_quick(tmp_path):
     saved = json.loads((tmp_path / "calibration_tests_quick.json").read_text())
     assert (tmp_path / "calibration_tests_quick.png").stat().st_size > 0
     prov = saved["provenance"]
-    assert {"git_commit", "command", "config", "cpu_count", "wall_time_s", "date"} <= set(prov)
+    assert {"commit", "command", "config", "cpu_count", "wall_time_s", "date"} <= set(prov)
     assert not any(str(v).startswith("/") for v in prov["config"].values())
     for m in ("scdl", "binned_ece", "cutoff", "smooth_ece"):
         cell = saved["type1"][m]["200"]

@@ -22,7 +22,7 @@ def test_speed_truthful_quick(tmp_path):
     saved = json.loads((tmp_path / "speed_truthful_quick.json").read_text())
     assert (tmp_path / "speed_truthful_quick.png").exists()
     prov = saved["provenance"]
-    for key in ("git_commit", "command", "config", "cpu_count", "wall_time_s", "date"):
+    for key in ("commit", "command", "config", "cpu_count", "wall_time_s", "date"):
         assert key in prov
     assert {r["name"] for r in result["rows"]} == {"classwise_k100", "confidence_k10"}
     conf = next(r for r in result["rows"] if r["name"] == "confidence_k10")
@@ -37,4 +37,4 @@ def test_speed_binned_quick(tmp_path):
     assert rows[0]["cutoff_time_over_floor"] > 0 and rows[0]["binned_ece_peak_over_sklearn"] > 0
     mod.main(["--quick", "--rounds", "1", "--out", str(tmp_path)])
     saved = json.loads((tmp_path / "speed_binned_quick.json").read_text())
-    assert saved["provenance"]["git_commit"] is not None or saved["provenance"]["command"]
+    assert saved["provenance"]["commit"] is not None or saved["provenance"]["command"]

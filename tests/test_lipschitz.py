@@ -229,6 +229,6 @@ def test_speed_benchmark_quick(tmp_path):
     assert [r["T"] for r in saved["rows"]] == [1000, 10000]
     assert saved["summary"]["max_abs_skcal_minus_linprog"] < 1e-9
     prov = saved["provenance"]
-    assert {"git_commit", "command", "config", "cpu_count", "date"} <= set(prov)
+    assert {"commit", "command", "config", "cpu_count", "date"} <= set(prov)
     assert prov["command"].startswith("python benchmarks/speed_smce.py --quick")
     assert prov["wall_time_s"] > 0

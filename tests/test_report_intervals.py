@@ -90,7 +90,7 @@ def test_benchmark_quick_smoke(tmp_path):
     spec.loader.exec_module(mod)
     out = mod.main(["--quick", "--repeats", "2", "--metrics", "brier,cutoff", "--out", str(tmp_path)])
     doc = json.loads(Path(out["json"]).read_text())
-    assert set(doc["provenance"]) >= {"git_commit", "command", "date", "cpu_count", "wall_time_s"}
+    assert set(doc["provenance"]) >= {"commit", "command", "date", "cpu_count", "wall_time_s"}
     assert doc["config"]["metrics"] == ["brier", "cutoff"]
     for scenario in ("miscalibrated", "calibrated"):
         cov = doc["results"][scenario]["coverage"]["bc-percentile"]

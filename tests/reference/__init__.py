@@ -1,4 +1,4 @@
-"""Reference implementations written from /work/shared/SPEC.md alone (not from skcal's source).
+"""Reference implementations written from the project specification alone (not skcal's source).
 
 Deliberately simple: loops over bins, grid points and intervals; clarity over speed.
 """
