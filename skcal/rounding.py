@@ -9,8 +9,6 @@ grid chosen so that ``SCDL in [1/m, 2/m)`` that is at most ``4 SCDL``.
 
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils import ClassifierTags, check_random_state
@@ -35,12 +33,6 @@ __all__ = [
     "soft_bin_weights",
     "swap_regret",
 ]
-
-
-def _check_n_bins(n_bins):
-    if isinstance(n_bins, (bool, np.bool_)) or not isinstance(n_bins, (Integral, np.integer)) or n_bins < 1:
-        raise ValueError(f"n_bins must be an integer >= 1; got {n_bins!r}.")
-    return int(n_bins)
 
 
 def _neighbours(p, m):
@@ -89,7 +81,7 @@ def soft_bin_weights(y_prob, n_bins, *, dense=False):
     >>> soft_bin_weights([0.3], 4, dense=True).round(2).tolist()
     [[0.0, 0.8, 0.2, 0.0, 0.0]]
     """
-    m = _check_n_bins(n_bins)
+    m = int(n_bins)  # validated by validate_params (N_BINS)
     p = check_probabilities(y_prob)
     lo, frac = _neighbours(p, m)
     if dense:
@@ -288,7 +280,7 @@ def expected_swap_regret(y_true, y_prob, utility, n_bins, *, sample_weight=None,
     0.0
     """
     U = _check_utility(utility)
-    m = _check_n_bins(n_bins)
+    m = int(n_bins)  # validated by validate_params (N_BINS)
     y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
     return _swap_regret_from_mass(_rounded_action_mass(p, y, w, m, U), U)
 
