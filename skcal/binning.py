@@ -244,7 +244,7 @@ def _column_ids(col, n_bins, strategy, name):
     return _quantile_ids_1d(col, n_bins)
 
 
-def _iter_columns(V, block=8):
+def _iter_columns(V, block=16):
     """Yield ``(j, contiguous copy of V[:, j])``, reading ``block`` columns per pass."""
     n, k = V.shape
     rows = 8192
@@ -271,7 +271,7 @@ def _ids_2d(V, n_bins, strategy, name, dtype=np.intp, rows=None):
         for s in range(0, n, chunk):
             out[s : s + chunk] = _uniform_ids(V[s : s + chunk], n_bins, name)
     else:
-        # column by column (read in blocks of 8 columns): the 1-D rule refines each column's
+        # column by column (read in blocks of 16 columns): the 1-D rule refines each column's
         # dense cells on their own range, which the chunked row-major histogram of
         # _quantile_ids_2d cannot do (it is far slower on skewed columns such as softmax outputs)
         buf = {}

@@ -56,7 +56,7 @@ from skcal._validation import (
     check_multiclass_probabilities,
     check_sample_weight,
 )
-from skcal.binning import _column_ids, _iter_columns, assign_bins
+from skcal.binning import _column_ids, _iter_columns, _rank_to_bin, assign_bins
 from skcal.stats._truthful import classwise_value, top_label_value
 
 __all__ = [
@@ -405,21 +405,72 @@ def lince_score(u, phi, *, n_bins=15, strategy="quantile", bin_on=None, sample_w
     return float(total / w.sum() ** 2)
 
 
+def _quantile_column_sums(buf, members, column, n_bins):
+    """Unweighted quantile-bin sums ``S_b = sum_{i in b} (p_i - 1[i in members])`` of one column.
+
+    ``buf`` is a scratch contiguous copy of the column (sorted in place here), ``members`` the
+    increasing row indices whose label is this column's class, ``column`` the column itself
+    (read only, to order ties). The bins are those of :func:`skcal.binning.assign_bins`
+    (sorted positions cut into ``array_split`` groups, ties by index) without ranking every
+    row: one (SIMD) sort of the values gives each bin's sum of ``p`` by a contiguous reduction
+    over its positions, whichever tied rows hold them, and only the members are binned, by a
+    binary search among the values at the bins' first positions. A member equal to one of
+    those values is ranked among its ties by a search of the sorted column, and, when its tied
+    run straddles a bin boundary, exactly among the rows sharing its value in index order (one
+    pass over the column per such value, at most ``n_bins - 1`` values).
+    """
+    n = buf.shape[0]
+    mv = buf[members]  # the members' values, gathered before the sort
+    buf.sort()
+    q, rem = divmod(n, n_bins)
+    sizes = np.full(n_bins, q, dtype=np.intp)
+    sizes[:rem] += 1
+    starts = np.zeros(n_bins, dtype=np.intp)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    sums = np.zeros(n_bins)
+    full = sizes > 0
+    sums[full] = np.add.reduceat(buf, starts[full])
+    if members.size:
+        # a member below (above) the value at a bin's first position lies before (after) it
+        first = buf[starts[1 : min(n, n_bins)]]  # the non-empty bins are a prefix
+        bins = np.searchsorted(first, mv, side="left")
+        tied = np.flatnonzero(np.isin(mv, first))  # on a boundary value: rank it among its ties
+        if tied.size:
+            tv = mv[tied]
+            lo = np.searchsorted(buf, tv, side="left")
+            hi = np.searchsorted(buf, tv, side="right") - 1
+            bins[tied] = _rank_to_bin(lo, n, n_bins)
+            amb = np.flatnonzero(bins[tied] != _rank_to_bin(hi, n, n_bins))
+            for v in np.unique(tv[amb]):
+                sel = amb[tv[amb] == v]
+                rows = np.flatnonzero(column == v)  # every row with this value, in index order
+                r = lo[sel] + np.searchsorted(rows, members[tied[sel]])
+                bins[tied[sel]] = _rank_to_bin(r, n, n_bins)
+        sums -= np.bincount(bins, minlength=n_bins)
+    return sums
+
+
 def _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels):
     """Per-class bin sums ``S_rb = sum_{i in b_r} w_i (p_i[r] - 1[y_i = r])`` and ``W``.
 
-    Column by column (the columns are read in blocks of 8), so that no ``(n, k)`` temporary
-    is made: peak memory is the input plus a few columns.
+    Column by column (the columns are read in blocks of 16), so that no ``(n, k)`` temporary
+    is made: peak memory is the input plus a few columns. Unweighted quantile bins (the
+    default) take one sort per column (:func:`_quantile_column_sums`); the other rules assign
+    every row its bin id.
     """
     P, codes, w = _check_inputs(y_true, y_proba, sample_weight, labels)
     n, k = P.shape
+    n_bins = int(n_bins)
     order = np.argsort(codes, kind="stable")
     bounds = np.searchsorted(codes[order], np.arange(k + 1))
     out = []
     for j, col in _iter_columns(P):
-        ids = _compact(_column_ids(col, int(n_bins), strategy, "y_proba"))
-        nb = int(ids.max()) + 1
         members = order[bounds[j] : bounds[j + 1]]
+        if w is None and strategy == "quantile":
+            out.append(_quantile_column_sums(col, members, P[:, j], n_bins))
+            continue
+        ids = _compact(_column_ids(col, n_bins, strategy, "y_proba"))
+        nb = int(ids.max()) + 1
         if w is None:
             sums = np.bincount(ids, weights=col, minlength=nb)
             sums -= np.bincount(ids[members], minlength=nb)

@@ -59,3 +59,38 @@ def test_input_types_and_bad_input():
         cutoff_calibration_error([0, 1], [0.2, 1.3])
     with pytest.raises(ValueError, match="Inconsistent numbers of samples"):
         cutoff_calibration_error([0, 1], [0.2])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([0.0, -0.0, 5e-324, 0.25, 0.5, 0.75, 1.0 - 2**-53, 1.0]),
+            st.integers(0, 1),
+        ),
+        min_size=1,
+        max_size=25,
+    )
+)
+def test_packed_key_sort_on_edge_values(rows):
+    """The unweighted path sorts p's bits with the label packed in; it must equal the weighted
+    (argsort) path with unit weights and the brute force, on -0.0, subnormals, 1 and ties."""
+    p = np.array([r[0] for r in rows])
+    y = np.array([r[1] for r in rows])
+    got = cutoff_calibration_error(y, p)
+    assert got == pytest.approx(brute_force(y, p), rel=1e-12, abs=1e-15)
+    unit = cutoff_calibration_error(y, p, sample_weight=np.ones(len(p)))
+    assert got == pytest.approx(unit, rel=1e-12, abs=1e-15)
+
+
+def test_packed_key_sort_byte_order_and_strides():
+    rng = np.random.default_rng(3)
+    p = rng.uniform(size=500)
+    y = (rng.uniform(size=500) < p).astype(int)
+    want = brute_force(y[:60], p[:60])
+    assert cutoff_calibration_error(y[:60], p[:60].astype(">f8")) == pytest.approx(want, rel=1e-12)
+    P = np.column_stack([1 - p, p])  # column 1 is a strided view
+    assert cutoff_calibration_error(y, P) == pytest.approx(cutoff_calibration_error(y, p.copy()), rel=1e-13)
+    before = P.copy()
+    cutoff_calibration_error(y, P)
+    np.testing.assert_array_equal(P, before)

@@ -493,3 +493,32 @@ def test_uniform_points_on_edges_go_left_in_every_truthful_measure():
     from skcal.binning import assign_bins
 
     assert assign_bins(P[:, 0], n_bins=4, strategy="uniform").tolist() == [1, 2, 0, 3, 1]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.integers(1, 70),
+    st.integers(2, 4),
+    st.integers(1, 20),
+    st.sampled_from(["ties", "continuous", "one_hot"]),
+    st.integers(0, 2**31 - 1),
+)
+def test_classwise_sort_path_equals_rank_path(n, k, n_bins, kind, seed):
+    """Unweighted quantile bins take one sort per column and rank only the label's rows; unit
+    weights take the per-row bin ids of assign_bins. The two must agree, ties included."""
+    rng = np.random.default_rng(seed)
+    if kind == "continuous":
+        P = rng.dirichlet(np.ones(k), size=n)
+    else:
+        grid = [0.0, 1.0] if kind == "one_hot" else [0.0, 0.1, 0.2, 0.3]
+        P = rng.choice(grid, size=(n, k))
+        P[:, -1] = 0.0
+        P[:, -1] = np.clip(1.0 - P.sum(axis=1), 0.0, 1.0)
+        P[P.sum(axis=1) == 0.0, 0] = 1.0
+        P /= P.sum(axis=1, keepdims=True)
+    y = rng.integers(0, k, n)
+    labels = list(range(k))
+    for fn in (classwise_lince, classwise_ece):
+        fast = fn(y, P, n_bins=n_bins, labels=labels)
+        ranked = fn(y, P, n_bins=n_bins, labels=labels, sample_weight=np.ones(n))
+        assert fast == pytest.approx(ranked, rel=1e-12, abs=1e-15)
