@@ -57,7 +57,10 @@ def _check_thresholds(thresholds, k):
         tv, tg = thresholds
     except (TypeError, ValueError):
         raise ValueError("thresholds must be a pair (values, indices).") from None
-    tv = np.array(tv, dtype=np.float64)
+    try:
+        tv = np.array(tv, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("threshold values must be numeric.") from None
     tg_raw = np.asarray(tg)
     if tg_raw.size and tg_raw.dtype.kind not in "iu" and not (
         tg_raw.dtype.kind == "f" and np.isfinite(tg_raw).all() and (tg_raw == np.round(tg_raw)).all()
