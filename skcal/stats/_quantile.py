@@ -144,14 +144,18 @@ def threshold_bin_ids(values, index, thr_values, thr_index):
     v = np.asarray(values, dtype=np.float64)
     if tv.size == 0:
         return np.zeros(v.shape[0], dtype=np.intp)
-    uniq, run = np.unique(tv, return_inverse=True)
-    M = int(tg.max()) + 2  # indices are clipped to M - 1, above every threshold index
-    comp = run.astype(np.int64) * M + tg
-    m = np.searchsorted(uniq, v, side="left")
-    tied = uniq[np.minimum(m, uniq.shape[0] - 1)] == v
-    g = np.minimum(np.asarray(index, dtype=np.int64), M - 1)
-    key = m.astype(np.int64) * M + np.where(tied, g, -1)
-    return np.searchsorted(comp, key, side="right").astype(np.intp)
+    # thresholds with a smaller value: all rows but those tied with a threshold value are done
+    ids = np.searchsorted(tv, v, side="left").astype(np.intp, copy=False)
+    tied = np.flatnonzero(tv[np.minimum(ids, tv.shape[0] - 1)] == v)
+    if tied.size:
+        # among the thresholds of the tied value (a run of tv), those with index <= the row's:
+        # one search over the keys run * M + index, lexicographic in (value, index)
+        _, run = np.unique(tv, return_inverse=True)
+        M = int(tg.max()) + 2  # row indices are clipped to M - 1, above every threshold index
+        comp = run.astype(np.int64) * M + tg
+        g = np.minimum(np.asarray(index, dtype=np.int64)[tied], M - 1)
+        ids[tied] = np.searchsorted(comp, run[ids[tied]].astype(np.int64) * M + g, side="right")
+    return ids
 
 
 def percentile_edges(order_stats, n, n_bins):
