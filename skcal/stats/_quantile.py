@@ -109,7 +109,7 @@ def _cell_bit_range(c, n_cells):
 
 
 def threshold_bin_ids(values, index, thr_values, thr_index):
-    """Bins defined by ``(value, index)`` thresholds: how many thresholds are at or below each row.
+    """Assign each row the number of ``(value, index)`` thresholds at or below it (its bin).
 
     Row ``i`` goes to bin ``#{j : (thr_values[j], thr_index[j]) <= (values[i], index[i])}``
     (lexicographic order). With the thresholds taken at the boundary ranks of the stable sort
@@ -159,7 +159,7 @@ def threshold_bin_ids(values, index, thr_values, thr_index):
 
 
 def percentile_edges(order_stats, n, n_bins):
-    """scikit-learn's quantile edges from the needed order statistics, bitwise as ``np.percentile``.
+    """Compute scikit-learn's quantile edges from the order statistics, bitwise as ``np.percentile``.
 
     ``np.percentile(p, linspace(0, 1, n_bins + 1) * 100)`` (method ``"linear"``) takes, for each
     ``q``, the order statistics at ranks ``floor((n - 1) q)`` and the next one (both ``n - 1`` at
@@ -216,7 +216,7 @@ def _percentile_plan(n, n_bins):
 
 
 def percentile_ranks(n, n_bins):
-    """The 0-based ranks whose order statistics :func:`percentile_edges` needs.
+    """Return the 0-based ranks whose order statistics :func:`percentile_edges` needs.
 
     Parameters
     ----------
@@ -235,7 +235,7 @@ def percentile_ranks(n, n_bins):
 
 
 def boundary_ranks(n, n_bins):
-    """First sorted position of bins ``1 .. n_bins - 1`` of the equal-mass rule (``array_split`` sizes).
+    """Return the first sorted position of bins ``1 .. n_bins - 1`` of the equal-mass rule.
 
     Parameters
     ----------
@@ -817,7 +817,7 @@ def _run(selector, chunks):
 
 
 def quantile_edges(chunks, n_bins, *, pos_label=None, n_cells=4096, n_sub=1024, max_collect=1 << 20):
-    """scikit-learn's quantile edges of chunked binary predictions, exactly, by a few passes.
+    """Compute scikit-learn's quantile edges of chunked binary predictions exactly, by a few passes.
 
     Equal bitwise to ``np.percentile(p, np.linspace(0, 1, n_bins + 1) * 100)`` on all rows (the
     edges of ``binned_ece(..., strategy="quantile")``), without holding the rows in memory.
@@ -863,7 +863,7 @@ def quantile_edges(chunks, n_bins, *, pos_label=None, n_cells=4096, n_sub=1024, 
 def quantile_thresholds(
     chunks, n_bins, *, labels, kind="top_label", n_cells=4096, n_sub=1024, max_collect=1 << 20
 ):
-    """The equal-mass bins of the truthful measures over chunked data, exactly, by a few passes.
+    """Find the equal-mass bins of the truthful measures over chunked data exactly, by a few passes.
 
     The bins of :func:`skcal.binning.assign_bins` (``strategy="quantile"``: ranks by
     ``(value, row index)``, ``array_split`` sizes) on all rows, as ``(value, global index)``
