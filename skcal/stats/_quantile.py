@@ -61,6 +61,8 @@ _SOURCES = ("binary", "top_label", "classwise")
 _KINDS = ("percentile", "top_label", "classwise")
 _BITS_ONE = int(np.array([1.0]).view(np.int64)[0])
 _I64_MAX = np.iinfo(np.int64).max
+#: ``g_hi`` of a box over every row (whatever the number of rows)
+_ALL_ROWS = 1 << 62
 #: Rows per block when a chunk is binned (bounds the temporaries of one ``update``).
 _ROWS = 1 << 16
 
@@ -385,7 +387,8 @@ class QuantileCellStatistics(_PassBase):
     n_sub : int, default=1024
         Sub-cells of a mode-1 or mode-2 box.
     boxes : array-like of int of shape (m, 7), default=None
-        Rows ``(column, u_lo, u_hi, g_lo, g_hi, mode, width)``; ``None`` is no box.
+        Rows ``(column, u_lo, u_hi, g_lo, g_hi, mode, width)``; ``g_hi = 2**62`` (with
+        ``g_lo = 0``) is a box over every row. ``None`` is no box.
 
     Attributes
     ----------
@@ -433,7 +436,8 @@ class QuantileCellStatistics(_PassBase):
 
     def _prepare(self, b):
         """Per-column lookup tables of the boxes (sorted by ``(u_lo, g_lo)``)."""
-        self._box_arr = b
+        self._mode, self._width = b[:, 5].copy(), b[:, 6].copy()
+        self._lo = np.where(self._mode == 2, b[:, 3], b[:, 1])  # start of the histogram's range
         self._hist_slot = np.full(b.shape[0], -1, dtype=np.int64)
         hist = np.flatnonzero(b[:, 5] > 0)
         self._hist_slot[hist] = np.arange(hist.size)
@@ -446,12 +450,20 @@ class QuantileCellStatistics(_PassBase):
             ilo, inv = np.unique(bx[:, 1], return_inverse=True)
             ihi = np.zeros_like(ilo)
             ihi[inv] = bx[:, 2]
-            M = int(bx[:, 4].max()) + 1
+            every = bx[:, 4] >= _ALL_ROWS  # boxes over every row
+            # row indices are clipped to M - 1, at or above every other box's g_hi
+            M = int(bx[~every, 4].max()) + 1 if (~every).any() else 1
             cells = np.zeros(self.n_cells, dtype=bool)
-            lo_cell = _cell_keys(_from_bits(bx[:, 1]), self.n_cells)
-            cells[lo_cell] = True
-            self._cols[int(j)] = (ids, ilo, ihi, M, inv.astype(np.int64) * M + bx[:, 3],
-                                  inv.astype(np.int64) * M + bx[:, 4], cells)
+            cells[_cell_keys(_from_bits(bx[:, 1]), self.n_cells)] = True
+            # one box per value range, each over every row: no row-index test needed
+            simple = ilo.size == ids.size and every.all()
+            inv = inv.astype(np.int64)
+            self._cols[int(j)] = {
+                "ids": ids, "ilo": ilo, "ihi": ihi, "M": M, "cells": cells, "simple": bool(simple),
+                "cstart": inv * M + np.where(every, 0, bx[:, 3]),
+                "cend": inv * M + np.where(every, M, bx[:, 4]),
+                "modes": frozenset(np.unique(bx[:, 5]).tolist()),
+            }
 
     def _empty(self):
         e = np.zeros(0, dtype=np.int64)
@@ -475,44 +487,55 @@ class QuantileCellStatistics(_PassBase):
         }
 
     def _members(self, col, j, row_offset):
-        """Rows of column ``col`` in a box of column ``j``: (rows, box ids, bit patterns, global index)."""
-        ids, ilo, ihi, M, cstart, cend, cells = self._cols[j]
-        cand = np.flatnonzero(cells[_cell_keys(col, self.n_cells)])
+        """Members of the boxes of column ``j``: (box ids, bit patterns, global indices)."""
+        t = self._cols[j]
+        cand = np.flatnonzero(t["cells"][_cell_keys(col, self.n_cells)])
         u = _bits(col[cand])
-        iv = np.searchsorted(ilo, u, side="right") - 1
+        iv = np.searchsorted(t["ilo"], u, side="right") - 1
         ok = iv >= 0
-        ok[ok] = u[ok] < ihi[iv[ok]]
-        cand, u, iv = cand[ok], u[ok], iv[ok]
-        g = cand.astype(np.int64) + row_offset
+        ok[ok] = u[ok] < t["ihi"][iv[ok]]
+        if not ok.all():
+            cand, u, iv = cand[ok], u[ok], iv[ok]
+        g = cand.astype(np.int64)
+        g += row_offset
+        if t["simple"]:
+            return t["ids"][iv], u, g
+        M = t["M"]
         key = iv * M + np.minimum(g, M - 1)
-        bi = np.searchsorted(cstart, key, side="right") - 1
-        ok = (bi >= 0) & (key < cend[np.maximum(bi, 0)]) & (g < M)
-        return ids[bi[ok]], u[ok], g[ok]
+        bi = np.searchsorted(t["cstart"], key, side="right") - 1
+        ok = (bi >= 0) & (key < t["cend"][np.maximum(bi, 0)])
+        return t["ids"][bi[ok]], u[ok], g[ok]
 
     def _chunk_values(self, V, row_offset):
         out = self._empty()
-        b, ns = self._box_arr, self.n_sub
+        ns = self.n_sub
         parts = {"box": [], "u": [], "g": []}
-        for j in self._cols:
+        for j, t in self._cols.items():
             box, u, g = self._members(np.ascontiguousarray(V[:, j]), j, row_offset)
-            mode = b[box, 5]
-            c = mode == 0
-            parts["box"].append(box[c])
-            parts["u"].append(u[c])
-            parts["g"].append(g[c])
-            h = ~c
-            if h.any():
-                bh, uh, gh, mh = box[h], u[h], g[h], mode[h]
-                w = b[bh, 6]
-                sub = np.where(mh == 1, (uh - b[bh, 1]) // w, (gh - b[bh, 3]) // w)
-                np.clip(sub, 0, ns - 1, out=sub)
-                flat = self._hist_slot[bh] * ns + sub
-                out["hist_count"] += np.bincount(flat, minlength=self._n_hist * ns).reshape(-1, ns)
-                np.minimum.at(out["hist_min"].reshape(-1), flat, uh)
-                np.maximum.at(out["hist_max"].reshape(-1), flat, uh)
+            modes = t["modes"]
+            if modes == {0}:
+                parts["box"].append(box), parts["u"].append(u), parts["g"].append(g)
+                continue
+            if 0 in modes:
+                c = self._mode[box] == 0
+                parts["box"].append(box[c]), parts["u"].append(u[c]), parts["g"].append(g[c])
+                h = ~c
+                box, u, g = box[h], u[h], g[h]
+            if modes <= {0, 1}:
+                sub = u - self._lo[box]
+            elif modes <= {0, 2}:
+                sub = g - self._lo[box]
+            else:
+                sub = np.where(self._mode[box] == 1, u, g) - self._lo[box]
+            sub //= self._width[box]
+            np.minimum(sub, ns - 1, out=sub)
+            sub += self._hist_slot[box] * ns
+            out["hist_count"] += np.bincount(sub, minlength=self._n_hist * ns).reshape(-1, ns)
+            np.minimum.at(out["hist_min"].reshape(-1), sub, u)
+            np.maximum.at(out["hist_max"].reshape(-1), sub, u)
         for k in parts:
             if parts[k]:
-                out[k] = np.concatenate(parts[k]).astype(np.int64)
+                out[k] = np.concatenate(parts[k]).astype(np.int64, copy=False)
         return out
 
     def _compute(self):
@@ -639,7 +662,7 @@ class QuantileSelector:
             else:
                 mode, width = 2, -(-(bx["g_hi"] - bx["g_lo"]) // self.n_sub)
             bx["mode"], bx["width"] = mode, width
-            rows.append([bx["col"], bx["u_lo"], bx["u_hi"], bx["g_lo"], bx["g_hi"], mode, width])
+            rows.append(self._box_row(bx))
         self._pass_boxes = [self._pending[i] for i in order]
         return QuantileCellStatistics(**self._common, n_sub=self.n_sub, boxes=rows)
 
@@ -663,16 +686,19 @@ class QuantileSelector:
         else:
             if not isinstance(stats, QuantileCellStatistics):
                 raise TypeError("Passes after the first take a QuantileCellStatistics.")
-            if stats.boxes != [
-                [b["col"], b["u_lo"], b["u_hi"], b["g_lo"], b["g_hi"], b["mode"], b["width"]]
-                for b in self._pass_boxes
-            ]:
+            if stats.boxes != [self._box_row(b) for b in self._pass_boxes]:
                 raise ValueError("stats was not built by this selector's last next_statistics().")
             self._refine(stats.stats_)
         self.n_passes_ += 1
         return self
 
     # -- passes ----------------------------------------------------------------------------
+    def _box_row(self, b):
+        """The row of a box in ``QuantileCellStatistics(boxes=...)`` (every row: ``g_hi = 2**62``)."""
+        every = b["g_lo"] == 0 and b["g_hi"] == self.n_rows_
+        g_hi = _ALL_ROWS if every else b["g_hi"]
+        return [b["col"], b["u_lo"], b["u_hi"], b["g_lo"], g_hi, b["mode"], b["width"]]
+
     def _ranks(self, n):
         if self.kind == "percentile":
             return percentile_ranks(n, self.n_bins)
