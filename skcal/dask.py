@@ -371,12 +371,18 @@ def _quantile_passes(specs, y, partitions, labels, pos_label, split_every, sched
     firsts = [sel.next_statistics().get_state() for _, _, sel in selectors]
     for (_, _, sel), st in zip(selectors, _reduce(firsts, partitions, split_every, scheduler), strict=True):
         sel.advance(st)
-    offsets = _row_offsets(y, partitions, scheduler)
+    # the truthful bins break ties by global row index: their passes need each partition's
+    # first row index (the percentile edges do not: their cells are split by value only)
+    by_index = any(kind != "percentile" for _, kind, _ in selectors)
+    offsets = _row_offsets(y, partitions, scheduler) if by_index else None
     while active := [sel for _, _, sel in selectors if not sel.done]:
         templates = [sel.next_statistics().get_state() for sel in active]
-        merged = _reduce_with_offsets(
-            templates, [True] * len(active), partitions, offsets, split_every, scheduler
-        )
+        if by_index:
+            merged = _reduce_with_offsets(
+                templates, [True] * len(active), partitions, offsets, split_every, scheduler
+            )
+        else:
+            merged = _reduce(templates, partitions, split_every, scheduler)
         for sel, st in zip(active, merged, strict=True):
             sel.advance(st)
     for i, kind, sel in selectors:
