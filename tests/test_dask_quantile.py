@@ -82,6 +82,40 @@ def test_truthful_quantile_ragged_chunks_equal_in_memory():
     assert out["classwise_lince"] == pytest.approx(classwise_lince(y, P, n_bins=40), rel=1e-12)
 
 
+def test_refinement_passes_through_the_dask_path(monkeypatch):
+    # tiny cells and collection budget: the values are refined over several passes and the tied
+    # values split by global row index across partitions, all through evaluate's tree reductions
+    from skcal.stats._quantile import QuantileSelector
+
+    defaults = dict(QuantileSelector.__init__.__kwdefaults__)
+    monkeypatch.setattr(
+        QuantileSelector.__init__, "__kwdefaults__", {**defaults, "n_cells": 2, "n_sub": 2, "max_collect": 3}
+    )
+    passes = []
+    advance = QuantileSelector.advance
+
+    def counting(self, stats):
+        out = advance(self, stats)
+        passes.append(self.n_passes_)
+        return out
+
+    monkeypatch.setattr(QuantileSelector, "advance", counting)
+    y, P, w = _multiclass(n=400, k=3, seed=7)
+    yb, p, wb = _binary(n=400, seed=8)
+    chunks = (40, 0, 1, 99, 60, 200)
+    args = {"sample_weight": da.from_array(w, chunks=(chunks,)), "scheduler": "sync", "split_every": 2}
+    ms = [(m, {"strategy": "quantile"}) for m in ("truthful_conf_ce", "classwise_ece")]
+    out = evaluate(da.from_array(y, chunks=(chunks,)), da.from_array(P, chunks=(chunks, (3,))), ms, **args)
+    assert out["truthful_conf_ce"] == pytest.approx(truthful_conf_ce(y, P, sample_weight=w), rel=1e-12)
+    assert out["classwise_ece"] == pytest.approx(classwise_ece(y, P, sample_weight=w), rel=1e-12)
+    args["sample_weight"] = da.from_array(wb, chunks=(chunks,))
+    out = evaluate(da.from_array(yb, chunks=(chunks,)), da.from_array(p, chunks=(chunks,)),
+                   [("binned_ece", {"strategy": "quantile"})], **args)
+    want = binned_ece(yb, p, strategy="quantile", sample_weight=wb)
+    assert out["binned_ece"] == pytest.approx(want, rel=1e-12)
+    assert max(passes) > 3  # the refinements did happen
+
+
 def test_quantile_on_a_dask_dataframe():
     y, P, w = _multiclass(n=700, k=3, seed=4)
     pdf = pd.DataFrame(P, columns=["a", "b", "c"]).assign(y=y, w=w)

@@ -42,11 +42,12 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 #: (n_cells, n_sub, max_collect): the default, and tiny ones that force many refinement passes
 CONFIGS = [(4096, 1024, 1 << 20), (4, 2, 1), (2, 3, 2), (8, 4, 5), (2, 2, 1)]
 
-#: values that stress the cell arithmetic: 0, 1, cell edges of C = 2, 4, 8, their neighbours,
-#: the smallest subnormal and a tiny normal value
+#: values that stress the cell arithmetic: 0, 1, cell edges of C = 2, 4, 8 and 4096, their
+#: neighbours, the smallest subnormal and a tiny normal value
 SPECIAL = np.array(
     [0.0, 1.0, 0.5, 0.25, 0.75, 0.125, 0.875, np.nextafter(0.5, 0), np.nextafter(0.5, 1),
-     np.nextafter(1.0, 0), 5e-324, 1e-300, np.nextafter(0.25, 0)]
+     np.nextafter(1.0, 0), 5e-324, 1e-300, np.nextafter(0.25, 0),
+     3 / 4096, np.nextafter(3 / 4096, 1), 4095 / 4096, np.nextafter(4095 / 4096, 0)]
 )
 
 
