@@ -3,6 +3,9 @@
 import numpy as np
 import pandas as pd
 import pytest
+from _stats_helpers import chunkings
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 da = pytest.importorskip("dask.array", reason="dask is not installed (pip install 'skcal[dask]')")
 dd = pytest.importorskip("dask.dataframe", reason="dask[dataframe] is not installed")
@@ -137,3 +140,35 @@ def test_quantile_strategy_errors_and_status():
         evaluate(yd, pd_, [("binned_ece", {"strategy": "median"})], scheduler="sync")
     for m in (*BINNED, *TRUTHFUL):
         assert "strategy='quantile'" in MEASURES[m].status
+
+
+def test_local_cluster_smoke():
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    y, P, w = _multiclass(n=600, k=3, seed=9)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as lc:
+        with distributed.Client(lc):
+            out = evaluate(
+                da.from_array(y, chunks=150),
+                da.from_array(P, chunks=(150, 3)),
+                [("classwise_lince", {"strategy": "quantile"})],
+                sample_weight=da.from_array(w, chunks=150),
+            )
+    assert out["classwise_lince"] == pytest.approx(classwise_lince(y, P, sample_weight=w), rel=1e-12)
+
+
+@settings(max_examples=12, deadline=None)
+@given(cuts=chunkings(300, max_cuts=6), seed=st.integers(0, 2**16))
+def test_hypothesis_chunkings_through_dask(cuts, seed):
+    y, P, w = _multiclass(n=300, k=3, seed=seed)
+    chunks = tuple(int(b - a) for a, b in zip(cuts[:-1], cuts[1:], strict=True))
+    out = evaluate(
+        da.from_array(y, chunks=(chunks,)),
+        da.from_array(P, chunks=(chunks, (3,))),
+        [(m, {"strategy": "quantile"}) for m in ("truthful_conf_ce", "classwise_lince")],
+        sample_weight=da.from_array(w, chunks=(chunks,)),
+        scheduler="sync",
+    )
+    assert out["truthful_conf_ce"] == pytest.approx(truthful_conf_ce(y, P, sample_weight=w), rel=1e-12)
+    assert out["classwise_lince"] == pytest.approx(classwise_lince(y, P, sample_weight=w), rel=1e-12)
