@@ -146,7 +146,7 @@ def test_local_cluster_smoke():
     distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
     y, P, w = _multiclass(n=600, k=3, seed=9)
     with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0"
     ) as lc:
         with distributed.Client(lc):
             out = evaluate(
