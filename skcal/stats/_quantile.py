@@ -559,8 +559,10 @@ class QuantileSelector:
     The first pass is the histogram (:class:`QuantileHistogramStatistics`, the row index is not
     used); each further pass (:class:`QuantileCellStatistics`) collects the members of the cells
     holding the needed ranks, or refines the cells too large to collect (more than
-    ``max_collect`` members in all): ``ceil(62 / log2(n_sub))`` refinements bound the bit
-    patterns, and as many again the row index of a tied value.
+    ``max_collect`` members in all). At most ``ceil(62 / log2(n_sub))`` refinements narrow a
+    cell to one value (7 with the default ``n_sub``; a cell of one value is recognised from its
+    smallest and largest member at once), then at most ``ceil(log(n) / log(n_sub))`` split a
+    tied value by row index (3 for ``n <= 2**30``), then one pass collects the members.
 
     Parameters
     ----------
