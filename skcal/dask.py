@@ -120,7 +120,10 @@ MEASURES: dict[str, MeasureSpec] = {
             "skcal.stats._binned:BinnedStatistics",
             {"n_bins": n_bins, "measure": measure},
             label_args=("pos_label",),
-            status="exact on uniform bins or given edges (per-bin sums); quantile edges: pass edges=",
+            status=(
+                "exact on uniform bins or given edges (per-bin sums); strategy='quantile': exact "
+                "percentile edges from extra passes (a histogram, then the edge cells' values)"
+            ),
         )
         for name, measure, n_bins in (
             ("binned_ece", "ece", 11),
@@ -152,7 +155,11 @@ MEASURES: dict[str, MeasureSpec] = {
             "skcal.stats._truthful:TopLabelStatistics",
             {"n_bins": 15, "measure": name},
             label_args=("labels",),
-            status="exact on uniform bins or given edges (per-bin sums); quantile edges: pass edges=",
+            status=(
+                "exact on uniform bins or given edges (per-bin sums); strategy='quantile': the "
+                "exact equal-mass bins from extra passes (a histogram, then the edge cells' values "
+                "and global row indices)"
+            ),
         )
         for name in ("truthful_conf_ce", "conf_ce", "conf_ece")
     },
@@ -161,7 +168,11 @@ MEASURES: dict[str, MeasureSpec] = {
             "skcal.stats._truthful:ClasswiseStatistics",
             {"n_bins": 15, "measure": name},
             label_args=("labels",),
-            status="exact on uniform bins or given edges (per-bin sums); quantile edges: pass edges=",
+            status=(
+                "exact on uniform bins or given edges (per-bin sums); strategy='quantile': the "
+                "exact equal-mass bins from extra passes (a histogram, then the edge cells' values "
+                "and global row indices)"
+            ),
         )
         for name in ("classwise_lince", "classwise_ece")
     },
@@ -269,6 +280,132 @@ def _reduce(templates, partitions, split_every, scheduler):
     return [from_state(s) for s in states]
 
 
+# =============================================================================================
+# Quantile bins, exactly, by extra passes (strategy="quantile" for the binned and truthful
+# measures). Everything of this feature is in this block; evaluate() calls _quantile_passes()
+# before building its templates and _quantile_main_reduce() for its main pass.
+# =============================================================================================
+#: statistics class -> the kind of quantile bins of its in-memory function
+_QUANTILE_KINDS = {
+    "skcal.stats._binned:BinnedStatistics": "percentile",
+    "skcal.stats._truthful:TopLabelStatistics": "top_label",
+    "skcal.stats._truthful:ClasswiseStatistics": "classwise",
+}
+
+
+def _offset_partition_states(templates, use_offset, offset, y, p, w):
+    """Like ``_partition_states``, passing the partition's global ``row_offset`` where flagged."""
+    out = []
+    y, p, w = _to_numpy(y), _to_numpy(p), _to_numpy(w)
+    for t, flag in zip(templates, use_offset, strict=True):
+        obj = from_state(t)
+        if flag:
+            obj.update(y, p, sample_weight=w, row_offset=offset)
+        else:
+            obj.update(y, p, sample_weight=w)
+        out.append(obj.get_state())
+    return out
+
+
+def _reduce_with_offsets(templates, use_offset, partitions, offsets, split_every, scheduler):
+    """The tree reduction of ``_reduce`` with each partition's first global row index passed on."""
+    leaf = dask.delayed(_offset_partition_states, pure=True)
+    merge = dask.delayed(_merge_states, pure=True)
+    level = [
+        leaf(templates, use_offset, int(o), y, p, w) for (y, p, w), o in zip(partitions, offsets, strict=True)
+    ]
+    if not level:
+        return [from_state(t) for t in templates]
+    while len(level) > 1:
+        level = [merge(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
+    (states,) = dask.compute(level[0], scheduler=scheduler)
+    return [from_state(s) for s in states]
+
+
+def _row_offsets(y, partitions, scheduler):
+    """Global index of each partition's first row (dask arrays: from the chunks; frames: one pass)."""
+    if _is_dask_frame(y):
+        lengths = dask.compute(*[dask.delayed(len)(part[0]) for part in partitions], scheduler=scheduler)
+    else:
+        lengths = (y if isinstance(y, da.Array) else da.asarray(np.asarray(y))).chunks[0]
+    lengths = np.asarray(lengths, dtype=np.int64)
+    return np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) if lengths.size else lengths
+
+
+def _quantile_passes(specs, y, partitions, labels, pos_label, split_every, scheduler):
+    """Resolve ``strategy=`` of the binned / truthful measures in ``specs`` (in place).
+
+    ``strategy="uniform"`` is dropped (the statistics' default); ``strategy="quantile"`` runs the
+    passes of :class:`skcal.stats.QuantileSelector` for all such measures together: the
+    histogram pass reduced with ``_reduce``, then the edge-cell passes (which need the global row
+    index) until every bin edge / threshold is exact; the measure's kwargs then carry ``edges=``
+    (binned) or ``thresholds=`` (truthful). Returns ``(use_offset, offsets)`` for the main pass.
+    """
+    from skcal.stats._quantile import QuantileSelector
+
+    use_offset = [False] * len(specs)
+    selectors = []
+    for i, (name, spec, kw) in enumerate(specs):
+        if "strategy" not in kw:
+            continue
+        kind = _QUANTILE_KINDS.get(spec.statistics)
+        strategy = kw["strategy"]
+        if kind is None:
+            raise ValueError(f"{name!r} takes no strategy= (only the binned and truthful measures do).")
+        if strategy not in ("uniform", "quantile"):
+            raise ValueError(f'strategy of {name!r} must be "uniform" or "quantile"; got {strategy!r}.')
+        rest = {k: v for k, v in kw.items() if k != "strategy"}
+        if strategy == "quantile" and rest.get("edges") is None:
+            n_bins = rest.pop("n_bins", spec.kwargs.get("n_bins"))
+            rest.pop("edges", None)
+            sel = QuantileSelector(
+                kind=kind,
+                n_bins=n_bins,
+                labels=labels if kind != "percentile" else None,
+                pos_label=pos_label if kind == "percentile" else None,
+            )
+            selectors.append((i, kind, sel))
+        specs[i] = (name, spec, rest)
+    if not selectors:
+        return use_offset, None
+    firsts = [sel.next_statistics().get_state() for _, _, sel in selectors]
+    for (_, _, sel), st in zip(selectors, _reduce(firsts, partitions, split_every, scheduler), strict=True):
+        sel.advance(st)
+    # the truthful bins break ties by global row index: their passes need each partition's
+    # first row index (the percentile edges do not: their cells are split by value only)
+    by_index = any(kind != "percentile" for _, kind, _ in selectors)
+    offsets = _row_offsets(y, partitions, scheduler) if by_index else None
+    while active := [sel for _, _, sel in selectors if not sel.done]:
+        templates = [sel.next_statistics().get_state() for sel in active]
+        if by_index:
+            merged = _reduce_with_offsets(
+                templates, [True] * len(active), partitions, offsets, split_every, scheduler
+            )
+        else:
+            merged = _reduce(templates, partitions, split_every, scheduler)
+        for sel, st in zip(active, merged, strict=True):
+            sel.advance(st)
+    for i, kind, sel in selectors:
+        name, spec, rest = specs[i]
+        key = "edges" if kind == "percentile" else "thresholds"
+        specs[i] = (name, spec, {**rest, key: sel.result()})
+        use_offset[i] = kind != "percentile"
+    return use_offset, offsets
+
+
+def _quantile_main_reduce(quantile, templates, partitions, split_every, scheduler):
+    """The main pass: ``_reduce``, or the offset-passing reduction when a measure bins by thresholds."""
+    use_offset, offsets = quantile
+    if not any(use_offset):
+        return _reduce(templates, partitions, split_every, scheduler)
+    return _reduce_with_offsets(templates, use_offset, partitions, offsets, split_every, scheduler)
+
+
+# =============================================================================================
+# end of the quantile block
+# =============================================================================================
+
+
 # ---------------------------------------------------------------------------------------------
 # public functions
 # ---------------------------------------------------------------------------------------------
@@ -354,6 +491,12 @@ def evaluate(
         CE1 also accept ``{"degree": "auto", "bandwidth": h}``: one cheap extra pass reduces
         Kish's effective sample size and the degree is chosen as
         :func:`skcal.ce2.ce2_score` chooses it (``cv`` selection is not available here).
+        The binned and truthful measures accept ``{"strategy": "quantile"}`` (and
+        ``"uniform"``, the default here): the exact quantile bins of the in-memory functions
+        (scikit-learn's percentile edges for the binned measures; equal-mass bins with ties
+        broken by global row index for the truthful ones) are found first by extra passes
+        (a histogram, then the values in the edge cells; see :class:`skcal.stats.QuantileSelector`),
+        never approximated. Explicit ``edges`` take precedence over ``strategy``.
     sample_weight : dask array, dask Series or array-like of shape (n,), default=None
         Non-negative weights (zero weights are allowed in any partition).
     pos_label : int, float, bool, str or None, default=None
@@ -399,6 +542,7 @@ def evaluate(
         )
         labels = labels.tolist()
     _resolve_auto_degrees(specs, partitions, split_every, scheduler)
+    quantile = _quantile_passes(specs, y, partitions, labels, pos_label, split_every, scheduler)
     templates = []
     for _, spec, kwargs in specs:
         extra = {}
@@ -407,7 +551,7 @@ def evaluate(
         if "labels" in spec.label_args and labels is not None:
             extra["labels"] = labels
         templates.append(spec.make(**extra, **kwargs).get_state())
-    stats = _reduce(templates, partitions, split_every, scheduler)
+    stats = _quantile_main_reduce(quantile, templates, partitions, split_every, scheduler)
     second = [i for i, s in enumerate(stats) if hasattr(s, "plug_in")]
     if second:
         plug = _reduce([stats[i].plug_in().get_state() for i in second], partitions, split_every, scheduler)

@@ -40,3 +40,20 @@ __all__ = [
     "CE2PlugInStatistics",
     "CE2Statistics",
 ]
+
+# exact quantile bins by extra passes (histogram, then the values in the edge cells)
+from skcal.stats._quantile import (  # noqa: E402
+    QuantileCellStatistics,
+    QuantileHistogramStatistics,
+    QuantileSelector,
+    quantile_edges,
+    quantile_thresholds,
+)
+
+__all__ += [
+    "QuantileCellStatistics",
+    "QuantileHistogramStatistics",
+    "QuantileSelector",
+    "quantile_edges",
+    "quantile_thresholds",
+]

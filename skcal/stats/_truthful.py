@@ -7,8 +7,11 @@ The bins are fixed before any row is seen: ``n_bins`` equal-width bins on [0, 1]
 ``edges``, with the right-closed rule of every binned measure of skcal
 (``np.searchsorted(edges[1:-1], v)``: a value on an inner edge goes to the bin on its left, 0 to
 the first bin). The class labels are fixed at construction (``labels``), so a chunk missing a
-class cannot shift the columns. Quantile (equal-mass) bins depend on all rows and are not
-available here; the in-memory functions of :mod:`skcal.truthful` compute them exactly.
+class cannot shift the columns. Quantile (equal-mass) bins depend on all rows: they are given as
+``thresholds=`` (``(value, global row index)`` pairs at the bin boundary ranks, found exactly by
+the extra passes of :class:`skcal.stats.QuantileSelector`), and each chunk is then updated with
+its ``row_offset`` (the global index of its first row), so that ties are broken by global row
+index exactly as :func:`skcal.binning.assign_bins` breaks them in memory.
 
 * :class:`TopLabelStatistics`: per bin ``sum w (c - z)``; and ``sum w^2 (1 - z)``, ``W``
   (ConfCE^corr, ConfCE, ConfECE).
@@ -48,8 +51,41 @@ def classwise_value(sums, k, W, measure):
     return float(sum(float(np.abs(s).sum()) for s in sums) / (k * W))
 
 
+def _check_thresholds(thresholds, k):
+    """``(values, indices)`` thresholds: shapes (m,) or (k, m), sorted, indices non-negative."""
+    try:
+        tv, tg = thresholds
+    except (TypeError, ValueError):
+        raise ValueError("thresholds must be a pair (values, indices).") from None
+    try:
+        tv = np.array(tv, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("threshold values must be numeric.") from None
+    tg_raw = np.asarray(tg)
+    if tg_raw.size and tg_raw.dtype.kind not in "iu" and not (
+        tg_raw.dtype.kind == "f" and np.isfinite(tg_raw).all() and (tg_raw == np.round(tg_raw)).all()
+    ):
+        raise ValueError("threshold indices must be integers.")
+    tg = tg_raw.astype(np.int64).reshape(tv.shape) if tg_raw.size == tv.size else None
+    want = 1 if k is None else 2
+    if tg is None or tv.ndim != want or (k is not None and tv.shape[0] != k):
+        shape = "(n_bins - 1,)" if k is None else f"({k}, n_bins - 1)"
+        raise ValueError(
+            f"thresholds values and indices must both have shape {shape}; got {tv.shape}, {tg_raw.shape}."
+        )
+    if np.isnan(tv).any() or (tv == -np.inf).any() or (tg < 0).any():
+        raise ValueError("thresholds: values must be finite or +inf and indices non-negative.")
+    v2, g2 = np.atleast_2d(tv), np.atleast_2d(tg)
+    with np.errstate(invalid="ignore"):
+        dv = np.diff(v2, axis=1)
+        bad = (dv < 0) | ((dv == 0) & (np.diff(g2, axis=1) <= 0) & np.isfinite(v2[:, 1:]))
+    if bad.any():
+        raise ValueError("thresholds must be strictly increasing in (value, index) order.")
+    return tv, tg
+
+
 class _TruthfulBase(BaseStatistics):
-    def _setup(self, labels, n_bins, edges, measure, allowed):
+    def _setup(self, labels, n_bins, edges, measure, allowed, thresholds=None, per_class=False):
         from skcal.stats._binned import _check_edges
 
         if labels is None:
@@ -57,7 +93,14 @@ class _TruthfulBase(BaseStatistics):
         labels = list(np.asarray(labels).tolist())
         if len(labels) < 2 or len(set(labels)) != len(labels):
             raise ValueError("labels must hold at least 2 distinct class labels.")
-        if edges is not None:
+        self.thresholds = None
+        if thresholds is not None:
+            if edges is not None:
+                raise ValueError("Pass edges or thresholds, not both.")
+            tv, tg = _check_thresholds(thresholds, len(labels) if per_class else None)
+            n_bins = tv.shape[-1] + 1
+            self.thresholds = [tv.tolist(), tg.tolist()]
+        elif edges is not None:
             e = _check_edges(edges)
             n_bins = e.shape[0] - 1
             edges = e.tolist()
@@ -67,9 +110,16 @@ class _TruthfulBase(BaseStatistics):
             raise ValueError(f"measure must be one of {allowed}; got {measure!r}.")
         self.labels, self.n_bins, self.edges, self.measure = labels, int(n_bins), edges, measure
 
-    def _ids(self, v):
+    def _ids(self, v, index=None, column=None):
         from skcal.binning import _right_closed_ids, _uniform_ids
 
+        if self.thresholds is not None:
+            from skcal.stats._quantile import threshold_bin_ids
+
+            tv, tg = (np.asarray(t) for t in self.thresholds)
+            if column is not None:
+                tv, tg = tv[column], tg[column]
+            return threshold_bin_ids(v, index, tv, tg)
         if self.edges is None:
             return _uniform_ids(v, self.n_bins, "y_proba")
         return _right_closed_ids(v, np.asarray(self.edges))
@@ -83,7 +133,7 @@ class _TruthfulBase(BaseStatistics):
 
         return _validate_chunk(check, y_true, y_proba, sample_weight)
 
-    def update(self, y_true, y_proba, sample_weight=None):
+    def update(self, y_true, y_proba, sample_weight=None, row_offset=0):
         """Add a chunk of labels and predicted probabilities; return ``self``.
 
         Parameters
@@ -94,13 +144,28 @@ class _TruthfulBase(BaseStatistics):
             Predicted probabilities, columns in the order of ``labels``.
         sample_weight : array-like of shape (n,), default=None
             Importance weights (see :mod:`skcal.truthful`).
+        row_offset : int, default=0
+            Global index of the chunk's first row. Used only with ``thresholds`` (ties at a
+            threshold value are split by global row index); ignored otherwise.
 
         Returns
         -------
         object
             The updated statistics.
         """
-        return super().update(y_true, y_proba, sample_weight=sample_weight)
+        if isinstance(row_offset, bool) or not isinstance(row_offset, (int, np.integer)) or row_offset < 0:
+            raise ValueError(f"row_offset must be a non-negative integer; got {row_offset!r}.")
+        self._row_offset = int(row_offset)
+        try:
+            return super().update(y_true, y_proba, sample_weight=sample_weight)
+        finally:
+            del self._row_offset
+
+    def _index(self, n):
+        """Global indices of the rows of the chunk being added (``row_offset + arange(n)``)."""
+        if self.thresholds is None:
+            return None
+        return np.arange(n, dtype=np.int64) + getattr(self, "_row_offset", 0)
 
 
 class TopLabelStatistics(_TruthfulBase):
@@ -116,6 +181,11 @@ class TopLabelStatistics(_TruthfulBase):
         Non-decreasing bin edges for the confidences (right-closed).
     measure : {"truthful_conf_ce", "conf_ce", "conf_ece"}, default="truthful_conf_ce"
         What :meth:`compute` returns.
+    thresholds : tuple of two array-like of shape (n_bins - 1,), default=None
+        Equal-mass bins as ``(values, indices)``: a row of confidence ``c`` and global index
+        ``g`` goes to the bin counting the thresholds lexicographically at or below ``(c, g)``
+        (see :func:`skcal.stats.quantile_thresholds`, which finds the thresholds of
+        ``strategy="quantile"`` exactly). Update with each chunk's ``row_offset``.
 
     Attributes
     ----------
@@ -133,10 +203,10 @@ class TopLabelStatistics(_TruthfulBase):
     True
     """
 
-    _param_names = ("labels", "n_bins", "edges", "measure")
+    _param_names = ("labels", "n_bins", "edges", "measure", "thresholds")
 
-    def __init__(self, *, labels=None, n_bins=15, edges=None, measure="truthful_conf_ce"):
-        self._setup(labels, n_bins, edges, measure, _TOP)
+    def __init__(self, *, labels=None, n_bins=15, edges=None, measure="truthful_conf_ce", thresholds=None):
+        self._setup(labels, n_bins, edges, measure, _TOP, thresholds)
 
     def _empty(self):
         return {"resid": np.zeros(self.n_bins), "corr": np.zeros(1), "weight": np.zeros(1)}
@@ -152,7 +222,7 @@ class TopLabelStatistics(_TruthfulBase):
         resid = c - 1.0 + miss
         ww = np.ones(n) if w is None else w
         return {
-            "resid": np.bincount(self._ids(c), weights=ww * resid, minlength=self.n_bins),
+            "resid": np.bincount(self._ids(c, self._index(n)), weights=ww * resid, minlength=self.n_bins),
             "corr": np.array([np.dot(ww * ww, miss)]),
             "weight": np.array([ww.sum()]),
         }
@@ -175,6 +245,10 @@ class ClasswiseStatistics(_TruthfulBase):
         Non-decreasing bin edges, the same for every class column (right-closed).
     measure : {"classwise_lince", "classwise_ece"}, default="classwise_lince"
         What :meth:`compute` returns.
+    thresholds : tuple of two array-like of shape (k, n_bins - 1), default=None
+        Equal-mass bins of each class column as ``(values, indices)`` (see
+        :class:`TopLabelStatistics` and :func:`skcal.stats.quantile_thresholds` with
+        ``kind="classwise"``). Update with each chunk's ``row_offset``.
 
     Attributes
     ----------
@@ -190,10 +264,10 @@ class ClasswiseStatistics(_TruthfulBase):
     0.026667
     """
 
-    _param_names = ("labels", "n_bins", "edges", "measure")
+    _param_names = ("labels", "n_bins", "edges", "measure", "thresholds")
 
-    def __init__(self, *, labels=None, n_bins=15, edges=None, measure="classwise_lince"):
-        self._setup(labels, n_bins, edges, measure, _CW)
+    def __init__(self, *, labels=None, n_bins=15, edges=None, measure="classwise_lince", thresholds=None):
+        self._setup(labels, n_bins, edges, measure, _CW, thresholds, per_class=True)
 
     def _empty(self):
         return {"resid": np.zeros((len(self.labels), self.n_bins)), "weight": np.zeros(1)}
@@ -205,8 +279,9 @@ class ClasswiseStatistics(_TruthfulBase):
         n, k = P.shape
         nb = self.n_bins
         ids = np.empty((n, k), dtype=np.intp)
+        index = self._index(n)
         for j in range(k):
-            ids[:, j] = self._ids(np.ascontiguousarray(P[:, j]))
+            ids[:, j] = self._ids(np.ascontiguousarray(P[:, j]), index, j)
         flat = (ids + np.arange(k)[None, :] * nb).ravel()
         ww = np.ones(n) if w is None else w
         sums = np.bincount(flat, weights=(P * ww[:, None]).ravel(), minlength=k * nb)
