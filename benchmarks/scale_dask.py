@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import sys
 import time
@@ -82,11 +83,11 @@ def block_sizes(n_rows, chunk_rows):
 
 def dask_inputs(bundle, n_rows, chunk_rows, seed):
     """Two dask arrays whose blocks are made by one generating task each."""
-    gen = first_order_block if bundle == "first" else second_order_block
+    gen = generator(bundle)
     ys, ps = [], []
     for i, rows in enumerate(block_sizes(n_rows, chunk_rows)):
         t = dask.delayed(gen, pure=True, nout=2)(i, rows, seed)
-        if bundle == "first":
+        if bundle != "ce2":
             ys.append(da.from_delayed(t[0], shape=(rows,), dtype=np.int64))
             ps.append(da.from_delayed(t[1], shape=(rows,), dtype=np.float64))
         else:
@@ -96,42 +97,152 @@ def dask_inputs(bundle, n_rows, chunk_rows, seed):
 
 
 def numpy_inputs(bundle, n_rows, chunk_rows, seed):
-    gen = first_order_block if bundle == "first" else second_order_block
+    gen = generator(bundle)
     parts = [gen(i, rows, seed) for i, rows in enumerate(block_sizes(n_rows, chunk_rows))]
     return np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts])
 
 
+#: Every binary first-order measure of ``skcal.dask.MEASURES``, in the order of the tables.
+FIRST_ORDER = [
+    "brier",
+    "log_loss",
+    "accuracy",
+    "scdl",
+    "smooth_ece",
+    "binned_ece",
+    "max_calibration_error",
+    "rms_calibration_error",
+    "average_calibration_error",
+    "debiased_l2_calibration_error",
+    "cutoff",
+    "ks_calibration_error",
+    "cutoff_grid",
+    "truthful_conf_ce",
+    "conf_ce",
+    "conf_ece",
+    "classwise_lince",
+    "classwise_ece",
+]
+#: The exact cutoff / KS statistics hold every distinct prediction (every row for continuous
+#: p: 24 bytes a row, 24 GB at 1e9 rows); ``first-fixed`` leaves them out (fixed-size states
+#: only) and keeps the cutoff error on its 65,536-cell grid with its bound.
+GROWING = ("cutoff", "ks_calibration_error")
+BINARY_LABELS = [0, 1]  # the truthful statistics take binary 1-D p with labels=[0, 1]
+
+
+def generator(bundle):
+    return second_order_block if bundle == "ce2" else first_order_block
+
+
 def measures(bundle, degree):
     if bundle == "first":
-        return ["brier", "log_loss", "accuracy"]
+        return list(FIRST_ORDER)
+    if bundle == "first-fixed":
+        return [m for m in FIRST_ORDER if m not in GROWING]
     return [("ce2", {"degree": degree, "alpha": 1e-6})]
 
 
 def in_memory(bundle, y, p, degree):
+    """The in-memory public function of every measure of the bundle (the reference values)."""
+    if bundle == "ce2":
+        from skcal.ce2 import ce2_score
+
+        return {"ce2": ce2_score(y, p, degree=degree, alpha=1e-6)}
     from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
 
-    from skcal.ce2 import ce2_score
+    from skcal import truthful
+    from skcal.binned_ece import binned_ece
+    from skcal.binned_measures import (
+        average_calibration_error,
+        debiased_l2_calibration_error,
+        max_calibration_error,
+        rms_calibration_error,
+    )
+    from skcal.cutoff import cutoff_calibration_error
+    from skcal.ks_calibration_error import ks_calibration_error
+    from skcal.scdl import scdl_score
+    from skcal.smooth_ece import smooth_ece
 
-    if bundle == "first":
-        return {
-            "brier": brier_score_loss(y, p),
-            "log_loss": log_loss(y, p),
-            "accuracy": accuracy_score(y, p > 0.5),
-        }
-    return {"ce2": ce2_score(y, p, degree=degree, alpha=1e-6)}
+    tr = {"labels": BINARY_LABELS, "strategy": "uniform"}  # skcal.dask bins uniformly (or given edges)
+    funcs = {
+        "brier": lambda: brier_score_loss(y, p),
+        "log_loss": lambda: log_loss(y, p),
+        "accuracy": lambda: accuracy_score(y, p > 0.5),
+        "scdl": lambda: scdl_score(y, p),
+        "smooth_ece": lambda: smooth_ece(y, p),
+        "binned_ece": lambda: binned_ece(y, p, n_bins=11),
+        "max_calibration_error": lambda: max_calibration_error(y, p),
+        "rms_calibration_error": lambda: rms_calibration_error(y, p),
+        "average_calibration_error": lambda: average_calibration_error(y, p),
+        "debiased_l2_calibration_error": lambda: debiased_l2_calibration_error(y, p, strategy="uniform"),
+        "cutoff": lambda: cutoff_calibration_error(y, p),
+        "ks_calibration_error": lambda: ks_calibration_error(y, p),
+        # cutoff_grid is checked against the exact cutoff error and its bound (see check_values)
+        "truthful_conf_ce": lambda: truthful.truthful_conf_ce(y, p, **tr),
+        "conf_ce": lambda: truthful.conf_ce(y, p, **tr),
+        "conf_ece": lambda: truthful.conf_ece(y, p, **tr),
+        "classwise_lince": lambda: truthful.classwise_lince(y, p, **tr),
+        "classwise_ece": lambda: truthful.classwise_ece(y, p, **tr),
+    }
+    out, cpu = {}, {}
+    for name in measures(bundle, degree):
+        if name in funcs:
+            c0 = time.process_time()
+            out[name] = float(funcs[name]())
+            cpu[name] = time.process_time() - c0
+    return out, cpu
 
 
-def in_memory_statistics(bundle, y, p, degree):
-    """The same measures through skcal's statistics objects, one update on all rows (numpy)."""
+def _label_kwargs(spec):
+    return {"labels": BINARY_LABELS} if "labels" in spec.label_args else {}
+
+
+def in_memory_statistics(bundle, y, p, degree, shared=False):
+    """The same measures through skcal's statistics objects, one update on all rows (numpy).
+
+    ``shared=False``: one object per measure. ``shared=True``: measures whose statistics differ
+    only in compute-only parameters (``MeasureSpec.compute_params``, e.g. the binned family on
+    the same bins) share one update, as ``skcal.dask.evaluate`` shares one state.
+    """
     from skcal.dask import MEASURES
 
-    out = {}
+    out, cpu, done = {}, {}, {}
     for item in measures(bundle, degree):
         name, kwargs = (item, {}) if isinstance(item, str) else item
-        st = MEASURES[name].make(**kwargs).update(y, p)
-        if hasattr(st, "plug_in"):
-            st = st.plug_in().update(y, p)
-        out[name] = st.compute()
+        spec = MEASURES[name]
+        c0 = time.process_time()
+        st = spec.make(**_label_kwargs(spec), **kwargs)
+        key = None
+        if shared:
+            params = {k: v for k, v in st.get_params().items() if k not in spec.compute_params}
+            key = repr((spec.statistics, sorted(params.items())))
+        if key is not None and key in done:
+            state = done[key].get_state()
+            state["params"] = {**state["params"], **{k: st.get_params()[k] for k in spec.compute_params}}
+            from skcal.stats import from_state
+
+            st = from_state(state)
+        else:
+            st.update(y, p)
+            if hasattr(st, "plug_in"):
+                st = st.plug_in().update(y, p)
+            if key is not None:
+                done[key] = st
+        out[name] = float(st.compute())
+        cpu[name] = time.process_time() - c0
+    return out, cpu
+
+
+def check_values(values, ref, stats=None):
+    """Relative difference of every measure from its in-memory function; cutoff_grid by its bound."""
+    rel = {k: abs(values[k] - ref[k]) / max(abs(ref[k]), 1e-300) for k in ref if k in values}
+    out = {"rel_diff": rel, "max_rel_diff": max(rel.values()) if rel else None}
+    if "cutoff_grid" in values and "cutoff" in ref and stats is not None:
+        bound = stats["cutoff_grid"].bound()
+        exact, grid = ref["cutoff"], values["cutoff_grid"]
+        out["cutoff_grid_bound"] = bound
+        out["cutoff_grid_gap"] = exact - grid
+        out["cutoff_grid_within_bound"] = bool(grid <= exact + 1e-12 and exact <= grid + bound + 1e-12)
     return out
 
 
@@ -189,47 +300,74 @@ def run(args):
         record["idle_worker_cpu_s_per_wall_s"] = float(sum(idle1[k] - idle0[k] for k in idle1)) / 5.0
 
     for bundle in ["first", "ce2"] if args.bundle == "all" else [args.bundle]:
-        res = {"bundle": bundle}
+        res = {"bundle": bundle, "measures": [m if isinstance(m, str) else m[0] for m in measures(bundle, 0)]}
+        res["loadavg_before"] = list(os.getloadavg())
         y, p = dask_inputs(bundle, n_rows, chunk_rows, args.seed)
         cpu0 = client.run(_worker_cpu) if client else {"main": time.process_time()}
-        t0 = time.perf_counter()
-        values = evaluate(y, p, measures(bundle, args.degree), scheduler=scheduler)
+        c0, t0 = time.process_time(), time.perf_counter()
+        values, stats = evaluate(
+            y,
+            p,
+            measures(bundle, args.degree),
+            scheduler=scheduler,
+            return_statistics=True,
+            **({} if bundle == "ce2" else {"labels": BINARY_LABELS}),
+        )
         res["dask_wall_s"] = time.perf_counter() - t0
+        # the client process: graph, scheduler (LocalCluster runs it here) and the compute() at the root
+        res["dask_client_cpu_s"] = time.process_time() - c0
         cpu1 = client.run(_worker_cpu) if client else {"main": time.process_time()}
         res["dask_cpu_s"] = float(sum(cpu1[k] - cpu0[k] for k in cpu1))
         res["dask_values"] = values
+        if "cutoff_grid" in stats:
+            res["cutoff_grid_bound"] = stats["cutoff_grid"].bound()
         if client:
             res["peak_rss_mib_per_worker"] = sorted(client.run(_worker_peak_mib).values())
+        res["loadavg_after"] = list(os.getloadavg())
         # generation alone (the same graph reduced by a trivial sum), to separate its cost
         cpu0 = client.run(_worker_cpu) if client else {"main": time.process_time()}
         dask.compute(y.sum(), p.sum(), scheduler=scheduler)
         cpu1 = client.run(_worker_cpu) if client else {"main": time.process_time()}
         res["dask_generation_cpu_s"] = float(sum(cpu1[k] - cpu0[k] for k in cpu1))
+        # the dask path generates the rows once per pass (CE2: two passes); numpy once
+        res["dask_passes"] = 2 if bundle == "ce2" else 1
+        # (the synchronous scheduler runs everything in this process: dask_cpu_s already holds it)
+        client_cpu = res["dask_client_cpu_s"] if client else 0.0
+        d_cpu = res["dask_cpu_s"] - res["dask_passes"] * res["dask_generation_cpu_s"] + client_cpu
+        res["dask_net_cpu_s"] = d_cpu
+        res["rows_per_cpu_s_dask"] = n_rows / d_cpu if d_cpu > 0 else None
         if args.reference:
             c0 = time.process_time()
             yn, pn = numpy_inputs(bundle, n_rows, chunk_rows, args.seed)
             c1 = time.process_time()
-            ref = in_memory(bundle, yn, pn, args.degree)
+            ref, ref_cpu = in_memory(bundle, yn, pn, args.degree)
             c2 = time.process_time()
-            ref_stats = in_memory_statistics(bundle, yn, pn, args.degree)
+            ref_stats, ref_stats_cpu = in_memory_statistics(bundle, yn, pn, args.degree)
             c3 = time.process_time()
+            ref_shared, _ = in_memory_statistics(bundle, yn, pn, args.degree, shared=True)
+            c4 = time.process_time()
             del yn, pn
-            res["numpy_statistics_cpu_s"] = c3 - c2
-            res["numpy_statistics_values"] = ref_stats
             res["numpy_generation_cpu_s"] = c1 - c0
             res["numpy_cpu_s"] = c2 - c1
+            res["numpy_cpu_s_per_measure"] = ref_cpu
             res["numpy_values"] = ref
-            res["max_rel_diff"] = max(abs(values[k] - ref[k]) / max(abs(ref[k]), 1e-300) for k in ref)
-            # the dask path generates the rows once per pass (CE2: two passes); numpy once
-            res["dask_passes"] = 2 if bundle == "ce2" else 1
-            d_cpu = res["dask_cpu_s"] - res["dask_passes"] * res["dask_generation_cpu_s"]
-            res["rows_per_cpu_s_dask"] = n_rows / d_cpu if d_cpu > 0 else None
+            res["numpy_statistics_cpu_s"] = c3 - c2
+            res["numpy_statistics_cpu_s_per_measure"] = ref_stats_cpu
+            res["numpy_statistics_values"] = ref_stats
+            res["numpy_shared_statistics_cpu_s"] = c4 - c3
+            res.update(check_values(values, ref, stats))
+            res["max_rel_diff_vs_statistics"] = max(
+                abs(values[k] - ref_stats[k]) / max(abs(ref_stats[k]), 1e-300) for k in ref_stats
+            )
             res["rows_per_cpu_s_numpy"] = n_rows / res["numpy_cpu_s"]
             res["rows_per_cpu_s_numpy_statistics"] = n_rows / res["numpy_statistics_cpu_s"]
+            res["rows_per_cpu_s_numpy_shared_statistics"] = n_rows / res["numpy_shared_statistics_cpu_s"]
             if res["rows_per_cpu_s_dask"]:
-                res["dask_over_numpy_per_cpu_s"] = res["rows_per_cpu_s_dask"] / res["rows_per_cpu_s_numpy"]
-                res["dask_over_numpy_statistics_per_cpu_s"] = (
-                    res["rows_per_cpu_s_dask"] / res["rows_per_cpu_s_numpy_statistics"]
+                r = res["rows_per_cpu_s_dask"]
+                res["dask_over_numpy_per_cpu_s"] = r / res["rows_per_cpu_s_numpy"]
+                res["dask_over_numpy_statistics_per_cpu_s"] = r / res["rows_per_cpu_s_numpy_statistics"]
+                res["dask_over_numpy_shared_statistics_per_cpu_s"] = (
+                    r / res["rows_per_cpu_s_numpy_shared_statistics"]
                 )
         print(json.dumps(res, indent=1, default=float), flush=True)
         record[bundle] = res
@@ -264,7 +402,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="1e5 rows on the synchronous scheduler")
     ap.add_argument("--rows", default="1e7")
     ap.add_argument("--chunk-rows", default="1e6")
-    ap.add_argument("--bundle", choices=["first", "ce2", "all"], default="all")
+    ap.add_argument("--bundle", choices=["first", "first-fixed", "ce2", "all"], default="all")
     ap.add_argument("--degree", type=int, default=12)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--scheduler", default=None, help="address of a running dask scheduler")

@@ -34,7 +34,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without dask
 
 import numpy as np
 
-from skcal.stats._base import from_state
+from skcal.stats._base import _REGISTRY, BaseStatistics, from_state
 
 __all__ = ["MEASURES", "MeasureSpec", "evaluate", "evaluate_dataframe", "fit_second_order_calibrator"]
 
@@ -58,6 +58,11 @@ class MeasureSpec:
         ``p`` scores ``(m, sigma2)``.
     status : str
         Exact or approximate, and how (the guide's table is built from it).
+    compute_params : tuple of str
+        Constructor arguments that only change what ``compute`` returns, never the state
+        (``"measure"`` of the binned, cutoff and truthful statistics). Measures whose statistics
+        differ only in these share one state in :func:`evaluate`'s pass (the binned family on
+        the same bins is one set of per-bin sums).
     """
 
     statistics: str
@@ -65,6 +70,7 @@ class MeasureSpec:
     label_args: tuple = ("pos_label", "labels")
     inputs: str = "first_order"
     status: str = "exact (sums of per-row terms)"
+    compute_params: tuple = ()
 
     def make(self, **overrides):
         """Return an empty statistics object with the defaults updated by ``overrides``.
@@ -121,6 +127,7 @@ MEASURES: dict[str, MeasureSpec] = {
             {"n_bins": n_bins, "measure": measure},
             label_args=("pos_label",),
             status="exact on uniform bins or given edges (per-bin sums); quantile edges: pass edges=",
+            compute_params=("measure",),
         )
         for name, measure, n_bins in (
             ("binned_ece", "ece", 11),
@@ -134,17 +141,20 @@ MEASURES: dict[str, MeasureSpec] = {
         "skcal.stats._cutoff:CutoffStatistics",
         label_args=("pos_label",),
         status="exact (sorted distinct predictions with their residual sums; state grows with them)",
+        compute_params=("measure",),
     ),
     "ks_calibration_error": MeasureSpec(
         "skcal.stats._cutoff:CutoffStatistics",
         {"measure": "ks"},
         label_args=("pos_label",),
         status="exact (sorted distinct predictions with their residual sums; state grows with them)",
+        compute_params=("measure",),
     ),
     "cutoff_grid": MeasureSpec(
         "skcal.stats._cutoff:CutoffGridStatistics",
         label_args=("pos_label",),
         status="approximate: a 65,536-cell grid, within the stated bound (CutoffGridStatistics.bound)",
+        compute_params=("measure",),
     ),
     # truthful multiclass errors on fixed bins
     **{
@@ -153,6 +163,7 @@ MEASURES: dict[str, MeasureSpec] = {
             {"n_bins": 15, "measure": name},
             label_args=("labels",),
             status="exact on uniform bins or given edges (per-bin sums); quantile edges: pass edges=",
+            compute_params=("measure",),
         )
         for name in ("truthful_conf_ce", "conf_ce", "conf_ece")
     },
@@ -162,6 +173,7 @@ MEASURES: dict[str, MeasureSpec] = {
             {"n_bins": 15, "measure": name},
             label_args=("labels",),
             status="exact on uniform bins or given edges (per-bin sums); quantile edges: pass edges=",
+            compute_params=("measure",),
         )
         for name in ("classwise_lince", "classwise_ece")
     },
@@ -175,25 +187,38 @@ def _is_dask_frame(x):
     return hasattr(x, "to_delayed") and hasattr(x, "npartitions") and hasattr(x, "divisions")
 
 
-def _array_blocks(x, row_chunks, name):
+def _aligned(x, row_chunks, name):
     if x.ndim == 1:
-        x = x if x.chunks[0] == row_chunks else x.rechunk((row_chunks,))
-        return list(x.to_delayed().ravel())
+        return x if x.chunks[0] == row_chunks else x.rechunk((row_chunks,))
     if x.ndim == 2:
         want = (row_chunks, (x.shape[1],))
-        x = x if x.chunks == want else x.rechunk(want)
-        return list(x.to_delayed()[:, 0])
+        return x if x.chunks == want else x.rechunk(want)
     raise ValueError(f"{name} must be 1- or 2-dimensional; got {x.ndim} dimensions.")
 
 
+def _array_blocks(x):
+    # not optimised: dask's array optimisation fuses a task that feeds both y and p (one
+    # generating or reading function per block) into each of them, so it would run twice
+    blocks = x.to_delayed(optimize_graph=False)
+    return list(blocks.ravel() if x.ndim == 1 else blocks[:, 0])
+
+
 def _partitions(y, p, sample_weight):
-    """Aligned ``(y, p, w)`` partitions as lists of delayed objects."""
+    """Aligned ``(y, p, w)`` partitions as lists of delayed objects.
+
+    The blocks of dask arrays are taken from their graphs unoptimised: dask's array
+    optimisation (``to_delayed``'s default, even on ``y`` and ``p`` optimised together) fuses a
+    task that produces both ``y`` and ``p`` (e.g. one generating function per block) into each
+    of them, which runs it twice.
+    """
     arrays = [y, p] + ([] if sample_weight is None else [sample_weight])
     names = ["y", "p", "sample_weight"]
     if all(_is_dask_frame(a) for a in arrays):
         nparts = {a.npartitions for a in arrays}
         if len(nparts) != 1:
             raise ValueError(f"y, p and sample_weight must have the same partitions; got {sorted(nparts)}.")
+        # each column optimised on its own: dask-expr pushes the column projection into the
+        # reader (read_parquet reads only that column), so nothing is read twice
         parts = [list(a.to_delayed()) for a in arrays]
     elif any(_is_dask_frame(a) for a in arrays):
         raise TypeError("Pass y, p and sample_weight all as dask arrays or all as dask dataframes/series.")
@@ -205,7 +230,7 @@ def _partitions(y, p, sample_weight):
         for a, nm in zip(arrs, names, strict=False):
             if a.shape[0] != arrs[0].shape[0]:
                 raise ValueError(f"{nm} has {a.shape[0]} rows; y has {arrs[0].shape[0]}.")
-        parts = [_array_blocks(a, rows, nm) for a, nm in zip(arrs, names, strict=False)]
+        parts = [_array_blocks(_aligned(a, rows, nm)) for a, nm in zip(arrs, names, strict=False)]
     if sample_weight is None:
         parts.append([None] * len(parts[0]))
     return list(zip(*parts, strict=True))
@@ -224,32 +249,78 @@ def _to_numpy(x):
     return x.to_numpy() if hasattr(x, "to_numpy") else x
 
 
-def _partition_states(templates, y, p, w):
+def _recipe(state):
+    """What a leaf task needs to build a template: its kind and parameters, not its arrays.
+
+    Every leaf starts from an empty object, rebuilt on the worker from ``kind`` and ``params``,
+    so the graph carries a few hundred bytes per measure instead of the empty arrays (the 2^18
+    zero cells of smECE would be serialised into, and tokenised for, every leaf task). A
+    template that already holds rows is merged in once, at the root (:func:`_reduce`).
+    """
+    return {k: state[k] for k in ("kind", "format_version", "state_version", "params")}
+
+
+def _holds_rows(state):
+    """Whether a template state differs from its class's empty statistics."""
+    if state.get("n_updates", 0):
+        return True
+    empty = from_state(state)._empty()
+    arrays = state["arrays"]
+    return not all(np.shape(arrays[k]) == np.shape(v) and not np.any(arrays[k]) for k, v in empty.items())
+
+
+def _partition_states(recipes, y, p, w):
     out = []
     y, p, w = _to_numpy(y), _to_numpy(p), _to_numpy(w)
-    for t in templates:
-        obj = from_state(t).update(y, p, sample_weight=w)
-        out.append(obj.get_state())
+    for r in recipes:
+        target = _REGISTRY.get(r["kind"])
+        if target is None or target._state_version != r["state_version"]:
+            raise ValueError(
+                f"The worker's skcal cannot build {r['kind']!r} state version {r['state_version']}; "
+                "install the same skcal on the client and the workers."
+            )
+        obj = target(**r["params"])  # empty: no zero arrays copied through a state
+        out.append(obj.update(y, p, sample_weight=w)._get_state(copy=False))
+    return out
+
+
+def _merge_objects(objs):
+    """Merge statistics objects of one kind: in one step when the class can (``_combine_many``).
+
+    The exact cutoff statistics grow with the distinct predictions; merging ``k`` sorted runs
+    pairwise one after the other would re-sort the accumulated run ``k - 1`` times, so their
+    class merges all runs of a group at once.
+    """
+    acc = objs[0]
+    many = getattr(acc, "_combine_many", None)
+    if many is None or len(objs) < 3:
+        for o in objs[1:]:
+            acc = acc.merge(o)
+        return acc
+    for o in objs[1:]:
+        acc._check_mergeable(o)
+    out = type(acc)(**acc.get_params())
+    out._stats = many([o.stats_ for o in objs])
+    out.n_updates_ = sum(o.n_updates_ for o in objs)
     return out
 
 
 def _merge_states(*groups):
-    merged = []
+    # the input states are read, never written, and the merged objects are discarded: no copies
+    out = []
     for states in zip(*groups, strict=True):
-        acc = from_state(states[0])
-        for s in states[1:]:
-            acc = acc.merge(from_state(s))
-        merged.append(acc.get_state())
-    return merged
+        objs = [BaseStatistics._from_state(s, copy=False) for s in states]
+        out.append(_merge_objects(objs)._get_state(copy=False))
+    return out
 
 
-def _tree_reduce(templates, partitions, split_every):
-    """Delayed root: the list of merged states (one per template)."""
+def _tree_reduce(recipes, partitions, split_every):
+    """Delayed root: the list of merged states (one per recipe, see :func:`_recipe`)."""
     leaf = dask.delayed(_partition_states, pure=True)
     merge = dask.delayed(_merge_states, pure=True)
-    level = [leaf(templates, y, p, w) for y, p, w in partitions]
-    if not level:
-        return dask.delayed(list)([t for t in templates])
+    # one shared key for the (small) recipes: tokenised and shipped once, not per leaf task
+    shared = dask.delayed(recipes, pure=True, traverse=False)
+    level = [leaf(shared, y, p, w) for y, p, w in partitions]
     while len(level) > 1:
         level = [merge(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
     return level[0]
@@ -264,9 +335,47 @@ def _label_set(y_parts, split_every):
     return level[0]
 
 
+def _compute_only_params(kind):
+    """The parameters of statistics ``kind`` that do not change its state (see ``MeasureSpec``)."""
+    out = None
+    for spec in MEASURES.values():
+        if f"skcal.{spec.statistics.split(':')[1]}" == kind:
+            out = set(spec.compute_params) if out is None else out & set(spec.compute_params)
+    return out or set()
+
+
+def _share_key(recipe):
+    drop = _compute_only_params(recipe["kind"])
+    params = {k: v for k, v in recipe["params"].items() if k not in drop}
+    return repr((recipe["kind"], recipe["state_version"], sorted(params.items())))
+
+
 def _reduce(templates, partitions, split_every, scheduler):
-    (states,) = dask.compute(_tree_reduce(templates, partitions, split_every), scheduler=scheduler)
-    return [from_state(s) for s in states]
+    """The merged statistics objects of every template state over the partitions.
+
+    Templates travel as recipes (:func:`_recipe`); templates that differ only in compute-only
+    parameters (:attr:`MeasureSpec.compute_params`) are reduced once, and each gets the shared
+    merged state with its own parameters. A template that already holds rows is added once.
+    """
+    recipes = [_recipe(t) for t in templates]
+    keys, slot, distinct = [], {}, []
+    for r in recipes:
+        key = _share_key(r)
+        if key not in slot:
+            slot[key] = len(distinct)
+            distinct.append(r)
+        keys.append(key)
+    if partitions:
+        (states,) = dask.compute(_tree_reduce(distinct, partitions, split_every), scheduler=scheduler)
+    else:
+        states = [_REGISTRY[r["kind"]](**r["params"]).get_state() for r in distinct]
+    out, used = [], set()
+    for t, k in zip(templates, keys, strict=True):
+        # the computed states are ours: the first object of a state reads its arrays, the others copy
+        obj = BaseStatistics._from_state({**states[slot[k]], "params": t["params"]}, copy=k in used)
+        used.add(k)
+        out.append(from_state(t).merge(obj) if _holds_rows(t) else obj)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
