@@ -2,28 +2,43 @@
 
 Predictions are generated *inside the graph*, one block of ``--chunk-rows`` rows per task, from a
 seed per block, so no process ever holds all rows; the in-memory reference regenerates the same
-blocks with numpy and concatenates them. Two bundles:
+blocks with numpy and concatenates them. Bundles:
 
-* ``first``: Brier score, log loss and accuracy (binary), i.e. every first-order measure whose
-  statistics exist on this branch (the SCDL / smECE / binned / cutoff / truthful statistics join
-  through ``skcal.dask.MEASURES``);
-* ``ce2``: the polynomial CE2 estimator at tensor degree ``--degree`` (two passes).
+* ``first``: every binary first-order measure of ``skcal.dask.MEASURES`` (:data:`FIRST_ORDER`):
+  Brier, log loss, accuracy, SCDL, smECE, the binned family (ECE on 11 bins; MCE, RMS, ACE,
+  debiased l2 on 15 uniform bins), the exact cutoff and KS errors, the cutoff error on its
+  65,536-cell grid (checked against the exact one and its bound), and the truthful ConfCE^corr,
+  ConfCE, ConfECE, classwise LinCE and ECE (binary 1-D ``p`` with ``labels=[0, 1]``, uniform bins);
+* ``first-fixed``: the same without the exact cutoff / KS statistics, whose state holds every
+  distinct prediction (24 bytes a row for continuous ``p``: 24 GB at 1e9 rows); every other
+  state has a fixed size, so this is the bundle for 1e8 / 1e9 rows;
+* ``ce2``: the polynomial CE2 estimator at tensor degree ``--degree`` (two passes);
+* ``all``: ``first`` then ``ce2``.
 
-For each it records (a) equality with the in-memory functions (relative difference; the target
-is 1e-10), (b) CPU seconds of the dask workers (``time.process_time`` in every worker, before
-and after) and of the numpy path, hence rows per CPU-second of both, and (c) the peak resident
-memory of every worker (``ru_maxrss``). ``--trim-threshold`` sets ``MALLOC_TRIM_THRESHOLD_``
-for the workers (distributed's default is 65536; ``0`` leaves glibc's own default), to measure
-how the large temporary Vandermonde blocks of the CE2 pass interact with the allocator.
+For each it records (a) equality with the in-memory public functions (relative difference per
+measure; the target is 1e-10; ``cutoff_grid`` by ``grid <= exact <= grid + bound``), (b) CPU
+seconds of the dask path (``time.process_time`` in every worker before and after, minus the
+generation measured alone, plus the client process, which runs the LocalCluster scheduler, takes
+the root states and computes the measures from them) and of three in-memory references: the
+public functions, skcal's statistics objects with one ``update`` on all rows per measure, and
+the same with one object per distinct state (``shared``: measures that differ only in
+compute-only parameters, e.g. the binned family on the same bins, share one update, as
+``evaluate`` shares one state), hence the ratios of rows per CPU-second; ``--repeat`` repeats
+the timings (medians are reported; the machine is shared, so single runs drift with its load,
+recorded as ``os.getloadavg()`` before and after every run); and (c) the peak resident memory
+of every worker (``ru_maxrss``). ``--trim-threshold`` sets ``MALLOC_TRIM_THRESHOLD_`` for the
+workers (distributed's default is 65536; ``0`` leaves glibc's own default), to measure how the
+large temporary Vandermonde blocks of the CE2 pass interact with the allocator.
+``--no-profile`` switches off distributed's statistical profiler in the workers.
 
 Usage::
 
     python benchmarks/scale_dask.py --quick                       # smoke run: 1e5 rows, sync scheduler
-    nice python benchmarks/scale_dask.py --rows 1e7               # LocalCluster, 2 workers x 1 thread
-    nice python benchmarks/scale_dask.py --rows 1e8 --no-reference --bundle first   # memory flat?
-    nice python benchmarks/scale_dask.py --rows 1e9 --no-reference --bundle first   # minutes
+    nice python benchmarks/scale_dask.py --rows 1e7 --bundle first --repeat 3
+    nice python benchmarks/scale_dask.py --rows 1e8 --no-reference --bundle first-fixed   # memory flat?
+    nice python benchmarks/scale_dask.py --rows 1e9 --no-reference --bundle first-fixed   # minutes
     nice python benchmarks/scale_dask.py --rows 1e8 --no-reference --bundle ce2
-    python benchmarks/scale_dask.py --rows 1e9 --scheduler tcp://host:8786 --no-reference
+    python benchmarks/scale_dask.py --rows 1e9 --scheduler tcp://host:8786 --no-reference --bundle first-fixed
 
 On a real cluster pass ``--scheduler`` (the address of a running ``dask scheduler``); the
 workers need skcal importable. Writes ``scale_dask.json`` (appending one record per run) to
@@ -147,7 +162,9 @@ def in_memory(bundle, y, p, degree):
     if bundle == "ce2":
         from skcal.ce2 import ce2_score
 
-        return {"ce2": ce2_score(y, p, degree=degree, alpha=1e-6)}
+        c0 = time.process_time()
+        out = {"ce2": float(ce2_score(y, p, degree=degree, alpha=1e-6))}
+        return out, {"ce2": time.process_time() - c0}
     from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
 
     from skcal import truthful
@@ -257,6 +274,44 @@ def _worker_peak_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def dask_run(bundle, n_rows, chunk_rows, args, client, scheduler):
+    """One timed ``evaluate`` on the dask path, then the generation alone, in CPU seconds."""
+    one = {"loadavg_before": list(os.getloadavg())}
+    y, p = dask_inputs(bundle, n_rows, chunk_rows, args.seed)
+    cpu0 = client.run(_worker_cpu) if client else {"main": time.process_time()}
+    c0, t0 = time.process_time(), time.perf_counter()
+    values, stats = evaluate(
+        y,
+        p,
+        measures(bundle, args.degree),
+        scheduler=scheduler,
+        return_statistics=True,
+        **({} if bundle == "ce2" else {"labels": BINARY_LABELS}),
+    )
+    one["dask_wall_s"] = time.perf_counter() - t0
+    # the client process: graph, scheduler (LocalCluster runs it here), the root states' transfer
+    # and the compute() at the root (the SCDL / smECE searches)
+    one["dask_client_cpu_s"] = time.process_time() - c0
+    cpu1 = client.run(_worker_cpu) if client else {"main": time.process_time()}
+    one["dask_cpu_s"] = float(sum(cpu1[k] - cpu0[k] for k in cpu1))
+    if client:
+        one["peak_rss_mib_per_worker"] = sorted(client.run(_worker_peak_mib).values())
+    one["loadavg_after"] = list(os.getloadavg())
+    # generation alone (the same graph reduced by a trivial sum), to separate its cost
+    cpu0 = client.run(_worker_cpu) if client else {"main": time.process_time()}
+    dask.compute(y.sum(), p.sum(), scheduler=scheduler)
+    cpu1 = client.run(_worker_cpu) if client else {"main": time.process_time()}
+    one["dask_generation_cpu_s"] = float(sum(cpu1[k] - cpu0[k] for k in cpu1))
+    # the dask path generates the rows once per pass (CE2: two passes); numpy once. The
+    # synchronous scheduler runs everything in this process: dask_cpu_s already holds the client.
+    passes = 2 if bundle == "ce2" else 1
+    client_cpu = one["dask_client_cpu_s"] if client else 0.0
+    one["dask_net_cpu_s"] = one["dask_cpu_s"] - passes * one["dask_generation_cpu_s"] + client_cpu
+    one["rows_per_cpu_s_dask"] = n_rows / one["dask_net_cpu_s"]
+    one["values"], one["stats"] = values, stats
+    return one
+
+
 def run(args):
     n_rows, chunk_rows = int(float(args.rows)), int(float(args.chunk_rows))
     record = {
@@ -301,74 +356,52 @@ def run(args):
 
     for bundle in ["first", "ce2"] if args.bundle == "all" else [args.bundle]:
         res = {"bundle": bundle, "measures": [m if isinstance(m, str) else m[0] for m in measures(bundle, 0)]}
-        res["loadavg_before"] = list(os.getloadavg())
-        y, p = dask_inputs(bundle, n_rows, chunk_rows, args.seed)
-        cpu0 = client.run(_worker_cpu) if client else {"main": time.process_time()}
-        c0, t0 = time.process_time(), time.perf_counter()
-        values, stats = evaluate(
-            y,
-            p,
-            measures(bundle, args.degree),
-            scheduler=scheduler,
-            return_statistics=True,
-            **({} if bundle == "ce2" else {"labels": BINARY_LABELS}),
-        )
-        res["dask_wall_s"] = time.perf_counter() - t0
-        # the client process: graph, scheduler (LocalCluster runs it here) and the compute() at the root
-        res["dask_client_cpu_s"] = time.process_time() - c0
-        cpu1 = client.run(_worker_cpu) if client else {"main": time.process_time()}
-        res["dask_cpu_s"] = float(sum(cpu1[k] - cpu0[k] for k in cpu1))
-        res["dask_values"] = values
-        if "cutoff_grid" in stats:
-            res["cutoff_grid_bound"] = stats["cutoff_grid"].bound()
-        if client:
-            res["peak_rss_mib_per_worker"] = sorted(client.run(_worker_peak_mib).values())
-        res["loadavg_after"] = list(os.getloadavg())
-        # generation alone (the same graph reduced by a trivial sum), to separate its cost
-        cpu0 = client.run(_worker_cpu) if client else {"main": time.process_time()}
-        dask.compute(y.sum(), p.sum(), scheduler=scheduler)
-        cpu1 = client.run(_worker_cpu) if client else {"main": time.process_time()}
-        res["dask_generation_cpu_s"] = float(sum(cpu1[k] - cpu0[k] for k in cpu1))
-        # the dask path generates the rows once per pass (CE2: two passes); numpy once
-        res["dask_passes"] = 2 if bundle == "ce2" else 1
-        # (the synchronous scheduler runs everything in this process: dask_cpu_s already holds it)
-        client_cpu = res["dask_client_cpu_s"] if client else 0.0
-        d_cpu = res["dask_cpu_s"] - res["dask_passes"] * res["dask_generation_cpu_s"] + client_cpu
-        res["dask_net_cpu_s"] = d_cpu
-        res["rows_per_cpu_s_dask"] = n_rows / d_cpu if d_cpu > 0 else None
-        if args.reference:
-            c0 = time.process_time()
-            yn, pn = numpy_inputs(bundle, n_rows, chunk_rows, args.seed)
-            c1 = time.process_time()
-            ref, ref_cpu = in_memory(bundle, yn, pn, args.degree)
-            c2 = time.process_time()
-            ref_stats, ref_stats_cpu = in_memory_statistics(bundle, yn, pn, args.degree)
-            c3 = time.process_time()
-            ref_shared, _ = in_memory_statistics(bundle, yn, pn, args.degree, shared=True)
-            c4 = time.process_time()
-            del yn, pn
-            res["numpy_generation_cpu_s"] = c1 - c0
-            res["numpy_cpu_s"] = c2 - c1
-            res["numpy_cpu_s_per_measure"] = ref_cpu
-            res["numpy_values"] = ref
-            res["numpy_statistics_cpu_s"] = c3 - c2
-            res["numpy_statistics_cpu_s_per_measure"] = ref_stats_cpu
-            res["numpy_statistics_values"] = ref_stats
-            res["numpy_shared_statistics_cpu_s"] = c4 - c3
-            res.update(check_values(values, ref, stats))
-            res["max_rel_diff_vs_statistics"] = max(
-                abs(values[k] - ref_stats[k]) / max(abs(ref_stats[k]), 1e-300) for k in ref_stats
-            )
-            res["rows_per_cpu_s_numpy"] = n_rows / res["numpy_cpu_s"]
-            res["rows_per_cpu_s_numpy_statistics"] = n_rows / res["numpy_statistics_cpu_s"]
-            res["rows_per_cpu_s_numpy_shared_statistics"] = n_rows / res["numpy_shared_statistics_cpu_s"]
-            if res["rows_per_cpu_s_dask"]:
-                r = res["rows_per_cpu_s_dask"]
-                res["dask_over_numpy_per_cpu_s"] = r / res["rows_per_cpu_s_numpy"]
-                res["dask_over_numpy_statistics_per_cpu_s"] = r / res["rows_per_cpu_s_numpy_statistics"]
-                res["dask_over_numpy_shared_statistics_per_cpu_s"] = (
-                    r / res["rows_per_cpu_s_numpy_shared_statistics"]
-                )
+        res["repeats"] = []
+        for rep in range(args.repeat):
+            one = dask_run(bundle, n_rows, chunk_rows, args, client, scheduler)
+            values, stats = one.pop("values"), one.pop("stats")
+            if rep == 0:
+                res["dask_values"] = values
+                if "cutoff_grid" in stats:
+                    res["cutoff_grid_bound"] = stats["cutoff_grid"].bound()
+            if args.reference:
+                c0 = time.process_time()
+                yn, pn = numpy_inputs(bundle, n_rows, chunk_rows, args.seed)
+                one["numpy_generation_cpu_s"] = time.process_time() - c0
+                if rep == 0:  # the public functions: once (the reference values)
+                    c1 = time.process_time()
+                    ref, ref_cpu = in_memory(bundle, yn, pn, args.degree)
+                    res["numpy_cpu_s"] = time.process_time() - c1
+                    res["numpy_cpu_s_per_measure"] = ref_cpu
+                    res["numpy_values"] = ref
+                    res.update(check_values(values, ref, stats))
+                c2 = time.process_time()
+                ref_stats, ref_stats_cpu = in_memory_statistics(bundle, yn, pn, args.degree)
+                c3 = time.process_time()
+                in_memory_statistics(bundle, yn, pn, args.degree, shared=True)
+                c4 = time.process_time()
+                del yn, pn
+                one["numpy_statistics_cpu_s"] = c3 - c2
+                one["numpy_shared_statistics_cpu_s"] = c4 - c3
+                if rep == 0:
+                    res["numpy_statistics_cpu_s_per_measure"] = ref_stats_cpu
+                    res["numpy_statistics_values"] = ref_stats
+                    res["max_rel_diff_vs_statistics"] = max(
+                        abs(values[k] - ref_stats[k]) / max(abs(ref_stats[k]), 1e-300) for k in ref_stats
+                    )
+                d = one["dask_net_cpu_s"]
+                one["dask_over_numpy_per_cpu_s"] = res["numpy_cpu_s"] / d
+                one["dask_over_numpy_statistics_per_cpu_s"] = one["numpy_statistics_cpu_s"] / d
+                one["dask_over_numpy_shared_statistics_per_cpu_s"] = one["numpy_shared_statistics_cpu_s"] / d
+            print(json.dumps(one, default=float), flush=True)
+            res["repeats"].append(one)
+        # the medians over the repeats (the machine is shared: single runs drift with its load)
+        for key in res["repeats"][0]:
+            vals = [r[key] for r in res["repeats"] if isinstance(r.get(key), (int, float))]
+            if vals and not key.startswith("loadavg"):
+                res[key] = float(np.median(vals))
+        res["peak_rss_mib_per_worker"] = res["repeats"][-1].get("peak_rss_mib_per_worker")
+        res["rows_per_cpu_s_dask"] = n_rows / res["dask_net_cpu_s"]
         print(json.dumps(res, indent=1, default=float), flush=True)
         record[bundle] = res
     if client:
@@ -410,6 +443,7 @@ def main(argv=None):
     ap.add_argument("--no-reference", dest="reference", action="store_false", help="skip the numpy path")
     ap.add_argument("--no-profile", action="store_true", help="switch off the workers' statistical profiler")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=1, help="timed repeats (the medians are reported)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     ap.add_argument(
         "--partial-fit",
