@@ -34,7 +34,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without dask
 
 import numpy as np
 
-from skcal.stats._base import from_state
+from skcal.stats._base import _REGISTRY, BaseStatistics, from_state
 
 __all__ = ["MEASURES", "MeasureSpec", "evaluate", "evaluate_dataframe", "fit_second_order_calibrator"]
 
@@ -58,6 +58,15 @@ class MeasureSpec:
         ``p`` scores ``(m, sigma2)``.
     status : str
         Exact or approximate, and how (the guide's table is built from it).
+    compute_params : tuple of str
+        Constructor arguments that only change what ``compute`` returns, never the state
+        (``"measure"`` of the binned, cutoff and truthful statistics). Measures whose statistics
+        differ only in these share one state in :func:`evaluate`'s pass (the binned family on
+        the same bins is one set of per-bin sums).
+    strategy : {"uniform", "quantile"} or None
+        The binning rule of the measure's in-memory function when it is given neither
+        ``strategy`` nor ``edges`` (``None``: not a binned measure), so that :func:`evaluate`
+        returns what the in-memory function returns by default.
     """
 
     statistics: str
@@ -65,6 +74,8 @@ class MeasureSpec:
     label_args: tuple = ("pos_label", "labels")
     inputs: str = "first_order"
     status: str = "exact (sums of per-row terms)"
+    compute_params: tuple = ()
+    strategy: str | None = None
 
     def make(self, **overrides):
         """Return an empty statistics object with the defaults updated by ``overrides``.
@@ -124,30 +135,35 @@ MEASURES: dict[str, MeasureSpec] = {
                 "exact on uniform bins or given edges (per-bin sums); strategy='quantile': exact "
                 "percentile edges from extra passes (a histogram, then the edge cells' values)"
             ),
+            compute_params=("measure",),
+            strategy=strategy,
         )
-        for name, measure, n_bins in (
-            ("binned_ece", "ece", 11),
-            ("max_calibration_error", "mce", 15),
-            ("rms_calibration_error", "rms", 15),
-            ("average_calibration_error", "ace", 15),
-            ("debiased_l2_calibration_error", "debiased_l2", 15),
+        for name, measure, n_bins, strategy in (
+            ("binned_ece", "ece", 11, "uniform"),
+            ("max_calibration_error", "mce", 15, "uniform"),
+            ("rms_calibration_error", "rms", 15, "uniform"),
+            ("average_calibration_error", "ace", 15, "uniform"),
+            ("debiased_l2_calibration_error", "debiased_l2", 15, "quantile"),
         )
     },
     "cutoff": MeasureSpec(
         "skcal.stats._cutoff:CutoffStatistics",
         label_args=("pos_label",),
         status="exact (sorted distinct predictions with their residual sums; state grows with them)",
+        compute_params=("measure",),
     ),
     "ks_calibration_error": MeasureSpec(
         "skcal.stats._cutoff:CutoffStatistics",
         {"measure": "ks"},
         label_args=("pos_label",),
         status="exact (sorted distinct predictions with their residual sums; state grows with them)",
+        compute_params=("measure",),
     ),
     "cutoff_grid": MeasureSpec(
         "skcal.stats._cutoff:CutoffGridStatistics",
         label_args=("pos_label",),
         status="approximate: a 65,536-cell grid, within the stated bound (CutoffGridStatistics.bound)",
+        compute_params=("measure",),
     ),
     # truthful multiclass errors on fixed bins
     **{
@@ -160,6 +176,8 @@ MEASURES: dict[str, MeasureSpec] = {
                 "exact equal-mass bins from extra passes (a histogram, then the edge cells' values "
                 "and global row indices)"
             ),
+            compute_params=("measure",),
+            strategy="quantile",
         )
         for name in ("truthful_conf_ce", "conf_ce", "conf_ece")
     },
@@ -173,6 +191,8 @@ MEASURES: dict[str, MeasureSpec] = {
                 "exact equal-mass bins from extra passes (a histogram, then the edge cells' values "
                 "and global row indices)"
             ),
+            compute_params=("measure",),
+            strategy="quantile",
         )
         for name in ("classwise_lince", "classwise_ece")
     },
@@ -186,25 +206,38 @@ def _is_dask_frame(x):
     return hasattr(x, "to_delayed") and hasattr(x, "npartitions") and hasattr(x, "divisions")
 
 
-def _array_blocks(x, row_chunks, name):
+def _aligned(x, row_chunks, name):
     if x.ndim == 1:
-        x = x if x.chunks[0] == row_chunks else x.rechunk((row_chunks,))
-        return list(x.to_delayed().ravel())
+        return x if x.chunks[0] == row_chunks else x.rechunk((row_chunks,))
     if x.ndim == 2:
         want = (row_chunks, (x.shape[1],))
-        x = x if x.chunks == want else x.rechunk(want)
-        return list(x.to_delayed()[:, 0])
+        return x if x.chunks == want else x.rechunk(want)
     raise ValueError(f"{name} must be 1- or 2-dimensional; got {x.ndim} dimensions.")
 
 
+def _array_blocks(x):
+    # not optimised: dask's array optimisation fuses a task that feeds both y and p (one
+    # generating or reading function per block) into each of them, so it would run twice
+    blocks = x.to_delayed(optimize_graph=False)
+    return list(blocks.ravel() if x.ndim == 1 else blocks[:, 0])
+
+
 def _partitions(y, p, sample_weight):
-    """Aligned ``(y, p, w)`` partitions as lists of delayed objects."""
+    """Aligned ``(y, p, w)`` partitions as lists of delayed objects.
+
+    The blocks of dask arrays are taken from their graphs unoptimised: dask's array
+    optimisation (``to_delayed``'s default, even on ``y`` and ``p`` optimised together) fuses a
+    task that produces both ``y`` and ``p`` (e.g. one generating function per block) into each
+    of them, which runs it twice.
+    """
     arrays = [y, p] + ([] if sample_weight is None else [sample_weight])
     names = ["y", "p", "sample_weight"]
     if all(_is_dask_frame(a) for a in arrays):
         nparts = {a.npartitions for a in arrays}
         if len(nparts) != 1:
             raise ValueError(f"y, p and sample_weight must have the same partitions; got {sorted(nparts)}.")
+        # each column optimised on its own: dask-expr pushes the column projection into the
+        # reader (read_parquet reads only that column), so nothing is read twice
         parts = [list(a.to_delayed()) for a in arrays]
     elif any(_is_dask_frame(a) for a in arrays):
         raise TypeError("Pass y, p and sample_weight all as dask arrays or all as dask dataframes/series.")
@@ -216,7 +249,7 @@ def _partitions(y, p, sample_weight):
         for a, nm in zip(arrs, names, strict=False):
             if a.shape[0] != arrs[0].shape[0]:
                 raise ValueError(f"{nm} has {a.shape[0]} rows; y has {arrs[0].shape[0]}.")
-        parts = [_array_blocks(a, rows, nm) for a, nm in zip(arrs, names, strict=False)]
+        parts = [_array_blocks(_aligned(a, rows, nm)) for a, nm in zip(arrs, names, strict=False)]
     if sample_weight is None:
         parts.append([None] * len(parts[0]))
     return list(zip(*parts, strict=True))
@@ -235,32 +268,88 @@ def _to_numpy(x):
     return x.to_numpy() if hasattr(x, "to_numpy") else x
 
 
-def _partition_states(templates, y, p, w):
+def _recipe(state):
+    """What a leaf task needs to build a template: its kind and parameters, not its arrays.
+
+    Every leaf starts from an empty object, rebuilt on the worker from ``kind`` and ``params``,
+    so the graph carries a few hundred bytes per measure instead of the empty arrays (the 2^18
+    zero cells of smECE would be serialised into, and tokenised for, every leaf task). A
+    template that already holds rows is merged in once, at the root (:func:`_reduce`).
+    """
+    return {k: state[k] for k in ("kind", "format_version", "state_version", "params")}
+
+
+def _holds_rows(state):
+    """Whether a template state differs from its class's empty statistics."""
+    if state.get("n_updates", 0):
+        return True
+    empty = from_state(state)._empty()
+    arrays = state["arrays"]
+    return not all(np.shape(arrays[k]) == np.shape(v) and not np.any(arrays[k]) for k, v in empty.items())
+
+
+def _partition_states(recipes, y, p, w, offset=None):
+    """The states of every recipe updated with one partition (``offset``: its first global row,
+    passed as ``row_offset`` to the recipes flagged ``use_offset``, the quantile passes and the
+    threshold-binned truthful statistics)."""
     out = []
     y, p, w = _to_numpy(y), _to_numpy(p), _to_numpy(w)
-    for t in templates:
-        obj = from_state(t).update(y, p, sample_weight=w)
-        out.append(obj.get_state())
+    for r in recipes:
+        target = _REGISTRY.get(r["kind"])
+        if target is None or target._state_version != r["state_version"]:
+            raise ValueError(
+                f"The worker's skcal cannot build {r['kind']!r} state version {r['state_version']}; "
+                "install the same skcal on the client and the workers."
+            )
+        obj = target(**r["params"])  # empty: no zero arrays copied through a state
+        if r.get("use_offset"):
+            obj.update(y, p, sample_weight=w, row_offset=offset)
+        else:
+            obj.update(y, p, sample_weight=w)
+        out.append(obj._get_state(copy=False))
+    return out
+
+
+def _merge_objects(objs):
+    """Merge statistics objects of one kind: in one step when the class can (``_combine_many``).
+
+    The exact cutoff statistics grow with the distinct predictions; merging ``k`` sorted runs
+    pairwise one after the other would re-sort the accumulated run ``k - 1`` times, so their
+    class merges all runs of a group at once.
+    """
+    acc = objs[0]
+    many = getattr(acc, "_combine_many", None)
+    if many is None or len(objs) < 3:
+        for o in objs[1:]:
+            acc = acc.merge(o)
+        return acc
+    for o in objs[1:]:
+        acc._check_mergeable(o)
+    out = type(acc)(**acc.get_params())
+    out._stats = many([o.stats_ for o in objs])
+    out.n_updates_ = sum(o.n_updates_ for o in objs)
     return out
 
 
 def _merge_states(*groups):
-    merged = []
+    # the input states are read, never written, and the merged objects are discarded: no copies
+    out = []
     for states in zip(*groups, strict=True):
-        acc = from_state(states[0])
-        for s in states[1:]:
-            acc = acc.merge(from_state(s))
-        merged.append(acc.get_state())
-    return merged
+        objs = [BaseStatistics._from_state(s, copy=False) for s in states]
+        out.append(_merge_objects(objs)._get_state(copy=False))
+    return out
 
 
-def _tree_reduce(templates, partitions, split_every):
-    """Delayed root: the list of merged states (one per template)."""
+def _tree_reduce(recipes, partitions, split_every, offsets=None):
+    """Delayed root: the list of merged states (one per recipe, see :func:`_recipe`)."""
     leaf = dask.delayed(_partition_states, pure=True)
     merge = dask.delayed(_merge_states, pure=True)
-    level = [leaf(templates, y, p, w) for y, p, w in partitions]
-    if not level:
-        return dask.delayed(list)([t for t in templates])
+    # one shared key for the (small) recipes: tokenised and shipped once, not per leaf task
+    shared = dask.delayed(recipes, pure=True, traverse=False)
+    if offsets is None:
+        level = [leaf(shared, y, p, w) for y, p, w in partitions]
+    else:
+        level = [leaf(shared, y, p, w, int(o)) for (y, p, w), o in zip(partitions, offsets, strict=True)]
     while len(level) > 1:
         level = [merge(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
     return level[0]
@@ -275,9 +364,55 @@ def _label_set(y_parts, split_every):
     return level[0]
 
 
-def _reduce(templates, partitions, split_every, scheduler):
-    (states,) = dask.compute(_tree_reduce(templates, partitions, split_every), scheduler=scheduler)
-    return [from_state(s) for s in states]
+def _compute_only_params(kind):
+    """The parameters of statistics ``kind`` that do not change its state (see ``MeasureSpec``)."""
+    out = None
+    for spec in MEASURES.values():
+        if f"skcal.{spec.statistics.split(':')[1]}" == kind:
+            out = set(spec.compute_params) if out is None else out & set(spec.compute_params)
+    return out or set()
+
+
+def _share_key(recipe):
+    drop = _compute_only_params(recipe["kind"])
+    params = {k: v for k, v in recipe["params"].items() if k not in drop}
+    flag = recipe.get("use_offset", False)
+    return repr((recipe["kind"], recipe["state_version"], flag, sorted(params.items())))
+
+
+def _reduce(templates, partitions, split_every, scheduler, *, offsets=None, use_offset=None):
+    """The merged statistics objects of every template state over the partitions.
+
+    Templates travel as recipes (:func:`_recipe`); templates that differ only in compute-only
+    parameters (:attr:`MeasureSpec.compute_params`) are reduced once, and each gets the shared
+    merged state with its own parameters. A template that already holds rows is added once.
+    ``offsets`` (each partition's first global row index) is passed as ``row_offset`` to the
+    templates flagged in ``use_offset``.
+    """
+    recipes = [_recipe(t) for t in templates]
+    for r, flag in zip(recipes, use_offset or [False] * len(recipes), strict=True):
+        if flag:
+            r["use_offset"] = True
+    keys, slot, distinct = [], {}, []
+    for r in recipes:
+        key = _share_key(r)
+        if key not in slot:
+            slot[key] = len(distinct)
+            distinct.append(r)
+        keys.append(key)
+    if partitions:
+        with_offsets = offsets if any(use_offset or ()) else None
+        root = _tree_reduce(distinct, partitions, split_every, offsets=with_offsets)
+        (states,) = dask.compute(root, scheduler=scheduler)
+    else:
+        states = [_REGISTRY[r["kind"]](**r["params"]).get_state() for r in distinct]
+    out, used = [], set()
+    for t, k in zip(templates, keys, strict=True):
+        # the computed states are ours: the first object of a state reads its arrays, the others copy
+        obj = BaseStatistics._from_state({**states[slot[k]], "params": t["params"]}, copy=k in used)
+        used.add(k)
+        out.append(from_state(t).merge(obj) if _holds_rows(t) else obj)
+    return out
 
 
 # =============================================================================================
@@ -291,35 +426,6 @@ _QUANTILE_KINDS = {
     "skcal.stats._truthful:TopLabelStatistics": "top_label",
     "skcal.stats._truthful:ClasswiseStatistics": "classwise",
 }
-
-
-def _offset_partition_states(templates, use_offset, offset, y, p, w):
-    """Like ``_partition_states``, passing the partition's global ``row_offset`` where flagged."""
-    out = []
-    y, p, w = _to_numpy(y), _to_numpy(p), _to_numpy(w)
-    for t, flag in zip(templates, use_offset, strict=True):
-        obj = from_state(t)
-        if flag:
-            obj.update(y, p, sample_weight=w, row_offset=offset)
-        else:
-            obj.update(y, p, sample_weight=w)
-        out.append(obj.get_state())
-    return out
-
-
-def _reduce_with_offsets(templates, use_offset, partitions, offsets, split_every, scheduler):
-    """The tree reduction of ``_reduce`` with each partition's first global row index passed on."""
-    leaf = dask.delayed(_offset_partition_states, pure=True)
-    merge = dask.delayed(_merge_states, pure=True)
-    level = [
-        leaf(templates, use_offset, int(o), y, p, w) for (y, p, w), o in zip(partitions, offsets, strict=True)
-    ]
-    if not level:
-        return [from_state(t) for t in templates]
-    while len(level) > 1:
-        level = [merge(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
-    (states,) = dask.compute(level[0], scheduler=scheduler)
-    return [from_state(s) for s in states]
 
 
 def _row_offsets(y, partitions, scheduler):
@@ -378,9 +484,8 @@ def _quantile_passes(specs, y, partitions, labels, pos_label, split_every, sched
     while active := [sel for _, _, sel in selectors if not sel.done]:
         templates = [sel.next_statistics().get_state() for sel in active]
         if by_index:
-            merged = _reduce_with_offsets(
-                templates, [True] * len(active), partitions, offsets, split_every, scheduler
-            )
+            flags = [True] * len(active)
+            merged = _reduce(templates, partitions, split_every, scheduler, offsets=offsets, use_offset=flags)
         else:
             merged = _reduce(templates, partitions, split_every, scheduler)
         for sel, st in zip(active, merged, strict=True):
@@ -398,7 +503,7 @@ def _quantile_main_reduce(quantile, templates, partitions, split_every, schedule
     use_offset, offsets = quantile
     if not any(use_offset):
         return _reduce(templates, partitions, split_every, scheduler)
-    return _reduce_with_offsets(templates, use_offset, partitions, offsets, split_every, scheduler)
+    return _reduce(templates, partitions, split_every, scheduler, offsets=offsets, use_offset=use_offset)
 
 
 # =============================================================================================
@@ -417,7 +522,10 @@ def _specs(measures):
         name, kwargs = (item, {}) if isinstance(item, str) else item
         if name not in MEASURES:
             raise ValueError(f"Unknown measure {name!r}; known measures: {sorted(MEASURES)}.")
-        out.append((name, MEASURES[name], dict(kwargs)))
+        spec, kwargs = MEASURES[name], dict(kwargs)
+        if spec.strategy is not None and not {"strategy", "edges", "thresholds"} & set(kwargs):
+            kwargs["strategy"] = spec.strategy  # the in-memory function's default bins
+        out.append((name, spec, kwargs))
     if not out:
         raise ValueError("measures must name at least one measure.")
     kinds = {spec.inputs for _, spec, _ in out}
@@ -491,8 +599,11 @@ def evaluate(
         CE1 also accept ``{"degree": "auto", "bandwidth": h}``: one cheap extra pass reduces
         Kish's effective sample size and the degree is chosen as
         :func:`skcal.ce2.ce2_score` chooses it (``cv`` selection is not available here).
-        The binned and truthful measures accept ``{"strategy": "quantile"}`` (and
-        ``"uniform"``, the default here): the exact quantile bins of the in-memory functions
+        The binned and truthful measures accept ``{"strategy": "quantile"}`` or
+        ``"uniform"``; without ``strategy`` or ``edges`` they bin as their in-memory functions
+        do by default (:attr:`MeasureSpec.strategy`: quantile bins for
+        ``debiased_l2_calibration_error`` and the five truthful measures, uniform for the other
+        binned ones), so the values equal the in-memory defaults. The exact quantile bins
         (scikit-learn's percentile edges for the binned measures; equal-mass bins with ties
         broken by global row index for the truthful ones) are found first by extra passes
         (a histogram, then the values in the edge cells; see :class:`skcal.stats.QuantileSelector`),

