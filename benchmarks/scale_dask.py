@@ -511,11 +511,18 @@ def main(argv=None):
         type=int,
         default=None,
         metavar="DEGREE",
-        help="only time SecondOrderPlattCalibrator.partial_fit batches at this degree",
+        help="only time SecondOrderPlattCalibrator.partial_fit batches at this degree "
+        "(writes scale_dask_partial_fit.json)",
     )
     args = ap.parse_args(argv)
     if args.partial_fit is not None:
-        return partial_fit_timing(args.partial_fit)
+        clock = Clock()
+        record = partial_fit_timing(args.partial_fit)
+        record["provenance"] = provenance(__file__, argv, config=args_config(args), clock=clock)
+        path = Path(args.out) / "scale_dask_partial_fit.json"
+        write_json(path, record)
+        print(f"wrote {path}")
+        return record
     if args.quick:
         args.rows, args.chunk_rows = "1e5", "15000"
     clock = Clock()

@@ -35,3 +35,12 @@ def test_first_fixed_leaves_out_the_growing_states(tmp_path):
     names = [m if isinstance(m, str) else m[0] for m in scale_dask.measures("first-fixed", 12)]
     assert "cutoff_grid" in names and not set(scale_dask.GROWING) & set(names)
     assert set(names) | set(scale_dask.GROWING) == set(scale_dask.FIRST_ORDER)
+
+
+def test_partial_fit_timing_is_stored_with_provenance(tmp_path):
+    import scale_dask
+
+    scale_dask.main(["--partial-fit", "3", "--out", str(tmp_path)])
+    record = json.loads((tmp_path / "scale_dask_partial_fit.json").read_text())
+    assert record["degree"] == 3 and len(record["partial_fit_s"]) == record["batches"] == 4
+    assert record["first_transform_s"] > 0 and record["provenance"]["commit"]
