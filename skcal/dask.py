@@ -461,7 +461,7 @@ def _quantile_passes(specs, y, partitions, labels, pos_label, split_every, sched
         if strategy not in ("uniform", "quantile"):
             raise ValueError(f'strategy of {name!r} must be "uniform" or "quantile"; got {strategy!r}.')
         rest = {k: v for k, v in kw.items() if k != "strategy"}
-        if strategy == "quantile" and rest.get("edges") is None:
+        if strategy == "quantile" and rest.get("edges") is None and rest.get("thresholds") is None:
             n_bins = rest.pop("n_bins", spec.kwargs.get("n_bins"))
             rest.pop("edges", None)
             sel = QuantileSelector(
@@ -472,15 +472,20 @@ def _quantile_passes(specs, y, partitions, labels, pos_label, split_every, sched
             )
             selectors.append((i, kind, sel))
         specs[i] = (name, spec, rest)
+    # bins given as (value, global index) thresholds split ties by global row index: the passes
+    # of such measures need each partition's first row index, whoever computed the thresholds
+    for i, (_, spec, kw) in enumerate(specs):
+        if kw.get("thresholds") is not None and _QUANTILE_KINDS.get(spec.statistics) != "percentile":
+            use_offset[i] = True
     if not selectors:
-        return use_offset, None
+        return use_offset, (_row_offsets(y, partitions, scheduler) if any(use_offset) else None)
     firsts = [sel.next_statistics().get_state() for _, _, sel in selectors]
     for (_, _, sel), st in zip(selectors, _reduce(firsts, partitions, split_every, scheduler), strict=True):
         sel.advance(st)
     # the truthful bins break ties by global row index: their passes need each partition's
     # first row index (the percentile edges do not: their cells are split by value only)
     by_index = any(kind != "percentile" for _, kind, _ in selectors)
-    offsets = _row_offsets(y, partitions, scheduler) if by_index else None
+    offsets = _row_offsets(y, partitions, scheduler) if by_index or any(use_offset) else None
     while active := [sel for _, _, sel in selectors if not sel.done]:
         templates = [sel.next_statistics().get_state() for sel in active]
         if by_index:
@@ -523,6 +528,9 @@ def _specs(measures):
         if name not in MEASURES:
             raise ValueError(f"Unknown measure {name!r}; known measures: {sorted(MEASURES)}.")
         spec, kwargs = MEASURES[name], dict(kwargs)
+        for key in ("strategy", "edges", "thresholds"):
+            if key in kwargs and kwargs[key] is None:
+                del kwargs[key]  # None means "not given", as in the in-memory functions
         if spec.strategy is not None and not {"strategy", "edges", "thresholds"} & set(kwargs):
             kwargs["strategy"] = spec.strategy  # the in-memory function's default bins
         out.append((name, spec, kwargs))

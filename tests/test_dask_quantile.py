@@ -172,3 +172,60 @@ def test_hypothesis_chunkings_through_dask(cuts, seed):
     )
     assert out["truthful_conf_ce"] == pytest.approx(truthful_conf_ce(y, P, sample_weight=w), rel=1e-12)
     assert out["classwise_lince"] == pytest.approx(classwise_lince(y, P, sample_weight=w), rel=1e-12)
+
+
+def _tied_multiclass(n=800, k=3, seed=0):
+    rng = np.random.default_rng(seed)
+    P = np.round(rng.dirichlet(np.ones(k), n), 1)
+    P[:, -1] = 0.0
+    P[:, -1] = np.clip(1.0 - P.sum(axis=1), 0.0, 1.0)
+    P /= P.sum(axis=1, keepdims=True)
+    return rng.integers(0, k, n), P
+
+
+def test_user_thresholds_split_ties_by_global_row_index():
+    """Thresholds computed elsewhere (quantile_thresholds) need each partition's global offset."""
+    from skcal.stats import quantile_thresholds
+
+    y, P = _tied_multiclass()
+    labels = [0, 1, 2]
+    yd, Pd = da.from_array(y, chunks=100), da.from_array(P, chunks=(100, 3))
+    for name, kind in (("truthful_conf_ce", "top_label"), ("classwise_lince", "classwise")):
+        thr = quantile_thresholds(lambda: iter([(y, P)]), 15, labels=labels, kind=kind)
+        for extra in ({}, {"strategy": "uniform"}, {"strategy": "quantile"}):
+            out = evaluate(yd, Pd, [(name, {"thresholds": thr, **extra})], labels=labels, scheduler="sync")
+            assert out[name] == pytest.approx(TRUTHFUL[name](y, P, labels=labels), rel=1e-12), (name, extra)
+
+
+def test_explicit_thresholds_take_precedence_over_strategy():
+    from skcal.stats import quantile_thresholds
+
+    y, P = _tied_multiclass(seed=1)
+    labels = [0, 1, 2]
+    yd, Pd = da.from_array(y, chunks=150), da.from_array(P, chunks=(150, 3))
+    thr5 = quantile_thresholds(lambda: iter([(y, P)]), 5, labels=labels)
+    spec = ("truthful_conf_ce", {"thresholds": thr5, "strategy": "quantile"})
+    out = evaluate(yd, Pd, [spec], labels=labels, scheduler="sync")
+    want = truthful_conf_ce(y, P, n_bins=5, labels=labels)
+    assert out["truthful_conf_ce"] == pytest.approx(want, rel=1e-12)
+
+
+def test_none_means_not_given_as_in_memory():
+    y, p, _ = _binary(n=sum(RAGGED))
+    yd, pd_ = da.from_array(y, chunks=(RAGGED,)), da.from_array(p, chunks=(RAGGED,))
+    out = evaluate(yd, pd_, [("debiased_l2_calibration_error", {"edges": None})], scheduler="sync")
+    want = debiased_l2_calibration_error(y, p, edges=None)
+    assert out["debiased_l2_calibration_error"] == pytest.approx(want, rel=1e-12, abs=1e-15)
+    yy, P = _tied_multiclass(n=sum(RAGGED), seed=2)
+    Pd, yyd = da.from_array(P, chunks=(RAGGED, 3)), da.from_array(yy, chunks=(RAGGED,))
+    out = evaluate(yyd, Pd, [("truthful_conf_ce", {"thresholds": None, "edges": None})], labels=[0, 1, 2],
+                   scheduler="sync")
+    assert out["truthful_conf_ce"] == pytest.approx(truthful_conf_ce(yy, P, labels=[0, 1, 2]), rel=1e-12)
+
+
+def test_n_bins_is_bounded_before_any_allocation():
+    y, p, _ = _binary()
+    yd, pd_ = da.from_array(y, chunks=500), da.from_array(p, chunks=500)
+    for name in ("binned_ece", "debiased_l2_calibration_error"):
+        with pytest.raises(ValueError, match=r"n_bins must be an integer in \[1, 2\*\*24\]"):
+            evaluate(yd, pd_, [(name, {"n_bins": 2**30})], scheduler="sync")

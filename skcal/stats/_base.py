@@ -358,3 +358,13 @@ def _chunk_weight(sample_weight, n_rows):
     if (w < 0).any():
         raise ValueError(f"sample_weight must be non-negative; got a minimum of {w.min():.6g}.")
     return w
+
+
+def _check_n_bins(n_bins):
+    """``n_bins`` as an int, or a ValueError: an integer from 1 to ``2**24`` (the shared bound)."""
+    from skcal._constraints import MAX_BINS_LIMIT
+
+    integer = isinstance(n_bins, (int, np.integer)) and not isinstance(n_bins, bool)
+    if not integer or not 1 <= n_bins <= MAX_BINS_LIMIT:
+        raise ValueError(f"n_bins must be an integer in [1, 2**24]; got {n_bins!r}.")
+    return int(n_bins)

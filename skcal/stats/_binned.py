@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skcal.stats._base import BaseStatistics
+from skcal.stats._base import BaseStatistics, _check_n_bins
 
 __all__ = ["BinnedStatistics", "BINNED_MEASURES"]
 
@@ -84,8 +84,8 @@ class BinnedStatistics(BaseStatistics):
         if edges is not None:
             edges = _check_edges(edges)
             n_bins = edges.shape[0] - 1
-        elif isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-            raise ValueError(f"n_bins must be an integer >= 1; got {n_bins!r}.")
+        else:
+            _check_n_bins(n_bins)
         if measure not in BINNED_MEASURES:
             raise ValueError(f"measure must be one of {BINNED_MEASURES}; got {measure!r}.")
         self.n_bins = int(n_bins)

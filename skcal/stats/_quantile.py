@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skcal.stats._base import BaseStatistics
+from skcal.stats._base import BaseStatistics, _check_n_bins
 
 __all__ = [
     "QuantileHistogramStatistics",
@@ -266,7 +266,10 @@ class _PassBase(BaseStatistics):
             raise ValueError(f"source must be one of {_SOURCES}; got {source!r}.")
         if source != "binary":
             if labels is None:
-                raise ValueError("labels is required for the multiclass sources (the class of each column).")
+                raise ValueError(
+                    "labels is required: the class of each probability column, in column order "
+                    "(pass labels=)."
+                )
             labels = list(np.asarray(labels).tolist())
         self.source, self.labels, self.pos_label = source, labels, pos_label
 
@@ -611,8 +614,7 @@ class QuantileSelector:
     ):
         if kind not in _KINDS:
             raise ValueError(f"kind must be one of {_KINDS}; got {kind!r}.")
-        if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-            raise ValueError(f"n_bins must be an integer >= 1; got {n_bins!r}.")
+        _check_n_bins(n_bins)
         if isinstance(max_collect, bool) or not isinstance(max_collect, (int, np.integer)) or max_collect < 1:
             raise ValueError(f"max_collect must be an integer >= 1; got {max_collect!r}.")
         self.kind, self.n_bins = kind, int(n_bins)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skcal.stats._base import BaseStatistics
+from skcal.stats._base import BaseStatistics, _check_n_bins
 
 __all__ = ["TopLabelStatistics", "ClasswiseStatistics"]
 
@@ -104,8 +104,8 @@ class _TruthfulBase(BaseStatistics):
             e = _check_edges(edges)
             n_bins = e.shape[0] - 1
             edges = e.tolist()
-        elif isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-            raise ValueError(f"n_bins must be an integer >= 1; got {n_bins!r}.")
+        else:
+            _check_n_bins(n_bins)
         if measure not in allowed:
             raise ValueError(f"measure must be one of {allowed}; got {measure!r}.")
         self.labels, self.n_bins, self.edges, self.measure = labels, int(n_bins), edges, measure
