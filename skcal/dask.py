@@ -615,7 +615,9 @@ def evaluate(
         (scikit-learn's percentile edges for the binned measures; equal-mass bins with ties
         broken by global row index for the truthful ones) are found first by extra passes
         (a histogram, then the values in the edge cells; see :class:`skcal.stats.QuantileSelector`),
-        never approximated. Explicit ``edges`` take precedence over ``strategy``.
+        never approximated. Explicit ``edges`` (binned) or ``thresholds`` (truthful, from
+        :func:`skcal.stats.quantile_thresholds`) take precedence over ``strategy``; ``None`` means
+        not given.
     sample_weight : dask array, dask Series or array-like of shape (n,), default=None
         Non-negative weights (zero weights are allowed in any partition).
     pos_label : int, float, bool, str or None, default=None
