@@ -124,16 +124,17 @@ MEASURES: dict[str, MeasureSpec] = {
         label_args=("pos_label",),
         status="exact to the grid deposit smooth_ece uses in memory (2^18 cells)",
     ),
-    # binned binary measures on fixed (uniform or given) bins: per-bin sums; the default numbers
-    # of bins are the in-memory functions' (11 for binned_ece, 15 for the others)
+    # binned binary measures: per-bin sums; the default numbers of bins and binning rules are the
+    # in-memory functions' (11 bins for binned_ece, 15 for the others; quantile for debiased l2)
     **{
         name: MeasureSpec(
             "skcal.stats._binned:BinnedStatistics",
             {"n_bins": n_bins, "measure": measure},
             label_args=("pos_label",),
             status=(
-                "exact on uniform bins or given edges (per-bin sums); strategy='quantile': exact "
-                "percentile edges from extra passes (a histogram, then the edge cells' values)"
+                f"exact, {strategy} bins by default as in memory; uniform bins or given edges in one "
+                "pass (per-bin sums); strategy='quantile': exact percentile edges from extra "
+                "passes (a histogram, then the edge cells' values)"
             ),
             compute_params=("measure",),
             strategy=strategy,
@@ -165,36 +166,28 @@ MEASURES: dict[str, MeasureSpec] = {
         status="approximate: a 65,536-cell grid, within the stated bound (CutoffGridStatistics.bound)",
         compute_params=("measure",),
     ),
-    # truthful multiclass errors on fixed bins
+    # truthful multiclass errors: quantile bins by default, as in memory
     **{
         name: MeasureSpec(
-            "skcal.stats._truthful:TopLabelStatistics",
+            f"skcal.stats._truthful:{klass}",
             {"n_bins": 15, "measure": name},
             label_args=("labels",),
             status=(
-                "exact on uniform bins or given edges (per-bin sums); strategy='quantile': the "
-                "exact equal-mass bins from extra passes (a histogram, then the edge cells' values "
-                "and global row indices)"
+                "exact: by default the in-memory quantile bins (equal mass by rank, ties by global "
+                "row index), found by extra passes (a histogram, then the edge cells' values and "
+                "row indices); one pass on uniform bins (strategy='uniform') or given edges / "
+                "thresholds (per-bin sums)"
             ),
             compute_params=("measure",),
             strategy="quantile",
         )
-        for name in ("truthful_conf_ce", "conf_ce", "conf_ece")
-    },
-    **{
-        name: MeasureSpec(
-            "skcal.stats._truthful:ClasswiseStatistics",
-            {"n_bins": 15, "measure": name},
-            label_args=("labels",),
-            status=(
-                "exact on uniform bins or given edges (per-bin sums); strategy='quantile': the "
-                "exact equal-mass bins from extra passes (a histogram, then the edge cells' values "
-                "and global row indices)"
-            ),
-            compute_params=("measure",),
-            strategy="quantile",
+        for name, klass in (
+            ("truthful_conf_ce", "TopLabelStatistics"),
+            ("conf_ce", "TopLabelStatistics"),
+            ("conf_ece", "TopLabelStatistics"),
+            ("classwise_lince", "ClasswiseStatistics"),
+            ("classwise_ece", "ClasswiseStatistics"),
         )
-        for name in ("classwise_lince", "classwise_ece")
     },
 }
 

@@ -139,7 +139,8 @@ def test_quantile_strategy_errors_and_status():
     with pytest.raises(ValueError, match="uniform"):
         evaluate(yd, pd_, [("binned_ece", {"strategy": "median"})], scheduler="sync")
     for m in (*BINNED, *TRUTHFUL):
-        assert "strategy='quantile'" in MEASURES[m].status
+        assert "quantile" in MEASURES[m].status and "extra passes" in MEASURES[m].status
+        assert f"{MEASURES[m].strategy} bins by default" in MEASURES[m].status or m in TRUTHFUL
 
 
 def test_local_cluster_smoke():
