@@ -411,7 +411,7 @@ def _reduce(templates, partitions, split_every, scheduler, *, offsets=None, use_
 # =============================================================================================
 # Quantile bins, exactly, by extra passes (strategy="quantile" for the binned and truthful
 # measures). Everything of this feature is in this block; evaluate() calls _quantile_passes()
-# before building its templates and _quantile_main_reduce() for its main pass.
+# before building its templates and passes its row offsets to the main pass's _reduce().
 # =============================================================================================
 #: statistics class -> the kind of quantile bins of its in-memory function
 _QUANTILE_KINDS = {
@@ -481,11 +481,8 @@ def _quantile_passes(specs, y, partitions, labels, pos_label, split_every, sched
     offsets = _row_offsets(y, partitions, scheduler) if by_index or any(use_offset) else None
     while active := [sel for _, _, sel in selectors if not sel.done]:
         templates = [sel.next_statistics().get_state() for sel in active]
-        if by_index:
-            flags = [True] * len(active)
-            merged = _reduce(templates, partitions, split_every, scheduler, offsets=offsets, use_offset=flags)
-        else:
-            merged = _reduce(templates, partitions, split_every, scheduler)
+        flags = [by_index] * len(active)
+        merged = _reduce(templates, partitions, split_every, scheduler, offsets=offsets, use_offset=flags)
         for sel, st in zip(active, merged, strict=True):
             sel.advance(st)
     for i, kind, sel in selectors:
@@ -494,14 +491,6 @@ def _quantile_passes(specs, y, partitions, labels, pos_label, split_every, sched
         specs[i] = (name, spec, {**rest, key: sel.result()})
         use_offset[i] = kind != "percentile"
     return use_offset, offsets
-
-
-def _quantile_main_reduce(quantile, templates, partitions, split_every, scheduler):
-    """The main pass: ``_reduce``, or the offset-passing reduction when a measure bins by thresholds."""
-    use_offset, offsets = quantile
-    if not any(use_offset):
-        return _reduce(templates, partitions, split_every, scheduler)
-    return _reduce(templates, partitions, split_every, scheduler, offsets=offsets, use_offset=use_offset)
 
 
 # =============================================================================================
@@ -656,7 +645,7 @@ def evaluate(
         )
         labels = labels.tolist()
     _resolve_auto_degrees(specs, partitions, split_every, scheduler)
-    quantile = _quantile_passes(specs, y, partitions, labels, pos_label, split_every, scheduler)
+    use_offset, offsets = _quantile_passes(specs, y, partitions, labels, pos_label, split_every, scheduler)
     templates = []
     for _, spec, kwargs in specs:
         extra = {}
@@ -665,7 +654,7 @@ def evaluate(
         if "labels" in spec.label_args and labels is not None:
             extra["labels"] = labels
         templates.append(spec.make(**extra, **kwargs).get_state())
-    stats = _quantile_main_reduce(quantile, templates, partitions, split_every, scheduler)
+    stats = _reduce(templates, partitions, split_every, scheduler, offsets=offsets, use_offset=use_offset)
     second = [i for i, s in enumerate(stats) if hasattr(s, "plug_in")]
     if second:
         plug = _reduce([stats[i].plug_in().get_state() for i in second], partitions, split_every, scheduler)
