@@ -450,15 +450,73 @@ def _quantile_column_sums(buf, members, column, n_bins):
     return sums
 
 
+# from this many entries of P on, the compiled path is used (below it the numpy path is as fast
+# and the first call need not import numba, about 0.5 s once per process)
+_KERNEL_MIN_SIZE = 1 << 22
+
+
+def _load_classwise_kernel():
+    """:mod:`skcal._classwise_kernel`, or None when numba is not installed."""
+    try:
+        from skcal import _classwise_kernel
+    except ImportError:
+        return None
+    return _classwise_kernel
+
+
+def _classwise_kernel_sums(y_true, y_proba, n_bins, strategy, sample_weight, labels):
+    """Unweighted quantile-bin sums of a large C-contiguous float64 ``y_proba`` by the compiled
+    two-pass kernel (:mod:`skcal._classwise_kernel`), validating as :func:`_check_inputs` does.
+
+    Returns None when the kernel does not apply (numba missing, weights, another rule, a small
+    or converted input), else ``(sums, P, codes)`` with ``P`` and ``codes`` validated and
+    ``sums`` the ``(k, n_bins)`` bin sums, or None when the kernel declined the data (too
+    concentrated; the numpy path then takes over without validating again).
+    """
+    arr = y_proba
+    if (
+        sample_weight is not None
+        or not (isinstance(strategy, str) and strategy == "quantile")
+        or not isinstance(arr, np.ndarray)
+        or arr.dtype != np.float64
+        or arr.ndim != 2
+        or not arr.flags.c_contiguous
+        or arr.shape[1] < 2
+        or arr.size < _KERNEL_MIN_SIZE
+        or not 1 <= int(n_bins) <= arr.shape[0] < 2**31
+        or (labels is not None and len(labels) != arr.shape[1])
+    ):
+        return None
+    kernel = _load_classwise_kernel()
+    if kernel is None:
+        return None
+    counts, bad, row_dev = kernel.histogram(arr)  # validates P in the same pass
+    P = arr if not bad and row_dev <= ROW_SUM_ATOL else _check_proba(arr, labels)  # raises (or
+    # accepts a row sum on the tolerance, which the shared validator decides)
+    y_arr = y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
+    check_consistent_length(y_true=y_arr, y_proba=P)
+    codes = check_multiclass_labels(y_arr, P.shape[1], labels=labels).astype(np.intp, copy=False)
+    return kernel.bin_sums(P, codes, counts, int(n_bins)), P, codes
+
+
 def _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels):
     """Per-class bin sums ``S_rb = sum_{i in b_r} w_i (p_i[r] - 1[y_i = r])`` and ``W``.
 
-    Column by column (the columns are read in blocks of 16), so that no ``(n, k)`` temporary
-    is made: peak memory is the input plus a few columns. Unweighted quantile bins (the
-    default) take one sort per column (:func:`_quantile_column_sums`); the other rules assign
-    every row its bin id.
+    Unweighted quantile bins (the default) of a large float64 array go through the compiled
+    two-pass kernel when numba is installed (:func:`_classwise_kernel_sums`). Otherwise the
+    columns are read in blocks of 16, so that no ``(n, k)`` temporary is made (peak memory is
+    the input plus a few columns): unweighted quantile bins take one sort per column
+    (:func:`_quantile_column_sums`); the other rules assign every row its bin id. Both paths
+    give the same bins; the sums agree to round-off (they are added in another order).
     """
-    P, codes, w = _check_inputs(y_true, y_proba, sample_weight, labels)
+    fast = _classwise_kernel_sums(y_true, y_proba, n_bins, strategy, sample_weight, labels)
+    if fast is None:
+        P, codes, w = _check_inputs(y_true, y_proba, sample_weight, labels)
+    else:
+        sums, P, codes = fast
+        if sums is not None:
+            return list(sums), P.shape[1], float(P.shape[0])
+        w = None
     n, k = P.shape
     n_bins = int(n_bins)
     order = np.argsort(codes, kind="stable")

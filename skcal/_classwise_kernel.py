@@ -1,0 +1,192 @@
+"""Compiled classwise quantile-bin sums: two passes over ``P`` instead of a sort per column.
+
+This module needs numba (``pip install "skcal[fast]"``; the ``test`` extra has it too) and is
+imported lazily by :mod:`skcal.truthful`, which falls back to its numpy path (one SIMD sort
+per column) when numba is missing, the input is small or unusual, or the data are too
+concentrated for the two passes to pay (see :func:`bin_sums`). Both paths give the same bins.
+
+The bins are those of :func:`skcal.binning.assign_bins` with ``strategy="quantile"`` and no
+weights: each column's sorted positions, ties broken by row index, cut into ``array_split``
+groups. Per class column ``j`` and bin ``b`` the result is
+``S_jb = sum_{i in b} p_ij - #{i in b : y_i = j}``, what the classwise measures reduce.
+
+How (all exact; ``P`` is read row by row, so no transpose and no ``(n, k)`` temporary):
+
+1. :func:`histogram` counts every column's values in cells of their IEEE-754 bit patterns:
+   for values in ``[2**-40, 1]``, 128 cells per binade (the exponent and the top 7 mantissa
+   bits), below that one cell per binade, and one cell for 0 and the subnormals. The cells
+   are monotone in the value, so a column's cumulative counts give every cell's first sorted
+   position. The same pass validates ``P`` exactly as the numpy path does: NaN, infinities
+   and values outside ``[0, 1]`` are flagged by their bits (``-0.0`` is 0), and the largest
+   ``|row sum - 1|`` is returned.
+2. A cell whose positions fall in one bin is *inside* that bin; the others (at most
+   ``n_bins - 1`` a column) are *edge* cells. :func:`bin_sums` adds every value of an inside
+   cell to its bin, counts the labels there, and copies the members of edge cells, in row
+   order, to a buffer of exactly the size the counts give.
+3. Each edge cell's members are sorted stably by value (so ties keep row order) and take
+   the positions that follow the cell's count below; ``_rank_to_bin`` arithmetic gives
+   their bins.
+
+The bin sums add the values in row order, where the numpy path adds them in sorted order:
+the two agree to round-off (exactly on dyadic data), and the bins and label counts agree
+exactly.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["histogram", "bin_sums", "N_CELLS"]
+
+# cell layout, monotone in the value for 0 <= p <= 1 (constants are frozen at compile time)
+_FINE_BITS = 7  # 128 cells per binade in the fine range
+_FINE_BINADES = 40  # the fine range is [2**-40, 1]
+_SHIFT = 52 - _FINE_BITS
+_E0 = 1023 - _FINE_BINADES  # biased exponent where the fine range starts (983)
+# a value with biased exponent e < _E0 is in coarse cell e (e = 0: zero and subnormals); the
+# fine cells follow, 1.0 (exponent 1023, mantissa 0) being the last one
+_FINE_BASE = (_E0 << _FINE_BITS) - _E0
+N_CELLS = _E0 + (_FINE_BINADES << _FINE_BITS) + 1
+# bits read as uint64: the valid values are 0..bits(1.0) and -0.0
+_ONE_BITS = np.uint64(0x3FF0000000000000)
+_NEG_ZERO_BITS = np.uint64(1 << 63)
+_ZERO_BITS = np.uint64(0)
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _cell(x):
+    """Cell of a valid value's bits ``x`` (uint64, at most the bits of 1.0; -0.0 mapped to 0)."""
+    b = np.int64(x)
+    e = b >> 52
+    fine = (b >> _SHIFT) - _FINE_BASE
+    return fine if e >= _E0 else e
+
+
+@numba.njit(nogil=True, cache=True, fastmath=True, inline="always")
+def _row_sum(row):
+    """Sum of a row in any order (fastmath lets it vectorise; only compared with a tolerance)."""
+    s = 0.0
+    for v in row:
+        s += v
+    return s
+
+
+@numba.njit(nogil=True, cache=True)
+def histogram(P):
+    """Per-column cell counts of ``P`` (C-contiguous float64, ``n < 2**31``) and its validity.
+
+    Returns ``(counts, bad, max_row_dev)``: ``counts`` of shape ``(k, N_CELLS)`` (int32),
+    ``bad`` True if an entry is NaN, infinite or outside ``[0, 1]``, and the largest
+    ``|sum_j P_ij - 1|`` (NaN if a row sum is NaN).
+    """
+    n, k = P.shape
+    bits = P.view(np.uint64)
+    counts = np.zeros((k, N_CELLS), np.int32)
+    bad = False
+    dev = 0.0
+    for i in range(n):
+        d = abs(_row_sum(P[i]) - 1.0)
+        if not d <= dev:  # also keeps a NaN
+            dev = d
+        for j in range(k):
+            x = bits[i, j]
+            if x > _ONE_BITS:  # above 1, infinite, NaN, negative, or -0.0 (which is 0)
+                bad |= x != _NEG_ZERO_BITS
+                x = _ZERO_BITS
+            counts[j, _cell(x)] += 1
+    return counts, bad, dev
+
+
+@numba.njit(nogil=True, cache=True)
+def _scatter(P, codes, table, offsets, n_bins):
+    """Pass 2: inside cells into ``sums`` / ``labels``; edge-cell members into the buffer."""
+    n, k = P.shape
+    bits = P.view(np.uint64)
+    sums = np.zeros((k, n_bins))
+    labels = np.zeros((k, n_bins), np.int64)
+    m = offsets[-1]
+    values = np.empty(m)
+    is_label = np.zeros(m, np.bool_)
+    ptr = offsets[:-1].copy()
+    for i in range(n):
+        for j in range(k):
+            x = bits[i, j]
+            t = table[j, _cell(x if x <= _ONE_BITS else _ZERO_BITS)]  # -0.0 is 0
+            if t >= 0:
+                sums[j, t] += P[i, j]
+            else:
+                g = -1 - t
+                values[ptr[g]] = P[i, j]
+                ptr[g] += 1
+        r = codes[i]
+        x = bits[i, r]
+        t = table[r, _cell(x if x <= _ONE_BITS else _ZERO_BITS)]
+        if t >= 0:
+            labels[r, t] += 1
+        else:  # (i, r) was the last member added to its edge cell (a cell is one column's)
+            is_label[ptr[-1 - t] - 1] = True
+    return sums, labels, values, is_label
+
+
+@numba.njit(nogil=True, cache=True)
+def _resolve(sums, labels, values, is_label, offsets, cell_column, cell_below, n, n_bins):
+    """Pass 3: rank each edge cell's members (stable by value: ties keep row order)."""
+    q = n // n_bins
+    rem = n - q * n_bins
+    big = rem * (q + 1)
+    for g in range(offsets.shape[0] - 1):
+        a = offsets[g]
+        seg = values[a : offsets[g + 1]]
+        order = np.argsort(seg, kind="mergesort")
+        j = cell_column[g]
+        for t in range(seg.shape[0]):
+            r = cell_below[g] + t
+            b = r // (q + 1) if r < big else rem + (r - big) // q
+            o = order[t]
+            sums[j, b] += seg[o]
+            if is_label[a + o]:
+                labels[j, b] += 1
+
+
+def _rank_to_bin(ranks, n, n_bins):
+    q, rem = divmod(n, n_bins)
+    big = rem * (q + 1)
+    return np.where(ranks < big, ranks // (q + 1), rem + (ranks - big) // q)
+
+
+def bin_sums(P, codes, counts, n_bins, *, max_members=None, parts=False):
+    """``S_jb = sum_{i in b} P_ij - #{i in b: y_i = j}`` of shape ``(k, n_bins)``, or None.
+
+    ``P`` is the array :func:`histogram` counted (valid), ``codes`` the labels as column
+    indices (intp), ``1 <= n_bins <= n``. Returns None, having allocated nothing of size
+    ``n``, when the edge cells hold more than ``max_members`` values (default ``n k / 4``:
+    heavily tied or concentrated columns), for which one sort per column is faster.
+    ``parts=True`` returns the two terms apart: ``sum_{i in b} P_ij`` and the label counts.
+    """
+    n, k = P.shape
+    cum = np.zeros((k, N_CELLS + 1), dtype=np.int64)
+    np.cumsum(counts, axis=1, out=cum[:, 1:])
+    first = _rank_to_bin(cum[:, :-1], n, n_bins)
+    last = _rank_to_bin(np.maximum(cum[:, 1:] - 1, 0), n, n_bins)
+    edge_j, edge_c = np.nonzero((counts > 0) & (first != last))
+    n_edge = edge_j.size
+    sizes = counts[edge_j, edge_c].astype(np.int64)
+    total = int(sizes.sum())
+    if max_members is None:
+        max_members = (n * k) // 4
+    if total > max_members:
+        return None
+    dtype = np.int16 if max(n_bins, n_edge) <= np.iinfo(np.int16).max else np.int32
+    table = first.astype(dtype)  # an empty cell is never looked up
+    table[edge_j, edge_c] = -1 - np.arange(n_edge, dtype=dtype)
+    offsets = np.zeros(n_edge + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    sums, labels, values, is_label = _scatter(P, codes, table, offsets, n_bins)
+    _resolve(
+        sums, labels, values, is_label, offsets, edge_j.astype(np.int64), cum[edge_j, edge_c], n, n_bins
+    )
+    if parts:
+        return sums, labels
+    sums -= labels
+    return sums
