@@ -76,11 +76,18 @@ def _versions():
 
     import skcal
 
-    return skcal.__version__, {
+    packages = {
         "numpy": np.__version__,
         "scipy": scipy.__version__,
         "scikit-learn": sklearn.__version__,
     }
+    try:  # the optional compiled kernels (skcal[fast])
+        import numba
+    except ImportError:
+        packages["numba"] = None
+    else:
+        packages["numba"] = numba.__version__
+    return skcal.__version__, packages
 
 
 def provenance(script, argv=None, *, config=None, clock=None, wall_time_s=None):

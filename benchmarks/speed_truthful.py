@@ -3,10 +3,12 @@
 Side by side in one run, on the same data (softmax of Gaussian logits, labels drawn from the
 probabilities):
 
-* ``classwise_lince`` (15 quantile bins, the default) at ``k = 100`` classes against one
-  ``np.sort`` of the ``n x k`` array (``np.sort(P)``, the default last axis, and
-  ``np.sort(P, axis=0)``, the column sort that stable-sort quantile bins need) and one
-  ``np.bincount`` over the ``n k`` entries;
+* ``classwise_lince`` (15 quantile bins, the default) at ``k = 100`` classes, by the compiled
+  kernel (numba, ``skcal[fast]``) and by the numpy path (one sort per column; the kernel
+  switched off), against one ``np.sort`` of the ``n x k`` array (``np.sort(P)``, the default
+  last axis, and ``np.sort(P, axis=0)``, the column sort that stable-sort quantile bins need)
+  and one ``np.bincount`` over the ``n k`` entries. The kernel's first call in a process
+  (importing numba and loading or compiling the kernel) is timed apart, before the rounds;
 * ``truthful_conf_ce`` (15 quantile bins, and 15 uniform bins) and ``conf_ece`` (15 uniform
   bins) at ``k = 10`` against netcal's top-label ECE (``netcal.metrics.ECE(bins=15)``) and
   the floors ``np.sort`` / ``np.bincount`` of the confidences.
@@ -16,7 +18,10 @@ order of the functions is rotated from round to round so that no function always
 (or last) on a machine whose load changes. Ratios are ratios of medians. Peak memory is
 measured per function in a fresh subprocess with ``tracemalloc`` (numpy reports its buffers to
 it), started after the data exist: the peak of the allocations made by the call, reported
-against the input size (``P`` and ``y``).
+against the input size (``P`` and ``y``). numba's allocations are not traced, so the same
+subprocess also records the growth of its peak resident set size over the call (Linux: the
+peak ``VmHWM`` is reset through ``/proc/self/clear_refs`` after the data exist), which counts
+everything, numba's import and kernel load included.
 
 netcal 1.4 is installed without its dependencies (``pip install --no-deps netcal``); its
 package ``__init__`` imports torch, which the ECE code path does not use, so this script loads
@@ -54,7 +59,22 @@ if str(ROOT) not in sys.path:
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from _provenance import Clock, provenance, write_json  # noqa: E402
 
+import skcal.truthful as _truthful  # noqa: E402
 from skcal.truthful import classwise_lince, conf_ece, truthful_conf_ce  # noqa: E402
+
+
+def kernel_available():
+    return _truthful._load_classwise_kernel() is not None
+
+
+def classwise_lince_numpy_path(y, P, labels):
+    """``classwise_lince`` with the compiled kernel switched off (one sort per column)."""
+    load = _truthful._load_classwise_kernel
+    _truthful._load_classwise_kernel = lambda: None
+    try:
+        return classwise_lince(y, P, labels=labels)
+    finally:
+        _truthful._load_classwise_kernel = load
 
 
 def load_netcal_ece():
@@ -132,6 +152,7 @@ def functions(case, netcal_ece):
                 (np.arange(P.size) % 1500), weights=P.ravel(), minlength=1500
             ),
             "skcal_classwise_lince": lambda y, P: classwise_lince(y, P, labels=labels),
+            "skcal_classwise_lince_numpy_path": lambda y, P: classwise_lince_numpy_path(y, P, labels),
         }
     out = {
         "floor_np_sort": lambda y, P: np.sort(P.max(axis=1)),
@@ -156,6 +177,11 @@ def time_case(case, netcal_ece, rounds):
     names = list(funcs)
     times = {name: [] for name in names}
     values = {}
+    first_call = {}
+    if "skcal_classwise_lince" in funcs:  # numba import + kernel load (or compile), once
+        t0 = time.perf_counter()
+        funcs["skcal_classwise_lince"](y, P)
+        first_call["skcal_classwise_lince"] = time.perf_counter() - t0
     for r in range(rounds):
         shift = r % len(names)
         for name in names[shift:] + names[:shift]:
@@ -171,6 +197,7 @@ def time_case(case, netcal_ece, rounds):
         "times_s": times,
         "median_s": med,
         "values": values,
+        "first_call_s": first_call,
     }
 
 
@@ -183,7 +210,8 @@ def memory_of(case, name):
         json.dumps({"case": case, "name": name}),
     ]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    return int(out.stdout.strip().splitlines()[-1])
+    traced, rss = out.stdout.strip().splitlines()[-1].split()
+    return int(traced), int(rss)
 
 
 def _memory_child(spec):
@@ -193,11 +221,34 @@ def _memory_child(spec):
     netcal_ece = load_netcal_ece() if name.startswith("netcal") else None
     y, P = make_data(case["n"], case["k"])
     fn = functions(case, netcal_ece)[name]
+    rss0 = _reset_peak_rss()
     tracemalloc.start()
     fn(y, P)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    print(peak)
+    rss1 = _status_kib("VmHWM")
+    print(peak, -1 if rss0 is None or rss1 is None else (rss1 - rss0) * 1024)
+
+
+def _status_kib(field):
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def _reset_peak_rss():
+    """Reset the peak RSS (Linux); return the current RSS in KiB, or None where unsupported."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return None
+    return _status_kib("VmRSS")
 
 
 def summarize(rows):
@@ -207,10 +258,19 @@ def summarize(rows):
         key = f"{row['name']}_n{row['n']}"
         if row["name"] == "classwise_k100":
             s = med["skcal_classwise_lince"]
+            s_np = med["skcal_classwise_lince_numpy_path"]
+            v = row["values"]
             summary[key] = {
+                "compiled_kernel": kernel_available(),
                 "classwise_lince_over_np_sort": s / med["floor_np_sort"],
                 "classwise_lince_over_np_sort_axis0": s / med["floor_np_sort_axis0"],
                 "classwise_lince_over_np_bincount": s / med["floor_np_bincount"],
+                "numpy_path_over_np_sort": s_np / med["floor_np_sort"],
+                "numpy_path_over_kernel": s_np / s,
+                "rel_diff_kernel_numpy_path": abs(
+                    v["skcal_classwise_lince"] - v["skcal_classwise_lince_numpy_path"]
+                )
+                / abs(v["skcal_classwise_lince_numpy_path"]),
                 "target_time": "classwise_lince <= 2x np.sort of the n x k array",
             }
         else:
@@ -226,6 +286,9 @@ def summarize(rows):
         if "peak_bytes" in row:
             summary[key]["peak_over_input"] = {
                 k: v / row["input_bytes"] for k, v in row["peak_bytes"].items()
+            }
+            summary[key]["peak_rss_growth_over_input"] = {
+                k: v / row["input_bytes"] for k, v in row["peak_rss_growth_bytes"].items()
             }
     return summary
 
@@ -266,11 +329,13 @@ def main(argv=None):
     for case in cases(args.quick):
         row = time_case(case, netcal_ece, rounds)
         if not args.no_memory:
-            row["peak_bytes"] = {
+            mem = {
                 name: memory_of(case, name)
                 for name in row["median_s"]
                 if name.startswith(("skcal", "netcal", "floor_np_sort"))
             }
+            row["peak_bytes"] = {name: m[0] for name, m in mem.items()}
+            row["peak_rss_growth_bytes"] = {name: m[1] for name, m in mem.items() if m[1] >= 0}
         rows.append(row)
         print(json.dumps({k: row[k] for k in ("name", "n", "k", "median_s")}), flush=True)
     result = {"benchmark": "speed_truthful", "rows": rows, "summary": summarize(rows)}
@@ -281,6 +346,7 @@ def main(argv=None):
         "cases": cases(args.quick),
         "n_bins": 15,
         "netcal": "1.4 (loaded without torch)" if netcal_ece is not None else "not installed",
+        "classwise_compiled_kernel": kernel_available(),
     }
     result["provenance"] = provenance(__file__, argv, config=config, clock=clock)
     stem = "speed_truthful_quick" if args.quick else "speed_truthful"

@@ -373,6 +373,15 @@ def check_multiclass_labels(y_true, n_classes, *, labels=None, name="y_true", in
             f"{name} and labels hold labels of different types ({y.dtype} and {labels.dtype}); "
             "expected the same kind of labels."
         )
+    if (
+        labels.dtype.kind in "iu"
+        and y.dtype.kind in "iu"
+        and y.size
+        and np.array_equal(labels, np.arange(labels.shape[0]))
+        and y.min() >= 0
+        and y.max() < labels.shape[0]
+    ):
+        return y.astype(np.intp)  # labels are the column indices: no search (a fresh array)
     order = np.argsort(labels, kind="stable")
     pos = np.searchsorted(labels[order], y)
     pos = np.clip(pos, 0, labels.shape[0] - 1)
