@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 import skcal.truthful as truthful
 from skcal.truthful import classwise_ece, classwise_lince
 
-kernel = pytest.importorskip("skcal._classwise_kernel", reason="numba is not installed")
+pytest.importorskip("numba", reason="numba (the fast extra) is not installed")
+from skcal import _classwise_kernel as kernel  # noqa: E402
 
 
 def brute_parts(P, codes, n_bins):
