@@ -100,7 +100,11 @@ def histogram(P):
 
 @numba.njit(nogil=True, cache=True)
 def _scatter(P, codes, table, offsets, n_bins):
-    """Pass 2: inside cells into ``sums`` / ``labels``; edge-cell members into the buffer."""
+    """Pass 2: inside cells into ``sums`` / ``labels``; edge-cell members into the buffer.
+
+    Every write is bounded by the buffer the counts sized; ``ok`` is False when ``P`` does not
+    agree with those counts (it changed between the passes).
+    """
     n, k = P.shape
     bits = P.view(np.uint64)
     sums = np.zeros((k, n_bins))
@@ -109,6 +113,7 @@ def _scatter(P, codes, table, offsets, n_bins):
     values = np.empty(m)
     is_label = np.zeros(m, np.bool_)
     ptr = offsets[:-1].copy()
+    ok = True
     for i in range(n):
         for j in range(k):
             x = bits[i, j]
@@ -117,16 +122,25 @@ def _scatter(P, codes, table, offsets, n_bins):
                 sums[j, t] += P[i, j]
             else:
                 g = -1 - t
-                values[ptr[g]] = P[i, j]
-                ptr[g] += 1
+                p = ptr[g]
+                if p < offsets[g + 1]:
+                    values[p] = P[i, j]
+                    ptr[g] = p + 1
+                else:
+                    ok = False
         r = codes[i]
         x = bits[i, r]
         t = table[r, _cell(x if x <= _ONE_BITS else _ZERO_BITS)]
         if t >= 0:
             labels[r, t] += 1
-        else:  # (i, r) was the last member added to its edge cell (a cell is one column's)
+        elif ptr[-1 - t] > offsets[-1 - t]:
+            # (i, r) was the last member added to its edge cell (a cell is one column's)
             is_label[ptr[-1 - t] - 1] = True
-    return sums, labels, values, is_label
+        else:
+            ok = False
+    for g in range(ptr.shape[0]):
+        ok &= ptr[g] == offsets[g + 1]
+    return sums, labels, values, is_label, ok
 
 
 @numba.njit(nogil=True, cache=True)
@@ -149,10 +163,58 @@ def _resolve(sums, labels, values, is_label, offsets, cell_column, cell_below, n
                 labels[j, b] += 1
 
 
-def _rank_to_bin(ranks, n, n_bins):
-    q, rem = divmod(n, n_bins)
+@numba.njit(nogil=True, cache=True)
+def _count_edge_cells(counts, n, n_bins):
+    """Number of edge cells (positions in more than one bin) and the members they hold."""
+    k, n_cells = counts.shape
+    q = n // n_bins
+    rem = n - q * n_bins
     big = rem * (q + 1)
-    return np.where(ranks < big, ranks // (q + 1), rem + (ranks - big) // q)
+    n_edge = 0
+    total = 0
+    for j in range(k):
+        below = 0
+        for c in range(n_cells):
+            m = np.int64(counts[j, c])
+            if m:
+                r0 = below
+                r1 = below + m - 1
+                b0 = r0 // (q + 1) if r0 < big else rem + (r0 - big) // q
+                b1 = r1 // (q + 1) if r1 < big else rem + (r1 - big) // q
+                if b0 != b1:
+                    n_edge += 1
+                    total += m
+                below += m
+    return n_edge, total
+
+
+@numba.njit(nogil=True, cache=True)
+def _fill_tables(counts, n, n_bins, table, cell_column, cell_below, offsets):
+    """``table[j, c]``: the bin of an inside cell, ``-1 - g`` for edge cell ``g``; the edge cells'
+    columns, counts below and buffer offsets. An empty cell gets a valid bin too."""
+    k, n_cells = counts.shape
+    q = n // n_bins
+    rem = n - q * n_bins
+    big = rem * (q + 1)
+    g = 0
+    offsets[0] = 0
+    for j in range(k):
+        below = 0
+        for c in range(n_cells):
+            m = np.int64(counts[j, c])
+            r0 = min(below, n - 1)
+            r1 = max(below + m - 1, r0)
+            b0 = r0 // (q + 1) if r0 < big else rem + (r0 - big) // q
+            b1 = r1 // (q + 1) if r1 < big else rem + (r1 - big) // q
+            if b0 != b1:
+                table[j, c] = -1 - g
+                cell_column[g] = j
+                cell_below[g] = below
+                offsets[g + 1] = offsets[g] + m
+                g += 1
+            else:
+                table[j, c] = b0
+            below += m
 
 
 def bin_sums(P, codes, counts, n_bins, *, max_members=None, parts=False):
@@ -161,31 +223,31 @@ def bin_sums(P, codes, counts, n_bins, *, max_members=None, parts=False):
     ``P`` is the array :func:`histogram` counted (valid), ``codes`` the labels as column
     indices (intp), ``1 <= n_bins <= n``. Returns None, having allocated nothing of size
     ``n``, when the edge cells hold more than ``max_members`` values (default ``n k / 4``:
-    heavily tied or concentrated columns), for which one sort per column is faster.
+    heavily tied or concentrated columns), for which one sort per column is faster. Besides
+    the result and the members' buffer it allocates a table of ``k * N_CELLS`` int16 (int32
+    past 32767 bins or edge cells). Raises RuntimeError if ``P`` changed since it was
+    counted (every write stays inside its buffer whatever ``P`` holds).
     ``parts=True`` returns the two terms apart: ``sum_{i in b} P_ij`` and the label counts.
     """
     n, k = P.shape
-    cum = np.zeros((k, N_CELLS + 1), dtype=np.int64)
-    np.cumsum(counts, axis=1, out=cum[:, 1:])
-    first = _rank_to_bin(cum[:, :-1], n, n_bins)
-    last = _rank_to_bin(np.maximum(cum[:, 1:] - 1, 0), n, n_bins)
-    edge_j, edge_c = np.nonzero((counts > 0) & (first != last))
-    n_edge = edge_j.size
-    sizes = counts[edge_j, edge_c].astype(np.int64)
-    total = int(sizes.sum())
+    n_edge, total = _count_edge_cells(counts, n, n_bins)
     if max_members is None:
         max_members = (n * k) // 4
     if total > max_members:
         return None
     dtype = np.int16 if max(n_bins, n_edge) <= np.iinfo(np.int16).max else np.int32
-    table = first.astype(dtype)  # an empty cell is never looked up
-    table[edge_j, edge_c] = -1 - np.arange(n_edge, dtype=dtype)
-    offsets = np.zeros(n_edge + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    sums, labels, values, is_label = _scatter(P, codes, table, offsets, n_bins)
-    _resolve(
-        sums, labels, values, is_label, offsets, edge_j.astype(np.int64), cum[edge_j, edge_c], n, n_bins
-    )
+    table = np.empty((k, N_CELLS), dtype=dtype)
+    cell_column = np.empty(n_edge, dtype=np.int64)
+    cell_below = np.empty(n_edge, dtype=np.int64)
+    offsets = np.empty(n_edge + 1, dtype=np.int64)
+    _fill_tables(counts, n, n_bins, table, cell_column, cell_below, offsets)
+    sums, labels, values, is_label, ok = _scatter(P, codes, table, offsets, n_bins)
+    if not ok:
+        raise RuntimeError(
+            "y_proba changed while the classwise measure read it (its two passes disagree); "
+            "pass an array that no other thread writes to."
+        )
+    _resolve(sums, labels, values, is_label, offsets, cell_column, cell_below, n, n_bins)
     if parts:
         return sums, labels
     sums -= labels

@@ -450,9 +450,11 @@ def _quantile_column_sums(buf, members, column, n_bins):
     return sums
 
 
-# from this many entries of P on, the compiled path is used (below it the numpy path is as fast
-# and the first call need not import numba, about 0.5 s once per process)
+# from this many entries and rows of P on, the compiled path is used: below, the numpy path is
+# as fast, the first call need not import numba (about 0.5 s once per process), and the
+# kernel's table of k * N_CELLS entries (12 KB a column) stays small beside P (8 n bytes a column)
 _KERNEL_MIN_SIZE = 1 << 22
+_KERNEL_MIN_ROWS = 1 << 16
 
 
 def _load_classwise_kernel():
@@ -473,7 +475,9 @@ def _classwise_kernel_sums(y_true, y_proba, n_bins, strategy, sample_weight, lab
     ``sums`` the ``(k, n_bins)`` bin sums, or None when the kernel declined the data (too
     concentrated; the numpy path then takes over without validating again).
     """
-    arr = y_proba
+    # a view drops ndarray subclasses (masked arrays, matrices), which numba does not type; the
+    # numpy path reads them as plain arrays too
+    arr = y_proba.view(np.ndarray) if isinstance(y_proba, np.ndarray) else y_proba
     if (
         sample_weight is not None
         or not (isinstance(strategy, str) and strategy == "quantile")
@@ -483,6 +487,7 @@ def _classwise_kernel_sums(y_true, y_proba, n_bins, strategy, sample_weight, lab
         or not arr.flags.c_contiguous
         or arr.shape[1] < 2
         or arr.size < _KERNEL_MIN_SIZE
+        or arr.shape[0] < _KERNEL_MIN_ROWS
         or not 1 <= int(n_bins) <= arr.shape[0] < 2**31
         or (labels is not None and len(labels) != arr.shape[1])
     ):
@@ -491,8 +496,10 @@ def _classwise_kernel_sums(y_true, y_proba, n_bins, strategy, sample_weight, lab
     if kernel is None:
         return None
     counts, bad, row_dev = kernel.histogram(arr)  # validates P in the same pass
-    P = arr if not bad and row_dev <= ROW_SUM_ATOL else _check_proba(arr, labels)  # raises (or
-    # accepts a row sum on the tolerance, which the shared validator decides)
+    # the kernel's row sums (any order) and numpy's (pairwise) are both within k eps of the exact
+    # one: near the tolerance the shared validator decides, and raises with its message
+    margin = 2.0 * arr.shape[1] * np.finfo(np.float64).eps
+    P = arr if not bad and row_dev + margin <= ROW_SUM_ATOL else _check_proba(arr, labels)
     y_arr = y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
     check_consistent_length(y_true=y_arr, y_proba=P)
     codes = check_multiclass_labels(y_arr, P.shape[1], labels=labels).astype(np.intp, copy=False)

@@ -64,8 +64,21 @@ def test_values_across_every_cell_range():
     rng = np.random.default_rng(3)
     n = 3000
     special = np.array(
-        [0.0, -0.0, 5e-324, 1e-310, 2.0**-1000, 1e-200, 2.0**-41, np.nextafter(2.0**-40, 0),
-         2.0**-40, np.nextafter(2.0**-40, 1), 0.5, np.nextafter(1.0, 0), 1.0]
+        [
+            0.0,
+            -0.0,
+            5e-324,
+            1e-310,
+            2.0**-1000,
+            1e-200,
+            2.0**-41,
+            np.nextafter(2.0**-40, 0),
+            2.0**-40,
+            np.nextafter(2.0**-40, 1),
+            0.5,
+            np.nextafter(1.0, 0),
+            1.0,
+        ]
     )
     col = np.where(rng.random(n) < 0.3, rng.choice(special, n), rng.random(n) ** 8)
     P = np.column_stack([col, 1.0 - col])
@@ -146,6 +159,7 @@ def kernel_always(monkeypatch):
         return out
 
     monkeypatch.setattr(truthful, "_KERNEL_MIN_SIZE", 0)
+    monkeypatch.setattr(truthful, "_KERNEL_MIN_ROWS", 0)
     monkeypatch.setattr(kernel, "bin_sums", spy)
     return calls
 
@@ -231,3 +245,14 @@ def test_other_paths_do_not_use_the_kernel(kernel_always):
     classwise_lince(y, np.asfortranarray(P))  # converted input: the numpy path
     classwise_lince(y, P, n_bins=301)  # more bins than rows
     assert kernel_always == []
+
+
+def test_counts_of_another_array_raise_instead_of_writing_out_of_bounds():
+    # the second pass trusts the first pass's counts to size its buffer; if P changed in
+    # between (another thread), every write stays in bounds and the call raises
+    rng = np.random.default_rng(9)
+    P = rng.random((5000, 3))
+    Q = rng.random((5000, 3)) ** 4  # other values: other cells
+    counts = kernel.histogram(P)[0]
+    with pytest.raises(RuntimeError, match="changed"):
+        kernel.bin_sums(Q, rng.integers(0, 3, 5000), counts, 15, max_members=P.size)
