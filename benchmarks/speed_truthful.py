@@ -8,7 +8,8 @@ probabilities):
   switched off), against one ``np.sort`` of the ``n x k`` array (``np.sort(P)``, the default
   last axis, and ``np.sort(P, axis=0)``, the column sort that stable-sort quantile bins need)
   and one ``np.bincount`` over the ``n k`` entries. The kernel's first call in a process
-  (importing numba and loading or compiling the kernel) is timed apart, before the rounds;
+  (importing numba and loading or compiling the kernel) is timed apart, before the rounds, and
+  its passes are timed one by one after them (min of 3, beside one more ``np.sort(P)``);
 * ``truthful_conf_ce`` (15 quantile bins, and 15 uniform bins) and ``conf_ece`` (15 uniform
   bins) at ``k = 10`` against netcal's top-label ECE (``netcal.metrics.ECE(bins=15)``) and
   the floors ``np.sort`` / ``np.bincount`` of the confidences.
@@ -201,6 +202,53 @@ def time_case(case, netcal_ece, rounds):
     }
 
 
+def kernel_breakdown(case, repeat=3):
+    """Min-of-``repeat`` times of the compiled kernel's passes on the case's data (or None)."""
+    kernel = _truthful._load_classwise_kernel()
+    if kernel is None:
+        return None
+    y, P = make_data(case["n"], case["k"])
+    codes = y.astype(np.intp)
+    n, k = P.shape
+    n_bins = 15
+
+    def best(fn):
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            out = fn()
+            times.append(time.perf_counter() - t0)
+        return min(times), out
+
+    t_hist, (counts, _, _) = best(lambda: kernel.histogram(P))
+    n_edge, members = kernel._count_edge_cells(counts, n, n_bins)
+    dtype = np.int16 if max(n_bins, n_edge) <= np.iinfo(np.int16).max else np.int32
+    table = np.empty((k, kernel.N_CELLS), dtype=dtype)
+    column, below = np.empty(n_edge, np.int64), np.empty(n_edge, np.int64)
+    offsets = np.empty(n_edge + 1, np.int64)
+    t_tables, _ = best(lambda: kernel._fill_tables(counts, n, n_bins, table, column, below, offsets))
+    t_scatter, (sums, labels, values, is_label, _) = best(
+        lambda: kernel._scatter(P, codes, table, offsets, n_bins)
+    )
+    t_resolve, _ = best(
+        lambda: kernel._resolve(
+            sums.copy(), labels.copy(), values, is_label, offsets, column, below, n, n_bins
+        )
+    )
+    t_sort, _ = best(lambda: np.sort(P))
+    return {
+        "np_sort_s": t_sort,
+        "pass1_histogram_s": t_hist,
+        "tables_s": t_tables,
+        "pass2_scatter_s": t_scatter,
+        "boundary_sorts_s": t_resolve,
+        "boundary_cells": int(n_edge),
+        "boundary_members": int(members),
+        "boundary_member_fraction": members / P.size,
+        "repeat": repeat,
+    }
+
+
 def memory_of(case, name):
     """Peak traced allocation (bytes) of one call, in a fresh subprocess."""
     cmd = [
@@ -328,6 +376,8 @@ def main(argv=None):
     rows = []
     for case in cases(args.quick):
         row = time_case(case, netcal_ece, rounds)
+        if case["name"] == "classwise_k100":
+            row["kernel_breakdown"] = kernel_breakdown(case)
         if not args.no_memory:
             mem = {
                 name: memory_of(case, name)

@@ -25,6 +25,13 @@ def test_speed_truthful_quick(tmp_path):
     for key in ("commit", "command", "config", "cpu_count", "wall_time_s", "date"):
         assert key in prov
     assert {r["name"] for r in result["rows"]} == {"classwise_k100", "confidence_k10"}
+    cw = next(r for r in result["rows"] if r["name"] == "classwise_k100")
+    assert result["summary"]["classwise_k100_n5000"]["rel_diff_kernel_numpy_path"] <= 1e-12
+    breakdown = cw["kernel_breakdown"]
+    if mod.kernel_available():  # the compiled passes, timed one by one
+        assert breakdown["pass1_histogram_s"] > 0 and 0 < breakdown["boundary_member_fraction"] < 1
+    else:
+        assert breakdown is None
     conf = next(r for r in result["rows"] if r["name"] == "confidence_k10")
     if "netcal_ECE_15" in conf["values"]:  # same top-label ECE as netcal, where it is installed
         netcal = conf["values"]["netcal_ECE_15"]
