@@ -63,6 +63,13 @@ def _cell(x):
     return fine if e >= _E0 else e
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _bin_of(r, q, rem, big):
+    """Bin of sorted position ``r`` in ``array_split`` groups: ``rem`` of size ``q + 1``, then
+    of size ``q`` (``big = rem * (q + 1)``), as :func:`skcal.binning._rank_to_bin`."""
+    return r // (q + 1) if r < big else rem + (r - big) // q
+
+
 @numba.njit(nogil=True, cache=True, fastmath=True, inline="always")
 def _row_sum(row):
     """Sum of a row in any order (fastmath lets it vectorise; only compared with a tolerance)."""
@@ -156,7 +163,7 @@ def _resolve(sums, labels, values, is_label, offsets, cell_column, cell_below, n
         j = cell_column[g]
         for t in range(seg.shape[0]):
             r = cell_below[g] + t
-            b = r // (q + 1) if r < big else rem + (r - big) // q
+            b = _bin_of(r, q, rem, big)
             o = order[t]
             sums[j, b] += seg[o]
             if is_label[a + o]:
@@ -179,9 +186,7 @@ def _count_edge_cells(counts, n, n_bins):
             if m:
                 r0 = below
                 r1 = below + m - 1
-                b0 = r0 // (q + 1) if r0 < big else rem + (r0 - big) // q
-                b1 = r1 // (q + 1) if r1 < big else rem + (r1 - big) // q
-                if b0 != b1:
+                if _bin_of(r0, q, rem, big) != _bin_of(r1, q, rem, big):
                     n_edge += 1
                     total += m
                 below += m
@@ -204,9 +209,8 @@ def _fill_tables(counts, n, n_bins, table, cell_column, cell_below, offsets):
             m = np.int64(counts[j, c])
             r0 = min(below, n - 1)
             r1 = max(below + m - 1, r0)
-            b0 = r0 // (q + 1) if r0 < big else rem + (r0 - big) // q
-            b1 = r1 // (q + 1) if r1 < big else rem + (r1 - big) // q
-            if b0 != b1:
+            b0 = _bin_of(r0, q, rem, big)
+            if b0 != _bin_of(r1, q, rem, big):
                 table[j, c] = -1 - g
                 cell_column[g] = j
                 cell_below[g] = below
