@@ -16,16 +16,17 @@ How (all exact; ``P`` is read row by row, so no transpose and no ``(n, k)`` temp
    for values in ``[2**-40, 1]``, 128 cells per binade (the exponent and the top 7 mantissa
    bits), below that one cell per binade, and one cell for 0 and the subnormals. The cells
    are monotone in the value, so a column's cumulative counts give every cell's first sorted
-   position. The same pass validates ``P`` exactly as the numpy path does: NaN, infinities
-   and values outside ``[0, 1]`` are flagged by their bits (``-0.0`` is 0), and the largest
-   ``|row sum - 1|`` is returned.
+   position. The same pass validates ``P``: NaN, infinities and values outside ``[0, 1]`` are
+   flagged by their bits exactly as the numpy path rejects them (``-0.0`` is 0), and the
+   largest ``|row sum - 1|`` is returned (summed in any order: :mod:`skcal.truthful` lets the
+   shared validator decide the rows within ``2 k eps`` of its tolerance).
 2. A cell whose positions fall in one bin is *inside* that bin; the others (at most
    ``n_bins - 1`` a column) are *edge* cells. :func:`bin_sums` adds every value of an inside
    cell to its bin, counts the labels there, and copies the members of edge cells, in row
-   order, to a buffer of exactly the size the counts give.
+   order, to a buffer of exactly the size the counts give (every write is bounded by it, and
+   a ``P`` changed since it was counted raises instead).
 3. Each edge cell's members are sorted stably by value (so ties keep row order) and take
-   the positions that follow the cell's count below; ``_rank_to_bin`` arithmetic gives
-   their bins.
+   the positions that follow the cell's count below; :func:`_bin_of` gives their bins.
 
 The bin sums add the values in row order, where the numpy path adds them in sorted order:
 the two agree to round-off (exactly on dyadic data), and the bins and label counts agree

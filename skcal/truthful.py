@@ -499,7 +499,9 @@ def _classwise_kernel_sums(y_true, y_proba, n_bins, strategy, sample_weight, lab
     # the kernel's row sums (any order) and numpy's (pairwise) are both within k eps of the exact
     # one: near the tolerance the shared validator decides, and raises with its message
     margin = 2.0 * arr.shape[1] * np.finfo(np.float64).eps
-    P = arr if not bad and row_dev + margin <= ROW_SUM_ATOL else _check_proba(arr, labels)
+    if bad or not row_dev + margin <= ROW_SUM_ATOL:
+        _check_proba(arr, labels)  # does not change the values the counts were taken of
+    P = arr
     y_arr = y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
     check_consistent_length(y_true=y_arr, y_proba=P)
     codes = check_multiclass_labels(y_arr, P.shape[1], labels=labels).astype(np.intp, copy=False)
