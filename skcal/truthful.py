@@ -466,53 +466,69 @@ def _load_classwise_kernel():
     return _classwise_kernel
 
 
-def _classwise_kernel_sums(y_true, y_proba, n_bins, strategy, sample_weight, labels):
-    """Unweighted quantile-bin sums of a large C-contiguous float64 ``y_proba`` by the compiled
-    two-pass kernel (:mod:`skcal._classwise_kernel`), validating as :func:`_check_inputs` does.
+def _kernel_applies(P, n_bins):
+    """Whether the compiled kernel takes ``P`` (large, C-contiguous float64, ``n_bins <= n``)."""
+    return (
+        isinstance(P, np.ndarray)
+        and P.dtype == np.float64
+        and P.ndim == 2
+        and P.flags.c_contiguous
+        and P.shape[1] >= 2
+        and P.size >= _KERNEL_MIN_SIZE
+        and P.shape[0] >= _KERNEL_MIN_ROWS
+        and 1 <= n_bins <= P.shape[0] < 2**31
+    )
 
-    Returns None when the kernel does not apply (numba missing, weights, another rule, a small
-    or converted input), else ``(sums, P, codes)`` with ``P`` and ``codes`` validated and
-    ``sums`` the ``(k, n_bins)`` bin sums, or None when the kernel declined the data (too
-    concentrated; the numpy path then takes over without validating again).
+
+def _classwise_kernel_sums(y_true, y_proba, n_bins, strategy, sample_weight, labels):
+    """Unweighted quantile-bin sums by the compiled two-pass kernel (:mod:`skcal._classwise_kernel`).
+
+    A large C-contiguous float64 ``y_proba`` is validated by the kernel's first pass (as
+    :func:`_check_inputs` would validate it); any other input is validated, and converted, by
+    :func:`_check_inputs` first, and the kernel then takes the converted array if it applies
+    (a large float32 array, say; a Fortran-ordered one, such as a pandas frame's values, stays
+    on the numpy path, which reads columns).
+
+    Returns None for weights or another rule (nothing validated yet), else ``(sums, P, codes)``
+    with ``P`` and ``codes`` validated and ``sums`` the ``(k, n_bins)`` bin sums, or None when
+    the kernel did not run (numba missing, a small input) or declined the data (too
+    concentrated); the numpy path then takes over without validating again.
     """
+    if sample_weight is not None or not (isinstance(strategy, str) and strategy == "quantile"):
+        return None
+    n_bins = int(n_bins)
     # a view drops ndarray subclasses (masked arrays, matrices), which numba does not type; the
     # numpy path reads them as plain arrays too
     arr = y_proba.view(np.ndarray) if isinstance(y_proba, np.ndarray) else y_proba
-    if (
-        sample_weight is not None
-        or not (isinstance(strategy, str) and strategy == "quantile")
-        or not isinstance(arr, np.ndarray)
-        or arr.dtype != np.float64
-        or arr.ndim != 2
-        or not arr.flags.c_contiguous
-        or arr.shape[1] < 2
-        or arr.size < _KERNEL_MIN_SIZE
-        or arr.shape[0] < _KERNEL_MIN_ROWS
-        or not 1 <= int(n_bins) <= arr.shape[0] < 2**31
-        or (labels is not None and len(labels) != arr.shape[1])
-    ):
-        return None
-    kernel = _load_classwise_kernel()
-    if kernel is None:
-        return None
-    counts, bad, row_dev = kernel.histogram(arr)  # validates P in the same pass
-    # the kernel's row sums (any order) and numpy's (pairwise) are both within k eps of the exact
-    # one: near the tolerance the shared validator decides, and raises with its message
-    margin = 2.0 * arr.shape[1] * np.finfo(np.float64).eps
-    if bad or not row_dev + margin <= ROW_SUM_ATOL:
-        _check_proba(arr, labels)  # does not change the values the counts were taken of
-    P = arr
-    y_arr = y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
-    check_consistent_length(y_true=y_arr, y_proba=P)
-    codes = check_multiclass_labels(y_arr, P.shape[1], labels=labels).astype(np.intp, copy=False)
-    return kernel.bin_sums(P, codes, counts, int(n_bins)), P, codes
+    kernel = None
+    if _kernel_applies(arr, n_bins) and (labels is None or len(labels) == arr.shape[1]):
+        kernel = _load_classwise_kernel()
+    if kernel is not None:
+        counts, bad, row_dev = kernel.histogram(arr)  # validates P in the same pass
+        # the kernel's row sums (any order) and numpy's (pairwise) are both within k eps of the
+        # exact one: near the tolerance the shared validator decides, and raises with its message
+        margin = 2.0 * arr.shape[1] * np.finfo(np.float64).eps
+        if bad or not row_dev + margin <= ROW_SUM_ATOL:
+            _check_proba(arr, labels)  # does not change the values the counts were taken of
+        P = arr
+        y_arr = y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
+        check_consistent_length(y_true=y_arr, y_proba=P)
+        codes = check_multiclass_labels(y_arr, P.shape[1], labels=labels)
+    else:
+        P, codes, _ = _check_inputs(y_true, y_proba, None, labels)
+        kernel = _load_classwise_kernel() if _kernel_applies(P, n_bins) else None
+        if kernel is None:
+            return None, P, codes
+        counts = kernel.histogram(P)[0]
+    codes = codes.astype(np.intp, copy=False)
+    return kernel.bin_sums(P, codes, counts, n_bins), P, codes
 
 
 def _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels):
     """Per-class bin sums ``S_rb = sum_{i in b_r} w_i (p_i[r] - 1[y_i = r])`` and ``W``.
 
-    Unweighted quantile bins (the default) of a large float64 array go through the compiled
-    two-pass kernel when numba is installed (:func:`_classwise_kernel_sums`). Otherwise the
+    Unweighted quantile bins (the default) of a large array go through the compiled two-pass
+    kernel when numba is installed (:func:`_classwise_kernel_sums`). Otherwise the
     columns are read in blocks of 16, so that no ``(n, k)`` temporary is made (peak memory is
     the input plus a few columns): unweighted quantile bins take one sort per column
     (:func:`_quantile_column_sums`); the other rules assign every row its bin id. Both paths

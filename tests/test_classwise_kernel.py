@@ -242,9 +242,23 @@ def test_other_paths_do_not_use_the_kernel(kernel_always):
     y, P = softmax_data(4, 300, 3)
     classwise_lince(y, P, strategy="uniform")
     classwise_lince(y, P, sample_weight=np.ones(300))
-    classwise_lince(y, np.asfortranarray(P))  # converted input: the numpy path
+    classwise_lince(y, np.asfortranarray(P))  # Fortran order stays so: the numpy path
     classwise_lince(y, P, n_bins=301)  # more bins than rows
     assert kernel_always == []
+
+
+@pytest.mark.parametrize("convert", [lambda P: P.astype(np.float32), lambda P: P.tolist()])
+def test_converted_inputs_take_the_kernel_after_validation(convert, kernel_always, monkeypatch):
+    y, P = softmax_data(6, 400, 4)
+    Q = convert(P)
+    fast = classwise_lince(y, Q)
+    assert kernel_always == [True]
+    monkeypatch.setattr(truthful, "_load_classwise_kernel", lambda: None)
+    assert fast == pytest.approx(classwise_lince(y, Q), rel=1e-12)
+    with pytest.raises(ValueError, match="NaN"):  # validated before the kernel runs
+        bad = P.astype(np.float32)
+        bad[3, 0] = np.nan
+        classwise_lince(y, bad)
 
 
 def test_counts_of_another_array_raise_instead_of_writing_out_of_bounds():
