@@ -10,7 +10,9 @@ weights: each column's sorted positions, ties broken by row index, cut into ``ar
 groups. Per class column ``j`` and bin ``b`` the result is
 ``S_jb = sum_{i in b} p_ij - #{i in b : y_i = j}``, what the classwise measures reduce.
 
-How (all exact; ``P`` is read row by row, so no transpose and no ``(n, k)`` temporary):
+How (all exact; ``P`` is read in its memory order, row by row or, for a Fortran-ordered
+array such as a pandas frame's values, column by column, so no transpose and no ``(n, k)``
+temporary):
 
 1. :func:`histogram` counts every column's values in cells of their IEEE-754 bit patterns:
    for values in ``[2**-40, 1]``, 128 cells per binade (the exponent and the top 7 mantissa
@@ -81,13 +83,8 @@ def _row_sum(row):
 
 
 @numba.njit(nogil=True, cache=True)
-def histogram(P):
-    """Per-column cell counts of ``P`` (C-contiguous float64, ``n < 2**31``) and its validity.
-
-    Returns ``(counts, bad, max_row_dev)``: ``counts`` of shape ``(k, N_CELLS)`` (int32),
-    ``bad`` True if an entry is NaN, infinite or outside ``[0, 1]``, and the largest
-    ``|sum_j P_ij - 1|`` (NaN if a row sum is NaN).
-    """
+def _histogram_rows(P):
+    """:func:`histogram` of a C-contiguous ``P``, read row by row."""
     n, k = P.shape
     bits = P.view(np.uint64)
     counts = np.zeros((k, N_CELLS), np.int32)
@@ -95,7 +92,7 @@ def histogram(P):
     dev = 0.0
     for i in range(n):
         d = abs(_row_sum(P[i]) - 1.0)
-        if not d <= dev:  # also keeps a NaN
+        if d > dev or d != d:  # a NaN row sum stays
             dev = d
         for j in range(k):
             x = bits[i, j]
@@ -104,6 +101,45 @@ def histogram(P):
                 x = _ZERO_BITS
             counts[j, _cell(x)] += 1
     return counts, bad, dev
+
+
+@numba.njit(nogil=True, cache=True)
+def _histogram_columns(PT):
+    """:func:`histogram` of a Fortran-ordered ``P``, given as ``PT = P.T`` (C-contiguous ``(k, n)``)
+    and read column by column."""
+    k, n = PT.shape
+    bits = PT.view(np.uint64)
+    counts = np.zeros((k, N_CELLS), np.int32)
+    row_sums = np.zeros(n)
+    bad = False
+    for j in range(k):
+        for i in range(n):
+            row_sums[i] += PT[j, i]
+        for i in range(n):
+            x = bits[j, i]
+            if x > _ONE_BITS:  # above 1, infinite, NaN, negative, or -0.0 (which is 0)
+                bad |= x != _NEG_ZERO_BITS
+                x = _ZERO_BITS
+            counts[j, _cell(x)] += 1
+    dev = 0.0
+    for i in range(n):
+        d = abs(row_sums[i] - 1.0)
+        if d > dev or d != d:  # a NaN row sum stays
+            dev = d
+    return counts, bad, dev
+
+
+def histogram(P):
+    """Per-column cell counts of ``P`` (float64, C- or Fortran-contiguous, ``n < 2**31``) and its
+    validity, in one pass in ``P``'s memory order.
+
+    Returns ``(counts, bad, max_row_dev)``: ``counts`` of shape ``(k, N_CELLS)`` (int32),
+    ``bad`` True if an entry is NaN, infinite or outside ``[0, 1]``, and the largest
+    ``|sum_j P_ij - 1|`` (NaN if a row sum is NaN).
+    """
+    if P.flags.c_contiguous:
+        return _histogram_rows(P)
+    return _histogram_columns(P.T)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -146,6 +182,49 @@ def _scatter(P, codes, table, offsets, n_bins):
             is_label[ptr[-1 - t] - 1] = True
         else:
             ok = False
+    for g in range(ptr.shape[0]):
+        ok &= ptr[g] == offsets[g + 1]
+    return sums, labels, values, is_label, ok
+
+
+@numba.njit(nogil=True, cache=True)
+def _scatter_columns(PT, members, bounds, table, offsets, n_bins):
+    """:func:`_scatter` of a Fortran-ordered ``P`` given as ``PT = P.T``, column by column.
+
+    ``members[bounds[j]:bounds[j + 1]]`` are the increasing rows whose label is column ``j``.
+    """
+    k, n = PT.shape
+    bits = PT.view(np.uint64)
+    sums = np.zeros((k, n_bins))
+    labels = np.zeros((k, n_bins), np.int64)
+    m = offsets[-1]
+    values = np.empty(m)
+    is_label = np.zeros(m, np.bool_)
+    ptr = offsets[:-1].copy()
+    ok = True
+    for j in range(k):
+        mp = bounds[j]
+        nxt = members[mp] if mp < bounds[j + 1] else n
+        for i in range(n):
+            x = bits[j, i]
+            t = table[j, _cell(x if x <= _ONE_BITS else _ZERO_BITS)]  # -0.0 is 0
+            hit = i == nxt
+            if hit:
+                mp += 1
+                nxt = members[mp] if mp < bounds[j + 1] else n
+            if t >= 0:
+                sums[j, t] += PT[j, i]
+                if hit:
+                    labels[j, t] += 1
+            else:
+                g = -1 - t
+                p = ptr[g]
+                if p < offsets[g + 1]:
+                    values[p] = PT[j, i]
+                    is_label[p] = hit
+                    ptr[g] = p + 1
+                else:
+                    ok = False
     for g in range(ptr.shape[0]):
         ok &= ptr[g] == offsets[g + 1]
     return sums, labels, values, is_label, ok
@@ -225,8 +304,8 @@ def _fill_tables(counts, n, n_bins, table, cell_column, cell_below, offsets):
 def bin_sums(P, codes, counts, n_bins, *, max_members=None, parts=False):
     """``S_jb = sum_{i in b} P_ij - #{i in b: y_i = j}`` of shape ``(k, n_bins)``, or None.
 
-    ``P`` is the array :func:`histogram` counted (valid), ``codes`` the labels as column
-    indices (intp), ``1 <= n_bins <= n``. Returns None, having allocated nothing of size
+    ``P`` is the array :func:`histogram` counted (valid; C- or Fortran-contiguous), ``codes``
+    the labels as column indices (intp), ``1 <= n_bins <= n``. Returns None, having allocated nothing of size
     ``n``, when the edge cells hold more than ``max_members`` values (default ``n k / 4``:
     heavily tied or concentrated columns), for which one sort per column is faster. Besides
     the result and the members' buffer it allocates a table of ``k * N_CELLS`` int16 (int32
@@ -246,7 +325,12 @@ def bin_sums(P, codes, counts, n_bins, *, max_members=None, parts=False):
     cell_below = np.empty(n_edge, dtype=np.int64)
     offsets = np.empty(n_edge + 1, dtype=np.int64)
     _fill_tables(counts, n, n_bins, table, cell_column, cell_below, offsets)
-    sums, labels, values, is_label, ok = _scatter(P, codes, table, offsets, n_bins)
+    if P.flags.c_contiguous:
+        sums, labels, values, is_label, ok = _scatter(P, codes, table, offsets, n_bins)
+    else:  # Fortran order: column by column, with each column's label rows in order
+        members = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[members], np.arange(k + 1))
+        sums, labels, values, is_label, ok = _scatter_columns(P.T, members, bounds, table, offsets, n_bins)
     if not ok:
         raise RuntimeError(
             "y_proba changed while the classwise measure read it (its two passes disagree); "

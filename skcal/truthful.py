@@ -467,12 +467,12 @@ def _load_classwise_kernel():
 
 
 def _kernel_applies(P, n_bins):
-    """Whether the compiled kernel takes ``P`` (large, C-contiguous float64, ``n_bins <= n``)."""
+    """Whether the compiled kernel takes ``P`` (large, contiguous float64, ``n_bins <= n``)."""
     return (
         isinstance(P, np.ndarray)
         and P.dtype == np.float64
         and P.ndim == 2
-        and P.flags.c_contiguous
+        and (P.flags.c_contiguous or P.flags.f_contiguous)
         and P.shape[1] >= 2
         and P.size >= _KERNEL_MIN_SIZE
         and P.shape[0] >= _KERNEL_MIN_ROWS
@@ -483,11 +483,10 @@ def _kernel_applies(P, n_bins):
 def _classwise_kernel_sums(y_true, y_proba, n_bins, strategy, sample_weight, labels):
     """Unweighted quantile-bin sums by the compiled two-pass kernel (:mod:`skcal._classwise_kernel`).
 
-    A large C-contiguous float64 ``y_proba`` is validated by the kernel's first pass (as
-    :func:`_check_inputs` would validate it); any other input is validated, and converted, by
-    :func:`_check_inputs` first, and the kernel then takes the converted array if it applies
-    (a large float32 array, say; a Fortran-ordered one, such as a pandas frame's values, stays
-    on the numpy path, which reads columns).
+    A large contiguous float64 ``y_proba`` (C or Fortran order, or a pandas frame holding one)
+    is validated by the kernel's first pass (as :func:`_check_inputs` would validate it); any
+    other input is validated, and converted, by :func:`_check_inputs` first, and the kernel
+    then takes the converted array if it applies (a large float32 array, say).
 
     Returns None for weights or another rule (nothing validated yet), else ``(sums, P, codes)``
     with ``P`` and ``codes`` validated and ``sums`` the ``(k, n_bins)`` bin sums, or None when
@@ -499,7 +498,8 @@ def _classwise_kernel_sums(y_true, y_proba, n_bins, strategy, sample_weight, lab
     n_bins = int(n_bins)
     # a view drops ndarray subclasses (masked arrays, matrices), which numba does not type; the
     # numpy path reads them as plain arrays too
-    arr = y_proba.view(np.ndarray) if isinstance(y_proba, np.ndarray) else y_proba
+    arr = y_proba.to_numpy() if hasattr(y_proba, "to_numpy") else y_proba  # as _check_proba
+    arr = arr.view(np.ndarray) if isinstance(arr, np.ndarray) else arr
     kernel = None
     if _kernel_applies(arr, n_bins) and (labels is None or len(labels) == arr.shape[1]):
         kernel = _load_classwise_kernel()

@@ -33,9 +33,17 @@ def brute_parts(P, codes, n_bins):
 
 
 def kernel_parts(P, codes, n_bins, **kw):
-    counts, bad, _ = kernel.histogram(P)
-    assert not bad
-    return kernel.bin_sums(P, codes, counts, n_bins, parts=True, **kw)
+    """The kernel's two terms, read row by row (C order) and column by column (Fortran order):
+    both add a bin's inside values in row order, so they must agree bit for bit."""
+    out = []
+    for X in (np.ascontiguousarray(P), np.asfortranarray(P)):
+        counts, bad, _ = kernel.histogram(X)
+        assert not bad
+        out.append(kernel.bin_sums(X, codes, counts, n_bins, parts=True, **kw))
+    (s_c, l_c), (s_f, l_f) = out
+    np.testing.assert_array_equal(l_c, l_f)
+    np.testing.assert_array_equal(s_c, s_f)
+    return s_c, l_c
 
 
 def dyadic_probabilities(rng, n, k, total_bits):
@@ -119,20 +127,23 @@ def test_hypothesis_ties_and_extremes(n, k, n_bins_frac, pool, seed):
     np.testing.assert_allclose(sums, ref_sums, rtol=1e-12, atol=1e-300)
 
 
-def test_histogram_validates_like_the_numpy_path():
-    P = np.full((10, 2), 0.5)
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_histogram_validates_like_the_numpy_path(order):
+    P = np.full((10, 2), 0.5, order=order)
     assert not kernel.histogram(P)[1]
     for bad in (np.nan, np.inf, -np.inf, -1e-300, 1.0 + 2**-52, 2.0):
-        Q = P.copy()
+        Q = P.copy(order=order)
         Q[3, 1] = bad
         assert kernel.histogram(Q)[1], bad
-    Q = P.copy()
+    Q = P.copy(order=order)
     Q[4] = [-0.0, 1.0]
     counts, bad, dev = kernel.histogram(Q)
     assert not bad and dev == 0.0
     assert counts.sum() == Q.size and counts[:, 0].tolist() == [1, 0]  # -0.0 counted as 0
     Q[5] = [0.5, 0.25]
     assert kernel.histogram(Q)[2] == 0.25
+    Q[6] = [np.nan, 0.5]
+    assert np.isnan(kernel.histogram(Q)[2])
 
 
 def test_too_concentrated_returns_none():
@@ -206,12 +217,28 @@ def test_concentrated_input_falls_back_to_the_sort_path(kernel_always, monkeypat
     assert fast == classwise_lince(y, P, n_bins=6)
 
 
+@pytest.mark.parametrize("kind", ["fortran", "pandas"])
+def test_fortran_and_pandas_inputs_take_the_column_kernel(kind, kernel_always, monkeypatch):
+    pd = pytest.importorskip("pandas")
+    y, P = softmax_data(7, 500, 4)
+    X = np.asfortranarray(P) if kind == "fortran" else pd.DataFrame(P)
+    fast = [classwise_lince(y, X, n_bins=9), classwise_ece(y, X, n_bins=9)]
+    assert kernel_always == [True, True]
+    # read column by column, each bin is still added in row order: the C-order kernel's values
+    assert fast == [classwise_lince(y, P, n_bins=9), classwise_ece(y, P, n_bins=9)]
+    monkeypatch.setattr(truthful, "_load_classwise_kernel", lambda: None)
+    slow = [classwise_lince(y, X, n_bins=9), classwise_ece(y, X, n_bins=9)]
+    assert fast == pytest.approx(slow, rel=1e-12)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
 @pytest.mark.parametrize(
     "bad, message",
     [(np.nan, "NaN"), (np.inf, "infinity"), (-0.25, r"\[0, 1\]"), (1.5, r"\[0, 1\]")],
 )
-def test_invalid_probabilities_same_error(bad, message, kernel_always, monkeypatch):
+def test_invalid_probabilities_same_error(bad, message, order, kernel_always, monkeypatch):
     y, P = softmax_data(2, 300, 3)
+    P = P.copy(order=order)
     P[7, 1] = bad
     with pytest.raises(ValueError) as fast:
         classwise_lince(y, P)
@@ -242,7 +269,6 @@ def test_other_paths_do_not_use_the_kernel(kernel_always):
     y, P = softmax_data(4, 300, 3)
     classwise_lince(y, P, strategy="uniform")
     classwise_lince(y, P, sample_weight=np.ones(300))
-    classwise_lince(y, np.asfortranarray(P))  # Fortran order stays so: the numpy path
     classwise_lince(y, P, n_bins=301)  # more bins than rows
     assert kernel_always == []
 
