@@ -5,7 +5,9 @@ probabilities):
 
 * ``classwise_lince`` (15 quantile bins, the default) at ``k = 100`` classes, by the compiled
   kernel (numba, ``skcal[fast]``) and by the numpy path (one sort per column; the kernel
-  switched off), against one ``np.sort`` of the ``n x k`` array (``np.sort(P)``, the default
+  switched off), and on the same values in a pandas DataFrame (Fortran-ordered values, read
+  column by column; the frame is made once, outside the timing), against one ``np.sort`` of
+  the ``n x k`` array (``np.sort(P)``, the default
   last axis, and ``np.sort(P, axis=0)``, the column sort that stable-sort quantile bins need)
   and one ``np.bincount`` over the ``n k`` entries. The kernel's first call in a process
   (importing numba and loading or compiling the kernel) is timed apart, before the rounds, and
@@ -142,6 +144,20 @@ def cases(quick):
     ]
 
 
+_FRAMES = {}
+
+
+def as_frame(P):
+    """``P`` as a pandas DataFrame, made once per array (its values are Fortran-ordered)."""
+    import pandas as pd
+
+    key = id(P)
+    if key not in _FRAMES:
+        _FRAMES.clear()
+        _FRAMES[key] = (P, pd.DataFrame(P))
+    return _FRAMES[key][1]
+
+
 def functions(case, netcal_ece):
     """Name -> callable(y, P) for one case; the floors first."""
     labels = np.arange(case["k"])
@@ -154,6 +170,7 @@ def functions(case, netcal_ece):
             ),
             "skcal_classwise_lince": lambda y, P: classwise_lince(y, P, labels=labels),
             "skcal_classwise_lince_numpy_path": lambda y, P: classwise_lince_numpy_path(y, P, labels),
+            "skcal_classwise_lince_dataframe": lambda y, P: classwise_lince(y, as_frame(P), labels=labels),
         }
     out = {
         "floor_np_sort": lambda y, P: np.sort(P.max(axis=1)),
@@ -183,6 +200,9 @@ def time_case(case, netcal_ece, rounds):
         t0 = time.perf_counter()
         funcs["skcal_classwise_lince"](y, P)
         first_call["skcal_classwise_lince"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        funcs["skcal_classwise_lince_dataframe"](y, P)  # the column kernel; makes the frame
+        first_call["skcal_classwise_lince_dataframe_incl_frame"] = time.perf_counter() - t0
     for r in range(rounds):
         shift = r % len(names)
         for name in names[shift:] + names[:shift]:
@@ -269,6 +289,8 @@ def _memory_child(spec):
     netcal_ece = load_netcal_ece() if name.startswith("netcal") else None
     y, P = make_data(case["n"], case["k"])
     fn = functions(case, netcal_ece)[name]
+    if name.endswith("_dataframe"):
+        as_frame(P)  # the frame is input, made before the measurement
     rss0 = _reset_peak_rss()
     tracemalloc.start()
     fn(y, P)
@@ -314,6 +336,7 @@ def summarize(rows):
                 "classwise_lince_over_np_sort_axis0": s / med["floor_np_sort_axis0"],
                 "classwise_lince_over_np_bincount": s / med["floor_np_bincount"],
                 "numpy_path_over_np_sort": s_np / med["floor_np_sort"],
+                "dataframe_over_np_sort": med["skcal_classwise_lince_dataframe"] / med["floor_np_sort"],
                 "numpy_path_over_kernel": s_np / s,
                 "rel_diff_kernel_numpy_path": abs(
                     v["skcal_classwise_lince"] - v["skcal_classwise_lince_numpy_path"]
