@@ -75,6 +75,10 @@ def kernel_parts(P, codes, n_bins):
 def check_kernel(P, codes, n_bins):
     before, codes_before = P.copy(), np.array(codes, copy=True)
     sums, labels = kernel_parts(P, codes, n_bins)
+    # the Fortran-ordered copy goes through the column-by-column passes: the same bits
+    sums_f, labels_f = kernel_parts(np.asfortranarray(P), codes, n_bins)
+    np.testing.assert_array_equal(labels_f, labels)
+    np.testing.assert_array_equal(sums_f, sums)
     np.testing.assert_array_equal(P, before)
     np.testing.assert_array_equal(codes, codes_before)
     assert np.array_equal(np.signbit(P), np.signbit(before))  # -0.0 kept
