@@ -515,7 +515,7 @@ def _classwise_kernel_sums(y_true, y_proba, n_bins, strategy, sample_weight, lab
         check_consistent_length(y_true=y_arr, y_proba=P)
         codes = check_multiclass_labels(y_arr, P.shape[1], labels=labels)
     else:
-        P, codes, _ = _check_inputs(y_true, y_proba, None, labels)
+        P, codes, _ = _check_inputs(y_true, arr, None, labels)  # arr: a frame read once
         kernel = _load_classwise_kernel() if _kernel_applies(P, n_bins) else None
         if kernel is None:
             return None, P, codes
