@@ -142,6 +142,34 @@ def histogram(P):
     return _histogram_columns(P.T)
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _lookup(table, j, x):
+    """Table entry of column ``j`` for a valid value's bits ``x`` (-0.0 read as 0)."""
+    return table[j, _cell(x if x <= _ONE_BITS else _ZERO_BITS)]
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _scatter_buffers(k, n_bins, offsets):
+    """Pass 2's outputs and the edge cells' write positions."""
+    m = offsets[-1]
+    return (
+        np.zeros((k, n_bins)),
+        np.zeros((k, n_bins), np.int64),
+        np.empty(m),
+        np.zeros(m, np.bool_),
+        offsets[:-1].copy(),
+    )
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _all_filled(ptr, offsets):
+    """Whether every edge cell received exactly the members its count announced."""
+    for g in range(ptr.shape[0]):
+        if ptr[g] != offsets[g + 1]:
+            return False
+    return True
+
+
 @numba.njit(nogil=True, cache=True)
 def _scatter(P, codes, table, offsets, n_bins):
     """Pass 2: inside cells into ``sums`` / ``labels``; edge-cell members into the buffer.
@@ -151,17 +179,11 @@ def _scatter(P, codes, table, offsets, n_bins):
     """
     n, k = P.shape
     bits = P.view(np.uint64)
-    sums = np.zeros((k, n_bins))
-    labels = np.zeros((k, n_bins), np.int64)
-    m = offsets[-1]
-    values = np.empty(m)
-    is_label = np.zeros(m, np.bool_)
-    ptr = offsets[:-1].copy()
+    sums, labels, values, is_label, ptr = _scatter_buffers(k, n_bins, offsets)
     ok = True
     for i in range(n):
         for j in range(k):
-            x = bits[i, j]
-            t = table[j, _cell(x if x <= _ONE_BITS else _ZERO_BITS)]  # -0.0 is 0
+            t = _lookup(table, j, bits[i, j])
             if t >= 0:
                 sums[j, t] += P[i, j]
             else:
@@ -173,8 +195,7 @@ def _scatter(P, codes, table, offsets, n_bins):
                 else:
                     ok = False
         r = codes[i]
-        x = bits[i, r]
-        t = table[r, _cell(x if x <= _ONE_BITS else _ZERO_BITS)]
+        t = _lookup(table, r, bits[i, r])
         if t >= 0:
             labels[r, t] += 1
         elif ptr[-1 - t] > offsets[-1 - t]:
@@ -182,9 +203,7 @@ def _scatter(P, codes, table, offsets, n_bins):
             is_label[ptr[-1 - t] - 1] = True
         else:
             ok = False
-    for g in range(ptr.shape[0]):
-        ok &= ptr[g] == offsets[g + 1]
-    return sums, labels, values, is_label, ok
+    return sums, labels, values, is_label, ok and _all_filled(ptr, offsets)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -195,19 +214,13 @@ def _scatter_columns(PT, members, bounds, table, offsets, n_bins):
     """
     k, n = PT.shape
     bits = PT.view(np.uint64)
-    sums = np.zeros((k, n_bins))
-    labels = np.zeros((k, n_bins), np.int64)
-    m = offsets[-1]
-    values = np.empty(m)
-    is_label = np.zeros(m, np.bool_)
-    ptr = offsets[:-1].copy()
+    sums, labels, values, is_label, ptr = _scatter_buffers(k, n_bins, offsets)
     ok = True
     for j in range(k):
         mp = bounds[j]
         nxt = members[mp] if mp < bounds[j + 1] else n
         for i in range(n):
-            x = bits[j, i]
-            t = table[j, _cell(x if x <= _ONE_BITS else _ZERO_BITS)]  # -0.0 is 0
+            t = _lookup(table, j, bits[j, i])
             hit = i == nxt
             if hit:
                 mp += 1
@@ -225,9 +238,7 @@ def _scatter_columns(PT, members, bounds, table, offsets, n_bins):
                     ptr[g] = p + 1
                 else:
                     ok = False
-    for g in range(ptr.shape[0]):
-        ok &= ptr[g] == offsets[g + 1]
-    return sums, labels, values, is_label, ok
+    return sums, labels, values, is_label, ok and _all_filled(ptr, offsets)
 
 
 @numba.njit(nogil=True, cache=True)
