@@ -82,6 +82,21 @@ def _row_sum(row):
     return s
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _count(counts, j, x):
+    """Count the value with bits ``x`` in column ``j``; True if it is invalid (counted as 0).
+
+    Above the bits of 1.0 lie values above 1, infinities, NaN, negative values and -0.0 (which
+    is 0 and valid).
+    """
+    bad = False
+    if x > _ONE_BITS:
+        bad = x != _NEG_ZERO_BITS
+        x = _ZERO_BITS
+    counts[j, _cell(x)] += 1
+    return bad
+
+
 @numba.njit(nogil=True, cache=True)
 def _histogram_rows(P):
     """:func:`histogram` of a C-contiguous ``P``, read row by row."""
@@ -95,11 +110,7 @@ def _histogram_rows(P):
         if d > dev or d != d:  # a NaN row sum stays
             dev = d
         for j in range(k):
-            x = bits[i, j]
-            if x > _ONE_BITS:  # above 1, infinite, NaN, negative, or -0.0 (which is 0)
-                bad |= x != _NEG_ZERO_BITS
-                x = _ZERO_BITS
-            counts[j, _cell(x)] += 1
+            bad |= _count(counts, j, bits[i, j])
     return counts, bad, dev
 
 
@@ -116,11 +127,7 @@ def _histogram_columns(PT):
         for i in range(n):
             row_sums[i] += PT[j, i]
         for i in range(n):
-            x = bits[j, i]
-            if x > _ONE_BITS:  # above 1, infinite, NaN, negative, or -0.0 (which is 0)
-                bad |= x != _NEG_ZERO_BITS
-                x = _ZERO_BITS
-            counts[j, _cell(x)] += 1
+            bad |= _count(counts, j, bits[j, i])
     dev = 0.0
     for i in range(n):
         d = abs(row_sums[i] - 1.0)
