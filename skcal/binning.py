@@ -44,7 +44,7 @@ from skcal._compat import StrOptions, validate_params
 from skcal._constraints import N_BINS
 from skcal._validation import _as_float_array, _reject_nonfinite
 
-__all__ = ["assign_bins", "uniform_bin_edges", "BINNING_STRATEGIES"]
+__all__ = ["assign_bins", "uniform_bin_edges", "hat_neighbours", "hat_deposit", "BINNING_STRATEGIES"]
 
 #: Names of the built-in binning rules.
 BINNING_STRATEGIES = ("uniform", "quantile")
@@ -77,6 +77,96 @@ def uniform_bin_edges(n_bins):
     [0.0, 0.25, 0.5, 0.75, 1.0]
     """
     return np.linspace(0.0, 1.0, int(n_bins) + 1)
+
+
+def hat_neighbours(values, n_cells):
+    """Left node and right-node weight of each value on the grid ``{0, 1/m, ..., 1}``.
+
+    The hat (triangular) functions ``w_i(v) = max(0, 1 - |m v - i|)``, ``i = 0..m``, of the
+    uniform grid with ``m = n_cells`` cells are non-zero at two nodes at most: ``lo`` with weight
+    ``1 - frac`` and ``lo + 1`` with weight ``frac``. ``v = 1`` sits at ``frac = 1`` of the last
+    cell. This is the one place skcal computes them (SCDL's soft bins, the rounding of
+    :class:`~skcal.rounding.SoftBinRounder`, the smoothing grid of the reliability diagram).
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,)
+        Values in [0, 1] (not checked: callers validate their inputs).
+    n_cells : int
+        Number of cells ``m >= 1`` (the grid has ``m + 1`` nodes).
+
+    Returns
+    -------
+    lo : ndarray of intp, shape (n,)
+        Left node, in ``0..m-1``.
+    frac : ndarray of float64, shape (n,)
+        Weight of the node ``lo + 1``, in [0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal.binning import hat_neighbours
+    >>> lo, frac = hat_neighbours(np.array([0.0, 0.3, 1.0]), 4)
+    >>> lo.tolist(), np.round(frac, 6).tolist()
+    ([0, 1, 3], [0.0, 0.2, 1.0])
+    """
+    t = values * n_cells
+    lo = np.minimum(t.astype(np.intp), n_cells - 1)
+    return lo, t - lo
+
+
+def hat_deposit(values, n_cells, weights=None):
+    """Deposit weights on the ``n_cells + 1`` nodes of ``{0, 1/m, ..., 1}`` by the hat functions.
+
+    Node ``i`` receives ``sum_n weights[..., n] * max(0, 1 - |m values[n] - i|)``: each value
+    splits its weight between its two neighbouring nodes in proportion to its distance from
+    them, so the deposit preserves the total weight and its first moment. One
+    :func:`numpy.bincount` does all of it, also for a stack of weight rows (one per bootstrap
+    replicate, or one per quantity: for example ``[w, w * y]``), whose ids are offset by row.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,)
+        Values in [0, 1] (not checked: callers validate their inputs).
+    n_cells : int
+        Number of cells ``m >= 1``.
+    weights : ndarray of shape (n,) or (r, n), default=None
+        The weights to deposit; ``None`` deposits unit weights. Each row of a 2-D array is
+        deposited separately.
+
+    Returns
+    -------
+    ndarray of shape (m + 1,) or (r, m + 1)
+        The node masses (float64).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal.binning import hat_deposit
+    >>> hat_deposit(np.array([0.0, 0.3, 1.0]), 4).round(6).tolist()
+    [1.0, 0.8, 0.2, 0.0, 1.0]
+    >>> hat_deposit(np.array([0.25, 0.5]), 2, np.array([[1.0, 1.0], [0.0, 2.0]])).round(6).tolist()
+    [[0.5, 1.5, 0.0], [0.0, 2.0, 0.0]]
+    """
+    lo, frac = hat_neighbours(values, n_cells)
+    size = n_cells + 1
+    if weights is None:
+        hi = frac
+        low = 1.0 - frac
+        ids = lo
+        rows = 1
+    else:
+        weights = np.asarray(weights, dtype=np.float64)
+        hi = weights * frac
+        low = weights - hi
+        rows = 1 if weights.ndim == 1 else weights.shape[0]
+        ids = lo if weights.ndim == 1 else lo + (np.arange(rows, dtype=np.intp) * size)[:, None]
+    out = np.bincount(
+        np.concatenate([np.ravel(ids), np.ravel(ids) + 1]),
+        weights=np.concatenate([np.ravel(low), np.ravel(hi)]),
+        minlength=rows * size,
+    )
+    return out if weights is None or weights.ndim == 1 else out.reshape(rows, size)
 
 
 def _right_closed_ids(values, edges):

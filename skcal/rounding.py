@@ -24,6 +24,7 @@ from skcal._validation import (
     check_sample_weight,
     reject_strings,
 )
+from skcal.binning import hat_neighbours
 from skcal.scdl import MAX_BINS, _curve, _scdl_at
 from skcal.stats._scdl import ScdlStatistics
 
@@ -33,13 +34,6 @@ __all__ = [
     "soft_bin_weights",
     "swap_regret",
 ]
-
-
-def _neighbours(p, m):
-    """Lower neighbour index ``lo`` in 0..m-1 and the weight ``frac`` of ``lo + 1``."""
-    t = p * m
-    lo = np.minimum(t.astype(np.intp), m - 1)
-    return lo, t - lo
 
 
 @validate_params(
@@ -83,7 +77,7 @@ def soft_bin_weights(y_prob, n_bins, *, dense=False):
     """
     m = int(n_bins)  # validated by validate_params (N_BINS)
     p = check_probabilities(y_prob)
-    lo, frac = _neighbours(p, m)
+    lo, frac = hat_neighbours(p, m)
     if dense:
         W = np.zeros((p.shape[0], m + 1))
         rows = np.arange(p.shape[0])
@@ -224,7 +218,7 @@ def swap_regret(y_true, actions, utility, *, sample_weight=None, pos_label=None)
 
 def _rounded_action_mass(p, y, w, m, U):
     responses = best_response(np.arange(m + 1) / m, U)
-    lo, frac = _neighbours(p, m)
+    lo, frac = hat_neighbours(p, m)
     wt = np.ones(p.shape[0]) if w is None else w
     yi = y.astype(np.intp)
     A = U.shape[0]
@@ -543,7 +537,7 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return -(2.0 * scdl_m + 2.0 / self.n_bins_)
 
     def _sample_grid_index(self, p):
-        lo, frac = _neighbours(p, self.n_bins_)
+        lo, frac = hat_neighbours(p, self.n_bins_)
         rng = check_random_state(self.random_state)
         return lo + (rng.uniform(size=p.shape[0]) < frac)
 
@@ -645,7 +639,7 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         responses = self.grid_responses(utility)
         n_actions = _check_utility(utility).shape[0]
         p = self._validate_X(X, reset=False)
-        lo, frac = _neighbours(p, self.n_bins_)
+        lo, frac = hat_neighbours(p, self.n_bins_)
         P = np.zeros((p.shape[0], n_actions))
         rows = np.arange(p.shape[0])
         P[rows, responses[lo]] += 1.0 - frac

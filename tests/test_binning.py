@@ -204,3 +204,46 @@ def test_quantile_two_dimensional_equals_stable_sort_per_column():
     ids = assign_bins(V, n_bins=15)
     for j in range(V.shape[1]):
         np.testing.assert_array_equal(ids[:, j], _stable_reference(V[:, j], 15))
+
+
+# ----------------------------------------------------------------------------------------------
+# the hat-function kernel shared by SCDL, the rounder and the reliability diagram
+# ----------------------------------------------------------------------------------------------
+def _hat_brute(values, m, weights):
+    nodes = np.arange(m + 1)
+    H = np.maximum(0.0, 1.0 - np.abs(m * values[:, None] - nodes[None, :]))  # (n, m + 1)
+    return weights @ H
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=arrays(np.float64, st.integers(1, 40), elements=st.floats(0, 1)),
+    m=st.integers(1, 64),
+)
+def test_hat_deposit_equals_the_definition(values, m):
+    from skcal.binning import hat_deposit
+
+    n = values.shape[0]
+    W = np.random.default_rng(n * 100 + m).uniform(size=(3, n))
+    np.testing.assert_allclose(hat_deposit(values, m), _hat_brute(values, m, np.ones(n)), atol=1e-12)
+    np.testing.assert_allclose(hat_deposit(values, m, W[0]), _hat_brute(values, m, W[0]), atol=1e-12)
+    np.testing.assert_allclose(hat_deposit(values, m, W), _hat_brute(values, m, W), atol=1e-12)
+
+
+def test_hat_deposit_keeps_total_and_first_moment():
+    from skcal.binning import hat_deposit
+
+    v = np.random.default_rng(0).uniform(size=1000)
+    v[:3] = [0.0, 1.0, 0.5]
+    for m in (1, 2, 7, 16, 1000):
+        d = hat_deposit(v, m)
+        assert d.shape == (m + 1,)
+        assert d.sum() == pytest.approx(1000.0, rel=1e-12)
+        assert (d * np.arange(m + 1) / m).sum() == pytest.approx(v.sum(), rel=1e-12)
+
+
+def test_hat_neighbours_endpoints():
+    from skcal.binning import hat_neighbours
+
+    lo, frac = hat_neighbours(np.array([0.0, 1.0, 0.5]), 2)
+    assert lo.tolist() == [0, 1, 1] and frac.tolist() == [0.0, 1.0, 0.0]

@@ -21,6 +21,7 @@ import numpy as np
 
 from skcal._constraints import MAX_BINS_LIMIT
 from skcal._validation import _as_float_array, _binary_labels, check_consistent_length, check_probabilities
+from skcal.binning import hat_deposit
 from skcal.stats._base import BaseStatistics
 
 __all__ = ["ScdlStatistics", "DEFAULT_STATISTICS_MAX_BINS"]
@@ -45,15 +46,8 @@ def _check_power_of_two(max_bins, name="max_bins"):
 
 def _node_deposit(p, y, w, m):
     """Soft-bin masses ``W_i`` and ``A_i`` (i = 0..m) of the rows ``(p, y, w)`` on the grid ``m``."""
-    t = p * m
-    c = np.minimum(t.astype(np.intp), m - 1)
-    u = t - c  # in [0, 1]; p = 1 sits at u = 1 of the last cell
     wt = np.ones_like(p) if w is None else w
-    hi = wt * u
-    lo = wt - hi
-    idx = np.concatenate([c, c + 1])
-    W = np.bincount(idx, weights=np.concatenate([lo, hi]), minlength=m + 1)
-    A = np.bincount(idx, weights=np.concatenate([lo * y, hi * y]), minlength=m + 1)
+    W, A = hat_deposit(p, m, np.stack([wt, wt * y]))
     return W, A
 
 
