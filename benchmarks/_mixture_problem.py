@@ -1,11 +1,11 @@
-"""Shared code of the second-order calibration experiments (experiments 6.1-6.4).
+"""The Gaussian-mixture problem of experiments 6.1 and 6.2, its MLP ensembles and its CE2 ground truth.
 
-Data generators (the Gaussian-mixture problem of experiments 6.1/6.2 and its MLP ensembles), the
-quasi-Monte-Carlo ground truth of CE2 for sech-perturbed predictors, and small helpers used by
-the scripts ``rate.py``, ``recalibration.py``, ``decision_utility.py`` and ``weather_amt.py``.
-
-This module is benchmark code, not part of the skcal package: it only *uses* skcal's public API
-(``skcal.sech``, ``skcal.EnsembleMoments``, ...).
+Shared by ``benchmarks/rate.py`` (6.1), ``benchmarks/recalibration.py`` (6.2) and
+``benchmarks/doubly_labelled.py`` (the 6.2 problem with few doubly-labelled rows):
+:class:`MixtureProblem` (inputs, ``f*``, label snapshots, a component-stratified Sobol sample),
+:func:`train_mlp_ensemble` and :func:`ensemble_scores` (the predictor), and
+:class:`SechGroundTruth` (the quasi-Monte-Carlo ground truth of CE2 for sech-perturbed
+predictors). It only uses skcal's public API (``skcal.sech``, ``skcal.EnsembleMoments``).
 
 Ground truth (experiment 6.1)
 -----------------------------
@@ -35,20 +35,12 @@ integrated over the same node grid by the trapezoid rule.
 
 from __future__ import annotations
 
-import os
-import sys
-import time
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit
 from scipy.stats import norm, qmc
-
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS_DIR = os.path.join(REPO_ROOT, "benchmarks", "results")
-if REPO_ROOT not in sys.path:  # run from a checkout: import this checkout's skcal
-    sys.path.insert(0, REPO_ROOT)
 
 SIGMA2_MAX = 0.25
 
@@ -238,46 +230,3 @@ class SechGroundTruth:
 
         it = RegularGridInterpolator((self.tm, self.ts), F, method="linear")
         return it(np.column_stack([np.clip(m, 0, 1), np.clip(s2, 0, SIGMA2_MAX)]))
-
-
-# ----------------------------------------------------------------------------------------------
-# Small helpers
-# ----------------------------------------------------------------------------------------------
-def t_interval(x, level=0.90, axis=0):
-    """Mean and half-width of the Student-t interval of the mean along ``axis``."""
-    from scipy.stats import t as student_t
-
-    x = np.asarray(x, float)
-    n = x.shape[axis]
-    mean = x.mean(axis=axis)
-    if n < 2:
-        return mean, np.zeros_like(mean)
-    sem = x.std(axis=axis, ddof=1) / np.sqrt(n)
-    return mean, student_t.ppf(0.5 + level / 2, n - 1) * sem
-
-
-def write_json(path, payload, *, provenance=None):
-    """Write ``payload`` as JSON, with the run's provenance (see ``benchmarks/_provenance.py``)."""
-    from _provenance import write_json as _write
-
-    return _write(path, payload, provenance=provenance)
-
-
-class Timer:
-    def __enter__(self):
-        self.t0 = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc):
-        self.seconds = time.perf_counter() - self.t0
-
-    def elapsed(self):
-        return time.perf_counter() - self.t0
-
-
-def add_common_args(parser, default_name):
-    parser.add_argument("--quick", action="store_true", help="small smoke run (CI)")
-    parser.add_argument("--n-jobs", type=int, default=1, help="joblib workers over seeds/repeats")
-    parser.add_argument("--out", default=RESULTS_DIR, help="output directory for JSON and PNG")
-    parser.add_argument("--seed", type=int, default=0, help="master seed")
-    return parser
