@@ -456,7 +456,7 @@ def binomial_interval(k, n, level=0.95, method="clopper-pearson"):
     >>> float(lo), round(float(hi), 5)
     (0.0, 0.00368)
     >>> [round(float(v), 4) for v in binomial_interval(50, 1000, method="wilson")]
-    [0.0382, 0.0653]
+    [0.0381, 0.0653]
     """
     from scipy.stats import beta, norm
 

@@ -13,8 +13,8 @@ Usage (from the repository root; both forms are the same)::
                                                  # deliberate change; say why in the commit)
 
 Run as a file, this script reruns itself as the module ``python -m benchmarks.verify`` from the
-repository root (one fresh interpreter, where the package ``benchmarks`` is importable without
-touching ``sys.path``); the module runs each quick mode as ``python -m benchmarks.<name> --quick
+repository root (one fresh interpreter, where the package ``benchmarks`` is importable with no
+import-path edit); the module runs each quick mode as ``python -m benchmarks.<name> --quick
 --out <tmp>`` would, by calling the script's ``main`` with those arguments. Numbers are compared
 with a relative tolerance of ``1e-6`` (BLAS and thread counts move the last digits of sums);
 timings, dates, load averages, commands and provenance are not compared.
