@@ -20,8 +20,9 @@ Every script in ``benchmarks/`` is a module run from the repository root
   rate), :func:`binomial_band` (where a rate of ``n`` draws lands around its nominal value) and
   :func:`t_interval` (Student-t interval of a mean over seeds);
 * **output**: :func:`provenance` (commit, command, configuration, cores, wall time, date, load
-  average, package versions), :func:`write_json`, and the figure tail :func:`subplots` /
-  :func:`save_figure` (matplotlib's ``Figure`` without pyplot, saved and released in one call).
+  average, package versions), :func:`write_json` and :func:`write_result` (the two together),
+  and the figure tail :func:`subplots` / :func:`save_figure` (matplotlib's ``Figure`` without
+  pyplot, saved and released in one call), with :func:`plot_band` (a line and its shaded band).
 
 How to write a new script on it, in five steps: ``benchmarks/README.md``. Experiment-specific
 code shared by several scripts lives in its own module (``benchmarks/_mixture_problem.py``: the
@@ -635,9 +636,26 @@ def write_json(path, payload, *, provenance=None):
     return path
 
 
+def write_result(file, argv, path, payload, *, config=None, clock=None, wall_time_s=None):
+    """Write ``payload`` to ``path`` with the :func:`provenance` of this run of ``file``; return ``path``."""
+    prov = provenance(file, argv, config=config, clock=clock, wall_time_s=wall_time_s)
+    return write_json(path, payload, provenance=prov)
+
+
 # ----------------------------------------------------------------------------------------------
 # figures
 # ----------------------------------------------------------------------------------------------
+def plot_band(ax, x, mean, low, high, *args, alpha=0.2, **kwargs):
+    """A line ``mean`` against ``x`` with the band ``[low, high]`` shaded in its colour; returns the line.
+
+    ``args`` and ``kwargs`` go to ``ax.plot`` (a format such as ``"o-"``, ``label``, ``color``);
+    ``alpha`` is the band's opacity.
+    """
+    (line,) = ax.plot(x, mean, *args, **kwargs)
+    ax.fill_between(x, low, high, alpha=alpha, color=line.get_color())
+    return line
+
+
 def subplots(nrows=1, ncols=1, *, figsize=None, layout=None, **kwargs):
     """A matplotlib ``Figure`` and its axes, off-screen (no pyplot, no global figure state).
 

@@ -3,9 +3,10 @@
 Shared by ``benchmarks/rate.py`` (6.1), ``benchmarks/recalibration.py`` (6.2) and
 ``benchmarks/doubly_labelled.py`` (the 6.2 problem with few doubly-labelled rows):
 :class:`MixtureProblem` (inputs, ``f*``, label snapshots, a component-stratified Sobol sample),
-:func:`train_mlp_ensemble` and :func:`ensemble_scores` (the predictor), and
-:class:`SechGroundTruth` (the quasi-Monte-Carlo ground truth of CE2 for sech-perturbed
-predictors). It only uses skcal's public API (``skcal.sech``, ``skcal.EnsembleMoments``).
+:func:`train_mlp_ensemble`, :func:`small_data_ensemble` and :func:`ensemble_scores` (the
+predictors), and :class:`SechGroundTruth` with :func:`qmc_fields` (the quasi-Monte-Carlo ground
+truth of CE2 for sech-perturbed predictors). It only uses skcal's public API (``skcal.sech``,
+``skcal.EnsembleMoments``).
 
 Ground truth (experiment 6.1)
 -----------------------------
@@ -136,6 +137,36 @@ def ensemble_scores(members, X):
     from skcal import EnsembleMoments
 
     return EnsembleMoments(members).fit(X[:1]).transform(X)
+
+
+def small_data_ensemble(problem, seed, *, n_jobs=1):
+    """The predictor of experiment 6.2: 20 MLPs trained 60 epochs on the same 24 samples.
+
+    The 24 inputs and their labels are drawn from ``problem`` with the generator
+    ``default_rng(seed + 1)``; the members differ only in their initialisation (seeds 1000 to
+    1019), so the ensemble's ``sigma2`` carries only a faint signal about ``Var[f* | x]``.
+    """
+    rng = np.random.default_rng(seed + 1)
+    X24 = problem.sample(24, rng)
+    y24 = problem.labels(X24, rng)[:, 0]
+    if len(np.unique(y24)) < 2:  # pragma: no cover - guarded for other seeds
+        raise RuntimeError("the 24 training labels are all equal; choose another --seed")
+    return train_mlp_ensemble(X24, y24, n_members=20, epochs=60, seed=1000, n_jobs=n_jobs)
+
+
+def qmc_fields(grid, problem, members, log2_per_component, *, seed, replicates=2):
+    """The ground-truth fields ``(N0, N1, N2)`` of the ensemble, one per QMC replicate.
+
+    Replicate ``r`` is the component-stratified Sobol sample scrambled with ``seed + r``
+    (:meth:`MixtureProblem.sobol_sample`), scored by the ensemble and deposited on ``grid``
+    (:meth:`SechGroundTruth.fields`). Returns a list of arrays of shape ``(3, n_m, n_s)``.
+    """
+    out = []
+    for r in range(replicates):
+        X = problem.sobol_sample(log2_per_component, seed=seed + r)
+        S = ensemble_scores(members, X)
+        out.append(grid.fields(S[:, 0], S[:, 1], problem.f_star(X)))
+    return out
 
 
 # ----------------------------------------------------------------------------------------------

@@ -86,13 +86,9 @@ def main(argv=None):
         "time_s": clock.elapsed(),
     }
     stem = "ce2_degree_guard_quick" if args.quick else "ce2_degree_guard"
-    harness.write_json(
-        args.out / f"{stem}.json",
-        out,
-        provenance=harness.provenance(
-            __file__, argv, config=harness.args_config(args), wall_time_s=out["time_s"]
-        ),
-    )
+    config = harness.args_config(args)
+    path = args.out / f"{stem}.json"
+    harness.write_result(__file__, argv, path, out, config=config, wall_time_s=out["time_s"])
     plot(summary, ns, args.out / f"{stem}.png")
     print(json.dumps(summary, indent=1))
     return 0

@@ -268,8 +268,7 @@ def plot_audit(audit, pooled, path):
             lo = np.array([table[name][f"{int(b)}%"]["p2.5"] for b in xb])
             hi = np.array([table[name][f"{int(b)}%"]["p97.5"] for b in xb])
             style = "--" if name.startswith("raw") else "-"
-            (line,) = ax.plot(xb, mean, style, marker="o", label=name)
-            ax.fill_between(xb, lo, hi, color=line.get_color(), alpha=0.15)
+            harness.plot_band(ax, xb, mean, lo, hi, style, marker="o", label=name, alpha=0.15)
         ax.set_xlabel("audit budget (% of evaluation images)")
         ax.set_ylabel("realised disagreement captured / oracle")
         ax.set_ylim(0, 1)

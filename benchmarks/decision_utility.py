@@ -173,11 +173,7 @@ def main(argv=None):
     }
     config = {"quick": args.quick, "repeats": repeats, "n_cal": n_cal, "n_eval": n_eval, "seed": args.seed}
     config.update(cost=COST, n_thresholds=len(thresholds), n_jobs=args.n_jobs)
-    harness.write_json(
-        args.out / f"{tag}.json",
-        payload,
-        provenance=harness.provenance(__file__, argv, config=config, clock=clock),
-    )
+    harness.write_result(__file__, argv, args.out / f"{tag}.json", payload, config=config, clock=clock)
     plot(thresholds, mean, sem, repeats, args.out / f"{tag}.png")
     print(f"{tag}: {repeats} repeats in {timer.seconds:.1f}s")
     for name, s in summary.items():
@@ -190,10 +186,8 @@ def plot(thresholds, mean, sem, repeats, path):
     styles = ["--", "--", ":", ":", "-.", "-", "-"]
     for i, name in enumerate(METHODS):
         color = "k" if name == "oracle" else None
-        (line,) = ax.plot(thresholds, mean[i], styles[i], label=name, color=color, lw=1.6)
-        ax.fill_between(
-            thresholds, mean[i] - 1.96 * sem[i], mean[i] + 1.96 * sem[i], alpha=0.2, color=line.get_color()
-        )
+        lo, hi = mean[i] - 1.96 * sem[i], mean[i] + 1.96 * sem[i]
+        harness.plot_band(ax, thresholds, mean[i], lo, hi, styles[i], label=name, color=color, lw=1.6)
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_xlabel("referral threshold on estimated gain")
     ax.set_ylabel("realised gain per 100 borderline patients")

@@ -39,7 +39,13 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from benchmarks import _harness as harness
-from benchmarks._mixture_problem import MixtureProblem, SechGroundTruth, ensemble_scores, train_mlp_ensemble
+from benchmarks._mixture_problem import (
+    MixtureProblem,
+    SechGroundTruth,
+    ensemble_scores,
+    qmc_fields,
+    small_data_ensemble,
+)
 
 H = 1 / 64
 ALPHA = 1e-6
@@ -102,18 +108,11 @@ def main(argv=None):
     }
 
     problem = MixtureProblem(seed=args.seed)
-    rng = np.random.default_rng(args.seed + 1)
-    X24 = problem.sample(24, rng)
-    y24 = problem.labels(X24, rng)[:, 0]
     with harness.Timer() as t_train:
-        members = train_mlp_ensemble(X24, y24, n_members=20, epochs=60, seed=1000, n_jobs=args.n_jobs)
+        members = small_data_ensemble(problem, args.seed, n_jobs=args.n_jobs)
     with harness.Timer() as t_truth:
         grid = SechGroundTruth(H, *grid_shape)
-        reps = []
-        for r in range(2):
-            Xs = problem.sobol_sample(sobol_log2, seed=10_000 + r)
-            Sq = ensemble_scores(members, Xs)
-            reps.append(grid.fields(Sq[:, 0], Sq[:, 1], problem.f_star(Xs)))
+        reps = qmc_fields(grid, problem, members, sobol_log2, seed=10_000)
         ce2_reps = [grid.ce2(N)["ce2"] for N in reps]
         truth = grid.ce2(0.5 * (reps[0] + reps[1]))
     with harness.Timer() as t_seeds:
@@ -153,11 +152,7 @@ def main(argv=None):
         "summary": summary,
         "per_seed": res,
     }
-    harness.write_json(
-        args.out / f"{tag}.json",
-        payload,
-        provenance=harness.provenance(__file__, argv, config=config, clock=clock),
-    )
+    harness.write_result(__file__, argv, args.out / f"{tag}.json", payload, config=config, clock=clock)
     plot(payload, config, args.out / f"{tag}.png")
     print(f"{tag}: {n_seeds} seeds, N = {n_total}, true CE2 {truth['ce2']:.4f}, {clock.elapsed():.1f}s")
     for est, s in summary.items():

@@ -77,8 +77,8 @@ def main(argv=None):
     repeats = 20 if args.quick else args.repeats
     result = audit(repeats)
     config = harness.args_config(args, repeats_used=repeats)
-    prov = harness.provenance(__file__, argv, config=config, clock=clock)
-    harness.write_json(args.out / "first_order_margin_audit.json", result, provenance=prov)
+    path = args.out / "first_order_margin_audit.json"
+    harness.write_result(__file__, argv, path, result, config=config, clock=clock)
     n01, inf = result["exact_0_or_1"], result["repeats_with_infinite_log_loss"]
     mean = result["mean_log_loss_transform_over_finite_repeats"]
     print(

@@ -138,13 +138,9 @@ def main(argv=None):
             f"in_memory_s={row['in_memory_seconds']:.2f} rel_diff={row['relative_difference']:.1e}"
         )
     result = {"rows": rows}
-    harness.write_json(
-        args.out / ("quantile_passes_quick.json" if args.quick else "quantile_passes.json"),
-        result,
-        provenance=harness.provenance(
-            __file__, argv, config=harness.args_config(args, chunk=chunk), clock=clock
-        ),
-    )
+    stem = "quantile_passes_quick" if args.quick else "quantile_passes"
+    config = harness.args_config(args, chunk=chunk)
+    harness.write_result(__file__, argv, args.out / f"{stem}.json", result, config=config, clock=clock)
     return result
 
 

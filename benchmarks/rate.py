@@ -55,7 +55,13 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from benchmarks import _harness as harness
-from benchmarks._mixture_problem import MixtureProblem, SechGroundTruth, ensemble_scores, train_mlp_ensemble
+from benchmarks._mixture_problem import (
+    MixtureProblem,
+    SechGroundTruth,
+    ensemble_scores,
+    qmc_fields,
+    train_mlp_ensemble,
+)
 
 FULL_N = [500, 1000, 2000, 5000, 10000, 20000, 50000]
 ESTIMATORS = ["poly_heldout", "poly_cv_valid", "poly_cv", "bucketing", "nadaraya_watson"]
@@ -116,26 +122,16 @@ def estimate(name, Y_fit, S_fit, n_train, S_valid, h, seed, cfg, Y_valid=None):
         res = ce2_details(
             Y_fit, S_fit, bandwidth=h, degree=degrees, alphas=cfg["alphas"], cv=PredefinedSplit(fold)
         )
-    elif name == "poly_cv":
-        # K-fold CV on train + hyper, plug-in on valid
-        n_fit = S_fit.shape[0]
+    elif name in ("poly_cv", "poly_cv_valid"):
+        # poly_cv: K-fold CV on train + hyper, plug-in on valid; poly_cv_valid (the paper's
+        # protocol): K-fold CV on the validation split, the estimate on that split
+        Y_cv, S_cv = (Y_fit, S_fit) if name == "poly_cv" else (Y_valid, S_valid)
+        n_cv = S_cv.shape[0]
         res = ce2_details(
-            Y_fit,
-            S_fit,
+            Y_cv,
+            S_cv,
             bandwidth=h,
-            degree=candidate_degrees(h, n_fit - n_fit // cfg["folds"], cfg),
-            alphas=cfg["alphas"],
-            cv=cfg["folds"],
-            random_state=seed,
-        )
-    elif name == "poly_cv_valid":
-        # the paper's protocol: K-fold CV on the validation split, the estimate on that split
-        n_va = S_valid.shape[0]
-        res = ce2_details(
-            Y_valid,
-            S_valid,
-            bandwidth=h,
-            degree=candidate_degrees(h, n_va - n_va // cfg["folds"], cfg),
+            degree=candidate_degrees(h, n_cv - n_cv // cfg["folds"], cfg),
             alphas=cfg["alphas"],
             cv=cfg["folds"],
             random_state=seed,
@@ -217,11 +213,8 @@ def combine(paths, out_dir, tag, argv=None):
         "summary": summarize(rows, bandwidths, estimators, n_grid, truths),
         "seconds": {os.path.basename(p): r["seconds"] for p, r in zip(paths, runs, strict=True)},
     }
-    harness.write_json(
-        out_dir / f"{tag}.json",
-        payload,
-        provenance=harness.provenance(__file__, argv, config={"combine": list(paths)}, wall_time_s=0.0),
-    )
+    config = {"combine": list(paths)}
+    harness.write_result(__file__, argv, out_dir / f"{tag}.json", payload, config=config, wall_time_s=0.0)
     plot(payload, out_dir / f"{tag}.png")
     return payload
 
@@ -294,11 +287,8 @@ def main(argv=None):
         with harness.Timer() as t_truth:
             for h in bandwidths:
                 grid = SechGroundTruth(h, *grid_shape)
-                reps = []
-                for r in range(2):
-                    Xs = problem.sobol_sample(sobol_log2, seed=20_000 + r)
-                    S = ensemble_scores(members, Xs)
-                    reps.append(grid.ce2(grid.fields(S[:, 0], S[:, 1], problem.f_star(Xs))))
+                fields = qmc_fields(grid, problem, members, sobol_log2, seed=20_000)
+                reps = [grid.ce2(N) for N in fields]
                 truths[h] = 0.5 * (reps[0]["ce2"] + reps[1]["ce2"])
                 truth_info[f"1/{round(1 / h)}"] = {
                     "replicates": reps,
@@ -341,11 +331,8 @@ def main(argv=None):
             )
             config = {**cfg, "seeds": n_seeds, "first_seed": args.first_seed, "seed": args.seed}
             config.update(n_grid=n_grid, bandwidths=bandwidths, estimators=estimators, n_jobs=args.n_jobs)
-            harness.write_json(
-                args.out / f"{tag}.json",
-                payload,
-                provenance=harness.provenance(__file__, argv, config=config, clock=clock),
-            )
+            path = args.out / f"{tag}.json"
+            harness.write_result(__file__, argv, path, payload, config=config, clock=clock)
             plot(payload, args.out / f"{tag}.png")
             print(f"[rate] {done}/{n_seeds} seeds written to {tag}.json", file=sys.stderr, flush=True)
     print(f"{tag}: {n_seeds} seeds in {t_total.seconds:.1f}s")
@@ -454,10 +441,9 @@ def plot(payload, path):
             slope = v["loglog_slope"]
             slope_txt = f"slope {slope:.2f}, " if slope is not None else ""
             label = f"{name} {mode} ({slope_txt}{v.get('seeds', '?')} seeds)"
-            (line,) = ax.plot(n, mean, style, label=label, ms=3)
             # log axis: the lower band edge is clipped at mean / 10 (wide intervals of few seeds)
             lower = np.maximum(mean - half, mean / 10)
-            ax.fill_between(n, lower, mean + half, alpha=0.15, color=line.get_color())
+            harness.plot_band(ax, n, mean, lower, mean + half, style, label=label, ms=3, alpha=0.15)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("n (per split; the estimators fit on train + hyper = 2n)")

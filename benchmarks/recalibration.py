@@ -38,7 +38,13 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from benchmarks import _harness as harness
-from benchmarks._mixture_problem import MixtureProblem, SechGroundTruth, ensemble_scores, train_mlp_ensemble
+from benchmarks._mixture_problem import (
+    MixtureProblem,
+    SechGroundTruth,
+    ensemble_scores,
+    qmc_fields,
+    small_data_ensemble,
+)
 
 
 def one_seed(seed, members, problem, grid, fields, var_true, h, n_cal, n_test, degree, alpha, keep_scatter):
@@ -95,22 +101,11 @@ def main(argv=None):
     clock = harness.Timer()
     problem = MixtureProblem(seed=args.seed)
     with harness.Timer() as t_total:
-        rng = np.random.default_rng(args.seed + 1)
-        X24 = problem.sample(24, rng)
-        y24 = problem.labels(X24, rng)[:, 0]
-        if len(np.unique(y24)) < 2:  # pragma: no cover - guarded for other seeds
-            raise RuntimeError("the 24 training labels are all equal; choose another --seed")
         with harness.Timer() as t_train:
-            members = train_mlp_ensemble(
-                X24, y24, n_members=20, epochs=60, seed=1000, batch_size=256, n_jobs=args.n_jobs
-            )
+            members = small_data_ensemble(problem, args.seed, n_jobs=args.n_jobs)
         with harness.Timer() as t_truth:
             grid = SechGroundTruth(h, *grid_shape)
-            reps = []
-            for r in range(2):
-                Xs = problem.sobol_sample(sobol_log2, seed=10_000 + r)
-                S = ensemble_scores(members, Xs)
-                reps.append(grid.fields(S[:, 0], S[:, 1], problem.f_star(Xs)))
+            reps = qmc_fields(grid, problem, members, sobol_log2, seed=10_000)
             ce2_reps = [grid.ce2(N)["ce2"] for N in reps]
             fields = 0.5 * (reps[0] + reps[1])
             before = grid.ce2(fields)
@@ -182,11 +177,7 @@ def main(argv=None):
     config.update(
         degree=12, alpha=1e-12, grid=grid_shape, sobol_log2=sobol_log2, seed=args.seed, n_jobs=args.n_jobs
     )
-    harness.write_json(
-        args.out / f"{tag}.json",
-        payload,
-        provenance=harness.provenance(__file__, argv, config=config, clock=clock),
-    )
+    harness.write_result(__file__, argv, args.out / f"{tag}.json", payload, config=config, clock=clock)
     plot(res[0]["scatter"], payload, args.out / f"{tag}.png")
     print(f"{tag}: {n_seeds} seeds in {t_total.seconds:.1f}s")
     print(f"  ground truth CE2 replicates {ce2_reps} (diff {abs(ce2_reps[0] - ce2_reps[1]):.2e})")

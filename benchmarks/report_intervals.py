@@ -186,8 +186,7 @@ def main(argv=None):
     png = out / f"{stem}.png"
     figure(results, band, png)
     config = {**doc["config"], "quick": args.quick}
-    prov = harness.provenance(__file__, argv, config=config, clock=clock)
-    harness.write_json(out / f"{stem}.json", doc, provenance=prov)
+    harness.write_result(__file__, argv, out / f"{stem}.json", doc, config=config, clock=clock)
     for sc, res in results.items():
         print(
             f"scenario {sc}: coverage of the 90% interval (population / E[estimate]); "

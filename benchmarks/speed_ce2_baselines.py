@@ -108,13 +108,9 @@ def main(argv=None):
         "total_seconds": total,
         "rows": rows,
     }
-    harness.write_json(
-        out / "speed_ce2_baselines.json",
-        result,
-        provenance=harness.provenance(
-            __file__, argv, config=harness.args_config(args, ns=ns), wall_time_s=total
-        ),
-    )
+    config = harness.args_config(args, ns=ns)
+    path = out / "speed_ce2_baselines.json"
+    harness.write_result(__file__, argv, path, result, config=config, wall_time_s=total)
     plot(rows, out / "speed_ce2_baselines.png")
     for r in rows:
         print(

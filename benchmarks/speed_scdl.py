@@ -188,8 +188,7 @@ def main(argv=None):
         floors={"ns": list(floor_ns), "rounds": rounds, "n_bins": 11},
         data=f"{harness.BINARY_PREDICTIONS}, seed 0",
     )
-    prov = harness.provenance(__file__, argv, config=config, clock=clock)
-    harness.write_json(args.out / "speed_scdl.json", result, provenance=prov)
+    harness.write_result(__file__, argv, args.out / "speed_scdl.json", result, config=config, clock=clock)
     plot(rows, args.out / "speed_scdl.png")
     print(json.dumps(summary, indent=2))
     print(json.dumps(result["targets"], indent=2))

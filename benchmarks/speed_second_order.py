@@ -220,16 +220,9 @@ def main(argv=None):
     print("grid_search", json.dumps(results["grid_search"]), flush=True)
     results["load_average"]["after"] = harness.load_average()
     results["total_time_s"] = time.perf_counter() - t_start
-    harness.write_json(
-        args.out / "speed_second_order.json",
-        results,
-        provenance=harness.provenance(
-            __file__,
-            argv,
-            config=harness.args_config(args, sizes=sizes, degrees=degrees),
-            wall_time_s=results["total_time_s"],
-        ),
-    )
+    config = harness.args_config(args, sizes=sizes, degrees=degrees)
+    path = args.out / "speed_second_order.json"
+    harness.write_result(__file__, argv, path, results, config=config, wall_time_s=results["total_time_s"])
     plot(results, args.out / "speed_second_order.png")
     print(f"wrote {args.out / 'speed_second_order.json'} and .png in {results['total_time_s']:.1f} s")
     return 0

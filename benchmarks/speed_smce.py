@@ -106,8 +106,7 @@ def main(argv=None):
         repeats_used=repeats,
         data=f"{harness.BINARY_PREDICTIONS}, seed 0",
     )
-    prov = harness.provenance(__file__, argv, config=config, clock=clock)
-    harness.write_json(args.out / "speed_smce.json", result, provenance=prov)
+    harness.write_result(__file__, argv, args.out / "speed_smce.json", result, config=config, clock=clock)
     plot(rows, args.out / "speed_smce.png")
     print(json.dumps(summary, indent=2))
     return result

@@ -600,8 +600,7 @@ def main(argv=None):
     # file names beside the JSON (no machine's absolute path is stored)
     result["figures"] = [Path(p).name for p in _figures(result, args.out, stem)]
     config = {**result["config"], "n_jobs": args.n_jobs}
-    prov = harness.provenance(__file__, argv, config=config, clock=clock)
-    harness.write_json(json_path, result, provenance=prov)
+    harness.write_result(__file__, argv, json_path, result, config=config, clock=clock)
     (args.out / f"{stem}.md").write_text(render_markdown(result))
     print(f"wrote {json_path} and {len(result['figures'])} figures in {timings['total']:.1f} s")
     return result

@@ -264,11 +264,7 @@ def main(argv=None):
         "n_jobs": args.n_jobs,
     }
     config = harness.args_config(args, repeats=repeats)
-    harness.write_json(
-        args.out / f"{tag}.json",
-        payload,
-        provenance=harness.provenance(__file__, argv, config=config, clock=clock),
-    )
+    harness.write_result(__file__, argv, args.out / f"{tag}.json", payload, config=config, clock=clock)
     plot(curves, repeats, args.out / f"{tag}.png")
     print(f"{tag}: {repeats} repeats in {timer.seconds:.1f}s; n_cal={out[0][1]} n_eval={out[0][2]}")
     for k in SCORES:
@@ -283,10 +279,8 @@ def plot(curves, repeats, path):
     styles = ["--", "--", "--", ":", "-.", ":", "-", "-"]
     for i, name in enumerate(SCORES):
         color = "k" if name.startswith("oracle") else None
-        (line,) = ax.plot(100 * BUDGETS, mean[i], styles[i], label=name, color=color, lw=1.5)
-        ax.fill_between(
-            100 * BUDGETS, mean[i] - 1.96 * sem[i], mean[i] + 1.96 * sem[i], alpha=0.2, color=line.get_color()
-        )
+        lo, hi = mean[i] - 1.96 * sem[i], mean[i] + 1.96 * sem[i]
+        harness.plot_band(ax, 100 * BUDGETS, mean[i], lo, hi, styles[i], label=name, color=color, lw=1.5)
     ax.set_xscale("log")
     ax.set_xlabel("audit budget f (% of evaluation items)")
     ax.set_ylabel("audit yield: 100 x mean 2theta(1-theta) of audited")

@@ -202,15 +202,22 @@ def test_command_line_and_provenance(tmp_path):
     path = harness.write_json(tmp_path / "a" / "r.json", payload, provenance=prov)
     saved = json.loads(path.read_text())
     assert saved["x"] == 0.5 and saved["v"] == [0, 1] and saved["provenance"]["config"] == {"a": 1}
+    path = harness.write_result(str(BENCH / "rate.py"), [], tmp_path / "w.json", {"y": 1}, config={"b": 2})
+    saved = json.loads(path.read_text())
+    assert saved["y"] == 1 and saved["provenance"]["config"] == {"b": 2}
+    assert saved["provenance"]["command"] == "python -m benchmarks.rate"
 
 
 def test_save_figure(tmp_path):
-    fig, axes = harness.subplots(1, 2, figsize=(4, 2))
-    axes[0].plot([0, 1], [0, 1])
-    path = harness.save_figure(fig, tmp_path / "sub" / "f.png", dpi=50)
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     import matplotlib
 
+    fig, axes = harness.subplots(1, 2, figsize=(4, 2))
+    line = harness.plot_band(axes[0], [0, 1], [0, 1], [-1, 0], [1, 2], "o-", label="m", alpha=0.3)
+    band = axes[0].collections[0]
+    assert line.get_label() == "m" and band.get_alpha() == 0.3
+    assert np.allclose(band.get_facecolor()[0][:3], matplotlib.colors.to_rgb(line.get_color()))
+    path = harness.save_figure(fig, tmp_path / "sub" / "f.png", dpi=50)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
