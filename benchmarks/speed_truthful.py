@@ -199,12 +199,7 @@ def kernel_breakdown(case, repeat=3):
     n_bins = 15
 
     def best(fn):
-        times = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            out = fn()
-            times.append(time.perf_counter() - t0)
-        return min(times), out
+        return harness.best_of(fn, repeat)
 
     t_hist, (counts, _, _) = best(lambda: kernel.histogram(P))
     n_edge, members = kernel._count_edge_cells(counts, n, n_bins)
