@@ -4,7 +4,8 @@ Data: true probabilities ``p ~ Beta(2, 2)``, labels ``y ~ Bernoulli(p)``.
 
 * **Type-I error.** The predictions are ``p`` itself (calibrated). For every measure and
   T in {200, 1000, 10000}: the rate of ``pvalue <= 0.05`` over ``--reps`` repetitions, with the
-  binomial 99% band around 0.05 (``scipy.stats.binom.ppf(0.005 / 0.995, reps, 0.05) / reps``).
+  binomial 99% band around 0.05 (``binomial_band`` of the harness:
+  ``scipy.stats.binom.ppf(0.005 / 0.995, reps, 0.05) / reps``).
 * **Power.** Two distortions of the predictions: *bias* ``clip(p + 0.05, 0, 1)`` and
   *sharpening* ``sigmoid(1.5 logit(p))`` (over-confident); rejection rate at level 0.05 as a
   function of T in {200, 1000, 3000, 10000} over ``--power-reps`` repetitions.
@@ -17,36 +18,25 @@ smaller ``--slow-reps`` / ``--slow-power-reps`` / ``--slow-resamples`` (stated i
 the results page). The
 Lipschitz smCE joins when ``skcal.lipschitz`` is importable (with the slow settings).
 
-Usage::
+Usage (from the repository root)::
 
-    nice python benchmarks/calibration_tests.py --n-jobs 2          # full
-    python benchmarks/calibration_tests.py --quick                  # smoke (CI)
+    nice python -m benchmarks.calibration_tests --n-jobs 2          # full
+    python -m benchmarks.calibration_tests --quick                  # smoke (CI)
 
-Writes ``calibration_tests.json`` (with a ``"provenance"`` block from ``benchmarks/_provenance.py``:
-git commit, command line, configuration,
-CPU count, wall time, date) and ``calibration_tests.png`` to ``--out`` (``calibration_tests_quick.*``
-with ``--quick``, the file ``benchmarks/verify.py`` compares).
+Writes ``calibration_tests.json`` (with provenance) and ``calibration_tests.png`` to ``--out``
+(``calibration_tests_quick.*`` with ``--quick``, the file ``benchmarks/verify.py`` compares).
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
+import importlib.util
 import time
-from pathlib import Path
 
 import numpy as np
+from joblib import Parallel, delayed
 
-ROOT = Path(__file__).resolve().parents[1]
-for _p in (ROOT, ROOT / "benchmarks"):
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
-
-from _provenance import Clock, provenance, write_json  # noqa: E402
-from joblib import Parallel, delayed  # noqa: E402
-from scipy.stats import binom  # noqa: E402
-
-from skcal.calibration_test import _run  # noqa: E402
+from benchmarks import _harness as harness
+from skcal.calibration_test import _run
 
 FAST = ("scdl", "binned_ece", "cutoff")
 SLOW = ("smooth_ece",)
@@ -60,9 +50,7 @@ DISTORTIONS = {
 
 
 def _measures():
-    try:
-        import skcal.lipschitz  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("skcal.lipschitz") is None:
         return FAST, SLOW
     return FAST, (*SLOW, "smooth_calibration_error")
 
@@ -78,17 +66,13 @@ def one_test(measure, T, distortion, seed, n_resamples):
 
 
 def band(reps, level=LEVEL):
-    return float(binom.ppf(0.005, reps, level) / reps), float(binom.ppf(0.995, reps, level) / reps)
+    """The binomial 99% band of the rejection rate of ``reps`` tests of size ``level``."""
+    return harness.binomial_band(reps, level, 0.99)
 
 
 def plot(result, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     type1_T, power_T = result["type1_T"], result["power_T"]
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
+    fig, axes = harness.subplots(1, 3, figsize=(16, 4.5))
     ax = axes[0]
     measures = list(result["type1"])
     for k, m in enumerate(measures):
@@ -114,14 +98,13 @@ def plot(result, path):
         ax.set_ylabel("power at 0.05")
         ax.set_title(f"power: {dist}")
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    harness.save_figure(fig, path, dpi=110)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smoke run (few repetitions, small T)")
+    parser = harness.parser(
+        __file__, __doc__, quick="smoke run (few repetitions, small T)", n_jobs="joblib workers", seed=True
+    )
     parser.add_argument("--reps", type=int, default=500, help="type-I repetitions, fast measures")
     parser.add_argument("--power-reps", type=int, default=200, help="power repetitions, fast measures")
     parser.add_argument("--resamples", type=int, default=99, help="resamples per power test, fast measures")
@@ -132,11 +115,8 @@ def main(argv=None):
     parser.add_argument("--slow-power-reps", type=int, default=40, help="power repetitions, smECE")
     parser.add_argument("--slow-power-max-T", type=int, default=10000, help="largest power T, smECE")
     parser.add_argument("--slow-resamples", type=int, default=100, help="resamples per test, smECE")
-    parser.add_argument("--n-jobs", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
-    args = parser.parse_args(argv)
-    clock = Clock()
+    args = harness.parse_args(parser, argv)
+    clock = harness.Timer()
     fast, slow = _measures()
     type1_T, power_T = (TYPE1_T, POWER_T)
     if args.quick:
@@ -209,10 +189,9 @@ def main(argv=None):
                 cell["band99"] = band(pv.size)
                 cell["mean_seconds_per_test"] = float(np.mean(cell["seconds"]))
                 del cell["seconds"]
-    prov = provenance(__file__, argv, config=config, clock=clock)
-    # a smoke run does not overwrite the full result
+    prov = harness.provenance(__file__, argv, config=config, clock=clock)
     stem = "calibration_tests_quick" if args.quick else "calibration_tests"
-    write_json(args.out / f"{stem}.json", result, provenance=prov)
+    harness.write_json(args.out / f"{stem}.json", result, provenance=prov)
     plot(result, args.out / f"{stem}.png")
     print("type-I error at 0.05 (rate [99% band], reps)")
     for m, cells in result["type1"].items():

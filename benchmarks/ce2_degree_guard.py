@@ -4,31 +4,29 @@ The analytic rule ``ceil(2 log n / log theta)`` is above its cap for every pract
 bandwidths, so the cap alone would fit tensor degree 88 (7921 features) to any sample. This
 script simulates scores whose true CE2 is (nearly) zero before perturbation: ``m ~ U(0, 1)``,
 ``sigma2 = u min(m, 1 - m)^2`` with ``u ~ U(0, 1)`` and ``f* = m -+ sqrt(sigma2)`` with equal odds,
-so ``E[f* | S] = m`` and ``Var[f* | S] = sigma2`` exactly (no clipping is needed), perturbs them with
+so ``E[f* | S] = m`` and ``Var[f* | S] = sigma2`` exactly (no clipping is needed;
+``second_order_snapshots(variance="symmetric")`` of the harness), perturbs them with
 ``SechPerturber(bandwidth=2**-6)`` and estimates CE2 with two snapshots per input at the degree
 ``auto_degree(n, h, samples_per_feature=s)`` for several ``s``, and with ``cv=5``. The
 perturbation itself adds a small true CE2; a larger estimate is the estimator's noise floor.
 
-Usage::
+Usage (from the repository root)::
 
-    python benchmarks/ce2_degree_guard.py [--quick] [--n-jobs 2] [--out benchmarks/results]
+    python -m benchmarks.ce2_degree_guard            # n = 5e3, 2e4, 1e5, three seeds
+    python -m benchmarks.ce2_degree_guard --quick    # smoke run: n = 2e3, 5e3, one seed
+
+Writes ``ce2_degree_guard.json`` and ``ce2_degree_guard.png`` (``ce2_degree_guard_quick.*`` with
+``--quick``).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-import time
-from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
-from _provenance import args_config, provenance, write_json  # noqa: E402
+from benchmarks import _harness as harness
 
 H = 2**-6
 GUARDS = [10, 30, 100, 300]
@@ -37,13 +35,8 @@ GUARDS = [10, 30, 100, 300]
 def simulate(n, seed):
     from skcal import SechPerturber
 
-    rng = np.random.default_rng(seed)
-    m = rng.uniform(0, 1, n)
-    s2 = rng.uniform(0, 1, n) * np.minimum(m, 1 - m) ** 2
-    f = m + rng.choice([-1.0, 1.0], n) * np.sqrt(s2)
-    Y = (rng.uniform(size=(n, 2)) < f[:, None]).astype(float)
-    Sp = SechPerturber(bandwidth=H, random_state=seed).fit_transform(np.column_stack([m, s2]))
-    return Sp, Y
+    S, Y = harness.second_order_snapshots(n, seed, variance="symmetric")
+    return SechPerturber(bandwidth=H, random_state=seed).fit_transform(S), Y
 
 
 def one(n, seed, max_degree):
@@ -66,15 +59,12 @@ def one(n, seed, max_degree):
 def main(argv=None):
     from joblib import Parallel, delayed
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--n-jobs", type=int, default=1)
-    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
-    args = parser.parse_args(argv)
+    parser = harness.parser(__file__, __doc__, n_jobs="joblib workers over (n, seed)")
+    args = harness.parse_args(parser, argv)
     ns = [2000, 5000] if args.quick else [5000, 20000, 100000]
     seeds = [0] if args.quick else [0, 1, 2]
     max_degree = 20 if args.quick else 60
-    t0 = time.perf_counter()
+    clock = harness.Timer()
     rows = Parallel(n_jobs=args.n_jobs)(delayed(one)(n, s, max_degree) for n in ns for s in seeds)
     summary = {}
     for n in ns:
@@ -93,22 +83,19 @@ def main(argv=None):
         "seeds": seeds,
         "rows": rows,
         "summary": summary,
-        "time_s": time.perf_counter() - t0,
+        "time_s": clock.elapsed(),
     }
-    args.out.mkdir(parents=True, exist_ok=True)
     stem = "ce2_degree_guard_quick" if args.quick else "ce2_degree_guard"
-    write_json(
-        args.out / f"{stem}.json",
-        out,
-        provenance=provenance(__file__, argv, config=args_config(args), wall_time_s=out["time_s"]),
-    )
+    config = harness.args_config(args)
+    path = args.out / f"{stem}.json"
+    harness.write_result(__file__, argv, path, out, config=config, wall_time_s=out["time_s"])
+    plot(summary, ns, args.out / f"{stem}.png")
+    print(json.dumps(summary, indent=1))
+    return 0
 
-    import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+def plot(summary, ns, path):
+    fig, ax = harness.subplots(figsize=(6, 4))
     for key in [f"guard_{s}" for s in GUARDS] + ["cv5"]:
         xs = [n for n in ns if key in summary[str(n)]]
         ax.errorbar(
@@ -122,11 +109,7 @@ def main(argv=None):
     ax.set_xlabel("n")
     ax.set_ylabel("CE2 estimate (true CE2 ~ 0 before perturbation)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(args.out / f"{stem}.png", dpi=110)
-    plt.close(fig)
-    print(json.dumps(summary, indent=1))
-    return 0
+    harness.save_figure(fig, path, dpi=110)
 
 
 if __name__ == "__main__":

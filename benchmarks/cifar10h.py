@@ -1,4 +1,4 @@
-"""Experiment 6.7 -- real repeated labels: an 11-model CIFAR-10 ensemble against CIFAR-10H human votes.
+"""Experiment 6.7: real repeated labels: an 11-model CIFAR-10 ensemble against CIFAR-10H human votes.
 
 Data (read by path from ``--data``, default ``<repo>/../shared/data``; never copied):
 
@@ -42,28 +42,23 @@ command line, configuration, CPU count, wall time, date), ``cifar10h_ce2.png``,
 ``cifar10h_audit.png`` and ``cifar10h_display.png`` (``skcal.SecondOrderDisplay`` of the top-class
 2-D second-order calibrator of the first repeat); ``--quick`` writes ``cifar10h_quick.*``.
 
-Usage::
+Usage (from the repository root)::
 
-    nice python benchmarks/cifar10h.py --repeats 20 --n-jobs 2   # full mode
-    python benchmarks/cifar10h.py --quick                        # smoke run (2 tasks, 2 repeats)
+    nice python -m benchmarks.cifar10h --repeats 20 --n-jobs 2   # full mode
+    python -m benchmarks.cifar10h --quick                        # smoke run (2 tasks, 2 repeats)
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from _provenance import Clock, provenance, repo_relative, write_json  # noqa: E402
+from benchmarks import _harness as harness
 
-DEFAULT_DATA = ROOT.parent / "shared" / "data"
+DEFAULT_DATA = harness.REPO_ROOT.parent / "shared" / "data"
 CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 TASKS = ("top", *CLASSES)
 QUICK_TASKS = ("top", "cat")
@@ -246,12 +241,7 @@ def summarise(runs, tasks):
 
 
 def plot_ce2(ce2, tasks, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.0 * len(tasks) + 2), 4.2))
+    fig, ax = harness.subplots(figsize=(max(6.0, 1.0 * len(tasks) + 2), 4.2))
     width = 0.8 / len(PREDICTORS)
     x = np.arange(len(tasks))
     for j, p in enumerate(PREDICTORS):
@@ -263,21 +253,14 @@ def plot_ce2(ce2, tasks, path):
     ax.set_ylabel("CE2 on the evaluation half")
     ax.set_title("CIFAR-10H: CE2 of the 11-model ensemble, raw and recalibrated (2.5-97.5% over repeats)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    harness.save_figure(fig, path)
 
 
 def plot_audit(audit, pooled, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     panels = [("top class", audit["top"])]
     if pooled:
         panels.append(("10 classes one-vs-rest (mean)", pooled["audit"]))
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.2 * len(panels), 4.2), squeeze=False)
+    fig, axes = harness.subplots(1, len(panels), figsize=(6.2 * len(panels), 4.2), squeeze=False)
     xb = 100 * np.asarray(BUDGETS)
     for ax, (title, table) in zip(axes.ravel(), panels, strict=True):
         for name in RANKERS:
@@ -285,23 +268,19 @@ def plot_audit(audit, pooled, path):
             lo = np.array([table[name][f"{int(b)}%"]["p2.5"] for b in xb])
             hi = np.array([table[name][f"{int(b)}%"]["p97.5"] for b in xb])
             style = "--" if name.startswith("raw") else "-"
-            (line,) = ax.plot(xb, mean, style, marker="o", label=name)
-            ax.fill_between(xb, lo, hi, color=line.get_color(), alpha=0.15)
+            harness.plot_band(ax, xb, mean, lo, hi, style, marker="o", label=name, alpha=0.15)
         ax.set_xlabel("audit budget (% of evaluation images)")
         ax.set_ylabel("realised disagreement captured / oracle")
         ax.set_ylim(0, 1)
         ax.set_title(f"CIFAR-10H disagreement audit: {title}", fontsize="medium")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    harness.save_figure(fig, path)
 
 
 def plot_display(seed, arrays, n_cal, path):
     import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    matplotlib.use("Agg")  # the display draws through pyplot: off-screen
 
     from skcal import SechPerturber, SecondOrderDisplay
 
@@ -312,31 +291,32 @@ def plot_display(seed, arrays, n_cal, path):
     Sp = SechPerturber(bandwidth=BANDWIDTH, random_state=seed).fit_transform(np.column_stack([m, s2]))
     est, _ = fit_calibrators(Sp, snapshots_from_counts(a, c), cal)["2-D second-order"]
     disp = SecondOrderDisplay.from_estimator(est, Sp[ev], name="top class, 2-D 2nd-order Platt")
-    disp.figure_.savefig(path, dpi=110)
-    plt.close(disp.figure_)
+    harness.save_figure(disp.figure_, path, dpi=110, tight_layout=False)
     return {"fraction_sigma2_lowered": float(np.mean(disp.recalibrated_scores[:, 1] < disp.raw_scores[:, 1]))}
 
 
 # ----------------------------------------------------------------------------------------------
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(
+        __file__,
+        __doc__,
+        quick="smoke run: 2 tasks (top, cat), 2 repeats",
+        n_jobs="joblib workers over repeats",
+        seed=True,
+    )
     parser.add_argument(
         "--data", type=Path, default=DEFAULT_DATA, help="folder holding cifar10h/ and multiclass_logits/"
     )
-    parser.add_argument("--quick", action="store_true", help="smoke run: 2 tasks (top, cat), 2 repeats")
     parser.add_argument(
         "--repeats", type=int, default=None, help="random calibration/evaluation splits (default 20)"
     )
-    parser.add_argument("--n-jobs", type=int, default=1, help="joblib workers over repeats")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
+    args = harness.parse_args(parser, argv)
     repeats = args.repeats or (2 if args.quick else 20)
     tasks = QUICK_TASKS if args.quick else TASKS
     tag = "cifar10h_quick" if args.quick else "cifar10h"
 
-    clock = Clock()
+    clock = harness.Timer()
     counts, P, y_test, names = load(args.data)
     m, s2 = ensemble_moments(P)
     arrays = {t: task_arrays(m, s2, counts, t) for t in tasks}
@@ -346,7 +326,6 @@ def main(argv=None):
         delayed(one_repeat)(args.seed * 1000 + r, tasks, arrays, n_cal) for r in range(repeats)
     )
     ce2, audit, pooled = summarise(runs, tasks)
-    args.out.mkdir(parents=True, exist_ok=True)
     display_info = plot_display(args.seed * 1000, arrays, n_cal, args.out / f"{tag}_display.png")
     plot_ce2(ce2, tasks, args.out / f"{tag}_ce2.png")
     plot_audit(audit, pooled, args.out / f"{tag}_audit.png")
@@ -375,7 +354,7 @@ def main(argv=None):
     result = {
         "experiment": "SPEC 6.7 CIFAR-10H: 11-model CIFAR-10 ensemble vs human label counts",
         "config": {
-            "data": repo_relative(args.data),
+            "data": harness.repo_relative(args.data),
             "quick": args.quick,
             "repeats": repeats,
             "n_jobs": args.n_jobs,
@@ -400,8 +379,8 @@ def main(argv=None):
         "ten_classes_pooled": pooled,
         "display": display_info,
     }
-    prov = provenance(__file__, argv, config=result["config"], clock=clock)
-    write_json(args.out / f"{tag}.json", result, provenance=prov)
+    prov = harness.provenance(__file__, argv, config=result["config"], clock=clock)
+    harness.write_json(args.out / f"{tag}.json", result, provenance=prov)
     print(f"{tag}: {repeats} repeats, {len(tasks)} tasks in {prov['wall_time_s']:.1f}s")
     for t in tasks:
         row = "  ".join(f"{p} {ce2[t][p]['ce2']['mean']:.4f}" for p in PREDICTORS)

@@ -1,4 +1,4 @@
-"""Experiment 6.3 -- decision utility of second-order calibration: the referral clinic.
+"""Experiment 6.3: decision utility of second-order calibration: the referral clinic.
 
 A clinic refers borderline patients (``m`` in [0.35, 0.65]) for a test at cost ``c = 0.06``. The
 referral gain for a patient with true risk ``theta`` is ``g(theta) = 2 theta^2 - 2 theta + 0.5 - c``,
@@ -24,24 +24,21 @@ sample: 1-D degree 6 on ``m`` and 2-D degree 4 per axis on ``(m, sigma2)``, each
 (``eta1 = m``, ``eta2 = m^2``), raw plug-in from ``(m, sigma2)`` (``eta2 = m^2 + sigma2``), the four
 Platt variants (their projected ``predict_moments``), and the oracle (``g(theta)`` itself).
 
-Usage::
+Usage (from the repository root)::
 
-    python benchmarks/decision_utility.py            # full protocol (200 repeats)
-    python benchmarks/decision_utility.py --quick    # smoke run
+    python -m benchmarks.decision_utility            # full protocol (200 repeats)
+    python -m benchmarks.decision_utility --quick    # smoke run
+
+Writes ``decision_utility.json`` and ``decision_utility.png`` (``decision_utility_quick.*`` with
+``--quick``).
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
-
 import numpy as np
 from joblib import Parallel, delayed
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _provenance import Clock, provenance  # noqa: E402
-from _second_order_common import Timer, add_common_args, write_json  # noqa: E402
+from benchmarks import _harness as harness
 
 COST = 0.06
 BORDER = (0.35, 0.65)
@@ -123,16 +120,18 @@ def one_repeat(seed, n_cal, n_eval, thresholds):
 
 
 def main(argv=None):
-    parser = add_common_args(argparse.ArgumentParser(description=__doc__.splitlines()[0]), "decision")
+    parser = harness.parser(
+        __file__, __doc__, quick="smoke run", n_jobs="joblib workers over repeats", seed=True
+    )
     parser.add_argument("--repeats", type=int, default=None, help="override the number of repeats")
-    args = parser.parse_args(argv)
+    args = harness.parse_args(parser, argv)
     repeats = args.repeats or (10 if args.quick else 200)
     n_cal, n_eval = 3000, 8000
     thresholds = np.linspace(-0.05, 0.30, 71)
     tag = "decision_utility_quick" if args.quick else "decision_utility"
-    clock = Clock()
+    clock = harness.Timer()
 
-    with Timer() as timer:
+    with harness.Timer() as timer:
         out = Parallel(n_jobs=args.n_jobs)(
             delayed(one_repeat)(args.seed * 100_000 + r, n_cal, n_eval, thresholds) for r in range(repeats)
         )
@@ -172,15 +171,10 @@ def main(argv=None):
         "seconds": timer.seconds,
         "n_jobs": args.n_jobs,
     }
-    os.makedirs(args.out, exist_ok=True)
     config = {"quick": args.quick, "repeats": repeats, "n_cal": n_cal, "n_eval": n_eval, "seed": args.seed}
     config.update(cost=COST, n_thresholds=len(thresholds), n_jobs=args.n_jobs)
-    write_json(
-        os.path.join(args.out, tag + ".json"),
-        payload,
-        provenance=provenance(__file__, argv, config=config, clock=clock),
-    )
-    plot(thresholds, mean, sem, repeats, os.path.join(args.out, tag + ".png"))
+    harness.write_result(__file__, argv, args.out / f"{tag}.json", payload, config=config, clock=clock)
+    plot(thresholds, mean, sem, repeats, args.out / f"{tag}.png")
     print(f"{tag}: {repeats} repeats in {timer.seconds:.1f}s")
     for name, s in summary.items():
         print(f"  {name:26s} best gain {s['best_mean_gain']:7.3f} at threshold {s['best_threshold']:.3f}")
@@ -188,27 +182,18 @@ def main(argv=None):
 
 
 def plot(thresholds, mean, sem, repeats, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    fig, ax = harness.subplots(figsize=(7.5, 4.8))
     styles = ["--", "--", ":", ":", "-.", "-", "-"]
     for i, name in enumerate(METHODS):
         color = "k" if name == "oracle" else None
-        (line,) = ax.plot(thresholds, mean[i], styles[i], label=name, color=color, lw=1.6)
-        ax.fill_between(
-            thresholds, mean[i] - 1.96 * sem[i], mean[i] + 1.96 * sem[i], alpha=0.2, color=line.get_color()
-        )
+        lo, hi = mean[i] - 1.96 * sem[i], mean[i] + 1.96 * sem[i]
+        harness.plot_band(ax, thresholds, mean[i], lo, hi, styles[i], label=name, color=color, lw=1.6)
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_xlabel("referral threshold on estimated gain")
     ax.set_ylabel("realised gain per 100 borderline patients")
-    ax.set_title(f"Referral clinic (SPEC 6.3), mean and 1.96 SEM over {repeats} repeats")
+    ax.set_title(f"Referral clinic (experiment 6.3), mean and 1.96 SEM over {repeats} repeats")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    harness.save_figure(fig, path)
 
 
 if __name__ == "__main__":

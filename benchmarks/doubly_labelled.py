@@ -3,7 +3,7 @@
 Problem and predictor: those of ``benchmarks/recalibration.py`` (experiment 6.2): the Gaussian-mixture
 task of experiment 6.1, a 20-member MLP ensemble trained 60 epochs on the same 24 samples, its scores
 ``(m, sigma2)`` sech-perturbed with ``h = 1/64``. The ground-truth CE2 of the perturbed predictor
-comes from the same grid machinery (``benchmarks/_second_order_common.py``: a scrambled Sobol
+comes from the same grid machinery (``benchmarks/_mixture_problem.py``: a scrambled Sobol
 sample of ``(1, f*, f*^2)`` deposited on the grid and sech-smoothed; two replicates averaged).
 
 Labels: ``N`` calibration rows, every row with one label, and the first ``n2`` of them (a random
@@ -24,32 +24,27 @@ Reported per ``n2``: ``|CE2_hat - CE2|`` (mean and Student-t 90% interval over s
 estimates, and the smallest ``n2`` whose mean error is within a factor 2 of the error with every
 row doubly labelled (``n2 = N``).
 
-Usage::
+Usage (from the repository root)::
 
-    nice python benchmarks/doubly_labelled.py            # full run (about N = 20000, 10 seeds)
-    nice python benchmarks/doubly_labelled.py --quick    # smoke run
+    nice python -m benchmarks.doubly_labelled            # full run (N = 20000, 10 seeds)
+    nice python -m benchmarks.doubly_labelled --quick    # smoke run
+
+Writes ``doubly_labelled.json`` and ``doubly_labelled.png`` (``doubly_labelled_quick.*`` with
+``--quick``).
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
-
 import numpy as np
 from joblib import Parallel, delayed
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _provenance import Clock, provenance  # noqa: E402
-from _second_order_common import (  # noqa: E402
+from benchmarks import _harness as harness
+from benchmarks._mixture_problem import (
     MixtureProblem,
     SechGroundTruth,
-    Timer,
-    add_common_args,
     ensemble_scores,
-    t_interval,
-    train_mlp_ensemble,
-    write_json,
+    qmc_fields,
+    small_data_ensemble,
 )
 
 H = 1 / 64
@@ -87,11 +82,13 @@ def one_seed(seed, members, problem, n_total, n2_grid):
 
 
 def main(argv=None):
-    parser = add_common_args(argparse.ArgumentParser(description=__doc__.splitlines()[0]), "doubly")
+    parser = harness.parser(
+        __file__, __doc__, quick="smoke run", n_jobs="joblib workers over seeds", seed=True
+    )
     parser.add_argument("--seeds", type=int, default=None, help="override the number of seeds")
-    args = parser.parse_args(argv)
+    args = harness.parse_args(parser, argv)
     quick = args.quick
-    clock = Clock()
+    clock = harness.Timer()
     n_seeds = args.seeds or (3 if quick else 10)
     n_total = 4000 if quick else 20000
     n2_grid = [100, 300, 1000, 4000] if quick else [50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000]
@@ -107,25 +104,18 @@ def main(argv=None):
         "seed": args.seed,
         "grid": grid_shape,
         "sobol_points_per_replicate": 10 * 2**sobol_log2,
-        "ensemble": "20 MLPs 4-64-64-1, 60 epochs on the same 24 samples (SPEC 6.2)",
+        "ensemble": "20 MLPs 4-64-64-1, 60 epochs on the same 24 samples (experiment 6.2)",
     }
 
     problem = MixtureProblem(seed=args.seed)
-    rng = np.random.default_rng(args.seed + 1)
-    X24 = problem.sample(24, rng)
-    y24 = problem.labels(X24, rng)[:, 0]
-    with Timer() as t_train:
-        members = train_mlp_ensemble(X24, y24, n_members=20, epochs=60, seed=1000, n_jobs=args.n_jobs)
-    with Timer() as t_truth:
+    with harness.Timer() as t_train:
+        members = small_data_ensemble(problem, args.seed, n_jobs=args.n_jobs)
+    with harness.Timer() as t_truth:
         grid = SechGroundTruth(H, *grid_shape)
-        reps = []
-        for r in range(2):
-            Xs = problem.sobol_sample(sobol_log2, seed=10_000 + r)
-            Sq = ensemble_scores(members, Xs)
-            reps.append(grid.fields(Sq[:, 0], Sq[:, 1], problem.f_star(Xs)))
+        reps = qmc_fields(grid, problem, members, sobol_log2, seed=10_000)
         ce2_reps = [grid.ce2(N)["ce2"] for N in reps]
         truth = grid.ce2(0.5 * (reps[0] + reps[1]))
-    with Timer() as t_seeds:
+    with harness.Timer() as t_seeds:
         res = Parallel(n_jobs=args.n_jobs)(
             delayed(one_seed)(args.seed * 1000 + s, members, problem, n_total, n2_grid)
             for s in range(n_seeds)
@@ -134,7 +124,7 @@ def main(argv=None):
     summary = {}
     for est in ("doubly_only", "hybrid"):
         err = np.array([[abs(r[est] - truth["ce2"]) for r in s["rows"]] for s in res])  # (seeds, n2)
-        mean, half = t_interval(err, level=0.90, axis=0)
+        mean, half = harness.t_interval(err, level=0.90, axis=0)
         ref = mean[-1]  # every row doubly labelled
         enough = [n2 for n2, e in zip(n2_grid, mean, strict=True) if e <= 2 * ref]
         summary[est] = {
@@ -162,13 +152,8 @@ def main(argv=None):
         "summary": summary,
         "per_seed": res,
     }
-    os.makedirs(args.out, exist_ok=True)
-    write_json(
-        os.path.join(args.out, tag + ".json"),
-        payload,
-        provenance=provenance(__file__, argv, config=config, clock=clock),
-    )
-    plot(payload, config, os.path.join(args.out, tag + ".png"))
+    harness.write_result(__file__, argv, args.out / f"{tag}.json", payload, config=config, clock=clock)
+    plot(payload, config, args.out / f"{tag}.png")
     print(f"{tag}: {n_seeds} seeds, N = {n_total}, true CE2 {truth['ce2']:.4f}, {clock.elapsed():.1f}s")
     for est, s in summary.items():
         errs = " ".join(f"{n2}:{e:.4f}" for n2, e in zip(n2_grid, s["abs_error_mean"], strict=True))
@@ -180,13 +165,8 @@ def main(argv=None):
 
 
 def plot(payload, cfg, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     n2 = np.asarray(payload["n2"])
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    fig, ax = harness.subplots(figsize=(6.4, 4.4))
     labels = {
         "doubly_only": "ce2_score on the doubly-labelled rows only",
         "hybrid": "hybrid: eta1 from all N single labels, eta2 from the n2 pairs",
@@ -200,14 +180,12 @@ def plot(payload, cfg, path):
     ax.set_xlabel("number of doubly-labelled rows n2")
     ax.set_ylabel("|CE2_hat - CE2| (mean, 90% t-interval)")
     ax.set_title(
-        f"SPEC 6.2 problem, N = {cfg['n_total']} rows, {cfg['n_seeds']} seeds; true CE2 = "
+        f"Experiment 6.2 problem, N = {cfg['n_total']} rows, {cfg['n_seeds']} seeds; true CE2 = "
         f"{payload['ground_truth']['ce2']:.3f}",
         fontsize=9,
     )
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    harness.save_figure(fig, path)
 
 
 if __name__ == "__main__":

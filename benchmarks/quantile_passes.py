@@ -14,33 +14,25 @@ tied (5 distinct values); the truthful measures (15 quantile bins) on the softma
 logits (``truthful_conf_ce``, ``classwise_lince``) and on probabilities rounded to 0.1 (heavy ties
 split by row index).
 
-Usage::
+Usage (from the repository root)::
 
-    nice python benchmarks/quantile_passes.py             # n = 1e7 binary, 1e6 x 10 multiclass
-    python benchmarks/quantile_passes.py --quick          # smoke run
+    nice python -m benchmarks.quantile_passes             # n = 1e7 binary, 1e6 x 10 multiclass
+    python -m benchmarks.quantile_passes --quick          # smoke run
 
-Writes ``quantile_passes.json`` (``quantile_passes_quick.json``) to ``--out`` (default
-benchmarks/results/), with provenance.
+Writes ``quantile_passes.json`` (``quantile_passes_quick.json`` with ``--quick``) to ``--out``, with
+provenance.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from _provenance import Clock, args_config, provenance, write_json  # noqa: E402
-
-from skcal.binned_ece import binned_ece  # noqa: E402
-from skcal.stats import QuantileSelector  # noqa: E402
-from skcal.truthful import classwise_lince, truthful_conf_ce  # noqa: E402
+from benchmarks import _harness as harness
+from skcal.binned_ece import binned_ece
+from skcal.stats import QuantileSelector
+from skcal.truthful import classwise_lince, truthful_conf_ce
 
 
 def _softmax(rng, n, k, scale=3.0):
@@ -129,12 +121,10 @@ def run_case(name, kind, y, P, chunk):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small n (smoke run)")
+    ap = harness.parser(__file__, __doc__, quick="small n (smoke run)")
     ap.add_argument("--chunk", type=int, default=1 << 20, help="rows per chunk")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
-    args = ap.parse_args(argv)
-    clock = Clock()
+    args = harness.parse_args(ap, argv)
+    clock = harness.Timer()
     n_binary, n_multi, k = (20000, 5000, 4) if args.quick else (10**7, 10**6, 10)
     chunk = min(args.chunk, 3001) if args.quick else args.chunk
     rows = []
@@ -148,13 +138,9 @@ def main(argv=None):
             f"in_memory_s={row['in_memory_seconds']:.2f} rel_diff={row['relative_difference']:.1e}"
         )
     result = {"rows": rows}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(
-        out / ("quantile_passes_quick.json" if args.quick else "quantile_passes.json"),
-        result,
-        provenance=provenance(__file__, argv, config=args_config(args, chunk=chunk), clock=clock),
-    )
+    stem = "quantile_passes_quick" if args.quick else "quantile_passes"
+    config = harness.args_config(args, chunk=chunk)
+    harness.write_result(__file__, argv, args.out / f"{stem}.json", result, config=config, clock=clock)
     return result
 
 

@@ -1,12 +1,12 @@
-"""SPEC 6.1 -- the rate of CE2 estimation: polynomial estimator versus bucketing and Nadaraya-Watson.
+"""Experiment 6.1: the rate of CE2 estimation, polynomial estimator against bucketing and Nadaraya-Watson.
 
-Problem (``benchmarks/_second_order_common.py``): X in R^4 from a 10-component isotropic Gaussian
+Problem (``benchmarks/_mixture_problem.py``): X in R^4 from a 10-component isotropic Gaussian
 mixture, ``f*(x) = sigmoid(w . x)``. Predictor: 5 MLPs 4-64-64-1 (ReLU, Adam 1e-3, 30 epochs,
 batch 256) trained once on 5,000 fresh samples; score ``(m, sigma2)`` = mean and unbiased variance
 clipped to the feasible region (``skcal.EnsembleMoments``), sech-perturbed with
 ``skcal.SechPerturber`` at bandwidth ``h``.
 
-Ground truth (per ``h``): the QMC grid integral of the common module (component-stratified
+Ground truth (per ``h``): the QMC grid integral of ``SechGroundTruth`` (component-stratified
 scrambled Sobol, ``2^15`` points per component, cloud-in-cell deposit on 1025 x 257 nodes, exact
 sech convolution, trapezoid rule); two replicates with different scrambles, their mean is the
 truth and their difference is reported.
@@ -26,24 +26,27 @@ label snapshots each, perturbed scores), and for each ``n`` the first ``n`` rows
   regressions, the best refitted on both;
 * ``poly_cv_valid`` (the paper's CV-tuned variant): the same candidates chosen by shuffled K-fold
   CV (K = 5) on ``valid[:n]``, fitted and estimated on ``valid[:n]`` (in-sample plug-in);
-* ``poly_cv`` (skcal 0.1's CV variant): K-fold CV on ``train[:n] + hyper[:n]``, plugged in on
-  ``valid[:n]``;
-* ``bucketing`` and ``nadaraya_watson``: ``skcal.ce2_details(method=...)`` (SPEC 2's baselines, the
-  constant ``c`` chosen on a held-out part of the data they are given).
+* ``poly_cv``: the same candidates chosen by K-fold CV on ``train[:n] + hyper[:n]``, plugged in
+  on ``valid[:n]``;
+* ``bucketing`` and ``nadaraya_watson``: ``skcal.ce2_details(method=...)`` (the paper's baseline
+  estimators, the constant ``c`` chosen on a held-out part of the data they are given).
 
 Reported: ``|CE2_hat - CE2|`` per seed, its mean with a Student-t 90% interval over seeds, and
 the log-log slope (least squares of log mean error on log n).
 
-Usage::
+Usage (from the repository root)::
 
-    python benchmarks/rate.py                  # full protocol (20 seeds, 7 n, h = 1/16 and 1/64)
-    python benchmarks/rate.py --quick          # smoke run
-    python benchmarks/rate.py --bandwidths 16 --seeds 5 --n-grid 500,1000   # a cut run
+    python -m benchmarks.rate                  # full protocol (20 seeds, 7 n, h = 1/16 and 1/64)
+    python -m benchmarks.rate --quick          # smoke run
+    python -m benchmarks.rate --bandwidths 16 --seeds 5 --n-grid 500,1000   # a cut run
+
+Writes ``rate.json`` and ``rate.png`` (``rate_quick.*`` with ``--quick``; ``--tag`` names them)
+after every finished seed, so a long run can be cut anywhere.
 """
 
 from __future__ import annotations
 
-import argparse
+import json
 import os
 import sys
 import time
@@ -51,15 +54,12 @@ import time
 import numpy as np
 from joblib import Parallel, delayed
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _provenance import Clock, provenance, write_json  # noqa: E402
-from _second_order_common import (  # noqa: E402
+from benchmarks import _harness as harness
+from benchmarks._mixture_problem import (
     MixtureProblem,
     SechGroundTruth,
-    Timer,
-    add_common_args,
     ensemble_scores,
-    t_interval,
+    qmc_fields,
     train_mlp_ensemble,
 )
 
@@ -122,26 +122,16 @@ def estimate(name, Y_fit, S_fit, n_train, S_valid, h, seed, cfg, Y_valid=None):
         res = ce2_details(
             Y_fit, S_fit, bandwidth=h, degree=degrees, alphas=cfg["alphas"], cv=PredefinedSplit(fold)
         )
-    elif name == "poly_cv":
-        # skcal 0.1's protocol: K-fold CV on train + hyper, plug-in on valid
-        n_fit = S_fit.shape[0]
+    elif name in ("poly_cv", "poly_cv_valid"):
+        # poly_cv: K-fold CV on train + hyper, plug-in on valid; poly_cv_valid (the paper's
+        # protocol): K-fold CV on the validation split, the estimate on that split
+        Y_cv, S_cv = (Y_fit, S_fit) if name == "poly_cv" else (Y_valid, S_valid)
+        n_cv = S_cv.shape[0]
         res = ce2_details(
-            Y_fit,
-            S_fit,
+            Y_cv,
+            S_cv,
             bandwidth=h,
-            degree=candidate_degrees(h, n_fit - n_fit // cfg["folds"], cfg),
-            alphas=cfg["alphas"],
-            cv=cfg["folds"],
-            random_state=seed,
-        )
-    elif name == "poly_cv_valid":
-        # the paper's protocol: K-fold CV on the validation split, the estimate on that split
-        n_va = S_valid.shape[0]
-        res = ce2_details(
-            Y_valid,
-            S_valid,
-            bandwidth=h,
-            degree=candidate_degrees(h, n_va - n_va // cfg["folds"], cfg),
+            degree=candidate_degrees(h, n_cv - n_cv // cfg["folds"], cfg),
             alphas=cfg["alphas"],
             cv=cfg["folds"],
             random_state=seed,
@@ -203,9 +193,7 @@ def one_seed(seed, members, problem, bandwidths, n_grid, n_split, estimators, cf
 
 def combine(paths, out_dir, tag, argv=None):
     """Merge the rows of several runs (same seeds and ground truth) into one table and figure."""
-    import json
-
-    runs = [json.load(open(p)) for p in paths]
+    runs = [json.loads(open(p).read()) for p in paths]
     truth = {}
     for r in runs:
         for key, d in r["ground_truth"].items():
@@ -225,19 +213,20 @@ def combine(paths, out_dir, tag, argv=None):
         "summary": summarize(rows, bandwidths, estimators, n_grid, truths),
         "seconds": {os.path.basename(p): r["seconds"] for p, r in zip(paths, runs, strict=True)},
     }
-    write_json(
-        os.path.join(out_dir, tag + ".json"),
-        payload,
-        provenance=provenance(__file__, argv, config={"combine": list(paths)}, wall_time_s=0.0),
-    )
-    plot(payload, os.path.join(out_dir, tag + ".png"))
+    config = {"combine": list(paths)}
+    harness.write_result(__file__, argv, out_dir / f"{tag}.json", payload, config=config, wall_time_s=0.0)
+    plot(payload, out_dir / f"{tag}.png")
     return payload
 
 
 def main(argv=None):
-    parser = add_common_args(argparse.ArgumentParser(description=__doc__.splitlines()[0]), "rate")
+    parser = harness.parser(
+        __file__, __doc__, quick="smoke run", n_jobs="joblib workers over seeds", seed=True
+    )
     parser.add_argument("--seeds", type=int, default=None, help="number of seeds (default 20; quick 2)")
-    parser.add_argument("--n-grid", default=None, help="comma-separated n values (default the SPEC grid)")
+    parser.add_argument(
+        "--n-grid", default=None, help="comma-separated n values (default 500 to 50000; quick 500,1000)"
+    )
     parser.add_argument(
         "--bandwidths", default=None, help="comma-separated inverse bandwidths, e.g. '16,64' (the default)"
     )
@@ -258,7 +247,7 @@ def main(argv=None):
     parser.add_argument(
         "--combine", default=None, help="comma-separated result JSONs of earlier runs to merge (no new run)"
     )
-    args = parser.parse_args(argv)
+    args = harness.parse_args(parser, argv)
     if args.combine:
         return combine(args.combine.split(","), args.out, args.tag or "rate", argv)
     quick = args.quick
@@ -284,25 +273,22 @@ def main(argv=None):
     grid_shape = (257, 65) if quick else (1025, 257)
     tag = args.tag or ("rate_quick" if quick else "rate")
 
-    clock = Clock()
+    clock = harness.Timer()
     problem = MixtureProblem(seed=args.seed)
-    with Timer() as t_total:
+    with harness.Timer() as t_total:
         rng = np.random.default_rng(args.seed + 1)
         n_train_ens, epochs = (2000, 10) if quick else (5000, 30)
         Xe = problem.sample(n_train_ens, rng)
         ye = problem.labels(Xe, rng)[:, 0]
-        with Timer() as t_train:
+        with harness.Timer() as t_train:
             members = train_mlp_ensemble(Xe, ye, n_members=5, epochs=epochs, seed=2000, n_jobs=args.n_jobs)
         truth_info = {}
         truths = {}
-        with Timer() as t_truth:
+        with harness.Timer() as t_truth:
             for h in bandwidths:
                 grid = SechGroundTruth(h, *grid_shape)
-                reps = []
-                for r in range(2):
-                    Xs = problem.sobol_sample(sobol_log2, seed=20_000 + r)
-                    S = ensemble_scores(members, Xs)
-                    reps.append(grid.ce2(grid.fields(S[:, 0], S[:, 1], problem.f_star(Xs))))
+                fields = qmc_fields(grid, problem, members, sobol_log2, seed=20_000)
+                reps = [grid.ce2(N) for N in fields]
                 truths[h] = 0.5 * (reps[0]["ce2"] + reps[1]["ce2"])
                 truth_info[f"1/{round(1 / h)}"] = {
                     "replicates": reps,
@@ -343,15 +329,11 @@ def main(argv=None):
                     "estimation": time.perf_counter() - t_est,
                 },
             )
-            os.makedirs(args.out, exist_ok=True)
             config = {**cfg, "seeds": n_seeds, "first_seed": args.first_seed, "seed": args.seed}
             config.update(n_grid=n_grid, bandwidths=bandwidths, estimators=estimators, n_jobs=args.n_jobs)
-            write_json(
-                os.path.join(args.out, tag + ".json"),
-                payload,
-                provenance=provenance(__file__, argv, config=config, clock=clock),
-            )
-            plot(payload, os.path.join(args.out, tag + ".png"))
+            path = args.out / f"{tag}.json"
+            harness.write_result(__file__, argv, path, payload, config=config, clock=clock)
+            plot(payload, args.out / f"{tag}.png")
             print(f"[rate] {done}/{n_seeds} seeds written to {tag}.json", file=sys.stderr, flush=True)
     print(f"{tag}: {n_seeds} seeds in {t_total.seconds:.1f}s")
     for key, d in truth_info.items():
@@ -393,7 +375,7 @@ def summarize(rows, bandwidths, estimators, n_grid, truths):
                     continue
                 k = min(len(e) for e in err)  # seeds completed at every n
                 err = np.array([e[:k] for e in err], dtype=float)  # (n values, seeds)
-                mean, half = t_interval(err, level=0.90, axis=1)
+                mean, half = harness.t_interval(err, level=0.90, axis=1)
                 slope = float(np.polyfit(np.log(ns), np.log(mean), 1)[0]) if len(ns) > 1 else None
                 secs = [r["seconds"] for r in rows if r["h"] == h and r["estimator"] == name]
                 summary[mode][key][name] = {
@@ -427,7 +409,7 @@ def build_payload(
     summary = summarize(rows, bandwidths, estimators, n_grid, truths)
     return {
         "experiment": "SPEC 6.1 rate",
-        "command": "python benchmarks/rate.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": harness.command_line(__file__, argv),
         "seeds": done,
         "seeds_requested": n_seeds,
         "n_grid": n_grid,
@@ -446,14 +428,9 @@ def build_payload(
 
 
 def plot(payload, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     summ = payload["summary"]
     keys = list(summ["in_sample"])
-    fig, axes = plt.subplots(1, len(keys), figsize=(6.0 * len(keys), 4.8), squeeze=False)
+    fig, axes = harness.subplots(1, len(keys), figsize=(6.0 * len(keys), 4.8), squeeze=False)
     for ax, key in zip(axes[0], keys, strict=True):
         curves = [(name, "in-sample", "o-", v) for name, v in summ["in_sample"][key].items()]
         curves += [(name, "on valid", "s--", v) for name, v in summ["valid"].get(key, {}).items()]
@@ -464,19 +441,16 @@ def plot(payload, path):
             slope = v["loglog_slope"]
             slope_txt = f"slope {slope:.2f}, " if slope is not None else ""
             label = f"{name} {mode} ({slope_txt}{v.get('seeds', '?')} seeds)"
-            (line,) = ax.plot(n, mean, style, label=label, ms=3)
             # log axis: the lower band edge is clipped at mean / 10 (wide intervals of few seeds)
             lower = np.maximum(mean - half, mean / 10)
-            ax.fill_between(n, lower, mean + half, alpha=0.15, color=line.get_color())
+            harness.plot_band(ax, n, mean, lower, mean + half, style, label=label, ms=3, alpha=0.15)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("n (per split; the estimators fit on train + hyper = 2n)")
         ax.set_ylabel("|CE2_hat - CE2|")
         ax.set_title(f"h = {key}: mean |error|, 90% t-interval over seeds", fontsize=10)
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    harness.save_figure(fig, path)
 
 
 if __name__ == "__main__":

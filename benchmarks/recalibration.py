@@ -1,6 +1,6 @@
-"""Experiment 6.2 -- second-order Platt scaling recalibrates a faint epistemic-variance signal.
+"""Experiment 6.2: second-order Platt scaling recalibrates a faint epistemic-variance signal.
 
-Problem: the Gaussian-mixture task of experiment 6.1 (``benchmarks/_second_order_common.py``). A
+Problem: the Gaussian-mixture task of experiment 6.1 (``benchmarks/_mixture_problem.py``). A
 20-member ensemble of MLPs 4-64-64-1 (ReLU, Adam 1e-3, no weight decay) is trained for 60 epochs
 on the *same* 24 samples (full batch, members differ only in their initialisation), so its
 ``sigma2`` carries only a faint signal about the true conditional variance of ``f*``. Its scores
@@ -8,7 +8,7 @@ on the *same* 24 samples (full batch, members differ only in their initialisatio
 ``h = 1/64``.
 
 Ground truth: the perturbed-score fields ``N0, N1, N2`` on the 1025 x 257 grid (sech-smoothed
-deposit of ``(1, f*, f*^2)``, see the common module) give ``eta1 = N1 / N0``, ``eta2 = N2 / N0`` and
+deposit of ``(1, f*, f*^2)``, ``SechGroundTruth``) give ``eta1 = N1 / N0``, ``eta2 = N2 / N0`` and
 the true conditional variance ``var(f* | S') = eta2 - eta1^2`` at every grid node, interpolated
 bilinearly at held-out perturbed scores; and the true CE2 of any predictor that is a function of
 the perturbed score. Two QMC replicates (different scrambles) are averaged; their difference is
@@ -24,31 +24,26 @@ every seed: the ensemble is fixed); CE2 after is the ground truth of the recalib
 ``E|eta1(S') - m_T(S')| + E|eta2(S') - v_T(S')|``. This equals CE2(T) when ``T`` is injective and is
 an upper bound otherwise (conditioning on a coarser sigma-field can only lower it, by Jensen).
 
-Usage::
+Usage (from the repository root)::
 
-    python benchmarks/recalibration.py           # full protocol
-    python benchmarks/recalibration.py --quick   # smoke run
+    python -m benchmarks.recalibration           # full protocol
+    python -m benchmarks.recalibration --quick   # smoke run
+
+Writes ``recalibration.json`` and ``recalibration.png`` (``recalibration_quick.*`` with ``--quick``).
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
-
 import numpy as np
 from joblib import Parallel, delayed
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _provenance import Clock, provenance  # noqa: E402
-from _second_order_common import (  # noqa: E402
+from benchmarks import _harness as harness
+from benchmarks._mixture_problem import (
     MixtureProblem,
     SechGroundTruth,
-    Timer,
-    add_common_args,
     ensemble_scores,
-    train_mlp_ensemble,
-    write_json,
+    qmc_fields,
+    small_data_ensemble,
 )
 
 
@@ -89,9 +84,11 @@ def one_seed(seed, members, problem, grid, fields, var_true, h, n_cal, n_test, d
 
 
 def main(argv=None):
-    parser = add_common_args(argparse.ArgumentParser(description=__doc__.splitlines()[0]), "recal")
+    parser = harness.parser(
+        __file__, __doc__, quick="smoke run", n_jobs="joblib workers over seeds", seed=True
+    )
     parser.add_argument("--seeds", type=int, default=None, help="override the number of calibration seeds")
-    args = parser.parse_args(argv)
+    args = harness.parse_args(parser, argv)
     quick = args.quick
     h = 1 / 64
     n_seeds = args.seeds or (2 if quick else 20)
@@ -101,32 +98,21 @@ def main(argv=None):
     grid_shape = (257, 65) if quick else (1025, 257)
     tag = "recalibration_quick" if quick else "recalibration"
 
-    clock = Clock()
+    clock = harness.Timer()
     problem = MixtureProblem(seed=args.seed)
-    with Timer() as t_total:
-        rng = np.random.default_rng(args.seed + 1)
-        X24 = problem.sample(24, rng)
-        y24 = problem.labels(X24, rng)[:, 0]
-        if len(np.unique(y24)) < 2:  # pragma: no cover - guarded for other seeds
-            raise RuntimeError("the 24 training labels are all equal; choose another --seed")
-        with Timer() as t_train:
-            members = train_mlp_ensemble(
-                X24, y24, n_members=20, epochs=60, seed=1000, batch_size=256, n_jobs=args.n_jobs
-            )
-        with Timer() as t_truth:
+    with harness.Timer() as t_total:
+        with harness.Timer() as t_train:
+            members = small_data_ensemble(problem, args.seed, n_jobs=args.n_jobs)
+        with harness.Timer() as t_truth:
             grid = SechGroundTruth(h, *grid_shape)
-            reps = []
-            for r in range(2):
-                Xs = problem.sobol_sample(sobol_log2, seed=10_000 + r)
-                S = ensemble_scores(members, Xs)
-                reps.append(grid.fields(S[:, 0], S[:, 1], problem.f_star(Xs)))
+            reps = qmc_fields(grid, problem, members, sobol_log2, seed=10_000)
             ce2_reps = [grid.ce2(N)["ce2"] for N in reps]
             fields = 0.5 * (reps[0] + reps[1])
             before = grid.ce2(fields)
             N0, N1, N2 = fields
             eta1 = N1 / N0
             var_true = N2 / N0 - eta1**2
-        with Timer() as t_seeds:
+        with harness.Timer() as t_seeds:
             res = Parallel(n_jobs=args.n_jobs)(
                 delayed(one_seed)(
                     args.seed * 1000 + s,
@@ -187,17 +173,12 @@ def main(argv=None):
         },
         "n_jobs": args.n_jobs,
     }
-    os.makedirs(args.out, exist_ok=True)
     config = {"quick": quick, "bandwidth": h, "n_seeds": n_seeds, "n_cal": n_cal, "n_test": n_test}
     config.update(
         degree=12, alpha=1e-12, grid=grid_shape, sobol_log2=sobol_log2, seed=args.seed, n_jobs=args.n_jobs
     )
-    write_json(
-        os.path.join(args.out, tag + ".json"),
-        payload,
-        provenance=provenance(__file__, argv, config=config, clock=clock),
-    )
-    plot(res[0]["scatter"], payload, os.path.join(args.out, tag + ".png"))
+    harness.write_result(__file__, argv, args.out / f"{tag}.json", payload, config=config, clock=clock)
+    plot(res[0]["scatter"], payload, args.out / f"{tag}.png")
     print(f"{tag}: {n_seeds} seeds in {t_total.seconds:.1f}s")
     print(f"  ground truth CE2 replicates {ce2_reps} (diff {abs(ce2_reps[0] - ce2_reps[1]):.2e})")
     print(f"  Pearson raw   {pr.mean():.3f} +- {payload['pearson_raw']['std']:.3f}")
@@ -207,12 +188,7 @@ def main(argv=None):
 
 
 def plot(sc, payload, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(9, 4.2), sharey=True)
+    fig, axes = harness.subplots(1, 2, figsize=(9, 4.2), sharey=True)
     for ax, key, title in [
         (axes[0], "raw", "raw sigma2 (perturbed)"),
         (axes[1], "recal", "second-order Platt sigma2"),
@@ -225,13 +201,11 @@ def plot(sc, payload, path):
         ax.set_xlabel("predicted sigma2")
     axes[0].set_ylabel("true Var(f* | perturbed score)")
     fig.suptitle(
-        f"SPEC 6.2: CE2 before {payload['ce2_before']['mean']:.4f}, after "
+        f"Experiment 6.2: CE2 before {payload['ce2_before']['mean']:.4f}, after "
         f"{payload['ce2_after']['mean']:.4f} +- {payload['ce2_after']['std']:.4f}",
         fontsize=10,
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    harness.save_figure(fig, path)
 
 
 if __name__ == "__main__":

@@ -15,27 +15,23 @@ zero, on the boundary of their range, where no interval around a biased plug-in 
 The interval methods are those of :mod:`skcal.report._bootstrap`, all computed from the same
 replicates. The 99% binomial band around the nominal level is reported with the coverages.
 
-Run ``python benchmarks/report_intervals.py`` (300 repeats) or ``--quick`` (CI smoke). Results go
-to ``benchmarks/results/report_intervals{_quick}.json`` and ``.png``.
+Usage (from the repository root)::
+
+    python -m benchmarks.report_intervals            # 300 repeats
+    python -m benchmarks.report_intervals --quick    # CI smoke: 4 repeats, 20 replicates
+
+Writes ``report_intervals.json`` and ``report_intervals.png`` (``report_intervals_quick.*`` with
+``--quick``).
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
-from pathlib import Path
-
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-from _provenance import Clock, provenance, write_json  # noqa: E402
-
-from skcal.report import CalibrationReport  # noqa: E402
-from skcal.report._bootstrap import INTERVAL_METHODS, intervals  # noqa: E402
-from skcal.report._metrics import BINARY  # noqa: E402
+from benchmarks import _harness as harness
+from skcal.report import CalibrationReport
+from skcal.report._bootstrap import INTERVAL_METHODS, intervals
+from skcal.report._metrics import BINARY
 
 METRICS = ("brier", "log_loss", "accuracy", "cutoff", "binned_ece", "smooth_ece")
 TRUTH_N = 200_000
@@ -120,11 +116,11 @@ def run(scenario, *, n, n_bootstrap, repeats, metrics, seed):
 
 
 def figure(results, band, path):
-    from matplotlib.figure import Figure
-
     scenarios = list(results)
-    fig = Figure(figsize=(6.5 * len(scenarios), 4.6), layout="constrained")
-    axes = fig.subplots(1, len(scenarios), squeeze=False).ravel()
+    fig, axes = harness.subplots(
+        1, len(scenarios), figsize=(6.5 * len(scenarios), 4.6), layout="constrained", squeeze=False
+    )
+    axes = axes.ravel()
     for ax, sc in zip(axes, scenarios, strict=True):
         cov = results[sc]["coverage"]
         metrics = list(next(iter(cov.values())))
@@ -149,23 +145,20 @@ def figure(results, band, path):
         ax.set_xticks(x, metrics, rotation=20)
         ax.set(ylim=(0, 1.02), ylabel="coverage of the 90% interval", title=f"scenario: {sc}")
     axes[-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small")
-    fig.savefig(path, dpi=100)
+    harness.save_figure(fig, path, dpi=100, tight_layout=False)
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="a few repeats (CI smoke)")
+    ap = harness.parser(__file__, __doc__, quick="a few repeats (CI smoke)", seed=True)
     ap.add_argument("--repeats", type=int, default=300)
     ap.add_argument("--n", type=int, default=300, help="rows per validation set")
     ap.add_argument("--n-bootstrap", type=int, default=200)
     ap.add_argument("--metrics", default=",".join(METRICS))
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results"))
-    args = ap.parse_args(argv)
+    args = harness.parse_args(ap, argv)
     if args.quick:
         args.repeats, args.n_bootstrap = 4, 20
     metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
-    clock = Clock()
+    clock = harness.Timer()
     results = {
         sc: run(
             sc, n=args.n, n_bootstrap=args.n_bootstrap, repeats=args.repeats, metrics=metrics, seed=args.seed
@@ -188,13 +181,12 @@ def main(argv=None):
         "binomial_band_99": list(band),
         "results": results,
     }
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = args.out
     stem = "report_intervals_quick" if args.quick else "report_intervals"
     png = out / f"{stem}.png"
     figure(results, band, png)
     config = {**doc["config"], "quick": args.quick}
-    write_json(out / f"{stem}.json", doc, provenance=provenance(__file__, argv, config=config, clock=clock))
+    harness.write_result(__file__, argv, out / f"{stem}.json", doc, config=config, clock=clock)
     for sc, res in results.items():
         print(
             f"scenario {sc}: coverage of the 90% interval (population / E[estimate]); "

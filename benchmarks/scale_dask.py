@@ -1,8 +1,10 @@
-"""Scaling skcal past one machine: the Dask path against in-memory numpy (issue 11, item 4).
+"""Scaling skcal past one machine: the Dask path against in-memory numpy.
 
 Predictions are generated *inside the graph*, one block of ``--chunk-rows`` rows per task, from a
 seed per block, so no process ever holds all rows; the in-memory reference regenerates the same
-blocks with numpy and concatenates them. Bundles:
+blocks with numpy and concatenates them. The block generators and the functions run on the
+workers are defined here, not in the harness: a worker needs skcal importable, not this
+repository's ``benchmarks`` package. Bundles:
 
 * ``first``: every binary first-order measure of ``skcal.dask.MEASURES`` (:data:`FIRST_ORDER`):
   Brier, log loss, accuracy, SCDL, smECE, the binned family (ECE on 11 bins; MCE, RMS, ACE,
@@ -31,48 +33,40 @@ workers (distributed's default is 65536; ``0`` leaves glibc's own default), to m
 large temporary Vandermonde blocks of the CE2 pass interact with the allocator.
 ``--no-profile`` switches off distributed's statistical profiler in the workers.
 
-Usage::
+Usage (from the repository root)::
 
-    python benchmarks/scale_dask.py --quick                       # smoke run: 1e5 rows, sync scheduler
-    nice python benchmarks/scale_dask.py --rows 1e7 --bundle first --repeat 3
-    nice python benchmarks/scale_dask.py --rows 1e8 --no-reference --bundle first-fixed   # memory flat?
-    nice python benchmarks/scale_dask.py --rows 1e9 --no-reference --bundle first-fixed   # minutes
-    nice python benchmarks/scale_dask.py --rows 1e8 --no-reference --bundle ce2
-    python benchmarks/scale_dask.py --rows 1e9 --scheduler tcp://host:8786 --no-reference --bundle first-fixed
+    python -m benchmarks.scale_dask --quick                       # smoke run: 1e5 rows, sync scheduler
+    nice python -m benchmarks.scale_dask --rows 1e7 --bundle first --repeat 3
+    nice python -m benchmarks.scale_dask --rows 1e8 --no-reference --bundle first-fixed   # memory flat?
+    nice python -m benchmarks.scale_dask --rows 1e9 --no-reference --bundle first-fixed   # minutes
+    nice python -m benchmarks.scale_dask --rows 1e8 --no-reference --bundle ce2
+    python -m benchmarks.scale_dask --rows 1e9 --scheduler tcp://host:8786 --no-reference --bundle first-fixed
 
 On a real cluster pass ``--scheduler`` (the address of a running ``dask scheduler``); the
 workers need skcal importable. Writes ``scale_dask.json`` (appending one record per run) to
-``--out`` (default benchmarks/results/).
+``--out``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
-import sys
 import time
-from pathlib import Path
 
+import dask
+import dask.array as da
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import dask  # noqa: E402
-import dask.array as da  # noqa: E402
-from _provenance import Clock, args_config, provenance, write_json  # noqa: E402
-
-from skcal.dask import evaluate  # noqa: E402
+from benchmarks import _harness as harness
+from skcal.dask import evaluate
 
 
 # ---------------------------------------------------------------------------------------------
 # data, generated per block from a seed
 # ---------------------------------------------------------------------------------------------
 def first_order_block(i, rows, seed):
-    """Binary labels and miscalibrated probabilities of block ``i``."""
+    """Binary labels and miscalibrated probabilities of block ``i`` (as ``binary_predictions``)."""
     rng = np.random.default_rng([seed, i])
     p = rng.beta(2, 2, size=rows)
     y = (rng.uniform(size=rows) < np.clip(p + 0.1 * np.sin(6 * p), 0, 1)).astype(np.int64)
@@ -492,8 +486,7 @@ def partial_fit_timing(degree, n_rows=20000, n_batches=4, seed=0):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="1e5 rows on the synchronous scheduler")
+    ap = harness.parser(__file__, __doc__, quick="1e5 rows on the synchronous scheduler", full_doc=True)
     ap.add_argument("--rows", default="1e7")
     ap.add_argument("--chunk-rows", default="1e6")
     ap.add_argument("--bundle", choices=["first", "first-fixed", "ce2", "all"], default="all")
@@ -505,7 +498,6 @@ def main(argv=None):
     ap.add_argument("--no-profile", action="store_true", help="switch off the workers' statistical profiler")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=1, help="timed repeats (the medians are reported)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     ap.add_argument(
         "--partial-fit",
         type=int,
@@ -514,24 +506,25 @@ def main(argv=None):
         help="only time SecondOrderPlattCalibrator.partial_fit batches at this degree "
         "(writes scale_dask_partial_fit.json)",
     )
-    args = ap.parse_args(argv)
+    args = harness.parse_args(ap, argv)
     if args.partial_fit is not None:
-        clock = Clock()
+        clock = harness.Timer()
         record = partial_fit_timing(args.partial_fit)
-        record["provenance"] = provenance(__file__, argv, config=args_config(args), clock=clock)
-        path = Path(args.out) / "scale_dask_partial_fit.json"
-        write_json(path, record)
+        config = harness.args_config(args)
+        record["provenance"] = harness.provenance(__file__, argv, config=config, clock=clock)
+        path = args.out / "scale_dask_partial_fit.json"
+        harness.write_json(path, record)
         print(f"wrote {path}")
         return record
     if args.quick:
         args.rows, args.chunk_rows = "1e5", "15000"
-    clock = Clock()
+    clock = harness.Timer()
     record = run(args)
-    record["provenance"] = provenance(__file__, argv, config=args_config(args), clock=clock)
-    path = Path(args.out) / "scale_dask.json"
+    record["provenance"] = harness.provenance(__file__, argv, config=harness.args_config(args), clock=clock)
+    path = args.out / "scale_dask.json"
     runs = json.loads(path.read_text()) if path.exists() else []
     runs.append(record)
-    write_json(path, runs)  # one record per run, each with its own provenance block
+    harness.write_json(path, runs)  # one record per run, each with its own provenance block
     print(f"wrote {path}")
     return record
 

@@ -48,39 +48,28 @@ and the largest grid the data support; bias, spread, how often the estimate fall
 truth, and how often the selected grid is the cap. Writes ``scdl_grid_study.json``
 (``scdl_grid_study_quick.json`` with ``--quick``).
 
-Usage::
+Usage (from the repository root)::
 
-    nice python benchmarks/scdl_synthetic.py --n-jobs 2   # full: 200 repeats, 200 alphas
-    nice python benchmarks/scdl_synthetic.py --grid-study --repeats 100   # the grid-rule study
-    python benchmarks/scdl_synthetic.py --quick               # smoke: 2 repeats, 6 alphas
+    nice python -m benchmarks.scdl_synthetic --n-jobs 2   # full: 200 repeats, 200 alphas
+    nice python -m benchmarks.scdl_synthetic --grid-study --repeats 100   # the grid-rule study
+    python -m benchmarks.scdl_synthetic --quick               # smoke: 2 repeats, 6 alphas
 
 Writes ``scdl_synthetic.json`` and ``scdl_synthetic.png`` (``scdl_synthetic_quick.*`` with
-``--quick``, the file ``benchmarks/verify.py`` compares) to ``--out`` (default benchmarks/results/),
-with a ``"provenance"`` block (``benchmarks/_provenance.py``).
+``--quick``, the file ``benchmarks/verify.py`` compares) to ``--out``, with provenance.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
-from pathlib import Path
-
 import numpy as np
+from joblib import Parallel, delayed
+from scipy.stats import spearmanr
+from sklearn.linear_model import LogisticRegression
 
-ROOT = Path(__file__).resolve().parents[1]
-for _p in (ROOT, ROOT / "benchmarks"):
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
-
-from _provenance import Clock, args_config, provenance, write_json  # noqa: E402
-from joblib import Parallel, delayed  # noqa: E402
-from scipy.stats import spearmanr  # noqa: E402
-from sklearn.linear_model import LogisticRegression  # noqa: E402
-
-from skcal import binned_ece, cutoff_calibration_error, smooth_ece  # noqa: E402
-from skcal.lipschitz import smooth_calibration_error  # noqa: E402
-from skcal.scdl import max_supported_bins, scdl_curve, theory_max_bins  # noqa: E402
-from skcal.stats._scdl import ScdlStatistics, _node_deposit  # noqa: E402
+from benchmarks import _harness as harness
+from skcal import binned_ece, cutoff_calibration_error, smooth_ece
+from skcal.lipschitz import smooth_calibration_error
+from skcal.scdl import max_supported_bins, scdl_curve, theory_max_bins
+from skcal.stats._scdl import ScdlStatistics, _node_deposit
 
 ALPHAS = (0.0, 0.5, 0.8, 1.0)
 MEASURES = ("scdl", "scdl_m_star", "m_star", "scdl_theory", "smooth_ece", "smce", "cutoff", "ece11")
@@ -264,7 +253,7 @@ def grid_study_cell(alpha, T, repeats, seed):
 
 
 def grid_study(args, argv=None):
-    clock = Clock()
+    clock = harness.Timer()
     repeats = 3 if args.quick else args.repeats
     cells = [(a, T) for a in ALPHAS for T in ((300,) if args.quick else GRID_T)]
     seeds = np.random.SeedSequence([args.seed, 2]).generate_state(len(ALPHAS))
@@ -276,9 +265,10 @@ def grid_study(args, argv=None):
         "rules": "theory: m ln m <= sqrt(T); cK: smallest power of two >= K sqrt(T); max: max_supported_bins",
         "cells": out,
     }
-    prov = provenance(__file__, argv, config=args_config(args, repeats_used=repeats), clock=clock)
+    config = harness.args_config(args, repeats_used=repeats)
+    prov = harness.provenance(__file__, argv, config=config, clock=clock)
     stem = "scdl_grid_study_quick" if args.quick else "scdl_grid_study"
-    write_json(args.out / f"{stem}.json", result, provenance=prov)
+    harness.write_json(args.out / f"{stem}.json", result, provenance=prov)
     for cell in out:
         for pred in ("f", "1-f"):
             c = cell[pred]
@@ -319,13 +309,8 @@ def summarise(table_runs, corr_runs):
 
 
 def plot(table, corr_runs, spearman, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     shown = tuple(k for k in MEASURES if k != "m_star")
-    fig, axes = plt.subplots(2, 1 + len(shown), figsize=(24, 7))
+    fig, axes = harness.subplots(2, 1 + len(shown), figsize=(24, 7))
     for row, pred in enumerate(("f", "1-f")):
         ax = axes[row, 0]
         xs = np.arange(len(ALPHAS))
@@ -345,9 +330,7 @@ def plot(table, corr_runs, spearman, path):
             ax.set_ylabel(name)
             rho = spearman["true_swap_regret"][pred][name]
             ax.set_title(f"{pred}: Spearman {'undefined' if rho is None else f'{rho:.3f}'}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    harness.save_figure(fig, path, dpi=110)
 
 
 def _fmt(rho):
@@ -355,20 +338,18 @@ def _fmt(rho):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smoke run: 2 repeats, 6 random alphas")
+    parser = harness.parser(
+        __file__, __doc__, quick="smoke run: 2 repeats, 6 random alphas", n_jobs="joblib workers", seed=True
+    )
     parser.add_argument("--repeats", type=int, default=200, help="repeats per alpha for the table")
     parser.add_argument("--n-alphas", type=int, default=200, help="random alphas for the correlation")
-    parser.add_argument("--n-jobs", type=int, default=1)
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--grid-study", action="store_true", help="the grid-rule bias study instead")
-    args = parser.parse_args(argv)
+    args = harness.parse_args(parser, argv)
     if args.grid_study:
         return grid_study(args, argv)
     repeats = 2 if args.quick else args.repeats
     n_alphas = 6 if args.quick else args.n_alphas
-    clock = Clock()
+    clock = harness.Timer()
     ss = np.random.SeedSequence(args.seed)
     table_seeds = ss.spawn(1)[0].generate_state(len(ALPHAS) * repeats)
     corr_ss = np.random.SeedSequence([args.seed, 1])
@@ -394,10 +375,12 @@ def main(argv=None):
         "spearman_with_true_swap_regret": spearman,
         "runs": runs,
     }
-    config = args_config(args, repeats_used=repeats, n_alphas_used=n_alphas, n_train=N_TRAIN, n_test=N_TEST)
-    prov = provenance(__file__, argv, config=config, clock=clock)
-    stem = "scdl_synthetic_quick" if args.quick else "scdl_synthetic"  # a smoke run keeps the full result
-    write_json(args.out / f"{stem}.json", result, provenance=prov)
+    config = harness.args_config(
+        args, repeats_used=repeats, n_alphas_used=n_alphas, n_train=N_TRAIN, n_test=N_TEST
+    )
+    prov = harness.provenance(__file__, argv, config=config, clock=clock)
+    stem = "scdl_synthetic_quick" if args.quick else "scdl_synthetic"
+    harness.write_json(args.out / f"{stem}.json", result, provenance=prov)
     plot(table, corr_runs, spearman, args.out / f"{stem}.png")
     for pred in ("f", "1-f"):
         print(f"predictor {pred}")

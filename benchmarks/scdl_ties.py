@@ -16,40 +16,31 @@ Reported per rule and n:
 * ``floor``: fraction of fold scores that sit on their grid's floor ``1/m*`` (those are the
   values that tie).
 
-Usage::
+Usage (from the repository root)::
 
-    nice python benchmarks/scdl_ties.py --n-jobs 2        # full: 10 seeds
-    python benchmarks/scdl_ties.py --quick                # smoke
+    nice python -m benchmarks.scdl_ties --n-jobs 2        # full: 10 seeds
+    python -m benchmarks.scdl_ties --quick                # smoke
 
-Writes ``scdl_ties.json`` to ``--out``.
+Writes ``scdl_ties.json`` to ``--out``, after every finished search.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime
-import sys
-from pathlib import Path
 
 import numpy as np
+from joblib import Parallel, delayed
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import brier_score_loss, make_scorer
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.naive_bayes import GaussianNB
+from sklearn.tree import DecisionTreeClassifier
 
-ROOT = Path(__file__).resolve().parents[1]
-for _p in (ROOT, ROOT / "benchmarks"):
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
-
-from _provenance import Clock, args_config, provenance, write_json  # noqa: E402
-from joblib import Parallel, delayed  # noqa: E402
-from sklearn.calibration import CalibratedClassifierCV  # noqa: E402
-from sklearn.datasets import make_classification  # noqa: E402
-from sklearn.linear_model import LogisticRegression  # noqa: E402
-from sklearn.metrics import brier_score_loss, make_scorer  # noqa: E402
-from sklearn.model_selection import GridSearchCV, StratifiedKFold  # noqa: E402
-from sklearn.naive_bayes import GaussianNB  # noqa: E402
-from sklearn.tree import DecisionTreeClassifier  # noqa: E402
-
-from skcal.scdl import scdl_curve, scdl_score  # noqa: E402
-from skcal.smooth_ece import smooth_ece  # noqa: E402
+from benchmarks import _harness as harness
+from skcal.scdl import scdl_curve, scdl_score
+from skcal.smooth_ece import smooth_ece
 
 SIZES = (500, 1000, 2000, 5000)
 RULES = ("auto", "theory")
@@ -108,19 +99,18 @@ def one_search(n, seed):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--n-jobs", type=int, default=1)
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
-    args = parser.parse_args(argv)
-    clock = Clock()
+    parser = harness.parser(
+        __file__, __doc__, quick="smoke run: n = 500, one data set", n_jobs="joblib workers over searches"
+    )
+    parser.add_argument("--seeds", type=int, default=10, help="data sets per n")
+    args = harness.parse_args(parser, argv)
+    clock = harness.Timer()
     sizes = (500,) if args.quick else SIZES
     seeds = 1 if args.quick else args.seeds
-    config = args_config(args, sizes=list(sizes), seeds_used=seeds, candidates=8)
+    config = harness.args_config(args, sizes=list(sizes), seeds_used=seeds, candidates=8)
     # the git state is read before the first write: the result file itself is tracked, and its
     # partial versions must not mark the tree dirty
-    prov = provenance(__file__, argv, config=config)
+    prov = harness.provenance(__file__, argv, config=config)
     runs = []
     # results are written after every finished search, so a stopped run keeps what it measured
     for run in Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")(
@@ -129,7 +119,8 @@ def main(argv=None):
         runs.append(run)
         result = _result(runs, sizes, seeds)
         prov = {**prov, "wall_time_s": round(clock.elapsed(), 3), "date": _now()}
-        write_json(args.out / "scdl_ties.json", result, provenance=prov)
+        prov["load_average"] = harness.load_average()
+        harness.write_json(args.out / "scdl_ties.json", result, provenance=prov)
         print(f"done n={run['n']} seed={run['seed']} ({len(runs)} of {len(sizes) * seeds})", flush=True)
     _print(result)
     print(f"wall {prov['wall_time_s']:.1f} s")

@@ -2,37 +2,28 @@
 
 For each n, sech bandwidth h in {1/16, 1/64} and method in {bucketing, nadaraya_watson}, one
 ``baseline_ce2(..., c="auto")`` call (choice of c on a 30% held-out split over the six constants,
-then the refit on all n) on simulated calibrated second-order scores with two snapshots each.
+then the refit on all n) on simulated calibrated second-order scores with two snapshots each
+(``second_order_snapshots`` of the harness, sech-perturbed).
 Bucketing is O(n); the exact truncated Nadaraya-Watson costs in proportion to the number of
 sample pairs within 5 b, i.e. of order n^2 for the largest constants. The machine load is
 recorded next to the times (wall times scale with it on a shared machine); each configuration is
 run ``--repeats`` times and the minimum wall and CPU (process) times are reported, the plot shows
 the CPU time.
 
-Usage::
+Usage (from the repository root)::
 
-    python benchmarks/speed_ce2_baselines.py            # full run, writes benchmarks/results/
-    python benchmarks/speed_ce2_baselines.py --quick    # small smoke run
-    python benchmarks/speed_ce2_baselines.py --n-jobs 2 --out /tmp/x
+    python -m benchmarks.speed_ce2_baselines            # full run, writes benchmarks/results/
+    python -m benchmarks.speed_ce2_baselines --quick    # small smoke run
+    python -m benchmarks.speed_ce2_baselines --n-jobs 2 --out /tmp/x
 
 Outputs ``speed_ce2_baselines.json`` and ``speed_ce2_baselines.png`` in ``--out``.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
 import time
-from pathlib import Path
 
-import numpy as np
-
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
-from _provenance import args_config, provenance, write_json  # noqa: E402
+from benchmarks import _harness as harness
 
 FULL_N = [2_000, 5_000, 10_000, 20_000, 50_000]
 QUICK_N = [300, 1_000]
@@ -44,12 +35,8 @@ def simulate(n, h, seed=0):
     """Perturbed calibrated scores (m, sigma2) and the snapshot targets of 2 labels per row."""
     from skcal import SechPerturber
 
-    rng = np.random.default_rng(seed)
-    m = rng.uniform(0.0, 1.0, n)
-    s2 = rng.uniform(0.0, 1.0, n) * m * (1.0 - m)
-    f = np.clip(m + rng.choice([-1.0, 1.0], n) * np.sqrt(s2), 0.0, 1.0)
-    Y = (rng.uniform(size=(n, 2)) < f[:, None]).astype(np.float64)
-    scores = SechPerturber(bandwidth=h, random_state=seed).fit_transform(np.column_stack([m, s2]))
+    S, Y = harness.second_order_snapshots(n, seed)
+    scores = SechPerturber(bandwidth=h, random_state=seed).fit_transform(S)
     return scores, Y.mean(axis=1), Y[:, 0] * Y[:, 1]
 
 
@@ -77,12 +64,7 @@ def run_one(n, h, method, repeats, seed=0):
 
 
 def plot(rows, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = harness.subplots(figsize=(6, 4))
     for method in METHODS:
         for h, style in zip(BANDWIDTHS, ["-", "--"], strict=True):
             sel = sorted((r for r in rows if r["method"] == method and r["h"] == h), key=lambda r: r["n"])
@@ -97,18 +79,15 @@ def plot(rows, path):
     ax.set_ylabel("CPU seconds per baseline_ce2 call (c='auto')")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    harness.save_figure(fig, path)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small smoke run")
-    parser.add_argument("--n-jobs", type=int, default=1, help="joblib workers (timings then overlap)")
+    parser = harness.parser(
+        __file__, __doc__, quick="small smoke run", n_jobs="joblib workers (timings then overlap)"
+    )
     parser.add_argument("--repeats", type=int, default=3, help="calls per configuration (min reported)")
-    parser.add_argument("--out", default=str(REPO / "benchmarks" / "results"), help="output directory")
-    args = parser.parse_args(argv)
+    args = harness.parse_args(parser, argv)
 
     from joblib import Parallel, delayed
 
@@ -119,29 +98,26 @@ def main(argv=None):
         delayed(run_one)(n, h, method, args.repeats) for n, h, method in configs
     )
     total = time.perf_counter() - start
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = args.out
     result = {
         "benchmark": "speed_ce2_baselines",
         "mode": "quick" if args.quick else "full",
         "n_jobs": args.n_jobs,
         "repeats": args.repeats,
-        "load_average_at_end": os.getloadavg(),
+        "load_average_at_end": harness.load_average(),
         "total_seconds": total,
         "rows": rows,
     }
-    write_json(
-        out / "speed_ce2_baselines.json",
-        result,
-        provenance=provenance(__file__, argv, config=args_config(args, ns=ns), wall_time_s=total),
-    )
+    config = harness.args_config(args, ns=ns)
+    path = out / "speed_ce2_baselines.json"
+    harness.write_result(__file__, argv, path, result, config=config, wall_time_s=total)
     plot(rows, out / "speed_ce2_baselines.png")
     for r in rows:
         print(
             f"n={r['n']:>6} h=1/{round(1 / r['h']):<3} {r['method']:<16} {r['seconds']:8.2f} s wall "
             f"{r['cpu_seconds']:8.2f} s cpu  c={r['c']}"
         )
-    print(f"total {total:.1f} s; load average {os.getloadavg()}")
+    print(f"total {total:.1f} s; load average {harness.load_average()}")
     return result
 
 

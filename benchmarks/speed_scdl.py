@@ -1,54 +1,44 @@
-"""Speed of the SCDL slice's measures against scikit-learn's binning and relplot's smECE.
+"""Speed of SCDL, smECE, the Lipschitz smCE, the cutoff error and binned ECE against their peers.
 
-Times, side by side on the same data at T = 1e4, 1e5, 1e6 (best of ``--repeats`` runs each):
-``skcal.scdl_score`` (the whole dyadic search, ``"auto"`` and ``"theory"`` rules),
-``skcal.smooth_ece``, ``skcal.cutoff_calibration_error``, ``skcal.binned_ece`` (11 uniform bins),
-an 11-bin ECE built from ``sklearn.calibration.calibration_curve``, and ``relplot.smECE`` (if installed). Also
-records the values, so that "same value" claims are checked on the timed data, and the wall time
-of ``skcal.calibration_test`` with 1000 resamples at T = 1e5 for SCDL, binned ECE and cutoff,
-and, through ``bench_cutoff_binned`` of ``benchmarks/speed_binned.py``, the time and peak memory of
+Times, side by side on the same data (``binary_predictions`` of the harness) at T = 1e4, 1e5, 1e6
+(best of ``--repeats`` consecutive runs each): ``skcal.scdl_score`` (the whole dyadic search,
+``"auto"`` and ``"theory"`` rules), ``skcal.smooth_ece``, ``skcal.smooth_calibration_error``,
+``skcal.cutoff_calibration_error``, ``skcal.binned_ece`` (11 uniform bins), an 11-bin ECE built
+from ``sklearn.calibration.calibration_curve``, and ``relplot.smECE`` (if installed). Also
+records the values, so that "same value" claims are checked on the timed data; the wall time of
+``skcal.calibration_test`` with 1000 resamples at T = 1e5 for SCDL, binned ECE and cutoff; and,
+through ``bench_cutoff_binned`` of ``benchmarks/speed_binned.py``, the time and peak memory of
 the cutoff error and binned ECE against their floors (n = 1e6, 1e7).
 
-The targets are recorded as met or not in ``"targets"`` (issue 9: the Lipschitz smCE
-``skcal.lipschitz.smooth_calibration_error`` at T = 1e5 under 2 s, 1000 resamples of the
-calibration test of SCDL and of binned ECE at T = 1e5 under 10 s each; issue 15: the cutoff
-error within 1.1x the time and 1.5x the peak memory of ``argsort`` + ``cumsum``, binned ECE's
-peak memory no more than ``calibration_curve``'s).
+The speed targets are recorded as met or not in ``"targets"``: the Lipschitz smCE at T = 1e5
+under 2 s; 1000 resamples of the calibration test of SCDL and of binned ECE at T = 1e5 under
+10 s each; the cutoff error within 1.1x the time and 1.5x the peak memory of ``argsort`` +
+``cumsum``; binned ECE's peak memory no more than ``calibration_curve``'s. Timings run
+serially (parallel runs would disturb each other).
 
-Usage::
+Usage (from the repository root)::
 
-    nice python benchmarks/speed_scdl.py            # full: T = 1e4, 1e5, 1e6
-    python benchmarks/speed_scdl.py --quick         # smoke run: T = 1e3, 1e4, one repeat
+    nice python -m benchmarks.speed_scdl            # full: T = 1e4, 1e5, 1e6
+    python -m benchmarks.speed_scdl --quick         # smoke run: T = 1e3, 1e4, one repeat
 
-Writes ``speed_scdl.json`` (with a ``"provenance"`` block) and ``speed_scdl.png`` to ``--out``
-(default benchmarks/results/).
-``--n-jobs`` is accepted for a uniform interface but timings always run serially (parallel runs
-would disturb each other).
+Writes ``speed_scdl.json`` (with provenance) and ``speed_scdl.png`` to ``--out``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
+from sklearn.calibration import calibration_curve
 
-ROOT = Path(__file__).resolve().parents[1]
-for _p in (ROOT, ROOT / "benchmarks"):
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
-
-from _provenance import Clock, args_config, provenance, write_json  # noqa: E402
-from sklearn.calibration import calibration_curve  # noqa: E402
-from speed_binned import bench_cutoff_binned  # noqa: E402
-
-from skcal import binned_ece, cutoff_calibration_error, smooth_ece  # noqa: E402
-from skcal.calibration_test import calibration_test  # noqa: E402
-from skcal.lipschitz import smooth_calibration_error  # noqa: E402
-from skcal.scdl import scdl_curve, scdl_score  # noqa: E402
+from benchmarks import _harness as harness
+from benchmarks.speed_binned import bench_cutoff_binned
+from skcal import binned_ece, cutoff_calibration_error, smooth_ece
+from skcal.calibration_test import calibration_test
+from skcal.lipschitz import smooth_calibration_error
+from skcal.scdl import scdl_curve, scdl_score
 
 
 def sklearn_ece(y, p, n_bins=11):
@@ -58,22 +48,6 @@ def sklearn_ece(y, p, n_bins=11):
     counts = np.bincount(ids, minlength=n_bins)
     counts = counts[counts > 0]
     return float(np.sum(counts * np.abs(prob_true - prob_pred)) / len(p))
-
-
-def make_data(T, seed=0):
-    rng = np.random.default_rng(seed)
-    p = rng.beta(2, 2, size=T)
-    y = (rng.uniform(size=T) < np.clip(p + 0.1 * np.sin(6 * p), 0, 1)).astype(np.int64)
-    return y, p
-
-
-def time_call(fn, repeats):
-    best, value = np.inf, None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        value = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, value
 
 
 def methods():
@@ -98,7 +72,7 @@ def methods():
 def run(sizes, repeats):
     rows = []
     for T in sizes:
-        y, p = make_data(T)
+        y, p = harness.binary_predictions(T)
         row = {
             "T": T,
             "seconds": {},
@@ -108,7 +82,7 @@ def run(sizes, repeats):
         }
         for name, fn in methods().items():
             r = max(1, repeats if T < 10**6 else min(repeats, 3))
-            sec, val = time_call(lambda fn=fn, y=y, p=p: fn(y, p), r)
+            sec, val = harness.best_of(lambda fn=fn, y=y, p=p: fn(y, p), r)
             row["seconds"][name] = sec
             row["values"][name] = float(val)
             print(f"T={T:>8d}  {name:32s} {sec * 1e3:9.2f} ms   value {val:.6f}", flush=True)
@@ -118,7 +92,7 @@ def run(sizes, repeats):
 
 def run_calibration_tests(T, n_resamples):
     """Wall time of ``calibration_test`` (one run each; the resampling dominates)."""
-    y, p = make_data(T)
+    y, p = harness.binary_predictions(T)
     out = {"T": T, "n_resamples": n_resamples, "seconds": {}, "pvalue": {}}
     for measure in ("scdl", "binned_ece", "cutoff"):
         t0 = time.perf_counter()
@@ -131,13 +105,8 @@ def run_calibration_tests(T, n_resamples):
 
 
 def plot(rows, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     names = list(rows[0]["seconds"])
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = harness.subplots(figsize=(7, 4.5))
     Ts = [r["T"] for r in rows]
     for name in names:
         ax.plot(Ts, [r["seconds"][name] for r in rows], marker="o", label=name)
@@ -147,9 +116,7 @@ def plot(rows, path):
     ax.set_ylabel("seconds (best of repeats)")
     ax.set_title("Calibration measures: run time")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    harness.save_figure(fig, path)
 
 
 def targets(rows, tests, floors):
@@ -177,14 +144,11 @@ def targets(rows, tests, floors):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smoke run: T = 1e3, 1e4, one repeat")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser = harness.parser(__file__, __doc__, quick="smoke run: T = 1e3, 1e4, one repeat")
+    parser.add_argument("--repeats", type=int, default=5, help="runs per measure and T (the best is kept)")
     parser.add_argument("--rounds", type=int, default=None, help="rounds of bench_cutoff_binned (default 5)")
-    parser.add_argument("--n-jobs", type=int, default=1, help="ignored: timings run serially")
-    args = parser.parse_args(argv)
-    clock = Clock()
+    args = harness.parse_args(parser, argv)
+    clock = harness.Timer()
     sizes = [10**3, 10**4] if args.quick else [10**4, 10**5, 10**6]
     repeats = 1 if args.quick else args.repeats
     test_T, test_R = (10**3, 50) if args.quick else (10**5, 1000)
@@ -216,16 +180,15 @@ def main(argv=None):
         "targets": targets(rows, tests, floors),
         "summary": summary,
     }
-    config = args_config(
+    config = harness.args_config(
         args,
         sizes=sizes,
         repeats_used=repeats,
         calibration_test={"T": test_T, "n_resamples": test_R, "random_state": 0},
         floors={"ns": list(floor_ns), "rounds": rounds, "n_bins": 11},
-        data="p ~ Beta(2, 2), y ~ Bernoulli(clip(p + 0.1 sin(6 p), 0, 1)), seed 0",
+        data=f"{harness.BINARY_PREDICTIONS}, seed 0",
     )
-    prov = provenance(__file__, argv, config=config, clock=clock)
-    write_json(args.out / "speed_scdl.json", result, provenance=prov)
+    harness.write_result(__file__, argv, args.out / "speed_scdl.json", result, config=config, clock=clock)
     plot(rows, args.out / "speed_scdl.png")
     print(json.dumps(summary, indent=2))
     print(json.dumps(result["targets"], indent=2))

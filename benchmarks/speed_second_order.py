@@ -1,4 +1,4 @@
-"""Speed of the second-order Chebyshev engine (issue 3 benchmarks), side by side.
+"""Speed of the second-order Chebyshev engine against a dense design and a grid search, side by side.
 
 1. ``stats_vs_dense``: tensor degree 44 at n = 5e4, the sufficient-statistics ridge fit
    (``skcal.chebyshev.ChebyshevRidge``) against a dense-design ridge that builds the n x d matrix
@@ -6,17 +6,20 @@
    both run under the same BLAS thread limit. Reports both times, the speed-up and the relative
    difference of the estimates (coefficients and fitted values).
 2. ``large_n``: tensor degree 44 at n = 1e6, fitting ``SecondOrderPlattCalibrator`` in a fresh
-   subprocess that reports its wall time and its peak resident memory (``ru_maxrss``, which
+   subprocess that reports its wall time and its peak resident memory (``VmHWM``, which
    includes the interpreter, the libraries and the data).
 3. ``grid_search``: ``GridSearchCV(Pipeline([SechPerturber, SecondOrderPlattCalibrator]))`` over
    5 degrees x 7 ridge values x 5 folds at n = 2e4 with ``--n-jobs`` workers, next to
    ``ce2_details(cv=5)`` selecting over the same grid from additive fold statistics.
 
-Usage::
+The data: calibrated second-order scores with two snapshots (``second_order_snapshots`` of the
+harness).
 
-    python benchmarks/speed_second_order.py            # full run, writes benchmarks/results/
-    python benchmarks/speed_second_order.py --quick    # small smoke run
-    python benchmarks/speed_second_order.py --n-jobs 2 --out /tmp/x
+Usage (from the repository root)::
+
+    python -m benchmarks.speed_second_order            # full run, writes benchmarks/results/
+    python -m benchmarks.speed_second_order --quick    # small smoke run
+    python -m benchmarks.speed_second_order --n-jobs 2 --out /tmp/x
 
 Outputs ``speed_second_order.json`` and ``speed_second_order.png`` in ``--out``.
 """
@@ -25,20 +28,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
-import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
-from _provenance import args_config, provenance, write_json  # noqa: E402
+from benchmarks import _harness as harness
 
 FULL = {"dense_n": 50_000, "dense_degree": 44, "large_n": 1_000_000, "large_degree": 44, "grid_n": 20_000}
 QUICK = {"dense_n": 3_000, "dense_degree": 10, "large_n": 20_000, "large_degree": 10, "grid_n": 1_500}
@@ -47,21 +42,7 @@ GRID_DEGREES_QUICK = [2, 3, 4, 5, 6]
 GRID_ALPHAS = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0]
 
 
-def simulate(n, seed=0):
-    """Scores (m, sigma2) and 2 snapshots from f* = m +- sqrt(sigma2) (calibrated scores)."""
-    rng = np.random.default_rng(seed)
-    m = rng.uniform(0.0, 1.0, n)
-    s2 = rng.uniform(0.0, 1.0, n) * m * (1.0 - m)
-    f = np.clip(m + rng.choice([-1.0, 1.0], n) * np.sqrt(s2), 0.0, 1.0)
-    Y = (rng.uniform(size=(n, 2)) < f[:, None]).astype(np.float64)
-    return np.column_stack([m, s2]), Y
-
-
-def load_average():
-    try:
-        return list(os.getloadavg())
-    except OSError:  # pragma: no cover
-        return None
+simulate = harness.second_order_snapshots
 
 
 # ------------------------------------------------------------------------------- part 1
@@ -117,36 +98,20 @@ def bench_stats_vs_dense(n, degree, alpha=1e-6, threads=1):
 
 
 # ------------------------------------------------------------------------------- part 2
-def peak_rss_mb():
-    """Peak resident memory of this process in MB.
-
-    ``VmHWM`` from ``/proc/self/status`` (Linux): unlike ``getrusage().ru_maxrss`` it is reset by
-    ``exec``, so a child started from a big parent reports its own peak.
-    """
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:  # pragma: no cover - not Linux
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # pragma: no cover
-
-
 def _child_large(n, degree):
     """Run in a fresh process: fit, report time and peak RSS."""
     from skcal import SecondOrderPlattCalibrator
 
-    rss0 = peak_rss_mb()
+    rss0 = harness.peak_rss_mib()
     S, Y = simulate(n, seed=2)
-    rss_data = peak_rss_mb()
+    rss_data = harness.peak_rss_mib()
     t0 = time.perf_counter()
     cal = SecondOrderPlattCalibrator(degree=degree, alpha=1e-6).fit(S, Y)
     t_fit = time.perf_counter() - t0
     t0 = time.perf_counter()
     out = cal.transform(S)
     t_transform = time.perf_counter() - t0
-    peak = peak_rss_mb()
+    peak = harness.peak_rss_mib()
     return {
         "n": n,
         "degree": degree,
@@ -163,13 +128,9 @@ def _child_large(n, degree):
 
 
 def bench_large(n, degree):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--_child-large", str(n), str(degree)]
-    res = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-    if res.returncode != 0:
-        raise RuntimeError(f"child failed:\n{res.stderr}")
-    return json.loads(res.stdout.strip().splitlines()[-1])
+    """``_child_large`` in a fresh interpreter (its peak memory is its own)."""
+    out = harness.run_module(__file__, "--_child-large", n, degree)
+    return json.loads(out.strip().splitlines()[-1])
 
 
 # ------------------------------------------------------------------------------- part 3
@@ -207,12 +168,7 @@ def bench_grid(n, degrees, alphas, n_jobs):
 
 # ------------------------------------------------------------------------------- plot / main
 def plot(results, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    fig, axes = harness.subplots(1, 3, figsize=(13, 4))
     a = results["stats_vs_dense"]
     axes[0].bar(
         ["sufficient\nstatistics", "dense\ndesign"],
@@ -235,19 +191,15 @@ def plot(results, path):
     axes[2].axhline(60, color="C1", ls="--", lw=1)
     axes[2].set_ylabel("time (s)")
     axes[2].set_title(f"{len(c['degrees'])} degrees x {len(c['alphas'])} alphas x 5 folds, n={c['n']:.0e}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    harness.save_figure(fig, path, dpi=110)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes (CI smoke test)")
+    parser = harness.parser(__file__, __doc__, quick="small sizes (CI smoke test)")
     parser.add_argument("--n-jobs", type=int, default=2, help="GridSearchCV workers (default 2)")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads for the stats-vs-dense part")
-    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results", help="output directory")
     parser.add_argument("--_child-large", nargs=2, type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    args = harness.parse_args(parser, argv)
     if args._child_large:
         print(json.dumps(_child_large(*args._child_large)))
         return 0
@@ -256,7 +208,7 @@ def main(argv=None):
     t_start = time.perf_counter()
     results = {
         "mode": "quick" if args.quick else "full",
-        "load_average": {"before": load_average()},
+        "load_average": {"before": harness.load_average()},
     }
     results["stats_vs_dense"] = bench_stats_vs_dense(
         sizes["dense_n"], sizes["dense_degree"], threads=args.threads
@@ -266,19 +218,11 @@ def main(argv=None):
     print("large_n", json.dumps(results["large_n"]), flush=True)
     results["grid_search"] = bench_grid(sizes["grid_n"], degrees, GRID_ALPHAS, args.n_jobs)
     print("grid_search", json.dumps(results["grid_search"]), flush=True)
-    results["load_average"]["after"] = load_average()
+    results["load_average"]["after"] = harness.load_average()
     results["total_time_s"] = time.perf_counter() - t_start
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_json(
-        args.out / "speed_second_order.json",
-        results,
-        provenance=provenance(
-            __file__,
-            argv,
-            config=args_config(args, sizes=sizes, degrees=degrees),
-            wall_time_s=results["total_time_s"],
-        ),
-    )
+    config = harness.args_config(args, sizes=sizes, degrees=degrees)
+    path = args.out / "speed_second_order.json"
+    harness.write_result(__file__, argv, path, results, config=config, wall_time_s=results["total_time_s"])
     plot(results, args.out / "speed_second_order.png")
     print(f"wrote {args.out / 'speed_second_order.json'} and .png in {results['total_time_s']:.1f} s")
     return 0

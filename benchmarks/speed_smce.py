@@ -2,48 +2,30 @@
 
 Times ``skcal.lipschitz.smooth_calibration_error`` (exact, through the dual isotonic regression)
 and the primal linear program over the sorted distinct predictions solved by
-``scipy.optimize.linprog(method="highs")`` on the same data, best of ``--repeats`` runs each, and
-records both values (their difference checks exactness on the timed data). The LP is timed only
-up to ``--lp-max`` samples (it is the slow one). The data: ``p ~ Beta(2, 2)``, ``y ~
-Bernoulli(clip(p + 0.1 sin(6 p)))`` (a mildly miscalibrated predictor), predictions distinct.
+``scipy.optimize.linprog(method="highs")`` on the same data, best of ``--repeats`` consecutive
+runs each, and records both values (their difference checks exactness on the timed data). The LP
+is timed only up to ``--lp-max`` samples (it is the slow one). The data: ``binary_predictions`` of
+the harness, ``p ~ Beta(2, 2)``, ``y ~ Bernoulli(clip(p + 0.1 sin(6 p)))`` (a mildly
+miscalibrated predictor), predictions distinct. Timings run serially.
 
-Usage::
+Usage (from the repository root)::
 
-    nice python benchmarks/speed_smce.py            # full: T = 1e3 .. 1e6, LP up to 3e4
-    python benchmarks/speed_smce.py --quick         # smoke run: T = 1e3, 1e4, one repeat
+    nice python -m benchmarks.speed_smce            # full: T = 1e3 .. 1e6, LP up to 3e4
+    python -m benchmarks.speed_smce --quick         # smoke run: T = 1e3, 1e4, one repeat
 
-Writes ``speed_smce.json`` (with a ``"provenance"`` block from ``benchmarks/_provenance.py``: git
-commit, command line, configuration, CPU count, wall time, date) and ``speed_smce.png`` to ``--out``
-(default benchmarks/results/).
+Writes ``speed_smce.json`` (with provenance) and ``speed_smce.png`` to ``--out``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
-import time
-from pathlib import Path
 
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-ROOT = Path(__file__).resolve().parents[1]
-for _p in (ROOT, ROOT / "benchmarks"):
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
-
-from _provenance import Clock, args_config, provenance, write_json  # noqa: E402
-
-from skcal.lipschitz import smooth_calibration_error  # noqa: E402
-
-
-def make_data(T, seed=0):
-    rng = np.random.default_rng(seed)
-    p = rng.beta(2, 2, size=T)
-    y = (rng.uniform(size=T) < np.clip(p + 0.1 * np.sin(6 * p), 0, 1)).astype(np.int64)
-    return y, p
+from benchmarks import _harness as harness
+from skcal.lipschitz import smooth_calibration_error
 
 
 def linprog_smce(y, p):
@@ -62,26 +44,17 @@ def linprog_smce(y, p):
     return float(-res.fun)
 
 
-def time_call(fn, repeats):
-    best, value = np.inf, None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        value = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, value
-
-
 def run(sizes, lp_max, repeats):
     rows = []
     for T in sizes:
-        y, p = make_data(T)
+        y, p = harness.binary_predictions(T)
         row = {"T": T, "seconds": {}, "values": {}}
         r = repeats if T < 10**6 else min(repeats, 3)
-        sec, val = time_call(lambda y=y, p=p: smooth_calibration_error(y, p), r)
+        sec, val = harness.best_of(lambda y=y, p=p: smooth_calibration_error(y, p), r)
         row["seconds"]["skcal"], row["values"]["skcal"] = sec, float(val)
         print(f"T={T:>8d}  skcal   {sec * 1e3:10.2f} ms   value {val:.10f}", flush=True)
         if T <= lp_max:
-            sec, val = time_call(lambda y=y, p=p: linprog_smce(y, p), 1 if T > 10**4 else r)
+            sec, val = harness.best_of(lambda y=y, p=p: linprog_smce(y, p), 1 if T > 10**4 else r)
             row["seconds"]["linprog_highs"], row["values"]["linprog_highs"] = sec, float(val)
             print(f"T={T:>8d}  linprog {sec * 1e3:10.2f} ms   value {val:.10f}", flush=True)
         rows.append(row)
@@ -89,12 +62,7 @@ def run(sizes, lp_max, repeats):
 
 
 def plot(rows, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    fig, ax = harness.subplots(figsize=(6.5, 4.2))
     for name, label in (("skcal", "skcal (exact, dual isotonic)"), ("linprog_highs", "linprog (HiGHS)")):
         pts = [(r["T"], r["seconds"][name]) for r in rows if name in r["seconds"]]
         ax.plot(*zip(*pts, strict=True), marker="o", label=label)
@@ -105,24 +73,18 @@ def plot(rows, path):
     ax.set_ylabel("seconds (best of repeats)")
     ax.set_title("Lipschitz smooth calibration error: run time")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    harness.save_figure(fig, path)
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else list(argv)
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smoke run: T = 1e3, 1e4, one repeat")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser = harness.parser(__file__, __doc__, quick="smoke run: T = 1e3, 1e4, one repeat")
+    parser.add_argument("--repeats", type=int, default=5, help="runs per T (the best is kept)")
     parser.add_argument("--lp-max", type=int, default=None, help="largest T timed with linprog")
-    parser.add_argument("--n-jobs", type=int, default=1, help="ignored: timings run serially")
-    args = parser.parse_args(argv)
+    args = harness.parse_args(parser, argv)
     sizes = [10**3, 10**4] if args.quick else [10**3, 10**4, 3 * 10**4, 10**5, 10**6]
     lp_max = args.lp_max if args.lp_max is not None else (10**3 if args.quick else 3 * 10**4)
     repeats = 1 if args.quick else args.repeats
-    clock = Clock()
+    clock = harness.Timer()
     rows = run(sizes, lp_max, repeats)
     both = [r for r in rows if "linprog_highs" in r["values"]]
     last = both[-1]["seconds"]
@@ -137,15 +99,14 @@ def main(argv=None):
     if at_1e5:
         summary["target_T_1e5_under_2s"] = bool(at_1e5[0] < 2.0)
     result = {"quick": args.quick, "rows": rows, "summary": summary}
-    config = args_config(
+    config = harness.args_config(
         args,
         sizes=sizes,
         lp_max_used=lp_max,
         repeats_used=repeats,
-        data="p ~ Beta(2, 2), y ~ Bernoulli(clip(p + 0.1 sin(6 p), 0, 1)), seed 0",
+        data=f"{harness.BINARY_PREDICTIONS}, seed 0",
     )
-    prov = provenance(__file__, argv, config=config, clock=clock)
-    write_json(args.out / "speed_smce.json", result, provenance=prov)
+    harness.write_result(__file__, argv, args.out / "speed_smce.json", result, config=config, clock=clock)
     plot(rows, args.out / "speed_smce.png")
     print(json.dumps(summary, indent=2))
     return result

@@ -1,7 +1,7 @@
 """Speed and peak memory of the multiclass (truthful) measures against their floors and netcal.
 
 Side by side in one run, on the same data (softmax of Gaussian logits, labels drawn from the
-probabilities):
+probabilities: ``multiclass_predictions`` of the harness):
 
 * ``classwise_lince`` (15 quantile bins, the default) at ``k = 100`` classes, by the compiled
   kernel (numba, ``skcal[fast]``) and by the numpy path (one sort per column; the kernel
@@ -18,7 +18,8 @@ probabilities):
 
 Timings are medians over ``--rounds`` rounds; in each round every function runs once, and the
 order of the functions is rotated from round to round so that no function always runs first
-(or last) on a machine whose load changes. Ratios are ratios of medians. Peak memory is
+(or last) on a machine whose load changes (``time_rotated`` of the harness). Ratios are ratios of
+medians. Peak memory is
 measured per function in a fresh subprocess with ``tracemalloc`` (numpy reports its buffers to
 it), started after the data exist: the peak of the allocations made by the call, reported
 against the input size (``P`` and ``y``). numba's allocations are not traced, so the same
@@ -32,13 +33,13 @@ package ``__init__`` imports torch, which the ECE code path does not use, so thi
 isinstance checks) and skips netcal's package ``__init__``. If netcal is not installed the
 netcal rows are left out (and the JSON says so).
 
-Usage::
+Usage (from the repository root)::
 
-    nice python benchmarks/speed_truthful.py            # full: n = 1e6 (k = 100) and 1e7 (k = 10)
-    python benchmarks/speed_truthful.py --quick         # smoke run: small n, two rounds
+    nice python -m benchmarks.speed_truthful            # full: n = 1e6 (k = 100) and 1e7 (k = 10)
+    python -m benchmarks.speed_truthful --quick         # smoke run: small n, two rounds
 
-Writes ``speed_truthful.json`` and ``speed_truthful.png`` to ``--out`` (default
-benchmarks/results/), with provenance (git commit, command, config, cpu count, wall time, date).
+Writes ``speed_truthful.json`` and ``speed_truthful.png`` (``speed_truthful_quick.*`` with
+``--quick``) to ``--out``, with provenance.
 """
 
 from __future__ import annotations
@@ -48,22 +49,15 @@ import importlib
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 import time
 import types
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from _provenance import Clock, provenance, write_json  # noqa: E402
-
-import skcal.truthful as _truthful  # noqa: E402
-from skcal.truthful import classwise_lince, conf_ece, truthful_conf_ce  # noqa: E402
+import skcal.truthful as _truthful
+from benchmarks import _harness as harness
+from skcal.truthful import classwise_lince, conf_ece, truthful_conf_ce
 
 
 def kernel_available():
@@ -111,24 +105,7 @@ def load_netcal_ece():
         sys.modules.update(saved)
 
 
-def make_data(n, k, seed=0):
-    rng = np.random.default_rng(seed)
-    P = rng.standard_normal((n, k))
-    P *= 1.5
-    np.exp(P, out=P)
-    P /= P.sum(axis=1, keepdims=True)
-    # labels from a slightly sharper distribution (so the reports are miscalibrated)
-    u = rng.random(n)
-    y = np.empty(n, dtype=np.int64)
-    acc = np.zeros(n)
-    y[:] = k - 1
-    done = np.zeros(n, dtype=bool)
-    for j in range(k - 1):
-        acc += P[:, j]
-        hit = ~done & (u < acc)
-        y[hit] = j
-        done |= hit
-    return y, P
+make_data = harness.multiclass_predictions
 
 
 def cases(quick):
@@ -192,9 +169,6 @@ def functions(case, netcal_ece):
 def time_case(case, netcal_ece, rounds):
     y, P = make_data(case["n"], case["k"])
     funcs = functions(case, netcal_ece)
-    names = list(funcs)
-    times = {name: [] for name in names}
-    values = {}
     first_call = {}
     if "skcal_classwise_lince" in funcs:  # numba import + kernel load (or compile), once
         t0 = time.perf_counter()
@@ -203,21 +177,13 @@ def time_case(case, netcal_ece, rounds):
         t0 = time.perf_counter()
         funcs["skcal_classwise_lince_dataframe"](y, P)  # the column kernel; makes the frame
         first_call["skcal_classwise_lince_dataframe_incl_frame"] = time.perf_counter() - t0
-    for r in range(rounds):
-        shift = r % len(names)
-        for name in names[shift:] + names[:shift]:
-            t0 = time.perf_counter()
-            val = funcs[name](y, P)
-            times[name].append(time.perf_counter() - t0)
-            if np.ndim(val) == 0:
-                values[name] = float(val)
-    med = {name: float(np.median(t)) for name, t in times.items()}
+    timings = harness.time_rotated(funcs, y, P, rounds=rounds)
     return {
         **case,
         "input_bytes": int(P.nbytes + y.nbytes),
-        "times_s": times,
-        "median_s": med,
-        "values": values,
+        "times_s": timings.times,
+        "median_s": timings.median,
+        "values": timings.values,
         "first_call_s": first_call,
     }
 
@@ -233,12 +199,7 @@ def kernel_breakdown(case, repeat=3):
     n_bins = 15
 
     def best(fn):
-        times = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            out = fn()
-            times.append(time.perf_counter() - t0)
-        return min(times), out
+        return harness.best_of(fn, repeat)
 
     t_hist, (counts, _, _) = best(lambda: kernel.histogram(P))
     n_edge, members = kernel._count_edge_cells(counts, n, n_bins)
@@ -270,55 +231,23 @@ def kernel_breakdown(case, repeat=3):
 
 
 def memory_of(case, name):
-    """Peak traced allocation (bytes) of one call, in a fresh subprocess."""
-    cmd = [
-        sys.executable,
-        __file__,
-        "--_memory",
-        json.dumps({"case": case, "name": name}),
-    ]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    traced, rss = out.stdout.strip().splitlines()[-1].split()
+    """Peak traced allocation and peak RSS growth (bytes) of one call, in a fresh subprocess."""
+    out = harness.run_module(__file__, "--_memory", json.dumps({"case": case, "name": name}))
+    traced, rss = out.strip().splitlines()[-1].split()
     return int(traced), int(rss)
 
 
 def _memory_child(spec):
-    import tracemalloc
-
     case, name = spec["case"], spec["name"]
     netcal_ece = load_netcal_ece() if name.startswith("netcal") else None
     y, P = make_data(case["n"], case["k"])
     fn = functions(case, netcal_ece)[name]
     if name.endswith("_dataframe"):
         as_frame(P)  # the frame is input, made before the measurement
-    rss0 = _reset_peak_rss()
-    tracemalloc.start()
-    fn(y, P)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    rss1 = _status_kib("VmHWM")
+    rss0 = harness.reset_peak_rss()
+    peak = harness.traced_peak(fn, y, P)
+    rss1 = harness.status_kib("VmHWM")
     print(peak, -1 if rss0 is None or rss1 is None else (rss1 - rss0) * 1024)
-
-
-def _status_kib(field):
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
-def _reset_peak_rss():
-    """Reset the peak RSS (Linux); return the current RSS in KiB, or None where unsupported."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        return None
-    return _status_kib("VmRSS")
 
 
 def summarize(rows):
@@ -365,35 +294,26 @@ def summarize(rows):
 
 
 def plot(rows, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(rows), figsize=(5 * len(rows), 4), squeeze=False)
+    fig, axes = harness.subplots(1, len(rows), figsize=(5 * len(rows), 4), squeeze=False)
     for ax, row in zip(axes[0], rows, strict=True):
         names = list(row["median_s"])
         ax.barh(names, [row["median_s"][k] for k in names], color="tab:blue")
         ax.set_xlabel("median time (s)")
         ax.set_title(f"{row['name']}, n = {row['n']:.0e}, k = {row['k']}", fontsize=9)
         ax.tick_params(axis="y", labelsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    harness.save_figure(fig, path, dpi=110)
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes, two rounds (smoke test)")
+    ap = harness.parser(__file__, __doc__, quick="small sizes, two rounds (smoke test)")
     ap.add_argument("--rounds", type=int, default=None, help="rotated rounds (default 5, quick 2)")
     ap.add_argument("--no-memory", action="store_true", help="skip the peak-memory subprocesses")
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     ap.add_argument("--_memory", default=None, help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
+    args = harness.parse_args(ap, argv)
     if args._memory is not None:
         _memory_child(json.loads(args._memory))
         return None
-    clock = Clock()
+    clock = harness.Timer()
     rounds = args.rounds or (2 if args.quick else 5)
     netcal_ece = load_netcal_ece()
     rows = []
@@ -421,9 +341,9 @@ def main(argv=None):
         "netcal": "1.4 (loaded without torch)" if netcal_ece is not None else "not installed",
         "classwise_compiled_kernel": kernel_available(),
     }
-    result["provenance"] = provenance(__file__, argv, config=config, clock=clock)
+    result["provenance"] = harness.provenance(__file__, argv, config=config, clock=clock)
     stem = "speed_truthful_quick" if args.quick else "speed_truthful"
-    write_json(args.out / f"{stem}.json", result)
+    harness.write_json(args.out / f"{stem}.json", result)
     plot(rows, args.out / f"{stem}.png")
     print(json.dumps(result["summary"], indent=2))
     return result

@@ -21,15 +21,18 @@ For each measure (ConfECE, ConfCE, ConfCE^corr, LinCE^cw) at 2000, 20 and 5 quan
 and 2 report Spearman rank correlations across models with the classification error and between
 bin counts, before and after temperature scaling.
 
-Run ``python benchmarks/truthful_bins.py`` (full) or ``--quick`` (CI smoke).
+Usage (from the repository root)::
+
+    nice python -m benchmarks.truthful_bins --n-jobs 2       # full
+    python -m benchmarks.truthful_bins --quick --skip-real   # smoke run without the real outputs
+
+Writes ``truthful_bins.json``, ``truthful_bins.md`` (the tables) and the figures
+(``truthful_bins_quick.*`` with ``--quick``).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import sys
 import time
 from pathlib import Path
 
@@ -37,15 +40,9 @@ import numpy as np
 from joblib import Parallel, delayed
 from scipy.stats import spearmanr
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:  # run from a checkout without installing
-    sys.path.insert(0, str(REPO))
-
-sys.path.insert(0, str(REPO / "benchmarks"))
-from _provenance import Clock, provenance, write_json  # noqa: E402
-
-from skcal.temperature import apply_temperature, fit_temperature  # noqa: E402
-from skcal.truthful import (  # noqa: E402
+from benchmarks import _harness as harness
+from skcal.temperature import apply_temperature, fit_temperature
+from skcal.truthful import (
     brier_over_k,
     classwise_lince,
     conf_ce,
@@ -54,8 +51,7 @@ from skcal.truthful import (  # noqa: E402
     truthful_conf_ce,
 )
 
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "multiclass_logits"
-DEFAULT_OUT = REPO / "benchmarks" / "results"
+DEFAULT_DATA = harness.REPO_ROOT.parent / "shared" / "data" / "multiclass_logits"
 BINS = (2000, 20, 5)
 MEASURES = {
     "ConfECE": conf_ece,
@@ -67,7 +63,7 @@ BIN_PAIRS = ((2000, 20), (2000, 5), (20, 5))
 
 
 #: The paper's protocol (experiment 6.6): ConfECE on fixed-width bins, the squared measures on
-#: quantile bins. ``--conf-ece-bins quantile`` bins ConfECE by quantile too (skcal 0.1's runs).
+#: quantile bins. ``--conf-ece-bins quantile`` bins ConfECE by quantile too.
 PAPER_CONF_ECE_BINS = "uniform"
 
 
@@ -399,11 +395,6 @@ def run_simulation(*, quick, n_jobs, seed, conf_ece_bins=PAPER_CONF_ECE_BINS):
 
 
 def _figures(result, out, stem):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     paths = []
     panels = []
     if result.get("real"):
@@ -417,7 +408,7 @@ def _figures(result, out, stem):
             (f"digits (mean over {len(result['digits']['seeds'])} seeds)", d["before"], d["after"], "mean")
         )
     if panels:
-        fig, axes = plt.subplots(2, len(panels), figsize=(4.8 * len(panels), 6.5), squeeze=False)
+        fig, axes = harness.subplots(2, len(panels), figsize=(4.8 * len(panels), 6.5), squeeze=False)
         fig.subplots_adjust(wspace=0.45, hspace=0.7)
         for j, (title, before, after, field) in enumerate(panels):
             for i, (phase, summ) in enumerate((("before TS", before), ("after TS", after))):
@@ -441,14 +432,13 @@ def _figures(result, out, stem):
                 ax.set_yticks(range(len(MEASURES)), list(MEASURES), fontsize=8)
                 ax.set_title(f"{title}\n{phase}", fontsize=8)
         fig.colorbar(im, ax=axes, shrink=0.6, label="Spearman rho")
-        p = out / f"{stem}_spearman.png"
-        fig.savefig(p, dpi=120, bbox_inches="tight")
-        plt.close(fig)
-        paths.append(str(p))
+        paths.append(
+            harness.save_figure(fig, out / f"{stem}_spearman.png", tight_layout=False, bbox_inches="tight")
+        )
     sim = result["simulation"]
     names = list(sim["exact"])
     keys = [f"{m}@{b}" for m in MEASURES for b in BINS]
-    fig, ax = plt.subplots(figsize=(11, 4))
+    fig, ax = harness.subplots(figsize=(11, 4))
     width = 0.8 / len(names)
     for i, nm in enumerate(names):
         vals = []
@@ -463,10 +453,9 @@ def _figures(result, out, stem):
     ax.set_ylabel("expected value / honest value")
     ax.set_title(f"Simulation (n={sim['n']}, k={sim['k']}): below 1 means the report beats honesty")
     ax.legend(fontsize=7, ncol=2)
-    p = out / f"{stem}_simulation.png"
-    fig.savefig(p, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    paths.append(str(p))
+    paths.append(
+        harness.save_figure(fig, out / f"{stem}_simulation.png", tight_layout=False, bbox_inches="tight")
+    )
     return paths
 
 
@@ -559,12 +548,8 @@ def render_markdown(result):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__file__, __doc__, quick="small CI smoke run", n_jobs="joblib workers", seed=True)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="multiclass_logits folder")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--quick", action="store_true", help="small CI smoke run")
-    parser.add_argument("--n-jobs", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-real", action="store_true", help="run without the real model outputs")
     parser.add_argument(
         "--conf-ece-bins",
@@ -572,8 +557,8 @@ def main(argv=None):
         default=PAPER_CONF_ECE_BINS,
         help="ConfECE bins: fixed-width as in the paper (default) or quantile like the squared measures",
     )
-    args = parser.parse_args(argv)
-    clock = Clock()
+    args = harness.parse_args(parser, argv)
+    clock = harness.Timer()
     if not args.skip_real and not args.data.is_dir():
         raise SystemExit(
             f"error: the real classifier outputs were not found at {args.data}. Pass --data "
@@ -588,7 +573,7 @@ def main(argv=None):
             "bins": list(BINS),
             "strategy": {name: _bin_strategy(name, args.conf_ece_bins) for name in MEASURES},
             # relative to the repository, so no machine's absolute path is stored
-            "data": None if args.skip_real else os.path.relpath(args.data, REPO),
+            "data": None if args.skip_real else harness.repo_relative(args.data),
         }
     }
     timings = {}
@@ -615,7 +600,7 @@ def main(argv=None):
     # file names beside the JSON (no machine's absolute path is stored)
     result["figures"] = [Path(p).name for p in _figures(result, args.out, stem)]
     config = {**result["config"], "n_jobs": args.n_jobs}
-    write_json(json_path, result, provenance=provenance(__file__, argv, config=config, clock=clock))
+    harness.write_result(__file__, argv, json_path, result, config=config, clock=clock)
     (args.out / f"{stem}.md").write_text(render_markdown(result))
     print(f"wrote {json_path} and {len(result['figures'])} figures in {timings['total']:.1f} s")
     return result

@@ -1,4 +1,4 @@
-"""Experiment 6.4 -- real crowd labels: Weather Sentiment AMT, audit yield of second-order Platt.
+"""Experiment 6.4: real crowd labels: Weather Sentiment AMT, audit yield of second-order Platt.
 
 Data: the Weather Sentiment AMT data set (300 tweets, about 20 AMT votes each, 5 classes) as
 bundled with skcal (:func:`skcal.datasets.load_weather_sentiment_amt`), or, with ``--data DIR``,
@@ -43,24 +43,22 @@ items (ties in a score broken at random); the audit AUC is the mean yield over t
 Platt over every other score (mean, 95% CI of the mean, 2.5-97.5% percentiles over repeats, win
 and tie fractions).
 
-Usage::
+Usage (from the repository root)::
 
-    python benchmarks/weather_amt.py            # full protocol (1000 repeats)
-    python benchmarks/weather_amt.py --quick    # smoke run
+    python -m benchmarks.weather_amt            # full protocol (1000 repeats)
+    python -m benchmarks.weather_amt --quick    # smoke run
+
+Writes ``weather_amt.json`` and ``weather_amt.png`` (``weather_amt_quick.*`` with ``--quick``).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 
 import numpy as np
 from joblib import Parallel, delayed
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _provenance import Clock, args_config, provenance, repo_relative  # noqa: E402
-from _second_order_common import Timer, add_common_args, write_json  # noqa: E402
+from benchmarks import _harness as harness
 
 POSITIVE_CLASS = 1
 SCORES = [
@@ -118,7 +116,7 @@ def load_votes(data_dir=None):
     c = g.size().to_numpy().astype(int)
     a = g.apply(lambda x: int((x == POSITIVE_CLASS).sum())).to_numpy().astype(int)
     info = {
-        "source": repo_relative(path),
+        "source": harness.repo_relative(path),
         "judgments_raw": n_raw,
         "judgments_kept": len(r),
         "tasks": len(c),
@@ -204,21 +202,23 @@ def one_repeat(seed, c, a, alea, hidden):
 
 
 def main(argv=None):
-    parser = add_common_args(argparse.ArgumentParser(description=__doc__.splitlines()[0]), "amt")
+    parser = harness.parser(
+        __file__, __doc__, quick="smoke run", n_jobs="joblib workers over repeats", seed=True
+    )
     parser.add_argument(
         "--data",
         default=None,
         help="directory holding responses.csv of another WS-AMT copy (default: the bundled data)",
     )
     parser.add_argument("--repeats", type=int, default=None, help="override the number of repeats")
-    args = parser.parse_args(argv)
+    args = harness.parse_args(parser, argv)
     repeats = args.repeats or (20 if args.quick else 1000)
     tag = "weather_amt_quick" if args.quick else "weather_amt"
-    clock = Clock()
+    clock = harness.Timer()
     c, a, info = load_votes(args.data)
     alea, hidden = cohorts(c, a)
 
-    with Timer() as timer:
+    with harness.Timer() as timer:
         out = Parallel(n_jobs=args.n_jobs)(
             delayed(one_repeat)(args.seed * 100_000 + r, c, a, alea, hidden) for r in range(repeats)
         )
@@ -263,13 +263,9 @@ def main(argv=None):
         "seconds": timer.seconds,
         "n_jobs": args.n_jobs,
     }
-    os.makedirs(args.out, exist_ok=True)
-    write_json(
-        os.path.join(args.out, tag + ".json"),
-        payload,
-        provenance=provenance(__file__, argv, config=args_config(args, repeats=repeats), clock=clock),
-    )
-    plot(curves, repeats, os.path.join(args.out, tag + ".png"))
+    config = harness.args_config(args, repeats=repeats)
+    harness.write_result(__file__, argv, args.out / f"{tag}.json", payload, config=config, clock=clock)
+    plot(curves, repeats, args.out / f"{tag}.png")
     print(f"{tag}: {repeats} repeats in {timer.seconds:.1f}s; n_cal={out[0][1]} n_eval={out[0][2]}")
     for k in SCORES:
         print(f"  {k:26s} yield@5% {yields5[k]['mean']:6.2f}  AUC {payload['mean_auc'][k]:6.2f}")
@@ -277,29 +273,20 @@ def main(argv=None):
 
 
 def plot(curves, repeats, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     mean = curves.mean(axis=0)
     sem = curves.std(axis=0, ddof=1) / np.sqrt(repeats)
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    fig, ax = harness.subplots(figsize=(7.5, 4.8))
     styles = ["--", "--", "--", ":", "-.", ":", "-", "-"]
     for i, name in enumerate(SCORES):
         color = "k" if name.startswith("oracle") else None
-        (line,) = ax.plot(100 * BUDGETS, mean[i], styles[i], label=name, color=color, lw=1.5)
-        ax.fill_between(
-            100 * BUDGETS, mean[i] - 1.96 * sem[i], mean[i] + 1.96 * sem[i], alpha=0.2, color=line.get_color()
-        )
+        lo, hi = mean[i] - 1.96 * sem[i], mean[i] + 1.96 * sem[i]
+        harness.plot_band(ax, 100 * BUDGETS, mean[i], lo, hi, styles[i], label=name, color=color, lw=1.5)
     ax.set_xscale("log")
     ax.set_xlabel("audit budget f (% of evaluation items)")
     ax.set_ylabel("audit yield: 100 x mean 2theta(1-theta) of audited")
-    ax.set_title(f"Weather Sentiment AMT, XOR scores (SPEC 6.4), {repeats} repeats")
+    ax.set_title(f"Weather Sentiment AMT, XOR scores (experiment 6.4), {repeats} repeats")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    harness.save_figure(fig, path)
 
 
 if __name__ == "__main__":

@@ -1,19 +1,14 @@
 """Smoke test of benchmarks/scale_dask.py (quick mode: synchronous scheduler, 1e5 rows)."""
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("dask.array", reason="dask is not installed (pip install 'skcal[dask]')")
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
 
 def test_quick_mode_agrees_with_in_memory(tmp_path):
-    import scale_dask
+    from benchmarks import scale_dask
 
     record = scale_dask.main(["--quick", "--out", str(tmp_path)])
     for bundle in ("first", "ce2"):
@@ -30,7 +25,7 @@ def test_quick_mode_agrees_with_in_memory(tmp_path):
 
 
 def test_first_fixed_leaves_out_the_growing_states(tmp_path):
-    import scale_dask
+    from benchmarks import scale_dask
 
     names = [m if isinstance(m, str) else m[0] for m in scale_dask.measures("first-fixed", 12)]
     assert "cutoff_grid" in names and not set(scale_dask.GROWING) & set(names)
@@ -38,7 +33,7 @@ def test_first_fixed_leaves_out_the_growing_states(tmp_path):
 
 
 def test_partial_fit_timing_is_stored_with_provenance(tmp_path):
-    import scale_dask
+    from benchmarks import scale_dask
 
     scale_dask.main(["--partial-fit", "3", "--out", str(tmp_path)])
     record = json.loads((tmp_path / "scale_dask_partial_fit.json").read_text())

@@ -1,28 +1,23 @@
+"""Smoke runs of the Chebyshev engine's speed script and of the degree-guard study."""
+
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks import ce2_degree_guard
+from benchmarks.verify import assert_matches_stored
+
 REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.slow
 def test_speed_second_order_quick(tmp_path):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    cmd = [
-        sys.executable,
-        str(REPO / "benchmarks" / "speed_second_order.py"),
-        "--quick",
-        "--n-jobs",
-        "1",
-        "--out",
-        str(tmp_path),
-    ]
-    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, check=False)
+    cmd = [sys.executable, "-m", "benchmarks.speed_second_order", "--quick", "--n-jobs", "1"]
+    cmd += ["--out", str(tmp_path)]
+    res = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
     assert res.returncode == 0, res.stderr
     out = json.loads((tmp_path / "speed_second_order.json").read_text())
     assert (tmp_path / "speed_second_order.png").stat().st_size > 0
@@ -36,11 +31,6 @@ def test_speed_second_order_quick(tmp_path):
 
 @pytest.mark.slow
 def test_ce2_degree_guard_quick(tmp_path):
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        import ce2_degree_guard
-    finally:
-        sys.path.pop(0)
     assert ce2_degree_guard.main(["--quick", "--out", str(tmp_path)]) == 0
     out = json.loads((tmp_path / "ce2_degree_guard_quick.json").read_text())
     assert (tmp_path / "ce2_degree_guard_quick.png").exists()
@@ -49,13 +39,4 @@ def test_ce2_degree_guard_quick(tmp_path):
     assert summ["guard_30"]["degree"][0] > summ["guard_100"]["degree"][0] > summ["guard_300"]["degree"][0]
     assert all(0 <= v["ce2_mean"] < 1 for v in summ.values())
     # the same run as `python benchmarks/verify.py ce2_degree_guard`: a moved number fails here
-    import importlib.util
-
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        spec = importlib.util.spec_from_file_location("_bench_verify", REPO / "benchmarks" / "verify.py")
-        verify = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(verify)
-    finally:
-        sys.path.pop(0)
-    verify.assert_matches_stored("ce2_degree_guard", tmp_path / "ce2_degree_guard_quick.json")
+    assert_matches_stored("ce2_degree_guard", tmp_path / "ce2_degree_guard_quick.json")

@@ -1,38 +1,29 @@
-"""Smoke runs of the second-order experiment scripts (SPEC 6.1-6.4) and checks of their machinery.
+"""Smoke runs of the second-order experiment scripts (experiments 6.1-6.4) and checks of their machinery.
 
-The scripts live in ``benchmarks/`` (not a package); they are imported by path and their
-``main(argv)`` is run in quick mode, writing to ``tmp_path``.
+The scripts are modules of the package ``benchmarks`` (the repository root is on ``sys.path``
+under pytest, as under ``python -m``); their ``main(argv)`` is run in quick mode, writing to
+``tmp_path``.
 """
 
-import importlib.util
+import importlib
 import json
 import os
-import sys
 
 import numpy as np
 import pytest
 from scipy import integrate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BENCH = os.path.join(ROOT, "benchmarks")
 
 
 def _load(name):
-    if BENCH not in sys.path:
-        sys.path.insert(0, BENCH)
-    if name == "_second_order_common":
-        return importlib.import_module(name)
-    mod_name = f"_bench_{name}"
-    spec = importlib.util.spec_from_file_location(mod_name, os.path.join(BENCH, name + ".py"))
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    """The script ``benchmarks/<name>.py`` as the module ``benchmarks.<name>``."""
+    return importlib.import_module(f"benchmarks.{name}")
 
 
 @pytest.fixture(scope="module")
 def common():
-    return _load("_second_order_common")
+    return _load("_mixture_problem")
 
 
 # ---------------------------------------------------------------------------------------------

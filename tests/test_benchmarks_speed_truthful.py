@@ -1,19 +1,14 @@
 """Smoke tests of the speed benchmarks of the binned and truthful measures (quick mode)."""
 
-import importlib.util
+import importlib
 import json
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def _load(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """The script ``benchmarks/<name>.py`` as the module ``benchmarks.<name>``."""
+    return importlib.import_module(f"benchmarks.{name}")
 
 
 def test_speed_truthful_quick(tmp_path):

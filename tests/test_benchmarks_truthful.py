@@ -1,22 +1,14 @@
-import importlib.util
+"""Smoke run of ``benchmarks/truthful_bins.py`` (experiment 6.6) and its clear error without data."""
+
+import importlib
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SCRIPT = REPO / "benchmarks" / "truthful_bins.py"
-
 
 def _load(name="truthful_bins"):
-    if str(SCRIPT.parent) not in sys.path:
-        sys.path.insert(0, str(SCRIPT.parent))
-    spec = importlib.util.spec_from_file_location(f"_bench_{name}", SCRIPT.parent / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[f"_bench_{name}"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    """The script ``benchmarks/<name>.py`` as the module ``benchmarks.<name>``."""
+    return importlib.import_module(f"benchmarks.{name}")
 
 
 @pytest.mark.slow

@@ -6,9 +6,9 @@ of the developer guide: GL01-GL03, GL06-GL08 (layout), PR01-PR10 (every paramete
 individually, with a type and a description), RT01-RT05 (a Returns section with a type and a
 description), SS01-SS06 (the summary line) and YD01 (Yields).
 
-A name that fails because of a file another engineer owns is marked
-``xfail(strict=True, reason="<file>: numpydoc; owner: <branch>")``; once fixed it passes, the
-strict mark fails, and the entry is removed from ``PENDING``.
+A name whose docstring cannot be fixed yet is listed in ``PENDING`` with the precise reason (the
+file and the numpydoc codes it fails) and marked ``xfail(strict=True, reason=...)``; once fixed
+it passes, the strict mark fails, and the entry is removed.
 """
 
 import importlib.util
@@ -25,24 +25,9 @@ pytestmark = pytest.mark.skipif(
 
 CODES = re.compile(r"^(GL0[1-3]|GL0[6-8]|PR(0[1-9]|10)|RT0[1-5]|SS0[1-6]|YD01)$")
 
-#: module file -> the branch of the engineer who owns it
-OWNERS = {
-    "scdl": "scdl",
-    "smooth_ece": "scdl",
-    "rounding": "scdl",
-    "binned_ece": "binned",
-    "cutoff": "binned",
-    "binning": "binned",
-    "truthful": "binned",
-    "ce2": "stats",
-    "chebyshev": "stats",
-    "platt": "crowd",
-    "report": "report",
-    "display": "report",
-}
-
-#: public names whose docstrings still fail, in files other engineers own (fix, then delete here)
-PENDING: set = set()
+#: public name -> why its docstring still fails ("skcal/<file>.py: <codes and what is missing>");
+#: fix the docstring, then delete the entry
+PENDING: dict = {}
 
 
 def public_names():
@@ -68,13 +53,12 @@ def public_names():
 def _param(path):
     if path not in PENDING:
         return path
-    module = path.split(".")[1]
-    reason = f"skcal/{module}.py: numpydoc; owner: {OWNERS.get(module, '?')}"
-    return pytest.param(path, marks=pytest.mark.xfail(strict=True, reason=reason))
+    return pytest.param(path, marks=pytest.mark.xfail(strict=True, reason=PENDING[path]))
 
 
 def test_pending_entries_are_public_names():
-    assert PENDING <= set(public_names())
+    assert set(PENDING) <= set(public_names())
+    assert all(isinstance(r, str) and r.startswith("skcal/") for r in PENDING.values())
 
 
 @pytest.mark.parametrize("path", [_param(p) for p in public_names()])

@@ -230,5 +230,5 @@ def test_speed_benchmark_quick(tmp_path):
     assert saved["summary"]["max_abs_skcal_minus_linprog"] < 1e-9
     prov = saved["provenance"]
     assert {"commit", "command", "config", "cpu_count", "date"} <= set(prov)
-    assert prov["command"].startswith("python benchmarks/speed_smce.py --quick")
+    assert prov["command"].startswith("python -m benchmarks.speed_smce --quick")
     assert prov["wall_time_s"] > 0

@@ -1,11 +1,12 @@
-"""Shared code of the second-order calibration experiments (experiments 6.1-6.4).
+"""The Gaussian-mixture problem of experiments 6.1 and 6.2, its MLP ensembles and its CE2 ground truth.
 
-Data generators (the Gaussian-mixture problem of experiments 6.1/6.2 and its MLP ensembles), the
-quasi-Monte-Carlo ground truth of CE2 for sech-perturbed predictors, and small helpers used by
-the scripts ``rate.py``, ``recalibration.py``, ``decision_utility.py`` and ``weather_amt.py``.
-
-This module is benchmark code, not part of the skcal package: it only *uses* skcal's public API
-(``skcal.sech``, ``skcal.EnsembleMoments``, ...).
+Shared by ``benchmarks/rate.py`` (6.1), ``benchmarks/recalibration.py`` (6.2) and
+``benchmarks/doubly_labelled.py`` (the 6.2 problem with few doubly-labelled rows):
+:class:`MixtureProblem` (inputs, ``f*``, label snapshots, a component-stratified Sobol sample),
+:func:`train_mlp_ensemble`, :func:`small_data_ensemble` and :func:`ensemble_scores` (the
+predictors), and :class:`SechGroundTruth` with :func:`qmc_fields` (the quasi-Monte-Carlo ground
+truth of CE2 for sech-perturbed predictors). It only uses skcal's public API (``skcal.sech``,
+``skcal.EnsembleMoments``).
 
 Ground truth (experiment 6.1)
 -----------------------------
@@ -35,20 +36,12 @@ integrated over the same node grid by the trapezoid rule.
 
 from __future__ import annotations
 
-import os
-import sys
-import time
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit
 from scipy.stats import norm, qmc
-
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS_DIR = os.path.join(REPO_ROOT, "benchmarks", "results")
-if REPO_ROOT not in sys.path:  # run from a checkout: import this checkout's skcal
-    sys.path.insert(0, REPO_ROOT)
 
 SIGMA2_MAX = 0.25
 
@@ -146,6 +139,36 @@ def ensemble_scores(members, X):
     return EnsembleMoments(members).fit(X[:1]).transform(X)
 
 
+def small_data_ensemble(problem, seed, *, n_jobs=1):
+    """The predictor of experiment 6.2: 20 MLPs trained 60 epochs on the same 24 samples.
+
+    The 24 inputs and their labels are drawn from ``problem`` with the generator
+    ``default_rng(seed + 1)``; the members differ only in their initialisation (seeds 1000 to
+    1019), so the ensemble's ``sigma2`` carries only a faint signal about ``Var[f* | x]``.
+    """
+    rng = np.random.default_rng(seed + 1)
+    X24 = problem.sample(24, rng)
+    y24 = problem.labels(X24, rng)[:, 0]
+    if len(np.unique(y24)) < 2:  # pragma: no cover - guarded for other seeds
+        raise RuntimeError("the 24 training labels are all equal; choose another --seed")
+    return train_mlp_ensemble(X24, y24, n_members=20, epochs=60, seed=1000, n_jobs=n_jobs)
+
+
+def qmc_fields(grid, problem, members, log2_per_component, *, seed, replicates=2):
+    """The ground-truth fields ``(N0, N1, N2)`` of the ensemble, one per QMC replicate.
+
+    Replicate ``r`` is the component-stratified Sobol sample scrambled with ``seed + r``
+    (:meth:`MixtureProblem.sobol_sample`), scored by the ensemble and deposited on ``grid``
+    (:meth:`SechGroundTruth.fields`). Returns a list of arrays of shape ``(3, n_m, n_s)``.
+    """
+    out = []
+    for r in range(replicates):
+        X = problem.sobol_sample(log2_per_component, seed=seed + r)
+        S = ensemble_scores(members, X)
+        out.append(grid.fields(S[:, 0], S[:, 1], problem.f_star(X)))
+    return out
+
+
 # ----------------------------------------------------------------------------------------------
 # Ground truth CE2 on a grid
 # ----------------------------------------------------------------------------------------------
@@ -238,46 +261,3 @@ class SechGroundTruth:
 
         it = RegularGridInterpolator((self.tm, self.ts), F, method="linear")
         return it(np.column_stack([np.clip(m, 0, 1), np.clip(s2, 0, SIGMA2_MAX)]))
-
-
-# ----------------------------------------------------------------------------------------------
-# Small helpers
-# ----------------------------------------------------------------------------------------------
-def t_interval(x, level=0.90, axis=0):
-    """Mean and half-width of the Student-t interval of the mean along ``axis``."""
-    from scipy.stats import t as student_t
-
-    x = np.asarray(x, float)
-    n = x.shape[axis]
-    mean = x.mean(axis=axis)
-    if n < 2:
-        return mean, np.zeros_like(mean)
-    sem = x.std(axis=axis, ddof=1) / np.sqrt(n)
-    return mean, student_t.ppf(0.5 + level / 2, n - 1) * sem
-
-
-def write_json(path, payload, *, provenance=None):
-    """Write ``payload`` as JSON, with the run's provenance (see ``benchmarks/_provenance.py``)."""
-    from _provenance import write_json as _write
-
-    return _write(path, payload, provenance=provenance)
-
-
-class Timer:
-    def __enter__(self):
-        self.t0 = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc):
-        self.seconds = time.perf_counter() - self.t0
-
-    def elapsed(self):
-        return time.perf_counter() - self.t0
-
-
-def add_common_args(parser, default_name):
-    parser.add_argument("--quick", action="store_true", help="small smoke run (CI)")
-    parser.add_argument("--n-jobs", type=int, default=1, help="joblib workers over seeds/repeats")
-    parser.add_argument("--out", default=RESULTS_DIR, help="output directory for JSON and PNG")
-    parser.add_argument("--seed", type=int, default=0, help="master seed")
-    return parser
