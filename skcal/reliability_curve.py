@@ -242,17 +242,19 @@ def reliability_curve(
     )
     curve = curve_from_statistics(stats)
     # each row's bin, by the documented right-closed rule on the curve's edges
-    ids = np.searchsorted(curve.edges[1:-1], p)
     k = curve.edges.shape[0] - 1
+    n_pos, (ids, ws) = _positives_first(y, np.searchsorted(curve.edges[1:-1], p), w)
     rows = []
-    for cw in _resampled_weights(random_state, n_bootstrap, w, p.shape[0], k):
+    for cw in _resampled_weights(random_state, n_bootstrap, ws, p.shape[0], k):
+        # a block of replicates: one bincount over (replicate, bin) ids for the weights, one for
+        # the positive weights (the first n_pos columns)
         b = cw.shape[0]
-        # one bincount over (replicate, bin) ids for the weights and the positive weights
-        stacked = np.concatenate([cw, cw * y])
-        offsets = (np.arange(2 * b, dtype=np.intp) * k)[:, None]
-        sums = np.bincount((ids + offsets).ravel(), weights=stacked.ravel(), minlength=2 * b * k)
-        sums = sums.reshape(2 * b, k)
-        rows.append(_ratio(sums[b:], sums[:b]))
+        offsets = (np.arange(b, dtype=np.intp) * k)[:, None]
+        total = np.bincount((ids + offsets).ravel(), weights=cw.ravel(), minlength=b * k)
+        positive = np.bincount(
+            (ids[:n_pos] + offsets).ravel(), weights=cw[:, :n_pos].ravel(), minlength=b * k
+        )
+        rows.append(_ratio(positive.reshape(b, k), total.reshape(b, k)))
     lower, upper = _percentile_band(_stack(rows, k), confidence)
     return ReliabilityCurve(
         edges=curve.edges,
@@ -487,9 +489,12 @@ def smooth_reliability_curve(
     with threadpool_limits(limits=1):  # small dense products: one BLAS thread is fastest
         sw, sy = _smoothed(hat_deposit(p, n_cells, np.stack([ww, ww * y])), kernel)
         curve, density = (a[0] for a in _curve(sw, sy, min_density))
-        for cw in _resampled_weights(random_state, n_bootstrap, w, n, grid_points):
-            # the weights and the positive weights of a block of replicates, in one deposit
-            deposits = hat_deposit(p, n_cells, np.concatenate([cw, cw * y]))
+        n_pos, (ps, ws) = _positives_first(y, p, w)
+        for cw in _resampled_weights(random_state, n_bootstrap, ws, n, grid_points):
+            # a block of replicates: the weights, then the positive weights (first n_pos columns)
+            deposits = np.concatenate(
+                [hat_deposit(ps, n_cells, cw), hat_deposit(ps[:n_pos], n_cells, cw[:, :n_pos])]
+            )
             bw, by = _smoothed(deposits, kernel, split=cw.shape[0])
             rows.append(_curve(bw, by, min_density)[0])
     lower, upper = _percentile_band(_stack(rows, grid_points), confidence)
@@ -537,6 +542,18 @@ def _curve(sw, sy, min_density):
 # ----------------------------------------------------------------------------------------------
 # the bootstrap shared by both curves
 # ----------------------------------------------------------------------------------------------
+def _positives_first(y, *arrays):
+    """``(n_pos, arrays)`` with the rows of each array reordered, the positive rows first.
+
+    The bootstrap draws rows uniformly, so their order does not change its distribution; with
+    the positives first, the positive weights of a replicate are the first ``n_pos`` columns of
+    its row weights, and are summed without forming ``weights * y`` (``None`` stays ``None``).
+    """
+    positive = y == 1
+    order = np.concatenate([np.flatnonzero(positive), np.flatnonzero(~positive)])
+    return int(np.count_nonzero(positive)), [None if a is None else a[order] for a in arrays]
+
+
 def _resampled_weights(random_state, n_bootstrap, w, n, width):
     """Blocks ``(b, n)`` of row weights of ``n_bootstrap`` multinomial resamples of the ``n`` rows.
 

@@ -17,6 +17,7 @@ import skcal
 from skcal.reliability_curve import (
     MAX_SMOOTH_GRID_POINTS,
     SMOOTH_GRID_POINTS,
+    _positives_first,
     _resampled_weights,
     reliability_curve,
     smooth_reliability_curve,
@@ -194,6 +195,9 @@ def test_smooth_curve_and_band_agree_with_the_old_display_formulas(weighted):
     old = _old_curves(D.T @ ww, D.T @ (ww * y), K)
     np.testing.assert_array_equal(np.isnan(old), np.isnan(new.curve))
     np.testing.assert_allclose(new.curve, old, rtol=1e-12, atol=1e-14)
+    # the replicates resample the rows in the order the bootstrap keeps them (positives first)
+    _, (y, p, w) = _positives_first(y, y, p, w)
+    D = _old_deposit_matrix(p)
     cw = np.concatenate(list(_resampled_weights(7, 40, w, p.size, SMOOTH_GRID_POINTS)))
     assert cw.shape == (40, p.size)
     old_rows = _old_curves((D.T @ cw.T).T, (D.T @ (cw * y).T).T, K)
@@ -206,6 +210,7 @@ def test_band_equals_per_replicate_brute_force():
     """Each replicate is the curve of the rows it drew: recomputed one by one, same band."""
     y, p = _binary(n=400, seed=4)
     c = smooth_reliability_curve(y, p, bandwidth=0.08, grid_points=51, n_bootstrap=30, random_state=3)
+    _, (y, p) = _positives_first(y, y, p)  # the order the bootstrap keeps the rows in
     reps = []
     for counts in _resampled_weights(3, 30, None, p.size, 51):
         for row in counts:
@@ -217,6 +222,12 @@ def test_band_equals_per_replicate_brute_force():
     np.testing.assert_allclose(c.lower, lo, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(c.upper, hi, rtol=1e-12, atol=1e-14)
     assert c.confidence == 0.9 and c.n_bootstrap == 30
+
+
+def test_positives_first_keeps_each_row():
+    y = np.array([0.0, 1.0, 0.0, 1.0, 1.0])
+    n_pos, (a, b, c) = _positives_first(y, y, np.arange(5), None)
+    assert n_pos == 3 and a.tolist() == [1, 1, 1, 0, 0] and b.tolist() == [1, 3, 4, 0, 2] and c is None
 
 
 def test_resampled_weights_are_multinomial_counts_times_weights():
@@ -335,6 +346,7 @@ def test_public_names():
 # reliability_curve(interval="bootstrap")
 # ---------------------------------------------------------------------------------------------
 def _brute_bin_band(y, p, w, edges, n_bootstrap, seed, confidence):
+    _, (y, p, w) = _positives_first(y, y, p, w)  # the order the bootstrap keeps the rows in
     ids = np.searchsorted(edges[1:-1], p)
     k = edges.shape[0] - 1
     reps = []
