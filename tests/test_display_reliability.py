@@ -417,6 +417,8 @@ def test_hist_ax_needs_ax():
     _, hax = plt.subplots()
     with pytest.raises(ValueError, match="hist_ax is used only with ax"):
         disp.plot(hist_ax=hax)
+    with pytest.raises(ValueError, match="hist_ax is used only with ax"):
+        ReliabilityDisplay.from_predictions(y, p, n_bootstrap=0, hist_ax=hax)
     _, ax = plt.subplots()
     with pytest.raises(TypeError, match="hist_ax of ReliabilityDisplay.plot must be a matplotlib Axes"):
         disp.plot(ax=ax, hist_ax=5)

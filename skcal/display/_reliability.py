@@ -57,6 +57,10 @@ _PLOT_KEYWORDS = (
     "xlabel",
     "ylabel",
 )
+_HIST_AX_NEEDS_AX = (
+    "hist_ax is used only with ax: without ax the display makes its own figure with the histogram "
+    "under the diagram."
+)
 #: Hints for keywords that are easy to pass by mistake.
 _HINTS = {
     "max_bins": "max_bins was removed: pass n_bins (a power of two) with strategy='soft'",
@@ -112,6 +116,8 @@ def _check_drawing(caller, plot, ax, kwargs):
         check_axes(ax, "ax", caller)
     if kwargs.get("hist_ax") is not None:
         check_axes(kwargs["hist_ax"], "hist_ax", caller)
+        if ax is None:
+            raise ValueError(_HIST_AX_NEEDS_AX)
 
 
 class ReliabilityDisplay:
@@ -570,10 +576,7 @@ class ReliabilityDisplay:
         _check_line_kwargs(caller, kwargs)
         if ax is None:
             if hist_ax is not None:
-                raise ValueError(
-                    "hist_ax is used only with ax: without ax the display makes its own figure with "
-                    "the histogram under the diagram."
-                )
+                raise ValueError(_HIST_AX_NEEDS_AX)
             _, (ax, hist_ax) = subplots(
                 "ReliabilityDisplay.plot", 2, 1, figsize=(6.4, 5.2), height_ratios=(3, 1), sharex=True
             )
