@@ -31,7 +31,12 @@ from skcal.ks_calibration_error import ks_calibration_error
 from skcal.lipschitz import smooth_calibration_error
 from skcal.perturbation import SechPerturber
 from skcal.platt import SecondOrderPlattCalibrator
-from skcal.reliability_curve import ReliabilityCurve, reliability_curve
+from skcal.reliability_curve import (
+    ReliabilityCurve,
+    SmoothReliabilityCurve,
+    reliability_curve,
+    smooth_reliability_curve,
+)
 from skcal.report import CalibrationReport, calibration_report
 from skcal.rounding import SoftBinRounder, expected_swap_regret, soft_bin_weights, swap_regret
 from skcal.scdl import SCDLCurve, scdl_curve, scdl_score
@@ -73,8 +78,10 @@ __all__ = [
     # per-bin reliability data and calibration hypothesis tests
     "CalibrationTestResult",
     "ReliabilityCurve",
+    "SmoothReliabilityCurve",
     "calibration_test",
     "reliability_curve",
+    "smooth_reliability_curve",
     # recalibration by soft-bin rounding and swap regret
     "SoftBinRounder",
     "expected_swap_regret",

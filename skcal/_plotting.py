@@ -1,7 +1,9 @@
-"""The one figure style of skcal (reports, displays, docs) and the shared axes helper.
+"""The one figure style of skcal (reports, displays, docs) and the shared axes helpers.
 
-matplotlib is an optional dependency (``pip install "skcal[plot]"``): it is imported only inside
-the functions below, and :func:`check_matplotlib` turns its absence into one clear error.
+Used by the displays (:mod:`skcal.display`) and the report's figures (:mod:`skcal.report`); it
+imports nothing of skcal. matplotlib is an optional dependency (``pip install "skcal[plot]"``):
+it is imported only inside the functions below, and :func:`check_matplotlib` turns its absence
+into one clear error.
 """
 
 from __future__ import annotations
@@ -107,3 +109,35 @@ def outside_legend(ax, **kwargs):
     kw = {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0), "borderaxespad": 0.0, "fontsize": SMALL_SIZE}
     kw.update(kwargs)
     return ax.legend(handles, labels, **kw)
+
+
+def integer_locator(n):
+    """A tick locator with at most ``n`` intervals on integer values (for count axes)."""
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(nbins=n, integer=True)
+
+
+def check_axes(ax, name, caller):
+    """Raise a ``TypeError`` naming ``name`` unless ``ax`` is a matplotlib ``Axes``.
+
+    Parameters
+    ----------
+    ax : object
+        The value passed.
+    name : str
+        The argument's name, for the message (e.g. ``"ax"``).
+    caller : str
+        What takes the argument, for the message (e.g. ``"ReliabilityDisplay.plot"``).
+
+    Returns
+    -------
+    matplotlib Axes
+        ``ax``.
+    """
+    check_matplotlib(caller)
+    from matplotlib.axes import Axes
+
+    if not isinstance(ax, Axes):
+        raise TypeError(f"{name} of {caller} must be a matplotlib Axes; got {type(ax).__name__}: {ax!r:.60}.")
+    return ax

@@ -18,6 +18,7 @@ from skcal._plotting import (
     new_figure,
     style_axes,
 )
+from skcal.display import ReliabilityDisplay
 
 #: Bootstrap replicates of the reliability diagrams' intervals (vectorised, cheap).
 FIGURE_BOOTSTRAP = 200
@@ -35,8 +36,6 @@ def reliability_figure(report, inputs, *, xlabel, ylabel):
     ``inputs`` maps a model to the binary ``(y, p)`` it is drawn from. The legend goes in the
     grid's first empty slot or, when the grid is full, under the panels.
     """
-    from skcal.display import ReliabilityDisplay
-
     names = list(inputs)
     nrows, ncols = _layout(len(names))
     fig = new_figure("CalibrationReport.figures", figsize=(4.1 * ncols, 4.3 * nrows + 0.4))
