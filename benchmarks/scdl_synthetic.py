@@ -80,7 +80,8 @@ from sklearn.linear_model import LogisticRegression  # noqa: E402
 from skcal import binned_ece, cutoff_calibration_error, smooth_ece  # noqa: E402
 from skcal.lipschitz import smooth_calibration_error  # noqa: E402
 from skcal.scdl import max_supported_bins, scdl_curve, theory_max_bins  # noqa: E402
-from skcal.stats._scdl import ScdlStatistics, _node_deposit  # noqa: E402
+from skcal.stats._scdl import ScdlStatistics  # noqa: E402
+from skcal.stats._scdl import node_deposit as _node_deposit  # noqa: E402
 
 ALPHAS = (0.0, 0.5, 0.8, 1.0)
 MEASURES = ("scdl", "scdl_m_star", "m_star", "scdl_theory", "smooth_ece", "smce", "cutoff", "ece11")

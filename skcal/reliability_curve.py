@@ -19,7 +19,8 @@ import numpy as np
 
 from skcal._compat import StrOptions, validate_params
 from skcal._constraints import StrictInterval
-from skcal.binned_ece import BINNED_CONSTRAINTS, _binned_statistics
+from skcal.binned_ece import BINNED_CONSTRAINTS
+from skcal.binned_ece import binned_statistics as _binned_statistics
 
 __all__ = ["reliability_curve", "ReliabilityCurve"]
 

@@ -138,7 +138,9 @@ IMPORTS = _imports()
 
 def test_every_module_has_a_layer():
     missing = [m for m in MODULES if layer_of(m) is None]
-    assert not missing, f"modules without a layer in LAYERS (add them, and to docs/architecture.md): {missing}"
+    assert not missing, (
+        f"modules without a layer in LAYERS (add them, and to docs/architecture.md): {missing}"
+    )
 
 
 def test_no_upward_import():

@@ -21,13 +21,10 @@ from skcal._validation import (
     check_multiclass_labels,
     check_multiclass_probabilities,
     check_scores,
-    check_snapshots,
-    snapshot_targets,
-    snapshot_votes,
 )
 from skcal.report import _figures
 from skcal.report._metrics import BINARY, Metric, binary_metric, user_metric
-from skcal.votes import VoteCounts
+from skcal.votes import VoteCounts, check_snapshots, snapshot_targets, snapshot_votes
 
 _FROM_PREDICTIONS_HINT = (
     "calibration_report takes fitted models; for stored predictions use "
