@@ -36,6 +36,7 @@ from skcal.chebyshev import (
     ChebyshevMoments,
     ChebyshevRidge,
     auto_degree,
+    check_auto_sample_size,
     degree_cap,
     degree_schedule,
     n_basis_functions,
@@ -163,10 +164,9 @@ def _candidate_degrees(degree, n, bandwidth, basis, cv, n_eff=None, caller="ce2_
     if isinstance(degree, str):  # "auto" (the only string validate_params lets through)
         if cv is None:
             n_eff = float(n) if n_eff is None else n_eff
-            if not n_eff >= 1:
-                raise ValueError(
-                    f"degree='auto' needs an effective sample size of at least 1; got {n_eff:.3g}."
-                )
+            n_eff = check_auto_sample_size(
+                n_eff, basis, name="the effective sample size (sum w)^2 / sum w^2"
+            )
             return [auto_degree(n_eff, bandwidth, basis)]
         return degree_schedule(degree_cap(bandwidth, basis))
     degs = np.atleast_1d(np.asarray(degree, dtype=object)).tolist()

@@ -60,6 +60,7 @@ __all__ = [
     "ChebyshevMoments",
     "ChebyshevRidge",
     "auto_degree",
+    "check_auto_sample_size",
     "basis_powers",
     "chebyshev_design",
     "degree_cap",
@@ -193,6 +194,47 @@ def _largest_degree_with_features(max_features, basis):
 
 
 @validate_params(
+    {"n_effective": NON_NEGATIVE_REAL, "basis": ENGINE_BASIS, "name": [str]},
+    prefer_skip_nested_validation=True,
+)
+def check_auto_sample_size(n_effective, basis="tensor", name="n_samples"):
+    """Refuse a sample too small for any degree of :func:`auto_degree`'s rule.
+
+    The smallest degree the rule returns is 1; a sample with fewer (effective) rows than the
+    basis of degree 1 has functions (4 tensor, 3 total, 2 one-dimensional) supports no degree.
+    :func:`auto_degree` and every ``degree="auto"`` (:func:`skcal.ce2.ce2_score`,
+    :func:`skcal.dask.evaluate`) check it here.
+
+    Parameters
+    ----------
+    n_effective : float
+        The (effective) sample size.
+    basis : {"tensor", "total", "1d"}, default="tensor"
+        The basis.
+    name : str, default="n_samples"
+        What ``n_effective`` is called in the error message.
+
+    Returns
+    -------
+    float
+        ``n_effective``.
+
+    Examples
+    --------
+    >>> check_auto_sample_size(4.0)
+    4.0
+    """
+    minimum = n_basis_functions(1, basis)
+    if not n_effective >= minimum:
+        raise ValueError(
+            f"degree='auto' needs an effective sample size of at least {minimum} (the {basis} basis "
+            f"functions of degree 1, the smallest degree the rule chooses); got {name} = "
+            f"{n_effective:.3g}. Pass more rows (or rows of positive weight), or an explicit degree."
+        )
+    return float(n_effective)
+
+
+@validate_params(
     {
         "n_samples": [StrictInterval(Real, 1, None, closed="left")],
         "bandwidth": POSITIVE_REAL,
@@ -217,12 +259,18 @@ def auto_degree(n_samples, bandwidth, basis="tensor", samples_per_feature=AUTO_S
     of 100 samples per feature reaches the cap 88 from ``n = 792100`` on; pass
     ``samples_per_feature=None`` for the bare analytic rule.
 
+    The smallest degree returned is 1, and a sample with fewer (effective) rows than the basis
+    of degree 1 has functions (4 tensor, 3 total, 2 one-dimensional) supports no degree at all,
+    so such an ``n_samples`` is refused (:func:`check_auto_sample_size`) rather than answered
+    with 1. Between that and ``samples_per_feature`` times it the guard cannot be met and the
+    degree is 1.
+
     Parameters
     ----------
     n_samples : float
-        The (effective) sample size ``n >= 1``. With sample weights pass Kish's effective
-        sample size ``(sum w)^2 / sum w^2``, so that rows of weight zero count as dropped
-        (this is what :func:`skcal.ce2.ce2_score` does).
+        The (effective) sample size, at least the number of functions of the basis of degree 1.
+        With sample weights pass Kish's effective sample size ``(sum w)^2 / sum w^2``, so that
+        rows of weight zero count as dropped (this is what :func:`skcal.ce2.ce2_score` does).
     bandwidth : float
         The sech bandwidth ``h`` the scores were perturbed with.
     basis : {"tensor", "total", "1d"}, default="tensor"
@@ -246,6 +294,7 @@ def auto_degree(n_samples, bandwidth, basis="tensor", samples_per_feature=AUTO_S
     """
     h = float(bandwidth)
     n = float(n_samples)
+    check_auto_sample_size(n, basis)
     cap = degree_cap(h, basis)
     log_theta = _log_theta(h)
     ratio = 2.0 * math.log(n) / log_theta if log_theta > 0 else math.inf

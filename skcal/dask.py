@@ -46,7 +46,7 @@ from skcal._constraints import (
     SCHEDULER,
     SPLIT_EVERY,
 )
-from skcal.chebyshev import auto_degree
+from skcal.chebyshev import auto_degree, check_auto_sample_size
 from skcal.platt import SecondOrderPlattCalibrator
 from skcal.stats._base import BaseStatistics, from_state, merge_all, statistics_class
 from skcal.stats._ce2 import CE1Statistics, CE2Statistics
@@ -553,9 +553,9 @@ def _resolve_auto_degrees(specs, partitions, split_every, scheduler):
     counts = _reduce(templates, partitions, split_every, scheduler)
     for (i, spec, kw), st in zip(todo, counts, strict=True):
         basis = "1d" if isinstance(st, CE1Statistics) else kw.get("basis", "tensor")
-        n_eff = st.effective_sample_size()
-        if not n_eff >= 1:
-            raise ValueError(f"degree='auto' needs an effective sample size of at least 1; got {n_eff:.3g}.")
+        n_eff = check_auto_sample_size(
+            st.effective_sample_size(), basis, name="the effective sample size (sum w)^2 / sum w^2"
+        )
         h = kw.get("bandwidth", 2**-6)
         # a measure's own keyword: checked here (evaluate's validation does not reach into measures)
         validate_parameter_constraints({"bandwidth": POSITIVE_REAL}, {"bandwidth": h}, caller_name="evaluate")

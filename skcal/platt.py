@@ -169,7 +169,7 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
                     f"1-D y of shape {arr.shape}. A single label per input cannot estimate "
                     "E[f*^2]; use order=1 for first-order Platt scaling with 1-D labels."
                 )
-            t1 = binary_labels(arr.ravel() if arr.ndim == 2 else arr, None, "y")
+            t1 = binary_labels(arr.ravel() if arr.ndim == 2 else arr, None, "y", has_pos_label=False)
             if t1.shape[0] != n_samples:
                 raise ValueError(f"y has {t1.shape[0]} labels; expected {n_samples} (one per row of X).")
             return t1[:, None], t1, None

@@ -22,6 +22,7 @@ from skcal._validation import (
     check_consistent_length,
     check_probabilities,
     check_sample_weight,
+    label_array,
     reject_strings,
 )
 from skcal.binning import hat_neighbours
@@ -279,10 +280,12 @@ def expected_swap_regret(y_true, y_prob, utility, n_bins, *, sample_weight=None,
 
 
 def _greater_label(y):
-    """The positive class of a two-class ``y``: the greater label, as ``predict_proba`` orders them."""
-    if hasattr(y, "to_numpy"):
-        y = y.to_numpy()
-    y = np.asarray(y)
+    """The positive class of a two-class ``y``: the greater label, as ``predict_proba`` orders them.
+
+    The labels are read as the validation reads them (:func:`skcal._validation.label_array`:
+    object arrays of numbers become numbers, missing labels are an error naming ``y``).
+    """
+    y = label_array(y, "y")
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if y.ndim != 1 or y.size == 0 or (y.dtype.kind == "f" and not np.isfinite(y).all()):

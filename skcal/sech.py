@@ -126,6 +126,17 @@ def _mass(s, h, lo, hi):
     return _gd_span((hi - lo) / (2.0 * h), (hi + lo - 2.0 * s) / (2.0 * h))
 
 
+def _check_broadcast(a, b, name_a, name_b):
+    """Raise a ValueError naming both arguments unless their shapes broadcast together."""
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ValueError(
+            f"{name_a} and {name_b} must broadcast together (equal lengths, or one of them a scalar "
+            f"or of length 1); got shapes {a.shape} and {b.shape}."
+        ) from None
+
+
 def _scalar_or_array(x):
     return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
 
@@ -261,6 +272,7 @@ def sech_pdf(t, s, h, lo=0.0, hi=1.0):
     h, lo, hi = _check_interval(h, lo, hi)
     s = _check_s(s, lo, hi)
     t = _as_array(t, "t")
+    _check_broadcast(t, s, "t", "s")
     z = h * _mass(s, h, lo, hi)  # computed on the shape of s only, then broadcast
     dens = _sech((t - s) / h) / z
     return _scalar_or_array(np.where((t >= lo) & (t <= hi), dens, 0.0))
@@ -311,6 +323,7 @@ def sech_cdf(t, s, h, lo=0.0, hi=1.0):
     h, lo, hi = _check_interval(h, lo, hi)
     s = _check_s(s, lo, hi)
     t = _as_array(t, "t")
+    _check_broadcast(t, s, "t", "s")
     below, above, total = _tails(t, s, h, lo, hi)
     return _scalar_or_array(np.where(below <= above, below / total, 1.0 - above / total))
 
@@ -349,6 +362,7 @@ def sech_sf(t, s, h, lo=0.0, hi=1.0):
     h, lo, hi = _check_interval(h, lo, hi)
     s = _check_s(s, lo, hi)
     t = _as_array(t, "t")
+    _check_broadcast(t, s, "t", "s")
     below, above, total = _tails(t, s, h, lo, hi)
     return _scalar_or_array(np.where(above <= below, above / total, 1.0 - below / total))
 
@@ -413,6 +427,7 @@ def sech_ppf(u, s, h, lo=0.0, hi=1.0):
     h, lo, hi = _check_interval(h, lo, hi)
     s = _check_s(s, lo, hi)
     u = _as_array(u, "u")
+    _check_broadcast(u, s, "u", "s")
     if u.size and (u.min() < 0.0 or u.max() > 1.0):
         raise ValueError(f"u must lie in [0, 1]; got values in [{u.min():.6g}, {u.max():.6g}].")
     half_mass = _mass(s, h, lo, hi) / 2.0  # arctan(e^B) - arctan(e^A)
