@@ -38,6 +38,7 @@ from skcal._validation import check_binary_probabilities
 
 __all__ = [
     "BaseStatistics",
+    "BinaryStatistics",
     "STATE_FORMAT_VERSION",
     "check_binary_chunk",
     "count_rows",
@@ -104,7 +105,8 @@ class BaseStatistics:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        _REGISTRY[cls._kind()] = cls
+        if cls._empty is not BaseStatistics._empty:  # a concrete kind of statistics, not a base
+            _REGISTRY[cls._kind()] = cls
         if "__init__" in cls.__dict__:
             cls.__init__ = _checking_init(cls.__init__)
 
@@ -358,6 +360,73 @@ class BaseStatistics:
     def __repr__(self):
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({params})"
+
+
+class BinaryStatistics(BaseStatistics):
+    """Base class of the statistics of binary labels and positive-class probabilities.
+
+    ``update(y_true, y_prob, sample_weight)`` takes a chunk as the binary measures take their
+    inputs (validated by :func:`check_binary_chunk`, with the object's ``pos_label``), and
+    :meth:`from_validated` the arrays :func:`skcal._validation.check_binary_probabilities`
+    returns. Subclasses implement ``_empty``, ``_sums(y, p, w)`` and ``_compute``.
+    """
+
+    def _check_chunk(self, y_true, y_prob, sample_weight=None):
+        return check_binary_chunk(y_true, y_prob, sample_weight, self.pos_label)
+
+    @classmethod
+    @validate_params(
+        {"y": ["array-like"], "p": ["array-like"], "sample_weight": SAMPLE_WEIGHT},
+        prefer_skip_nested_validation=True,
+    )
+    def from_validated(cls, y, p, sample_weight=None, **params):
+        """Build the statistics of validated rows (the constructor the in-memory measures use).
+
+        Equals ``cls(**params).update(y_true, y_prob, sample_weight)`` on the raw inputs; the
+        arrays are not checked again (see :meth:`BaseStatistics.from_validated`).
+
+        Parameters
+        ----------
+        y : ndarray of shape (n,)
+            Labels in {0, 1}, float64, as :func:`skcal._validation.check_binary_probabilities`
+            returns them.
+        p : ndarray of shape (n,)
+            Probabilities in [0, 1], float64.
+        sample_weight : ndarray of shape (n,) or None, default=None
+            Validated non-negative weights.
+        **params : dict
+            The constructor's arguments.
+
+        Returns
+        -------
+        BinaryStatistics
+            The statistics of the rows.
+        """
+        return super().from_validated(y, p, sample_weight=sample_weight, **params)
+
+    @validate_params(
+        {"y_true": ["array-like"], "y_prob": ["array-like"], "sample_weight": SAMPLE_WEIGHT},
+        prefer_skip_nested_validation=True,
+    )
+    def update(self, y_true, y_prob, sample_weight=None):
+        """Add a chunk of labels and positive-class probabilities; return ``self``.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n,)
+            Binary labels (``n`` may be 0); ``{0, 1}``, ``{-1, 1}`` or booleans unless the object
+            has a ``pos_label``.
+        y_prob : array-like of shape (n,) or (n, 2)
+            Probabilities of the positive class, or ``predict_proba`` output.
+        sample_weight : array-like of shape (n,), default=None
+            Non-negative weights (a chunk whose weights are all zero is allowed).
+
+        Returns
+        -------
+        BinaryStatistics
+            The updated object.
+        """
+        return super().update(y_true, y_prob, sample_weight=sample_weight)
 
 
 def _params_equal(a, b):

@@ -17,10 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from skcal._compat import StrOptions, validate_params
-from skcal._constraints import EDGES, N_BINS, POS_LABEL, SAMPLE_WEIGHT
+from skcal._constraints import EDGES, N_BINS, POS_LABEL
 from skcal._validation import check_bin_edges
 from skcal.binning import right_closed_bin_ids, uniform_bin_ids
-from skcal.stats._base import BaseStatistics, check_binary_chunk
+from skcal.stats._base import BinaryStatistics
 
 __all__ = ["BinnedStatistics", "BINNED_MEASURES"]
 
@@ -28,7 +28,7 @@ __all__ = ["BinnedStatistics", "BINNED_MEASURES"]
 BINNED_MEASURES = ("ece", "mce", "rms", "ace", "debiased_l2", "debiased_l2_squared")
 
 
-class BinnedStatistics(BaseStatistics):
+class BinnedStatistics(BinaryStatistics):
     """Per-bin sums of binary predictions for the binned calibration measures.
 
     Parameters
@@ -118,39 +118,6 @@ class BinnedStatistics(BaseStatistics):
             "sum_w2": z.copy(),
         }
 
-    def _check_chunk(self, y_true, y_prob, sample_weight=None):
-        return check_binary_chunk(y_true, y_prob, sample_weight, self.pos_label)
-
-    @classmethod
-    @validate_params(
-        {"y": ["array-like"], "p": ["array-like"], "sample_weight": SAMPLE_WEIGHT},
-        prefer_skip_nested_validation=True,
-    )
-    def from_validated(cls, y, p, sample_weight=None, **params):
-        """Build the per-bin sums of validated rows (the constructor the binned measures use).
-
-        Equals ``BinnedStatistics(**params).update(y_true, y_prob, sample_weight)`` on the raw
-        inputs; the arrays are not checked again (see :meth:`BaseStatistics.from_validated`).
-
-        Parameters
-        ----------
-        y : ndarray of shape (n,)
-            Labels in {0, 1}, float64, as :func:`skcal._validation.check_binary_probabilities`
-            returns them.
-        p : ndarray of shape (n,)
-            Probabilities in [0, 1], float64.
-        sample_weight : ndarray of shape (n,) or None, default=None
-            Validated non-negative weights.
-        **params : dict
-            ``n_bins`` or ``edges``, ``measure``, ``pos_label``.
-
-        Returns
-        -------
-        BinnedStatistics
-            The statistics of the rows.
-        """
-        return super().from_validated(y, p, sample_weight=sample_weight, **params)
-
     def _sums(self, y, p, w, rows=1 << 14):
         """Per-bin sums of validated rows, binned in chunks (bin ids never exist for all rows)."""
         out = self._empty()
@@ -160,29 +127,6 @@ class BinnedStatistics(BaseStatistics):
             for k in out:
                 out[k] += part[k]
         return out
-
-    @validate_params(
-        {"y_true": ["array-like"], "y_prob": ["array-like"], "sample_weight": SAMPLE_WEIGHT},
-        prefer_skip_nested_validation=True,
-    )
-    def update(self, y_true, y_prob, sample_weight=None):
-        """Add a chunk of labels and positive-class probabilities; return ``self``.
-
-        Parameters
-        ----------
-        y_true : array-like of shape (n,)
-            Binary labels (``{0, 1}``, ``{-1, 1}`` or booleans).
-        y_prob : array-like of shape (n,)
-            Probabilities of the positive class.
-        sample_weight : array-like of shape (n,), default=None
-            Non-negative weights.
-
-        Returns
-        -------
-        BinnedStatistics
-            The updated object.
-        """
-        return super().update(y_true, y_prob, sample_weight=sample_weight)
 
     def _bin_sums(self, ids, y, p, w):
         nb = self.n_bins

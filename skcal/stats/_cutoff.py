@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from skcal._compat import StrOptions, validate_params
-from skcal._constraints import N_BINS, POS_LABEL, SAMPLE_WEIGHT
+from skcal._compat import StrOptions
+from skcal._constraints import N_BINS, POS_LABEL
 from skcal._validation import check_binary_probabilities
-from skcal.stats._base import BaseStatistics, check_binary_chunk
+from skcal.stats._base import BinaryStatistics
 
 __all__ = ["CutoffStatistics", "CutoffGridStatistics", "cutoff_from_running_sums", "running_sum_extremes"]
 
@@ -190,35 +190,7 @@ def _merge_two(a, b):
     return _sorted_runs(out["values"], out["resid"], out["weight"])
 
 
-class _CutoffBase(BaseStatistics):
-    def _check_chunk(self, y_true, y_prob, sample_weight=None):
-        return check_binary_chunk(y_true, y_prob, sample_weight, self.pos_label)
-
-    @validate_params(
-        {"y_true": ["array-like"], "y_prob": ["array-like"], "sample_weight": SAMPLE_WEIGHT},
-        prefer_skip_nested_validation=True,
-    )
-    def update(self, y_true, y_prob, sample_weight=None):
-        """Add a chunk of labels and positive-class probabilities; return ``self``.
-
-        Parameters
-        ----------
-        y_true : array-like of shape (n,)
-            Binary labels.
-        y_prob : array-like of shape (n,)
-            Probabilities of the positive class.
-        sample_weight : array-like of shape (n,), default=None
-            Non-negative weights.
-
-        Returns
-        -------
-        object
-            The updated statistics.
-        """
-        return super().update(y_true, y_prob, sample_weight=sample_weight)
-
-
-class CutoffStatistics(_CutoffBase):
+class CutoffStatistics(BinaryStatistics):
     """Exact, mergeable statistics of the cutoff (or KS) calibration error.
 
     Parameters
@@ -297,7 +269,7 @@ class CutoffStatistics(_CutoffBase):
         return cutoff_from_running_sums(np.cumsum(s["resid"]), float(s["weight"].sum()), self.measure)
 
 
-class CutoffGridStatistics(_CutoffBase):
+class CutoffGridStatistics(BinaryStatistics):
     """Fixed-size statistics of the cutoff (or KS) error on a grid, with a tested error bound.
 
     Parameters

@@ -29,12 +29,11 @@ from skcal._constraints import (
     NON_NEGATIVE_INT,
     NON_NEGATIVE_REAL,
     POS_LABEL,
-    SAMPLE_WEIGHT,
     SCDL_MAX_BINS,
     PowerOfTwoInterval,
 )
 from skcal.binning import hat_deposit
-from skcal.stats._base import BaseStatistics, check_binary_chunk, effective_sample_size
+from skcal.stats._base import BinaryStatistics, effective_sample_size
 
 __all__ = [
     "AUTO_FACTOR",
@@ -62,7 +61,6 @@ TIE_RTOL = 1e-12
 #: The ``"auto"`` rule: ``m_max`` is the smallest power of two ``>= AUTO_FACTOR * sqrt(T)``.
 AUTO_FACTOR = 4.0
 
-_UPDATE = {"y_true": ["array-like"], "y_prob": ["array-like"], "sample_weight": SAMPLE_WEIGHT}
 #: A dyadic grid the statistics can fold to exactly.
 _FINEST_GRID = [PowerOfTwoInterval(2, MAX_BINS_LIMIT)]
 
@@ -592,13 +590,13 @@ def scdl_curve_of_validated(y, p, sample_weight=None, max_bins="auto"):
     return _search(stats, max_bins)
 
 
-class ScdlStatistics(BaseStatistics):
+class ScdlStatistics(BinaryStatistics):
     """Mergeable sufficient statistics of SCDL: soft-bin masses on the finest dyadic grid.
 
     ``update`` deposits the rows' soft-bin weights on the grid ``{0, 1/M, ..., 1}`` with
     ``M = max_bins``; every coarser dyadic grid is folded from it exactly, so :meth:`curve` and
     :meth:`compute` equal :func:`skcal.scdl.scdl_curve` / :func:`skcal.scdl.scdl_score` on all the
-    rows (those functions compute through this object, built by :meth:`from_validated`). The
+    rows (those functions compute through this object, built by ``from_validated``). The
     default grid rule depends on the sample size, which is known only at the end, so the finest
     grid is fixed at construction: the search runs on the dyadic grids up to
     ``min(rule(T), max_bins)``.
@@ -650,9 +648,6 @@ class ScdlStatistics(BaseStatistics):
             "n_rows": np.zeros((), dtype=np.int64),
         }
 
-    def _check_chunk(self, y_true, y_prob, sample_weight=None):
-        return check_binary_chunk(y_true, y_prob, sample_weight, self.pos_label)
-
     def _sums(self, y, p, w):
         W, A = node_deposit(p, y, w, self.max_bins)
         n = p.shape[0]
@@ -663,56 +658,6 @@ class ScdlStatistics(BaseStatistics):
             "sum_w2": np.array(float(n) if w is None else float(np.dot(w, w))),
             "n_rows": np.array(n, dtype=np.int64),
         }
-
-    @classmethod
-    @validate_params(
-        {"y": ["array-like"], "p": ["array-like"], "sample_weight": SAMPLE_WEIGHT},
-        prefer_skip_nested_validation=True,
-    )
-    def from_validated(cls, y, p, sample_weight=None, **params):
-        """Deposit validated rows on the finest grid (the constructor :func:`skcal.scdl.scdl_curve` uses).
-
-        Equals ``ScdlStatistics(**params).update(y_true, y_prob, sample_weight)`` on the raw
-        inputs; the arrays are not checked again (see :meth:`BaseStatistics.from_validated`).
-
-        Parameters
-        ----------
-        y : ndarray of shape (n,)
-            Labels in {0, 1}, float64, as :func:`skcal._validation.check_binary_probabilities`
-            returns them.
-        p : ndarray of shape (n,)
-            Probabilities in [0, 1], float64.
-        sample_weight : ndarray of shape (n,) or None, default=None
-            Validated non-negative weights.
-        **params : dict
-            ``max_bins`` and ``pos_label``.
-
-        Returns
-        -------
-        ScdlStatistics
-            The statistics of the rows.
-        """
-        return super().from_validated(y, p, sample_weight=sample_weight, **params)
-
-    @validate_params(_UPDATE, prefer_skip_nested_validation=True)
-    def update(self, y_true, y_prob, sample_weight=None):
-        """Add one chunk of rows; return ``self``.
-
-        Parameters
-        ----------
-        y_true : array-like of shape (n,)
-            Binary labels (``n`` may be 0).
-        y_prob : array-like of shape (n,) or (n, 2)
-            Probabilities of the positive class, or ``predict_proba`` output.
-        sample_weight : array-like of shape (n,), default=None
-            Non-negative weights (zeros allowed).
-
-        Returns
-        -------
-        ScdlStatistics
-            The updated object.
-        """
-        return super().update(y_true, y_prob, sample_weight=sample_weight)
 
     @property
     def n_effective_(self):

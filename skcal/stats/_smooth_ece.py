@@ -17,8 +17,8 @@ import numpy as np
 from scipy.fft import irfft, next_fast_len, rfft
 
 from skcal._compat import validate_params
-from skcal._constraints import POS_LABEL, SAMPLE_WEIGHT
-from skcal.stats._base import BaseStatistics, check_binary_chunk
+from skcal._constraints import POS_LABEL
+from skcal.stats._base import BinaryStatistics
 
 __all__ = [
     "DENSITY_EPS",
@@ -206,7 +206,7 @@ def smooth_ece_from_grid(grid, return_bandwidth=False):
     return (value, sigma) if return_bandwidth else value
 
 
-class SmoothECEStatistics(BaseStatistics):
+class SmoothECEStatistics(BinaryStatistics):
     """Mergeable sufficient statistics of smECE: weight and residual deposited on a fine grid.
 
     :func:`skcal.smooth_ece.smooth_ece` computes through this object, so :meth:`compute` on
@@ -253,9 +253,6 @@ class SmoothECEStatistics(BaseStatistics):
             "n_rows": np.zeros((), dtype=np.int64),
         }
 
-    def _check_chunk(self, y_true, y_prob, sample_weight=None):
-        return check_binary_chunk(y_true, y_prob, sample_weight, self.pos_label)
-
     def _sums(self, y, p, w):
         N, F, R, RF = fine_deposit(p, p - y, w)
         n = p.shape[0]
@@ -267,59 +264,6 @@ class SmoothECEStatistics(BaseStatistics):
             "sum_w": np.array(float(n) if w is None else float(w.sum())),
             "n_rows": np.array(n, dtype=np.int64),
         }
-
-    @classmethod
-    @validate_params(
-        {"y": ["array-like"], "p": ["array-like"], "sample_weight": SAMPLE_WEIGHT},
-        prefer_skip_nested_validation=True,
-    )
-    def from_validated(cls, y, p, sample_weight=None, **params):
-        """Deposit validated rows on the fine grid (the constructor :func:`skcal.smooth_ece.smooth_ece` uses).
-
-        Equals ``SmoothECEStatistics(**params).update(y_true, y_prob, sample_weight)`` on the raw
-        inputs; the arrays are not checked again (see :meth:`BaseStatistics.from_validated`).
-
-        Parameters
-        ----------
-        y : ndarray of shape (n,)
-            Labels in {0, 1}, float64, as :func:`skcal._validation.check_binary_probabilities`
-            returns them.
-        p : ndarray of shape (n,)
-            Probabilities in [0, 1], float64.
-        sample_weight : ndarray of shape (n,) or None, default=None
-            Validated non-negative weights.
-        **params : dict
-            ``pos_label``.
-
-        Returns
-        -------
-        SmoothECEStatistics
-            The statistics of the rows.
-        """
-        return super().from_validated(y, p, sample_weight=sample_weight, **params)
-
-    @validate_params(
-        {"y_true": ["array-like"], "y_prob": ["array-like"], "sample_weight": SAMPLE_WEIGHT},
-        prefer_skip_nested_validation=True,
-    )
-    def update(self, y_true, y_prob, sample_weight=None):
-        """Add one chunk of rows; return ``self``.
-
-        Parameters
-        ----------
-        y_true : array-like of shape (n,)
-            Binary labels (``n`` may be 0).
-        y_prob : array-like of shape (n,) or (n, 2)
-            Probabilities of the positive class, or ``predict_proba`` output.
-        sample_weight : array-like of shape (n,), default=None
-            Non-negative weights (zeros allowed).
-
-        Returns
-        -------
-        SmoothECEStatistics
-            The updated object.
-        """
-        return super().update(y_true, y_prob, sample_weight=sample_weight)
 
     def _compute(self, return_bandwidth=False):
         s = self.stats_

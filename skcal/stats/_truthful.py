@@ -35,6 +35,8 @@ _TOP = ("truthful_conf_ce", "conf_ce", "conf_ece")
 _CW = ("classwise_lince", "classwise_ece")
 #: Equal-mass bins as a pair ``(values, indices)`` (their contents are checked by the constructor).
 _THRESHOLDS = [Pair("a pair (values, indices)"), None]
+#: The parameters both kinds share: the class labels and the bins.
+_BINS = {"labels": LABELS, "n_bins": N_BINS, "edges": EDGES, "thresholds": _THRESHOLDS}
 
 
 def top_label_value(sums, corr, W, measure):
@@ -237,13 +239,7 @@ class TopLabelStatistics(_TruthfulBase):
     """
 
     _param_names = ("labels", "n_bins", "edges", "measure", "thresholds")
-    _parameter_constraints: dict = {
-        "labels": LABELS,
-        "n_bins": N_BINS,
-        "edges": EDGES,
-        "measure": [StrOptions(set(_TOP))],
-        "thresholds": _THRESHOLDS,
-    }
+    _parameter_constraints: dict = {**_BINS, "measure": [StrOptions(set(_TOP))]}
 
     def __init__(self, *, labels=None, n_bins=15, edges=None, measure="truthful_conf_ce", thresholds=None):
         self._setup(labels, n_bins, edges, thresholds)
@@ -303,13 +299,7 @@ class ClasswiseStatistics(_TruthfulBase):
     """
 
     _param_names = ("labels", "n_bins", "edges", "measure", "thresholds")
-    _parameter_constraints: dict = {
-        "labels": LABELS,
-        "n_bins": N_BINS,
-        "edges": EDGES,
-        "measure": [StrOptions(set(_CW))],
-        "thresholds": _THRESHOLDS,
-    }
+    _parameter_constraints: dict = {**_BINS, "measure": [StrOptions(set(_CW))]}
 
     def __init__(self, *, labels=None, n_bins=15, edges=None, measure="classwise_lince", thresholds=None):
         self._setup(labels, n_bins, edges, thresholds, per_class=True)
