@@ -67,21 +67,38 @@ class StrictInterval(Interval):
 
     ``True`` is an ``Integral`` in Python, so ``Interval(Integral, 1, None)`` accepts
     ``n_bins=True`` as one bin; a flag passed where a count is expected is a mistake.
+
+    Parameters
+    ----------
+    type : {numbers.Integral, numbers.Real}
+        The type of the values.
+    left, right : float, int or None
+        The bounds (``None``: unbounded).
+    closed : {"left", "right", "both", "neither"}
+        Which bounds belong to the interval.
     """
 
     def is_satisfied_by(self, val):
+        """Whether ``val`` lies in the interval and is not a bool."""
         if isinstance(val, bool):
             return False
         return super().is_satisfied_by(val)
 
 
 class PowerOfTwoInterval(StrictInterval):
-    """An integer ``StrictInterval`` that holds powers of two only (grids folded by halving)."""
+    """An integer ``StrictInterval`` that holds powers of two only (grids folded by halving).
+
+    Parameters
+    ----------
+    left, right : int
+        The smallest and the largest power of two allowed.
+    """
 
     def __init__(self, left, right):
         super().__init__(Integral, left, right, closed="both")
 
     def is_satisfied_by(self, val):
+        """Whether ``val`` is an integer power of two in ``[left, right]``."""
         return super().is_satisfied_by(val) and int(val) & (int(val) - 1) == 0
 
     def __str__(self):
@@ -89,13 +106,20 @@ class PowerOfTwoInterval(StrictInterval):
 
 
 class Pair(HasMethods):
-    """A sequence of exactly two items (not a string), described in messages as ``description``."""
+    """A sequence of exactly two items (not a string), for example ``(values, indices)``.
+
+    Parameters
+    ----------
+    description : str, default="a pair"
+        What error messages call it.
+    """
 
     def __init__(self, description="a pair"):
         super().__init__(["__len__", "__getitem__"])
         self.description = description
 
     def is_satisfied_by(self, val):
+        """Whether ``val`` is a sequence of two items."""
         return super().is_satisfied_by(val) and not isinstance(val, (str, bytes)) and len(val) == 2
 
     def __str__(self):

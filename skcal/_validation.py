@@ -75,6 +75,13 @@ def reject_strings(x, name):
     converts numeric strings in object arrays to floats without a word. Anything else
     (sparse input, complex numbers, ragged lists) is left to ``validate_data``, whose messages
     scikit-learn's common checks expect. ``x`` is not converted.
+
+    Parameters
+    ----------
+    x : object
+        The input (only lists, tuples, numpy arrays and pandas objects are looked at).
+    name : str
+        The argument's name in the error message.
     """
     if hasattr(x, "to_numpy"):
         x = x.to_numpy()
@@ -197,7 +204,13 @@ def check_range(arr, name, lo, hi, *, out_of_bounds="raise"):
 
 
 def check_consistent_length(**arrays):
-    """Raise if the keyword arrays do not share their first dimension."""
+    """Raise a ValueError naming every argument if the keyword arrays differ in length.
+
+    Parameters
+    ----------
+    **arrays : array-like or None
+        The arrays, by argument name (``None`` entries are skipped).
+    """
     lengths = {name: len(a) for name, a in arrays.items() if a is not None}
     if len(set(lengths.values())) > 1:
         desc = ", ".join(f"{k} has {v}" for k, v in lengths.items())
@@ -437,6 +450,7 @@ def check_binary_probabilities(
     pos_label : int, float, bool or str, default=None
         The positive class.
     sample_weight : array-like of shape (n,), default=None
+        Non-negative weights (see :func:`check_sample_weight`).
     out_of_bounds : {"raise", "clip"}, default="raise"
         What to do with probabilities outside [0, 1].
     y_true_name, y_prob_name : str, default="y_true", "y_prob"
@@ -450,9 +464,12 @@ def check_binary_probabilities(
 
     Returns
     -------
-    y : ndarray of shape (n,), float64 in {0, 1}
-    p : ndarray of shape (n,), float64 in [0, 1]
+    y : ndarray of shape (n,)
+        The labels, float64 in {0, 1} (1 for the positive class).
+    p : ndarray of shape (n,)
+        The probabilities, float64 in [0, 1].
     w : ndarray of shape (n,) or None
+        The weights.
     """
     p = check_probabilities(y_prob, name=y_prob_name, out_of_bounds=out_of_bounds)
     y = binary_labels(y_true, pos_label, y_true_name, has_pos_label=has_pos_label)
@@ -466,8 +483,24 @@ def check_multiclass_probabilities(
 ):
     """Validate an ``(n, k)`` matrix of probability vectors (k >= 2, rows summing to 1).
 
-    ``n_classes_from`` names the argument ``n_classes`` was read from (e.g. ``"labels"``), so
-    that a mismatch is blamed on it rather than on the probabilities.
+    Parameters
+    ----------
+    y_proba : array-like of shape (n, k)
+        The probabilities.
+    name : str, default="y_proba"
+        The argument's name in error messages.
+    n_classes : int, default=None
+        The expected number of columns.
+    atol : float, default=ROW_SUM_ATOL
+        Tolerance of the row sums.
+    n_classes_from : str, default=None
+        The argument ``n_classes`` was read from (e.g. ``"labels"``), so that a mismatch is
+        blamed on it rather than on the probabilities.
+
+    Returns
+    -------
+    ndarray of shape (n, k)
+        A fresh float64 copy.
     """
     P = as_float_array(y_proba, name, ndim=(2,))
     reject_nonfinite(P, name)
@@ -499,6 +532,24 @@ def check_multiclass_labels(y_true, n_classes, *, labels=None, name="y_true", in
     columns 1 and 2) and ``labels=`` must be given, as for :func:`sklearn.metrics.log_loss`.
     ``integer_codes=True`` declares that integer labels are column indices (arrays of logits
     with no ``classes_``): labels in ``range(n_classes)`` are then used as they are.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        The labels.
+    n_classes : int
+        The number of columns.
+    labels : array-like of shape (n_classes,), default=None
+        The label of each column.
+    name : str, default="y_true"
+        The argument's name in error messages.
+    integer_codes : bool, default=False
+        Integer labels are column indices.
+
+    Returns
+    -------
+    ndarray of intp of shape (n,)
+        The column of each label.
     """
     y = label_array(y_true, name)
     if y.ndim != 1:
@@ -565,6 +616,20 @@ def check_scores(scores, *, name="scores", out_of_bounds="raise"):
     ``sigma2`` in [0, 1/4]; the feasible region ``sigma2 <= m (1 - m)`` is *not* enforced,
     because sech-perturbed scores may leave it (each coordinate is perturbed independently
     within its interval).
+
+    Parameters
+    ----------
+    scores : array-like of shape (n, 2), (n, 1) or (n,)
+        The scores.
+    name : str, default="scores"
+        The argument's name in error messages.
+    out_of_bounds : {"raise", "clip"}, default="raise"
+        Refuse or clip values outside the box.
+
+    Returns
+    -------
+    ndarray of shape (n, 2) or (n, 1)
+        A fresh float64 copy.
     """
     S = as_float_array(scores, name, ndim=(1, 2))
     reject_nonfinite(S, name)
@@ -586,6 +651,20 @@ def check_probabilities(y_prob, *, name="y_prob", out_of_bounds="raise"):
     Accepts shape (n,), (n, 1) or (n, 2) (``predict_proba`` output, whose rows must sum to one
     unless ``out_of_bounds="clip"``; column 1 is used) and returns a fresh float64 array of
     shape (n,) in [0, 1].
+
+    Parameters
+    ----------
+    y_prob : array-like of shape (n,), (n, 1) or (n, 2)
+        The probabilities.
+    name : str, default="y_prob"
+        The argument's name in error messages.
+    out_of_bounds : {"raise", "clip"}, default="raise"
+        Refuse or clip values outside [0, 1].
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The positive-class probabilities.
 
     Examples
     --------

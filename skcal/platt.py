@@ -31,6 +31,20 @@ def project_moments(eta1, eta2):
     ``eta1`` is clipped to [0, 1], then ``eta2`` to ``[eta1^2, eta1]`` (the moments of a random
     probability ``f`` in [0, 1] satisfy ``E[f]^2 <= E[f^2] <= E[f]``).
 
+    Parameters
+    ----------
+    eta1 : array-like
+        Estimates of ``E[f]``.
+    eta2 : array-like
+        Estimates of ``E[f^2]``, of the shape of ``eta1``.
+
+    Returns
+    -------
+    e1 : ndarray
+        ``eta1`` clipped to [0, 1].
+    e2 : ndarray
+        ``eta2`` clipped to ``[e1^2, e1]``.
+
     Examples
     --------
     >>> import numpy as np

@@ -299,6 +299,22 @@ def check_snapshots(snapshots, *, name="snapshots", n_samples=None, min_votes=2)
     second order (``t2`` needs a pair of votes), 1 for first-order uses. Boolean input is
     converted to float first (for numpy booleans ``+`` is a logical OR); pandas nullable
     dtypes with ``pd.NA`` are read with ``NA`` as a missing vote.
+
+    Parameters
+    ----------
+    snapshots : array-like of shape (n, k) or VoteCounts
+        The votes.
+    name : str, default="snapshots"
+        The argument's name in error messages.
+    n_samples : int, default=None
+        The expected number of rows.
+    min_votes : int, default=2
+        The votes every row needs.
+
+    Returns
+    -------
+    ndarray of shape (n, k) or VoteCounts
+        A fresh float64 array (NaN for a missing vote), or the counts themselves.
     """
     if isinstance(snapshots, VoteCounts):
         c = snapshots.total
@@ -369,6 +385,20 @@ def snapshot_targets(snapshots):
     NaN on rows with a single vote. ``snapshots`` is the output of :func:`check_snapshots`: an
     array of votes or a :class:`skcal.votes.VoteCounts` (same numbers, no padded array).
 
+    Parameters
+    ----------
+    snapshots : ndarray of shape (n, k) or VoteCounts
+        Validated votes.
+
+    Returns
+    -------
+    t1 : ndarray of shape (n,)
+        ``a / c``.
+    t2 : ndarray of shape (n,)
+        ``a (a - 1) / (c (c - 1))`` (NaN for a single vote).
+    c : ndarray of shape (n,)
+        The number of votes.
+
     Examples
     --------
     >>> import numpy as np
@@ -399,6 +429,18 @@ def snapshot_votes(snapshots):
     ``snapshots`` is the output of :func:`check_snapshots` (votes or vote counts). For counts the
     votes of a row come as ``a`` ones, then ``c - a`` zeros (the order of
     :meth:`skcal.votes.VoteCounts.to_snapshots`).
+
+    Parameters
+    ----------
+    snapshots : ndarray of shape (n, k) or VoteCounts
+        Validated votes.
+
+    Returns
+    -------
+    rows : ndarray of int
+        The row of each vote.
+    values : ndarray of float
+        The vote, 1.0 or 0.0.
     """
     if isinstance(snapshots, VoteCounts):
         return snapshots.votes()

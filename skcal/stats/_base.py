@@ -550,7 +550,7 @@ def statistics_class(kind):
 
 
 def effective_sample_size(sample_weight, n_samples):
-    """Kish's effective sample size ``(sum w)^2 / sum w^2``; ``n_samples`` without weights.
+    """Return Kish's effective sample size ``(sum w)^2 / sum w^2`` (``n_samples`` without weights).
 
     Rows of weight zero count as dropped rows; weights that are all zero give 0. The grid rule
     of SCDL and the degree rule of the Chebyshev estimators use it.

@@ -223,8 +223,10 @@ def node_deposit(p, y, w, m):
 
     Returns
     -------
-    W, A : ndarray of shape (m + 1,)
-        The masses.
+    W : ndarray of shape (m + 1,)
+        The weight masses.
+    A : ndarray of shape (m + 1,)
+        The label masses.
 
     Examples
     --------
@@ -239,7 +241,7 @@ def node_deposit(p, y, w, m):
 
 
 def coarsen(V):
-    """Masses on the grid ``m`` from those on the grid ``2m`` (last axis of ``V``: ``2m + 1`` entries).
+    """Fold masses on the grid ``2m`` to the grid ``m`` (last axis of ``V``: ``2m + 1`` entries).
 
     The hat function of node ``i`` on the grid ``m`` is ``h_{2i} + (h_{2i-1} + h_{2i+1}) / 2`` on
     the grid ``2m``, so the coarse masses are exact sums of the fine ones.

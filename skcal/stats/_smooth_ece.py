@@ -58,8 +58,14 @@ def fine_deposit(p, r, w, K=FINE_CELLS):
 
     Returns
     -------
-    N, F, R, RF : ndarray of shape (K,)
-        The sums per cell.
+    N : ndarray of shape (K,)
+        The weight per cell.
+    F : ndarray of shape (K,)
+        Its first moment in ``p``.
+    R : ndarray of shape (K,)
+        The residual per cell.
+    RF : ndarray of shape (K,)
+        Its first moment in ``p``.
     """
     c = np.minimum((p * K).astype(np.intp), K - 1)
     wp = p if w is None else w * p
@@ -125,7 +131,18 @@ class FineGrid:
         )
 
     def deposit(self, E):
-        """Linear deposit of weight and residual on the ``E``-point grid (relplot's rounding)."""
+        """Deposit weight and residual linearly on the ``E``-point grid (relplot's rounding).
+
+        Parameters
+        ----------
+        E : int
+            The number of grid points on [0, 1].
+
+        Returns
+        -------
+        list of ndarray of shape (E,)
+            The weight and the residual per grid point.
+        """
         b = np.clip((self.centre * (E - 1)).astype(np.intp), 0, E - 2)
         out = []
         for V, VF in ((self.N, self.F), (self.R, self.RF)):
@@ -170,7 +187,7 @@ def _smece_at(grid, sigma):
 
 
 def smooth_ece_from_grid(grid, return_bandwidth=False):
-    """relplot's bandwidth search and smECE on a :class:`FineGrid`.
+    """Return smECE of a :class:`FineGrid` after relplot's bandwidth search.
 
     If ``smECE(1) >= 1`` is false the interval [0, 1] is bisected 10 times for the crossing
     ``smECE(sigma) = sigma``, and the value is reported at the lower end of the final interval
