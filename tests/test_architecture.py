@@ -95,8 +95,7 @@ def _targets(cur, node):
     """The skcal modules an import statement loads (``from pkg import mod`` names the module)."""
     is_pkg = MODULES[cur].name == "__init__.py"
     if isinstance(node, ast.Import):
-        names = [a.name for a in node.names]
-        return [n for n in names if n in MODULES]
+        return _not_own_package(cur, [a.name for a in node.names if a.name in MODULES])
     base = node.module or ""
     if node.level:
         parts = cur.split(".")
@@ -111,8 +110,15 @@ def _targets(cur, node):
             out.append(sub)
         elif base in MODULES:
             out.append(base)
+    return _not_own_package(cur, out)
+
+
+def _not_own_package(cur, targets):
     # a package's own submodules import their package's __init__ implicitly; that is not an edge
-    return [t for t in out if t != cur and not (MODULES[t].name == "__init__.py" and cur.startswith(t + "."))]
+    # (for ``import skcal`` as for ``from skcal import x``, as ../shared/tools/import_layers.py counts)
+    return [
+        t for t in targets if t != cur and not (MODULES[t].name == "__init__.py" and cur.startswith(t + "."))
+    ]
 
 
 def _imports():
