@@ -221,3 +221,46 @@ def test_module_layer_is_documented(module):
         key=lambda p: p.count("."),
     )
     assert f"`{prefix}`" in doc.read_text(), f"docs/architecture.md does not name `{prefix}`"
+
+
+#: private names imported from another module that are still waiting for their owner's change:
+#: (importing module, imported module, name) -> why; a stale entry fails the test below
+PRIVATE_IMPORTS_PENDING = {
+    ("skcal.report._render", "skcal.report._report", "_skcal_version"): "the lead's report circle (issue 20)",
+}
+
+
+def _private_name_imports():
+    """(importer, module, name, line) for ``from skcal.x import _name`` where ``_name`` is no module."""
+    out = []
+    for mod, path in MODULES.items():
+        is_pkg = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = node.module or ""
+            if node.level:
+                parts = mod.split(".") if is_pkg else mod.split(".")[:-1]
+                parts = parts[: len(parts) - (node.level - 1)]
+                base = ".".join(parts + ([base] if base else []))
+            if not base.startswith("skcal"):
+                continue
+            for alias in node.names:
+                name = alias.name
+                if name.startswith("_") and not name.startswith("__") and f"{base}.{name}" not in MODULES:
+                    out.append((mod, base, name, node.lineno))
+    return out
+
+
+def test_no_private_name_is_imported_from_another_module():
+    # a name another module uses is public (documented in the lower layer) or stays in its module;
+    # a private *module* behind a public package __init__ (report._figures) is the layout, not this
+    found = _private_name_imports()
+    bad = [
+        f"{MODULES[a]}:{line} imports {b}.{n}"
+        for a, b, n, line in found
+        if (a, b, n) not in PRIVATE_IMPORTS_PENDING
+    ]
+    assert not bad, "private names imported across modules:\n" + "\n".join(bad)
+    stale = set(PRIVATE_IMPORTS_PENDING) - {(a, b, n) for a, b, n, _ in found}
+    assert not stale, f"PRIVATE_IMPORTS_PENDING entries that no longer occur (remove them): {sorted(stale)}"
