@@ -69,7 +69,7 @@ from benchmarks import _harness as harness
 from skcal import binned_ece, cutoff_calibration_error, smooth_ece
 from skcal.lipschitz import smooth_calibration_error
 from skcal.scdl import max_supported_bins, scdl_curve, theory_max_bins
-from skcal.stats._scdl import ScdlStatistics, _node_deposit
+from skcal.stats import ScdlStatistics
 
 ALPHAS = (0.0, 0.5, 0.8, 1.0)
 MEASURES = ("scdl", "scdl_m_star", "m_star", "scdl_theory", "smooth_ece", "smce", "cutoff", "ece11")
@@ -188,16 +188,8 @@ def population_curve(coef, intercept, alpha, flip, n_x=2_000_000):
     x = (np.arange(n_x) + 0.5) / n_x
     f = 1.0 / (1.0 + np.exp(-(coef * x + intercept)))
     p = 1.0 - f if flip else f
-    st = ScdlStatistics(max_bins=GRID_FINE)
-    W, A = _node_deposit(p, eta(x, alpha), None, GRID_FINE)
-    st._stats = {
-        "W": W,
-        "A": A,
-        "sum_w": np.array(float(n_x)),
-        "sum_w2": np.array(float(n_x)),
-        "n_rows": np.array(n_x, dtype=np.int64),
-    }
-    st.n_updates_ = 1
+    # population labels: the rows carry eta(x) = E[y | x] in place of a 0/1 label (every sum is linear in y)
+    st = ScdlStatistics.from_validated(eta(x, alpha), p, None, max_bins=GRID_FINE)
     return st.curve(max_bins=GRID_FINE)
 
 

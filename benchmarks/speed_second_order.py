@@ -50,8 +50,8 @@ def bench_stats_vs_dense(n, degree, alpha=1e-6, threads=1):
     import scipy.linalg
     from threadpoolctl import threadpool_limits
 
-    from skcal._validation import snapshot_targets
     from skcal.chebyshev import ChebyshevRidge, chebyshev_design
+    from skcal.votes import snapshot_targets
 
     S, Y = simulate(n, seed=1)
     t1, t2, _ = snapshot_targets(Y)

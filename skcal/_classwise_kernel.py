@@ -69,7 +69,7 @@ def _cell(x):
 @numba.njit(nogil=True, cache=True, inline="always")
 def _bin_of(r, q, rem, big):
     """Bin of sorted position ``r`` in ``array_split`` groups: ``rem`` of size ``q + 1``, then
-    of size ``q`` (``big = rem * (q + 1)``), as :func:`skcal.binning._rank_to_bin`."""
+    of size ``q`` (``big = rem * (q + 1)``), as :func:`skcal.binning.rank_to_bin`."""
     return r // (q + 1) if r < big else rem + (r - big) // q
 
 

@@ -1,21 +1,23 @@
 """Every private scikit-learn import skcal relies on, in one place.
 
 scikit-learn does not promise stability for these names; keeping them here means a future
-rename is a one-file fix.
+rename is a one-file fix. The other modules of skcal import them from here under public names
+(``fit_context``, ``SklearnScorer``), so that no module reaches into a private name of another.
 """
 
-from sklearn.base import _fit_context
+from sklearn.base import _fit_context as fit_context
 from sklearn.metrics import _scorer as _sk_scorer
-from sklearn.metrics._scorer import _Scorer
+from sklearn.metrics._scorer import _Scorer as SklearnScorer
 from sklearn.utils._param_validation import (
     HasMethods,
     Interval,
     InvalidParameterError,
     Options,
     StrOptions,
+    validate_parameter_constraints,
     validate_params,
 )
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 #: Modules whose import-time constraints contain the set of scorer names.
 SKLEARN_MODULES_WITH_SCORING_CONSTRAINTS = (
@@ -43,12 +45,12 @@ __all__ = [
     "Interval",
     "InvalidParameterError",
     "Options",
+    "SklearnScorer",
     "StrOptions",
-    "_Scorer",
-    "_check_sample_weight",
-    "_fit_context",
     "check_is_fitted",
+    "fit_context",
     "sklearn_scorer_registry",
     "validate_data",
+    "validate_parameter_constraints",
     "validate_params",
 ]

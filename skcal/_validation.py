@@ -13,6 +13,11 @@ to 1 within 1e-6; second-order ``scores`` are ``(m, sigma2)`` with ``m`` in [0, 
 drawn for the same input, NaN for a missing vote. From ``a`` positive votes out of ``c`` the
 unbiased targets are ``t1 = a / c`` and ``t2 = a (a - 1) / (c (c - 1))``, estimating ``E[f*]`` and
 ``E[f*^2]`` with ``f*`` the probability of a positive vote.
+
+This module is the ground floor of skcal (layer 0 of ``docs/architecture.md``): it imports
+nothing of skcal. The snapshot and vote-count checks, which know :class:`skcal.votes.VoteCounts`,
+live beside that class in :mod:`skcal.votes`. Every name in ``__all__`` is shared by the modules
+above; the helpers whose names start with an underscore are used here only.
 """
 
 from __future__ import annotations
@@ -22,17 +27,24 @@ import numbers
 import numpy as np
 
 __all__ = [
-    "reject_strings",
+    "ROW_SUM_ATOL",
+    "SIGMA2_MAX",
+    "as_float_array",
+    "binary_labels",
+    "check_bin_edges",
     "check_binary_probabilities",
-    "check_multiclass_probabilities",
+    "check_class_probabilities",
+    "check_consistent_length",
+    "check_multiclass_inputs",
     "check_multiclass_labels",
+    "check_multiclass_probabilities",
+    "check_probabilities",
+    "check_range",
     "check_sample_weight",
     "check_scores",
-    "check_snapshots",
-    "snapshot_targets",
-    "snapshot_votes",
-    "check_consistent_length",
-    "check_probabilities",
+    "label_array",
+    "reject_nonfinite",
+    "reject_strings",
 ]
 
 #: Tolerance for probability vectors summing to one (multiclass rows, ``predict_proba`` output).
@@ -63,6 +75,13 @@ def reject_strings(x, name):
     converts numeric strings in object arrays to floats without a word. Anything else
     (sparse input, complex numbers, ragged lists) is left to ``validate_data``, whose messages
     scikit-learn's common checks expect. ``x`` is not converted.
+
+    Parameters
+    ----------
+    x : object
+        The input (only lists, tuples, numpy arrays and pandas objects are looked at).
+    name : str
+        The argument's name in the error message.
     """
     if hasattr(x, "to_numpy"):
         x = x.to_numpy()
@@ -78,12 +97,33 @@ def reject_strings(x, name):
         raise ValueError(f"{name} must be numeric; got strings (dtype {raw.dtype}).")
 
 
-def _as_float_array(x, name, *, ndim=None, ensure_non_empty=True):
+def as_float_array(x, name, *, ndim=None, ensure_non_empty=True):
     """Convert ``x`` to a fresh float64 ndarray and reject empty, complex and non-numeric input.
 
     Complex input is an error (converting it would silently drop the imaginary part); strings,
     even numeric ones, are an error; missing values (``None``, ``pandas.NA``, e.g. from a
     nullable ``Int64`` column) become NaN, which the caller rejects or allows.
+
+    Parameters
+    ----------
+    x : array-like
+        Numbers (lists, numpy arrays, pandas objects).
+    name : str
+        The argument's name, used in every error message.
+    ndim : tuple of int, default=None
+        The allowed numbers of dimensions (``None``: any).
+    ensure_non_empty : bool, default=True
+        Refuse an array without entries.
+
+    Returns
+    -------
+    ndarray of float64
+        A fresh array (never a view of ``x``).
+
+    Examples
+    --------
+    >>> as_float_array([1, 2], "x").tolist()
+    [1.0, 2.0]
     """
     if x is None:
         raise ValueError(f"{name} is None; expected an array-like of numbers.")
@@ -117,14 +157,43 @@ def _as_float_array(x, name, *, ndim=None, ensure_non_empty=True):
     return arr
 
 
-def _reject_nonfinite(arr, name, *, allow_nan=False):
+def reject_nonfinite(arr, name, *, allow_nan=False):
+    """Raise a ValueError naming ``name`` if ``arr`` holds infinity (or NaN, unless ``allow_nan``).
+
+    Parameters
+    ----------
+    arr : ndarray of float
+        A float array (for example from :func:`as_float_array`).
+    name : str
+        The argument's name.
+    allow_nan : bool, default=False
+        Let NaN through (it marks a missing vote in snapshots).
+    """
     bad = np.isinf(arr) if allow_nan else ~np.isfinite(arr)
     if bad.any():
         what = "infinity" if allow_nan else "NaN or infinity"
         raise ValueError(f"{name} contains {what} (at {int(bad.sum())} entries); expected finite values.")
 
 
-def _check_range(arr, name, lo, hi, *, out_of_bounds="raise"):
+def check_range(arr, name, lo, hi, *, out_of_bounds="raise"):
+    """Return ``arr`` if its values lie in ``[lo, hi]``, else raise (or clip, with ``"clip"``).
+
+    Parameters
+    ----------
+    arr : ndarray of float
+        A non-empty, finite float array.
+    name : str
+        The argument's name.
+    lo, hi : float
+        The bounds.
+    out_of_bounds : {"raise", "clip"}, default="raise"
+        Raise a ValueError naming ``name`` and the range, or return ``np.clip(arr, lo, hi)``.
+
+    Returns
+    -------
+    ndarray
+        ``arr`` itself, or a clipped copy.
+    """
     if out_of_bounds == "clip":
         return np.clip(arr, lo, hi)
     if arr.min() < lo or arr.max() > hi:
@@ -135,28 +204,95 @@ def _check_range(arr, name, lo, hi, *, out_of_bounds="raise"):
 
 
 def check_consistent_length(**arrays):
-    """Raise if the keyword arrays do not share their first dimension."""
+    """Raise a ValueError naming every argument if the keyword arrays differ in length.
+
+    Parameters
+    ----------
+    **arrays : array-like or None
+        The arrays, by argument name (``None`` entries are skipped).
+    """
     lengths = {name: len(a) for name, a in arrays.items() if a is not None}
     if len(set(lengths.values())) > 1:
         desc = ", ".join(f"{k} has {v}" for k, v in lengths.items())
         raise ValueError(f"Inconsistent numbers of samples: {desc}.")
 
 
-def check_sample_weight(sample_weight, n_samples, name="sample_weight"):
-    """Return ``None`` or a fresh non-negative float64 weight vector of length ``n_samples``."""
+def check_sample_weight(sample_weight, n_samples, name="sample_weight", *, allow_zero_total=False):
+    """Return ``None`` or a fresh non-negative float64 weight vector of length ``n_samples``.
+
+    The one check of sample weights in skcal: every metric, estimator and statistics object
+    calls it. A number is one weight for every sample. The weights must be real, finite,
+    non-negative and one per sample.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,), number or None
+        The weights.
+    n_samples : int
+        The number of samples (0 for an empty chunk of a statistics object).
+    name : str, default="sample_weight"
+        The argument's name in error messages.
+    allow_zero_total : bool, default=False
+        Whether weights summing to zero are accepted. A metric needs a positive total (its
+        weighted means are undefined otherwise); a statistics object accepts a chunk whose
+        weights are all zero (it adds nothing) and refuses to ``compute`` only if every chunk
+        was so.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) or None
+        The weights (a fresh array), or ``None`` for unit weights.
+
+    Examples
+    --------
+    >>> check_sample_weight([1, 2], 2).tolist()
+    [1.0, 2.0]
+    >>> check_sample_weight([0, 0], 2, allow_zero_total=True).tolist()
+    [0.0, 0.0]
+    """
     if sample_weight is None:
         return None
     if isinstance(sample_weight, numbers.Number):
         sample_weight = np.full(n_samples, float(sample_weight))
-    w = _as_float_array(sample_weight, name, ndim=(1,))
-    _reject_nonfinite(w, name)
+    w = as_float_array(sample_weight, name, ndim=(1,), ensure_non_empty=n_samples > 0)
+    reject_nonfinite(w, name)
     if w.shape[0] != n_samples:
         raise ValueError(f"{name} has {w.shape[0]} entries; expected {n_samples} (one per sample).")
-    if (w < 0).any():
+    if w.size and (w < 0).any():
         raise ValueError(f"{name} must be non-negative; got a minimum of {w.min():.6g}.")
-    if w.sum() <= 0:
+    if not allow_zero_total and w.sum() <= 0:
         raise ValueError(f"{name} sums to zero; expected a positive total weight.")
     return w
+
+
+def check_bin_edges(edges, name="edges"):
+    """Return fresh float64 bin edges: 1-D, at least two, finite and non-decreasing.
+
+    Parameters
+    ----------
+    edges : array-like of shape (n_bins + 1,)
+        Bin edges (right-closed bins, the rule of every binned measure of skcal).
+    name : str, default="edges"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    ndarray of shape (n_bins + 1,)
+        A fresh copy.
+
+    Examples
+    --------
+    >>> check_bin_edges([0, 0.5, 1]).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    e = as_float_array(edges, name, ensure_non_empty=False)
+    if e.ndim != 1 or e.shape[0] < 2:
+        raise ValueError(f"{name} must be a 1-D array of at least 2 bin edges; got shape {e.shape}.")
+    if not np.isfinite(e).all():
+        raise ValueError(f"{name} must be finite.")
+    if (np.diff(e) < 0).any():
+        raise ValueError(f"{name} must be non-decreasing.")
+    return e
 
 
 def _unique_labels(y):
@@ -170,13 +306,30 @@ def _unique_labels(y):
     return np.unique(y)
 
 
-def _label_array(y_true, name):
-    """``y_true`` as a 1-D-or-more ndarray of labels with a usable dtype.
+def label_array(y_true, name):
+    """``y_true`` as an ndarray of labels with a usable dtype (no other check).
 
     Object arrays (pandas ``object`` or nullable columns, lists of mixed Python objects) are
     resolved: missing labels (``None``, ``pandas.NA``) are an error, numbers become a numeric
     array (so ``[0, 1]`` stored as objects means the same as integer ``[0, 1]``), strings stay
     strings, and a mix of numbers and strings is an error.
+
+    Parameters
+    ----------
+    y_true : array-like
+        Labels.
+    name : str
+        The argument's name in error messages.
+
+    Returns
+    -------
+    ndarray
+        The labels, of a numeric, boolean or string dtype (object arrays resolved).
+
+    Examples
+    --------
+    >>> label_array(np.array([0, 1], dtype=object), "y").dtype.kind
+    'i'
     """
     if y_true is None:
         raise ValueError(f"{name} is None; expected an array-like of labels.")
@@ -208,13 +361,34 @@ def _label_array(y_true, name):
     )
 
 
-def _binary_labels(y_true, pos_label, name, *, has_pos_label=True):
+def binary_labels(y_true, pos_label, name, *, has_pos_label=True):
     """Map binary labels to 0/1 floats (1 for the positive class).
 
-    ``has_pos_label`` says whether the calling public function has a ``pos_label`` argument;
-    only then does the error for unrecognised labels suggest passing it.
+    ``{0, 1}``, ``{-1, 1}`` and booleans need no ``pos_label``; other labels do.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, 1)
+        Labels of at most two classes.
+    pos_label : int, float, bool, str or None
+        The positive class.
+    name : str
+        The argument's name in error messages.
+    has_pos_label : bool, default=True
+        Whether the calling public function has a ``pos_label`` argument; only then does the
+        error for unrecognised labels suggest passing it.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        1.0 for the positive class, 0.0 otherwise (a fresh array).
+
+    Examples
+    --------
+    >>> binary_labels(["b", "a"], "b", "y").tolist()
+    [1.0, 0.0]
     """
-    y = _label_array(y_true, name)
+    y = label_array(y_true, name)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if y.ndim != 1:
@@ -262,6 +436,7 @@ def check_binary_probabilities(
     y_true_name="y_true",
     y_prob_name="y_prob",
     has_pos_label=True,
+    allow_zero_total=False,
 ):
     """Validate binary labels and positive-class probabilities.
 
@@ -275,6 +450,7 @@ def check_binary_probabilities(
     pos_label : int, float, bool or str, default=None
         The positive class.
     sample_weight : array-like of shape (n,), default=None
+        Non-negative weights (see :func:`check_sample_weight`).
     out_of_bounds : {"raise", "clip"}, default="raise"
         What to do with probabilities outside [0, 1].
     y_true_name, y_prob_name : str, default="y_true", "y_prob"
@@ -282,17 +458,23 @@ def check_binary_probabilities(
     has_pos_label : bool, default=True
         Whether the calling function has a ``pos_label`` argument (only then do the errors
         suggest passing it).
+    allow_zero_total : bool, default=False
+        Accept weights summing to zero (a chunk of a statistics object; see
+        :func:`check_sample_weight`).
 
     Returns
     -------
-    y : ndarray of shape (n,), float64 in {0, 1}
-    p : ndarray of shape (n,), float64 in [0, 1]
+    y : ndarray of shape (n,)
+        The labels, float64 in {0, 1} (1 for the positive class).
+    p : ndarray of shape (n,)
+        The probabilities, float64 in [0, 1].
     w : ndarray of shape (n,) or None
+        The weights.
     """
     p = check_probabilities(y_prob, name=y_prob_name, out_of_bounds=out_of_bounds)
-    y = _binary_labels(y_true, pos_label, y_true_name, has_pos_label=has_pos_label)
+    y = binary_labels(y_true, pos_label, y_true_name, has_pos_label=has_pos_label)
     check_consistent_length(**{y_true_name: y, y_prob_name: p})
-    w = check_sample_weight(sample_weight, p.shape[0])
+    w = check_sample_weight(sample_weight, p.shape[0], allow_zero_total=allow_zero_total)
     return y, p, w
 
 
@@ -301,11 +483,27 @@ def check_multiclass_probabilities(
 ):
     """Validate an ``(n, k)`` matrix of probability vectors (k >= 2, rows summing to 1).
 
-    ``n_classes_from`` names the argument ``n_classes`` was read from (e.g. ``"labels"``), so
-    that a mismatch is blamed on it rather than on the probabilities.
+    Parameters
+    ----------
+    y_proba : array-like of shape (n, k)
+        The probabilities.
+    name : str, default="y_proba"
+        The argument's name in error messages.
+    n_classes : int, default=None
+        The expected number of columns.
+    atol : float, default=ROW_SUM_ATOL
+        Tolerance of the row sums.
+    n_classes_from : str, default=None
+        The argument ``n_classes`` was read from (e.g. ``"labels"``), so that a mismatch is
+        blamed on it rather than on the probabilities.
+
+    Returns
+    -------
+    ndarray of shape (n, k)
+        A fresh float64 copy.
     """
-    P = _as_float_array(y_proba, name, ndim=(2,))
-    _reject_nonfinite(P, name)
+    P = as_float_array(y_proba, name, ndim=(2,))
+    reject_nonfinite(P, name)
     if P.shape[1] < 2:
         raise ValueError(f"{name} must have at least 2 columns (one per class); got shape {P.shape}.")
     if n_classes is not None and P.shape[1] != n_classes:
@@ -315,7 +513,7 @@ def check_multiclass_probabilities(
                 f"{n_classes_from} must give one label per column of {name}."
             )
         raise ValueError(f"{name} has {P.shape[1]} columns; expected {n_classes} (one per class).")
-    _check_range(P, name, 0.0, 1.0)
+    check_range(P, name, 0.0, 1.0)
     dev = np.abs(P.sum(axis=1) - 1.0)
     if dev.max() > atol:
         raise ValueError(
@@ -334,8 +532,26 @@ def check_multiclass_labels(y_true, n_classes, *, labels=None, name="y_true", in
     columns 1 and 2) and ``labels=`` must be given, as for :func:`sklearn.metrics.log_loss`.
     ``integer_codes=True`` declares that integer labels are column indices (arrays of logits
     with no ``classes_``): labels in ``range(n_classes)`` are then used as they are.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        The labels.
+    n_classes : int
+        The number of columns.
+    labels : array-like of shape (n_classes,), default=None
+        The label of each column.
+    name : str, default="y_true"
+        The argument's name in error messages.
+    integer_codes : bool, default=False
+        Integer labels are column indices.
+
+    Returns
+    -------
+    ndarray of intp of shape (n,)
+        The column of each label.
     """
-    y = _label_array(y_true, name)
+    y = label_array(y_true, name)
     if y.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional; got an array of shape {y.shape}.")
     if y.size == 0:
@@ -343,7 +559,7 @@ def check_multiclass_labels(y_true, n_classes, *, labels=None, name="y_true", in
     if y.dtype.kind == "f" and not np.isfinite(y).all():
         raise ValueError(f"{name} contains NaN or infinity; expected class labels.")
     if labels is not None:
-        labels = _label_array(labels, "labels")
+        labels = label_array(labels, "labels")
         if labels.ndim != 1:
             raise ValueError(f"labels must be 1-dimensional; got an array of shape {labels.shape}.")
         if labels.shape[0] != n_classes:
@@ -400,140 +616,33 @@ def check_scores(scores, *, name="scores", out_of_bounds="raise"):
     ``sigma2`` in [0, 1/4]; the feasible region ``sigma2 <= m (1 - m)`` is *not* enforced,
     because sech-perturbed scores may leave it (each coordinate is perturbed independently
     within its interval).
+
+    Parameters
+    ----------
+    scores : array-like of shape (n, 2), (n, 1) or (n,)
+        The scores.
+    name : str, default="scores"
+        The argument's name in error messages.
+    out_of_bounds : {"raise", "clip"}, default="raise"
+        Refuse or clip values outside the box.
+
+    Returns
+    -------
+    ndarray of shape (n, 2) or (n, 1)
+        A fresh float64 copy.
     """
-    S = _as_float_array(scores, name, ndim=(1, 2))
-    _reject_nonfinite(S, name)
+    S = as_float_array(scores, name, ndim=(1, 2))
+    reject_nonfinite(S, name)
     if S.ndim == 1:
         S = S[:, None]
     if S.shape[1] not in (1, 2):
         raise ValueError(f"{name} must have 1 column (m) or 2 columns (m, sigma2); got shape {S.shape}.")
-    S[:, 0] = _check_range(S[:, 0], f"{name}[:, 0] (m)", 0.0, 1.0, out_of_bounds=out_of_bounds)
+    S[:, 0] = check_range(S[:, 0], f"{name}[:, 0] (m)", 0.0, 1.0, out_of_bounds=out_of_bounds)
     if S.shape[1] == 2:
-        S[:, 1] = _check_range(
+        S[:, 1] = check_range(
             S[:, 1], f"{name}[:, 1] (sigma2)", 0.0, SIGMA2_MAX, out_of_bounds=out_of_bounds
         )
     return S
-
-
-def check_snapshots(snapshots, *, name="snapshots", n_samples=None, min_votes=2):
-    """Validate ``(n, k)`` binary snapshots (NaN marks a missing vote) or vote counts.
-
-    ``snapshots`` is either an array-like of 0/1 votes (``k >= min_votes`` columns) or a
-    :class:`skcal.votes.VoteCounts`, which is returned as it is after the same row checks, so
-    that every caller takes counts without building a padded array (pass the result on to
-    :func:`snapshot_targets`). Each row needs at least ``min_votes`` votes: 2 for anything
-    second order (``t2`` needs a pair of votes), 1 for first-order uses. Boolean input is
-    converted to float first (for numpy booleans ``+`` is a logical OR); pandas nullable
-    dtypes with ``pd.NA`` are read with ``NA`` as a missing vote.
-    """
-    from skcal.votes import VoteCounts
-
-    if isinstance(snapshots, VoteCounts):
-        c = snapshots.total
-        if (c < min_votes).any():
-            i = int(np.argmax(c < min_votes))
-            raise ValueError(
-                f"Every item of {name} needs at least {min_votes} votes; item {i} has {int(c[i])}. "
-                + _SINGLE_LABEL_HINT
-            )
-        if n_samples is not None and len(snapshots) != n_samples:
-            raise ValueError(f"{name} has {len(snapshots)} items; expected {n_samples} (one per score).")
-        return snapshots
-    if hasattr(snapshots, "to_numpy"):
-        try:
-            snapshots = snapshots.to_numpy(dtype=np.float64, na_value=np.nan)
-        except (TypeError, ValueError):
-            snapshots = snapshots.to_numpy()
-    raw = np.asarray(snapshots)
-    if raw.dtype.kind == "b":
-        raw = raw.astype(np.float64)
-    if raw.dtype.kind == "c":
-        raise ValueError(f"{name} must hold binary labels 0/1 (or NaN for missing); got complex values.")
-    if raw.ndim == 1:
-        raise ValueError(
-            f"{name} must be 2-dimensional, (n, k) snapshots (k >= {min_votes} labels per row), or "
-            f"skcal.votes.VoteCounts; got a 1-D array of shape {raw.shape}, i.e. one label per row. "
-            + _SINGLE_LABEL_HINT
-        )
-    Y = _as_float_array(raw, name, ndim=(2,))
-    _reject_nonfinite(Y, name, allow_nan=True)
-    if Y.shape[1] < min_votes:
-        raise ValueError(
-            f"{name} must have at least {min_votes} columns (independent labels per input); got shape "
-            f"{Y.shape}. " + _SINGLE_LABEL_HINT
-        )
-    obs = ~np.isnan(Y)
-    vals = Y[obs]
-    if not np.isin(vals, (0.0, 1.0)).all():
-        bad = np.unique(vals[~np.isin(vals, (0.0, 1.0))])[:5]
-        raise ValueError(f"{name} must hold binary labels 0/1 (or NaN for missing); got {bad.tolist()}.")
-    counts = obs.sum(axis=1)
-    if (counts < min_votes).any():
-        raise ValueError(
-            f"Every row of {name} needs at least {min_votes} votes; row {int(np.argmax(counts < min_votes))} "
-            f"has {int(counts.min())}. " + _SINGLE_LABEL_HINT
-        )
-    if n_samples is not None and Y.shape[0] != n_samples:
-        raise ValueError(f"{name} has {Y.shape[0]} rows; expected {n_samples} (one per score).")
-    return Y
-
-
-#: Appended to every "too few votes" error: what works with one label per row.
-_SINGLE_LABEL_HINT = (
-    "A single label per input cannot estimate E[f*^2] (the product of two independent labels is "
-    "needed). With one label per row use the first-order tools: ce1_score, SecondOrderPlattCalibrator"
-    "(order=1) and every first-order measure (scdl_score, smooth_ece, binned_ece, ...). Second "
-    "order only needs pairs for E[f*^2]: doubly labelling a subset of the rows is enough "
-    "(docs/guide/crowd_labels.md measures how many)."
-)
-
-
-def snapshot_targets(snapshots):
-    """Unbiased targets ``t1``, ``t2`` from validated snapshots or vote counts.
-
-    Returns ``(t1, t2, c)`` with ``t1 = a / c`` estimating E[f*], ``t2 = a (a - 1) / (c (c - 1))``
-    estimating E[f*^2] and ``c`` the number of votes, where ``a`` counts positive votes. ``t2`` is
-    NaN on rows with a single vote. ``snapshots`` is the output of :func:`check_snapshots`: an
-    array of votes or a :class:`skcal.votes.VoteCounts` (same numbers, no padded array).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skcal.votes import VoteCounts
-    >>> t1, t2, c = snapshot_targets(np.array([[1.0, 1.0], [1.0, 0.0]]))
-    >>> t1.tolist(), t2.tolist()
-    ([1.0, 0.5], [1.0, 0.0])
-    >>> [x.tolist() for x in snapshot_targets(VoteCounts([2, 1], [2, 2]))]
-    [[1.0, 0.5], [1.0, 0.0], [2.0, 2.0]]
-    """
-    from skcal.votes import VoteCounts
-
-    if isinstance(snapshots, VoteCounts):
-        a = snapshots.positive.astype(np.float64)
-        c = snapshots.total.astype(np.float64)
-    else:
-        Y = np.asarray(snapshots, dtype=np.float64)
-        obs = ~np.isnan(Y)
-        c = obs.sum(axis=1).astype(np.float64)
-        a = np.where(obs, Y, 0.0).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t2 = np.where(c >= 2, a * (a - 1.0) / (c * np.maximum(c - 1.0, 1.0)), np.nan)
-    return a / c, t2, c
-
-
-def snapshot_votes(snapshots):
-    """Every observed vote as a flat sample: ``(rows, values)`` (row-major order).
-
-    ``snapshots`` is the output of :func:`check_snapshots` (votes or vote counts). For counts the
-    votes of a row come as ``a`` ones, then ``c - a`` zeros (the order of
-    :meth:`skcal.votes.VoteCounts.to_snapshots`).
-    """
-    from skcal.votes import VoteCounts
-
-    if isinstance(snapshots, VoteCounts):
-        return snapshots.votes()
-    obs = ~np.isnan(snapshots)
-    return np.nonzero(obs)[0], snapshots[obs]
 
 
 def check_probabilities(y_prob, *, name="y_prob", out_of_bounds="raise"):
@@ -543,16 +652,30 @@ def check_probabilities(y_prob, *, name="y_prob", out_of_bounds="raise"):
     unless ``out_of_bounds="clip"``; column 1 is used) and returns a fresh float64 array of
     shape (n,) in [0, 1].
 
+    Parameters
+    ----------
+    y_prob : array-like of shape (n,), (n, 1) or (n, 2)
+        The probabilities.
+    name : str, default="y_prob"
+        The argument's name in error messages.
+    out_of_bounds : {"raise", "clip"}, default="raise"
+        Refuse or clip values outside [0, 1].
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The positive-class probabilities.
+
     Examples
     --------
     >>> check_probabilities([[0.75, 0.25], [0.5, 0.5]]).tolist()
     [0.25, 0.5]
     """
-    p = _as_float_array(y_prob, name, ndim=(1, 2))
-    _reject_nonfinite(p, name)
+    p = as_float_array(y_prob, name, ndim=(1, 2))
+    reject_nonfinite(p, name)
     if p.ndim == 2:
         if p.shape[1] == 2:
-            p = _check_range(p, name, 0.0, 1.0, out_of_bounds=out_of_bounds)
+            p = check_range(p, name, 0.0, 1.0, out_of_bounds=out_of_bounds)
             dev = np.abs(p.sum(axis=1) - 1.0).max()
             if dev > ROW_SUM_ATOL and out_of_bounds == "raise":
                 raise ValueError(
@@ -567,4 +690,112 @@ def check_probabilities(y_prob, *, name="y_prob", out_of_bounds="raise"):
                 f"{name} must have shape (n,), (n, 1) or (n, 2) (positive-class probabilities or "
                 f"predict_proba output); got shape {p.shape}."
             )
-    return _check_range(p, name, 0.0, 1.0, out_of_bounds=out_of_bounds)
+    return check_range(p, name, 0.0, 1.0, out_of_bounds=out_of_bounds)
+
+
+def check_class_probabilities(y_proba, labels=None, *, name="y_proba"):
+    """Validate class probabilities as the multiclass measures take them: ``(n, k)`` or binary ``(n,)``.
+
+    A 1-D ``y_proba`` is the probability of the second class of a binary problem (what
+    scikit-learn's scorers pass for binary classifiers) and becomes the two columns
+    ``(1 - p, p)``. An ``(n, k)`` array must hold probability vectors (see
+    :func:`check_multiclass_probabilities`), with one column per entry of ``labels`` when given.
+
+    Unlike the other helpers of this module, a valid C-contiguous float64 ``(n, k)`` ndarray is
+    returned *as it is*, without a copy (checked by a min/max pass and the row sums): the
+    callers only read it. Anything else is converted to a fresh array.
+
+    Parameters
+    ----------
+    y_proba : array-like of shape (n, k) or (n,)
+        Predicted class probabilities.
+    labels : sequence of shape (k,), default=None
+        The class of each column (only its length is used here).
+    name : str, default="y_proba"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    ndarray of shape (n, k)
+        The probabilities (read only: possibly the caller's array).
+
+    Examples
+    --------
+    >>> check_class_probabilities([0.25, 1.0]).tolist()
+    [[0.75, 0.25], [0.0, 1.0]]
+    """
+    arr = y_proba.to_numpy() if hasattr(y_proba, "to_numpy") else y_proba
+    if np.ndim(arr) == 1:
+        p = as_float_array(arr, name, ndim=(1,))
+        reject_nonfinite(p, name)
+        check_range(p, name, 0.0, 1.0)
+        if labels is not None and len(labels) != 2:
+            raise ValueError(
+                f"{name} is 1-dimensional (a binary positive-class probability), so labels must have "
+                f"exactly 2 entries; got {len(labels)}."
+            )
+        return np.column_stack([1.0 - p, p])
+    n_classes = None if labels is None else len(labels)
+    if (
+        isinstance(arr, np.ndarray)
+        and arr.dtype == np.float64
+        and arr.ndim == 2
+        and arr.flags.c_contiguous
+        and arr.size
+    ):
+        # Fast path without a copy (the array is only read): min/max catch NaN, inf and the
+        # range in two passes; anything unusual goes through the full check for its message.
+        lo, hi = arr.min(), arr.max()
+        if (
+            lo >= 0.0
+            and hi <= 1.0
+            and arr.shape[1] >= 2
+            and (n_classes is None or arr.shape[1] == n_classes)
+            and np.abs(arr.sum(axis=1) - 1.0).max() <= ROW_SUM_ATOL
+        ):
+            return arr
+    return check_multiclass_probabilities(
+        y_proba,
+        name=name,
+        n_classes=n_classes,
+        n_classes_from=None if labels is None else "labels",
+    )
+
+
+def check_multiclass_inputs(y_true, y_proba, sample_weight=None, labels=None, *, allow_zero_total=False):
+    """Validate the inputs of a multiclass measure: probabilities, labels as column codes, weights.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Class labels (see :func:`check_multiclass_labels` for how they meet the columns).
+    y_proba : array-like of shape (n, k) or (n,)
+        Class probabilities (see :func:`check_class_probabilities`).
+    sample_weight : array-like of shape (n,), default=None
+        Non-negative weights.
+    labels : array-like of shape (k,), default=None
+        The class of each column.
+    allow_zero_total : bool, default=False
+        Accept weights summing to zero (a chunk of a statistics object).
+
+    Returns
+    -------
+    P : ndarray of shape (n, k)
+        The probabilities (read only: possibly the caller's array).
+    codes : ndarray of intp of shape (n,)
+        The column of each label.
+    w : ndarray of shape (n,) or None
+        The weights.
+
+    Examples
+    --------
+    >>> P, codes, w = check_multiclass_inputs(["b", "a"], [[0.3, 0.7], [0.9, 0.1]])
+    >>> codes.tolist(), w is None
+    ([1, 0], True)
+    """
+    P = check_class_probabilities(y_proba, labels)
+    y_arr = y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
+    check_consistent_length(y_true=y_arr, y_proba=P)
+    codes = check_multiclass_labels(y_arr, P.shape[1], labels=labels)
+    w = check_sample_weight(sample_weight, P.shape[0], allow_zero_total=allow_zero_total)
+    return P, codes, w

@@ -5,45 +5,81 @@ from __future__ import annotations
 import numpy as np
 
 from skcal._compat import StrOptions, validate_params
-from skcal._constraints import N_BINS, POS_LABEL, SAMPLE_WEIGHT
-from skcal._validation import check_binary_probabilities
+from skcal._constraints import BINARY_INPUTS, BINNED_STRATEGY, EDGES, N_BINS
+from skcal._validation import check_bin_edges, check_binary_probabilities
+from skcal.stats._binned import BINNED_MEASURES, BinnedStatistics
 
-__all__ = ["binned_ece"]
+__all__ = ["binned_ece", "binned_statistics", "BINNED_CONSTRAINTS"]
 
 #: Constraints shared by the binned measures of skcal (binary predictions).
-BINNED_CONSTRAINTS = {
-    "y_true": ["array-like"],
-    "y_prob": ["array-like"],
-    "n_bins": N_BINS,
-    "strategy": [StrOptions({"uniform", "quantile"})],
-    "edges": ["array-like", None],
-    "sample_weight": SAMPLE_WEIGHT,
-    "pos_label": POS_LABEL,
-}
+BINNED_CONSTRAINTS = {**BINARY_INPUTS, "n_bins": N_BINS, "strategy": BINNED_STRATEGY, "edges": EDGES}
 
 
 def _bin_edges(p, n_bins, strategy, edges):
     """The edges of a binned measure: given, uniform, or scikit-learn's percentile edges."""
     if edges is not None:
-        from skcal.stats._binned import _check_edges
-
-        return _check_edges(edges)
+        return check_bin_edges(edges)
     if strategy == "quantile":
         return np.percentile(p, np.linspace(0, 1, n_bins + 1) * 100)
     return np.linspace(0.0, 1.0, n_bins + 1)
 
 
-def _binned_statistics(y_true, y_prob, *, n_bins, strategy, edges, sample_weight, pos_label, measure):
-    """Validate, bin (right-closed) and return the filled :class:`~skcal.stats.BinnedStatistics`."""
-    from skcal.stats._binned import BinnedStatistics
+@validate_params(
+    {**BINNED_CONSTRAINTS, "measure": [StrOptions(set(BINNED_MEASURES))]}, prefer_skip_nested_validation=True
+)
+def binned_statistics(
+    y_true,
+    y_prob,
+    *,
+    n_bins=11,
+    strategy="uniform",
+    edges=None,
+    sample_weight=None,
+    pos_label=None,
+    measure="ece",
+):
+    """Validate, bin (right-closed) and return the filled :class:`~skcal.stats.BinnedStatistics`.
 
+    The per-bin sums that :func:`binned_ece`, the measures of :mod:`skcal.binned_measures` and
+    :func:`skcal.reliability_curve.reliability_curve` are computed from, with their bins.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,) or (n, 2)
+        Probabilities of the positive class, or ``predict_proba`` output.
+    n_bins : int, default=11
+        Number of bins.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Equal-width bins on [0, 1], or scikit-learn's percentile edges.
+    edges : array-like of shape (n_bins + 1,), default=None
+        Explicit non-decreasing bin edges (right-closed); overrides ``n_bins`` and ``strategy``.
+    sample_weight : array-like of shape (n,), default=None
+        Non-negative weights.
+    pos_label : int, float, bool or str, default=None
+        The positive class.
+    measure : {"ece", "mce", "rms", "ace", "debiased_l2", "debiased_l2_squared"}, default="ece"
+        What the object's ``compute`` returns.
+
+    Returns
+    -------
+    BinnedStatistics
+        The statistics of the rows (``compute()``, ``curve()``).
+
+    Examples
+    --------
+    >>> from skcal.binned_ece import binned_statistics
+    >>> st = binned_statistics([0, 1, 1, 1], [0.1, 0.2, 0.9, 0.9], n_bins=2)
+    >>> st.curve()["count"].tolist(), round(st.compute(), 6)
+    ([2, 2], 0.225)
+    """
     y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
     if edges is None and strategy == "uniform":
-        stats = BinnedStatistics(n_bins=int(n_bins), measure=measure, pos_label=pos_label)
+        bins = {"n_bins": int(n_bins)}
     else:
-        e = _bin_edges(p, int(n_bins), strategy, edges)
-        stats = BinnedStatistics(edges=e, measure=measure, pos_label=pos_label)
-    return stats._add_rows(y, p, w)
+        bins = {"edges": _bin_edges(p, int(n_bins), strategy, edges)}
+    return BinnedStatistics.from_validated(y, p, w, **bins, measure=measure, pos_label=pos_label)
 
 
 @validate_params(BINNED_CONSTRAINTS, prefer_skip_nested_validation=True)
@@ -91,7 +127,7 @@ def binned_ece(
     >>> round(binned_ece([0, 1, 1, 1], [0.1, 0.2, 0.9, 0.9], n_bins=2), 6)
     0.225
     """
-    return _binned_statistics(
+    return binned_statistics(
         y_true, y_prob, n_bins=n_bins, strategy=strategy, edges=edges,
         sample_weight=sample_weight, pos_label=pos_label, measure="ece",
     ).compute()

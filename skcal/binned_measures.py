@@ -23,7 +23,7 @@ rows without ``sample_weight``), total weight ``W`` and gap ``g_b = mean_b(y) - 
 from __future__ import annotations
 
 from skcal._compat import validate_params
-from skcal.binned_ece import BINNED_CONSTRAINTS, _binned_statistics
+from skcal.binned_ece import BINNED_CONSTRAINTS, binned_statistics
 
 __all__ = [
     "max_calibration_error",
@@ -83,7 +83,7 @@ def max_calibration_error(
     >>> max_calibration_error([0, 1, 1, 1], [0.1, 0.2, 0.9, 0.9], n_bins=2)
     0.35
     """
-    return _binned_statistics(
+    return binned_statistics(
         y_true, y_prob, n_bins=n_bins, strategy=strategy, edges=edges,
         sample_weight=sample_weight, pos_label=pos_label, measure="mce",
     ).compute()
@@ -115,7 +115,7 @@ def rms_calibration_error(
     >>> round(rms_calibration_error([0, 1, 1, 1], [0.1, 0.2, 0.9, 0.9], n_bins=2), 6)
     0.257391
     """
-    return _binned_statistics(
+    return binned_statistics(
         y_true, y_prob, n_bins=n_bins, strategy=strategy, edges=edges,
         sample_weight=sample_weight, pos_label=pos_label, measure="rms",
     ).compute()
@@ -148,7 +148,7 @@ def average_calibration_error(
     >>> average_calibration_error([0, 1, 1, 1], [0.1, 0.2, 0.9, 0.9], n_bins=2)
     0.225
     """
-    return _binned_statistics(
+    return binned_statistics(
         y_true, y_prob, n_bins=n_bins, strategy=strategy, edges=edges,
         sample_weight=sample_weight, pos_label=pos_label, measure="ace",
     ).compute()
@@ -200,7 +200,7 @@ def debiased_l2_calibration_error(
     >>> round(debiased_l2_calibration_error(y, p, n_bins=2, strategy="uniform", squared=True), 6)
     -0.05875
     """
-    return _binned_statistics(
+    return binned_statistics(
         y_true, y_prob, n_bins=n_bins, strategy=strategy, edges=edges,
         sample_weight=sample_weight, pos_label=pos_label,
         measure="debiased_l2_squared" if squared else "debiased_l2",

@@ -40,11 +40,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from skcal._compat import StrOptions, validate_params
-from skcal._constraints import N_BINS
-from skcal._validation import _as_float_array, _reject_nonfinite
+from skcal._compat import validate_params
+from skcal._constraints import BINNING_RULE, N_BINS, NON_NEGATIVE_INT, POSITIVE_INT
+from skcal._validation import as_float_array, reject_nonfinite
 
-__all__ = ["assign_bins", "uniform_bin_edges", "hat_neighbours", "hat_deposit", "BINNING_STRATEGIES"]
+__all__ = [
+    "BINNING_STRATEGIES",
+    "assign_bins",
+    "column_bin_ids",
+    "hat_deposit",
+    "hat_neighbours",
+    "iter_columns",
+    "rank_to_bin",
+    "right_closed_bin_ids",
+    "threshold_bin_ids",
+    "uniform_bin_edges",
+    "uniform_bin_ids",
+]
 
 #: Names of the built-in binning rules.
 BINNING_STRATEGIES = ("uniform", "quantile")
@@ -57,6 +69,7 @@ _SMALL = 1 << 15
 _MAX_DEPTH = 6
 
 
+@validate_params({"n_bins": N_BINS}, prefer_skip_nested_validation=True)
 def uniform_bin_edges(n_bins):
     """Return the ``n_bins + 1`` edges of the uniform rule, ``np.linspace(0, 1, n_bins + 1)``.
 
@@ -79,6 +92,7 @@ def uniform_bin_edges(n_bins):
     return np.linspace(0.0, 1.0, int(n_bins) + 1)
 
 
+@validate_params({"values": ["array-like"], "n_cells": N_BINS}, prefer_skip_nested_validation=True)
 def hat_neighbours(values, n_cells):
     """Left node and right-node weight of each value on the grid ``{0, 1/m, ..., 1}``.
 
@@ -115,6 +129,10 @@ def hat_neighbours(values, n_cells):
     return lo, t - lo
 
 
+@validate_params(
+    {"values": ["array-like"], "n_cells": N_BINS, "weights": ["array-like", None]},
+    prefer_skip_nested_validation=True,
+)
 def hat_deposit(values, n_cells, weights=None):
     """Deposit weights on the ``n_cells + 1`` nodes of ``{0, 1/m, ..., 1}`` by the hat functions.
 
@@ -161,20 +179,70 @@ def hat_deposit(values, n_cells, weights=None):
         low = weights - hi
         rows = 1 if weights.ndim == 1 else weights.shape[0]
         ids = lo if weights.ndim == 1 else lo + (np.arange(rows, dtype=np.intp) * size)[:, None]
-    out = np.bincount(
-        np.concatenate([np.ravel(ids), np.ravel(ids) + 1]),
-        weights=np.concatenate([np.ravel(low), np.ravel(hi)]),
-        minlength=rows * size,
-    )
+    # two bincounts (left and right node) rather than one over concatenated ids: no 2n copies
+    ids = np.ravel(ids)
+    out = np.bincount(ids, weights=np.ravel(low), minlength=rows * size)
+    out[1:] += np.bincount(ids, weights=np.ravel(hi), minlength=rows * size)[: rows * size - 1]
     return out if weights is None or weights.ndim == 1 else out.reshape(rows, size)
 
 
-def _right_closed_ids(values, edges):
-    """``np.searchsorted(edges[1:-1], values)`` for sorted ``edges`` (right-closed bins)."""
+@validate_params({"values": ["array-like"], "edges": ["array-like"]}, prefer_skip_nested_validation=True)
+def right_closed_bin_ids(values, edges):
+    """Right-closed bin of each value: ``np.searchsorted(edges[1:-1], values)``.
+
+    Bin ``j`` is ``(edges[j], edges[j + 1]]`` and the first bin also holds ``edges[0]``; values
+    below the first edge go to the first bin, values above the last edge to the last bin (the
+    rule of ``sklearn.calibration.calibration_curve`` and of every binned measure of skcal).
+
+    Parameters
+    ----------
+    values : ndarray of float
+        The values (not checked).
+    edges : ndarray of shape (n_bins + 1,)
+        Non-decreasing edges (see :func:`skcal._validation.check_bin_edges`).
+
+    Returns
+    -------
+    ndarray of intp
+        Bin ids in ``range(n_bins)``, of the shape of ``values``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> right_closed_bin_ids(np.array([0.0, 0.5, 0.6]), np.array([0.0, 0.5, 1.0])).tolist()
+    [0, 0, 1]
+    """
     return np.searchsorted(edges[1:-1], values, side="left").astype(np.intp, copy=False)
 
 
-def _uniform_ids(values, n_bins, name="values"):
+@validate_params(
+    {"values": ["array-like"], "n_bins": N_BINS, "name": [str]}, prefer_skip_nested_validation=True
+)
+def uniform_bin_ids(values, n_bins, name="values"):
+    """Bin ids of the ``"uniform"`` rule: :func:`right_closed_bin_ids` on ``linspace(0, 1, n_bins + 1)``.
+
+    Computed without a search (a few times faster), and equal to the search exactly.
+
+    Parameters
+    ----------
+    values : ndarray of float
+        Finite values in [0, 1]; a value outside is an error naming ``name``.
+    n_bins : int
+        Number of bins (>= 1).
+    name : str, default="values"
+        The argument's name in the error message.
+
+    Returns
+    -------
+    ndarray of intp
+        Bin ids in ``range(n_bins)``, of the shape of ``values``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> uniform_bin_ids(np.array([0.0, 0.5, 0.51, 1.0]), 2).tolist()
+    [0, 0, 1, 1]
+    """
     if values.size and (values.min() < 0.0 or values.max() > 1.0):
         raise ValueError(
             f'strategy="uniform" bins [0, 1], so {name} must lie in [0, 1]; got values in '
@@ -193,8 +261,33 @@ def _uniform_ids(values, n_bins, name="values"):
     return ids
 
 
-def _rank_to_bin(ranks, n, n_bins):
-    """Map sorted positions ``0..n-1`` to array_split-style group ids."""
+@validate_params(
+    {"ranks": ["array-like"], "n": NON_NEGATIVE_INT, "n_bins": N_BINS}, prefer_skip_nested_validation=True
+)
+def rank_to_bin(ranks, n, n_bins):
+    """Map sorted positions ``0..n-1`` to the equal-mass bins of ``np.array_split`` sizes.
+
+    The first ``n % n_bins`` bins hold one position more (see the ``"quantile"`` rule).
+
+    Parameters
+    ----------
+    ranks : array-like of int
+        Positions in ``0..n-1``.
+    n : int
+        Number of values.
+    n_bins : int
+        Number of bins.
+
+    Returns
+    -------
+    ndarray of intp
+        The bin of each position.
+
+    Examples
+    --------
+    >>> rank_to_bin([0, 1, 2, 3, 4], 5, 2).tolist()
+    [0, 0, 0, 1, 1]
+    """
     ranks = np.asarray(ranks, dtype=np.intp)
     q, rem = divmod(n, n_bins)
     if q == 0:
@@ -209,7 +302,7 @@ def _stable_sort_ids(values, n_bins):
     order = np.argsort(values, kind="stable")
     ranks = np.empty(n, dtype=np.intp)
     ranks[order] = np.arange(n)
-    return _rank_to_bin(ranks, n, n_bins)
+    return rank_to_bin(ranks, n, n_bins)
 
 
 def _put(ids, sel, vals):
@@ -226,7 +319,7 @@ def _assign_quantile(v, sel, r0, ids, n, n_bins, depth):
         return
     lo, hi = v.min(), v.max()
     if lo == hi:  # one tied value: index order is the sorted order
-        _put(ids, sel, _rank_to_bin(np.arange(r0, r0 + m), n, n_bins))
+        _put(ids, sel, rank_to_bin(np.arange(r0, r0 + m), n, n_bins))
         return
     span = float(hi) - float(lo)
     scale = _N_CELLS / span if np.isfinite(span) and span > 0 else np.inf
@@ -234,7 +327,7 @@ def _assign_quantile(v, sel, r0, ids, n, n_bins, depth):
         order = np.argsort(v, kind="stable")
         ranks = np.empty(m, dtype=np.intp)
         ranks[order] = np.arange(r0, r0 + m)
-        _put(ids, sel, _rank_to_bin(ranks, n, n_bins))
+        _put(ids, sel, rank_to_bin(ranks, n, n_bins))
         return
     key = _cell_keys(v, lo, scale)
     cnt = np.bincount(key, minlength=_N_CELLS)
@@ -263,8 +356,8 @@ def _cell_table(cnt, r0, n, n_bins):
     start[0] = r0
     np.cumsum(cnt[:-1], out=start[1:])
     start[1:] += r0
-    first = _rank_to_bin(start, n, n_bins)
-    last = _rank_to_bin(np.maximum(start + cnt - 1, start), n, n_bins)
+    first = rank_to_bin(start, n, n_bins)
+    last = rank_to_bin(np.maximum(start + cnt - 1, start), n, n_bins)
     return start, np.where((first != last) & (cnt > 0), -1, first)
 
 
@@ -291,7 +384,7 @@ def _finish_cells(vals, gidx, gkey, start, cnt, ids, n, n_bins, depth):
     goff = np.cumsum(gcnt) - gcnt
     ranks = np.empty(gidx.shape[0], dtype=np.intp)
     ranks[order] = start[skey] + np.arange(gidx.shape[0]) - goff[skey]
-    _put(ids, gidx, _rank_to_bin(ranks, n, n_bins))
+    _put(ids, gidx, rank_to_bin(ranks, n, n_bins))
 
 
 def _quantile_ids_1d(values, n_bins):
@@ -325,17 +418,73 @@ def _callable_ids(strategy, values, n_bins):
     return ids.astype(np.intp)
 
 
-def _column_ids(col, n_bins, strategy, name):
-    """Bin ids of one contiguous 1-D column under a validated rule."""
+@validate_params(
+    {"col": ["array-like"], "n_bins": N_BINS, "strategy": BINNING_RULE, "name": [str]},
+    prefer_skip_nested_validation=True,
+)
+def column_bin_ids(col, n_bins, strategy, name):
+    """Bin ids of one contiguous 1-D column under a rule already validated by the caller.
+
+    :func:`assign_bins` without its checks, for callers that have validated the values (finite
+    floats) and the rule.
+
+    Parameters
+    ----------
+    col : ndarray of float64 of shape (n,)
+        The values (contiguous; the ``"quantile"`` rule reads them, a callable gets a copy).
+    n_bins : int
+        Number of bins (>= 1).
+    strategy : {"quantile", "uniform"} or callable
+        The rule (see the module docstring).
+    name : str
+        The argument's name in error messages.
+
+    Returns
+    -------
+    ndarray of intp of shape (n,)
+        Bin ids.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> column_bin_ids(np.array([0.9, 0.1, 0.5]), 3, "quantile", "v").tolist()
+    [2, 0, 1]
+    """
     if callable(strategy):
         return _callable_ids(strategy, col, n_bins)
     if strategy == "uniform":
-        return _uniform_ids(col, n_bins, name)
+        return uniform_bin_ids(col, n_bins, name)
     return _quantile_ids_1d(col, n_bins)
 
 
-def _iter_columns(V, block=16):
-    """Yield ``(j, contiguous copy of V[:, j])``, reading ``block`` columns per pass."""
+@validate_params({"V": ["array-like"], "block": POSITIVE_INT}, prefer_skip_nested_validation=True)
+def iter_columns(V, block=16):
+    """Yield ``(j, contiguous copy of V[:, j])`` for every column, reading ``block`` columns per pass.
+
+    The columns are transposed in cache-sized tiles, so that no ``(k, n)`` copy of ``V`` exists
+    at once (peak memory: ``block`` columns).
+
+    Parameters
+    ----------
+    V : ndarray of shape (n, k)
+        The matrix.
+    block : int, default=16
+        Columns read per pass over the rows.
+
+    Yields
+    ------
+    j : int
+        The column index.
+    column : ndarray of shape (n,)
+        A contiguous copy of ``V[:, j]`` (a row of a fresh block buffer: the caller may
+        modify it, for example sort it in place).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> [c.tolist() for _, c in iter_columns(np.array([[1.0, 2.0], [3.0, 4.0]]))]
+    [[1.0, 3.0], [2.0, 4.0]]
+    """
     n, k = V.shape
     rows = 8192
     for j0 in range(0, k, block):
@@ -353,19 +502,19 @@ def _ids_2d(V, n_bins, strategy, name, dtype=np.intp, rows=None):
     out = np.empty((n, k), dtype=dtype)
     chunk = rows or max(256, (1 << 20) // k)
     if callable(strategy):
-        for j, col in _iter_columns(V):
+        for j, col in iter_columns(V):
             out[:, j] = _callable_ids(strategy, col, n_bins)
     elif strategy == "uniform":
         if V.min() < 0.0 or V.max() > 1.0:
-            _uniform_ids(V, n_bins, name)  # raises
+            uniform_bin_ids(V, n_bins, name)  # raises
         for s in range(0, n, chunk):
-            out[s : s + chunk] = _uniform_ids(V[s : s + chunk], n_bins, name)
+            out[s : s + chunk] = uniform_bin_ids(V[s : s + chunk], n_bins, name)
     else:
         # column by column (read in blocks of 16 columns): the 1-D rule refines each column's
         # dense cells on their own range, which the chunked row-major histogram of
         # _quantile_ids_2d cannot do (it is far slower on skewed columns such as softmax outputs)
         buf = {}
-        for j, col in _iter_columns(V):
+        for j, col in iter_columns(V):
             buf[j] = _quantile_ids_1d(col, n_bins)
             if len(buf) == 8 or j == k - 1:  # write 8 columns at once (row-major output)
                 j0 = min(buf)
@@ -378,7 +527,7 @@ def _ids_2d(V, n_bins, strategy, name, dtype=np.intp, rows=None):
     {
         "values": ["array-like"],
         "n_bins": N_BINS,
-        "strategy": [StrOptions(set(BINNING_STRATEGIES)), callable],
+        "strategy": BINNING_RULE,
         "name": [str],
     },
     prefer_skip_nested_validation=True,
@@ -418,8 +567,67 @@ def assign_bins(values, n_bins=15, strategy="quantile", *, name="values"):
     [1, 0, 0, 1, 0]
     """
     n_bins = int(n_bins)
-    v = _as_float_array(values, name, ndim=(1, 2))
-    _reject_nonfinite(v, name)
+    v = as_float_array(values, name, ndim=(1, 2))
+    reject_nonfinite(v, name)
     if v.ndim == 1:
-        return _column_ids(v, n_bins, strategy, name)
+        return column_bin_ids(v, n_bins, strategy, name)
     return _ids_2d(v, n_bins, strategy, name)
+
+
+@validate_params(
+    {
+        "values": ["array-like"],
+        "index": ["array-like"],
+        "thr_values": ["array-like"],
+        "thr_index": ["array-like"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def threshold_bin_ids(values, index, thr_values, thr_index):
+    """Assign each row the number of ``(value, index)`` thresholds at or below it (its bin).
+
+    Row ``i`` goes to bin ``#{j : (thr_values[j], thr_index[j]) <= (values[i], index[i])}``
+    (lexicographic order). With the thresholds taken at the boundary ranks of the stable sort
+    by ``(value, index)``, these are the equal-mass ids of :func:`skcal.binning.assign_bins`.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,)
+        The binned values.
+    index : ndarray of int of shape (n,)
+        The rows' global indices.
+    thr_values : ndarray of shape (m,)
+        Threshold values, lexicographically sorted together with ``thr_index`` (``+inf`` for a
+        threshold no row reaches).
+    thr_index : ndarray of int of shape (m,)
+        Threshold indices (non-negative).
+
+    Returns
+    -------
+    ndarray of intp of shape (n,)
+        Bin ids in ``range(m + 1)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal.binning import threshold_bin_ids
+    >>> threshold_bin_ids(np.array([0.5, 0.5, 0.2]), np.arange(3), np.array([0.5]), np.array([1])).tolist()
+    [0, 1, 0]
+    """
+    tv = np.asarray(thr_values, dtype=np.float64)
+    tg = np.asarray(thr_index, dtype=np.int64)
+    v = np.asarray(values, dtype=np.float64)
+    if tv.size == 0:
+        return np.zeros(v.shape[0], dtype=np.intp)
+    # thresholds with a smaller value: all rows but those tied with a threshold value are done
+    ids = np.searchsorted(tv, v, side="left").astype(np.intp, copy=False)
+    tied = np.flatnonzero(tv[np.minimum(ids, tv.shape[0] - 1)] == v)
+    if tied.size:
+        # among the thresholds of the tied value (a run of tv), those with index <= the row's:
+        # one search over the keys run * M + index, lexicographic in (value, index)
+        _, run = np.unique(tv, return_inverse=True)
+        M = int(tg.max()) + 2  # row indices are clipped to M - 1, above every threshold index
+        comp = run.astype(np.int64) * M + tg
+        g = np.minimum(np.asarray(index, dtype=np.int64)[tied], M - 1)
+        ids[tied] = np.searchsorted(comp, run[ids[tied]].astype(np.int64) * M + g, side="right")
+    return ids

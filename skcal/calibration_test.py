@@ -22,8 +22,8 @@ label vectors is a ``B x n`` array, and its label sums per cell are one sparse-m
   block at once; the bandwidth search (``smECE(sigma) = sigma``, which depends on the labels) is
   then re-run for every replicate, so each value is exactly :func:`skcal.smooth_ece.smooth_ece`
   of its labels. Nothing is kept fixed between replicates except the label-free density channel.
-* ``"smooth_calibration_error"`` (the Lipschitz smCE of :mod:`skcal.lipschitz`, when importable)
-  and callables: a plain loop over replicates.
+* ``"smooth_calibration_error"`` (the Lipschitz smCE of :mod:`skcal.lipschitz`) and callables:
+  a plain loop over replicates.
 
 Each replicate ``r`` draws its labels from its own random stream (spawned from one
 ``SeedSequence``), so the result does not depend on the block size or ``n_jobs``.
@@ -33,22 +33,39 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
+from joblib import Parallel, delayed
 from scipy import sparse
 
 from skcal._compat import StrOptions, validate_params
-from skcal._constraints import N_JOBS, POS_LABEL, RANDOM_STATE, SAMPLE_WEIGHT, StrictInterval
+from skcal._constraints import BINARY_INPUTS, N_JOBS, RANDOM_STATE, StrictInterval
 from skcal._validation import check_binary_probabilities
+from skcal.binned_ece import binned_ece
+from skcal.cutoff import cutoff_calibration_error
+from skcal.lipschitz import smooth_calibration_error
+from skcal.scdl import scdl_score
+from skcal.smooth_ece import smooth_ece
+from skcal.stats._base import effective_sample_size
+from skcal.stats._scdl import node_deposit, resolve_max_bins, scdl_values
+from skcal.stats._smooth_ece import FINE_CELLS, FineGrid, smooth_ece_from_grid
 
 #: Largest number of consistency resamples accepted (memory and time grow linearly in it).
 MAX_RESAMPLES = 10**6
 
 __all__ = ["CalibrationTestResult", "calibration_test", "MEASURES"]
 
-#: Measures known by name (``"smooth_calibration_error"`` only when :mod:`skcal.lipschitz` exists).
+#: Measures known by name.
 MEASURES = ("scdl", "smooth_ece", "cutoff", "binned_ece", "smooth_calibration_error")
+#: The function of each named measure (the loop over replicates calls it; see ``vectorise``).
+_FUNCTIONS = {
+    "scdl": scdl_score,
+    "smooth_ece": smooth_ece,
+    "cutoff": cutoff_calibration_error,
+    "binned_ece": binned_ece,
+    "smooth_calibration_error": smooth_calibration_error,
+}
 
 #: Largest number of label entries (replicates x rows) held in memory at once.
 _BLOCK_ENTRIES = 1 << 22
@@ -90,6 +107,9 @@ class CalibrationTestResult:
     null_quantiles: dict
     null_distribution: np.ndarray = field(repr=False)
 
+    @validate_params(
+        {"level": [StrictInterval(Real, 0, 1, closed="both")]}, prefer_skip_nested_validation=True
+    )
     def rejects(self, level=0.05):
         """Whether H0 "calibrated" is rejected at ``level``.
 
@@ -130,13 +150,10 @@ def _draw_block(seeds, p):
 
 class _ScdlKernel:
     def __init__(self, p, w):
-        from skcal.scdl import _effective_n, _resolve_max_bins
-        from skcal.stats._scdl import _node_deposit
-
         n = p.shape[0]
-        self.M = _resolve_max_bins("auto", _effective_n(w, n), n)
+        self.M = resolve_max_bins("auto", effective_sample_size(w, n), n)
         self.total = float(n) if w is None else float(w.sum())
-        self.W, _ = _node_deposit(p, np.zeros(n), w, self.M)
+        self.W, _ = node_deposit(p, np.zeros(n), w, self.M)
         t = p * self.M
         c = np.minimum(t.astype(np.intp), self.M - 1)
         u = t - c
@@ -147,21 +164,8 @@ class _ScdlKernel:
         self.S = sparse.csr_matrix((vals, (rows, cols)), shape=(self.M + 1, n))
 
     def __call__(self, Y):
-        from skcal.scdl import _masses_to_moments, _scfdl
-        from skcal.stats._scdl import _coarsen
-
         A = np.asarray((self.S @ Y.T).T)  # (B, M + 1) label masses
-        W = self.W
-        best = None
-        m = self.M
-        while True:
-            pi, a = _masses_to_moments(W, A, self.total)
-            value = np.maximum(_scfdl(pi, a).max(axis=1), 1.0 / m)
-            best = value if best is None else np.minimum(best, value)
-            if m == 2:
-                return best
-            W, A = _coarsen(W), _coarsen(A)
-            m //= 2
+        return scdl_values(self.W, A, self.total)
 
 
 class _BinnedKernel:
@@ -200,8 +204,6 @@ class _CutoffKernel:
 
 class _SmoothECEKernel:
     def __init__(self, p, w):
-        from skcal.stats._smooth_ece import FINE_CELLS
-
         n = p.shape[0]
         wt = np.ones(n) if w is None else w
         c = np.minimum((p * FINE_CELLS).astype(np.intp), FINE_CELLS - 1)
@@ -223,19 +225,18 @@ class _SmoothECEKernel:
         self.scale = n / float(wt.sum())
 
     def __call__(self, Y):
-        from skcal.smooth_ece import _FineGrid, _smooth_ece_from_grid
-
         WY = np.asarray(self.S @ Y.T)  # (k, B): sum w y* per occupied cell
         WYP = np.asarray(self.Sp @ Y.T)  # sum w p y*
         out = np.empty(Y.shape[0])
         for b in range(Y.shape[0]):
-            grid = _FineGrid.__new__(_FineGrid)
-            grid.N = self.N * self.scale
-            grid.F = self.F * self.scale
-            grid.R = (self.F - WY[:, b]) * self.scale
-            grid.RF = (self.PF - WYP[:, b]) * self.scale
-            grid.centre = np.clip(self.F / self.N, 0.0, 1.0)
-            out[b] = _smooth_ece_from_grid(grid)
+            grid = FineGrid(
+                self.N * self.scale,
+                self.F * self.scale,
+                (self.F - WY[:, b]) * self.scale,
+                (self.PF - WYP[:, b]) * self.scale,
+                np.clip(self.F / self.N, 0.0, 1.0),
+            )
+            out[b] = smooth_ece_from_grid(grid)
         return out
 
 
@@ -250,14 +251,6 @@ class _LoopKernel:
             value = self.func(y, self.p) if self.w is None else self.func(y, self.p, sample_weight=self.w)
             out[b] = float(value)
         return out
-
-
-def _lipschitz():
-    try:
-        from skcal.lipschitz import smooth_calibration_error
-    except ImportError:
-        return None
-    return smooth_calibration_error
 
 
 def _kernel(measure, p, w, vectorise=True):
@@ -277,28 +270,7 @@ def _kernel(measure, p, w, vectorise=True):
 
 
 def _named_function(measure):
-    if measure == "scdl":
-        from skcal.scdl import scdl_score
-
-        return scdl_score
-    if measure == "binned_ece":
-        from skcal.binned_ece import binned_ece
-
-        return binned_ece
-    if measure == "cutoff":
-        from skcal.cutoff import cutoff_calibration_error
-
-        return cutoff_calibration_error
-    if measure == "smooth_ece":
-        from skcal.smooth_ece import smooth_ece
-
-        return smooth_ece
-    func = _lipschitz()
-    if func is None:
-        raise ValueError(
-            "measure='smooth_calibration_error' needs skcal.lipschitz, which this installation lacks."
-        )
-    return func
+    return _FUNCTIONS[measure]
 
 
 def _null_values(kernel, p, seeds, n_jobs):
@@ -307,8 +279,6 @@ def _null_values(kernel, p, seeds, n_jobs):
     if n_jobs is None or n_jobs == 1 or len(blocks) == 1:
         parts = [kernel(_draw_block(b, p)) for b in blocks]
     else:
-        from joblib import Parallel, delayed
-
         parts = Parallel(n_jobs=n_jobs, prefer="threads")(
             delayed(lambda b: kernel(_draw_block(b, p)))(b) for b in blocks
         )
@@ -317,16 +287,14 @@ def _null_values(kernel, p, seeds, n_jobs):
 
 @validate_params(
     {
-        "y_true": ["array-like"],
-        "y_prob": ["array-like"],
+        **BINARY_INPUTS,
         "measure": [StrOptions(set(MEASURES)), callable],
         "n_resamples": [StrictInterval(Integral, 1, MAX_RESAMPLES, closed="both")],
-        "sample_weight": SAMPLE_WEIGHT,
         "random_state": RANDOM_STATE,
         "n_jobs": N_JOBS,
-        "pos_label": POS_LABEL,
     },
-    prefer_skip_nested_validation=True,
+    # a callable measure is the user's code: the skcal functions it calls validate their arguments
+    prefer_skip_nested_validation=False,
 )
 def calibration_test(
     y_true,
@@ -359,7 +327,7 @@ callable, default="smooth_ece"
         The test statistic (larger means less calibrated): :func:`skcal.smooth_ece.smooth_ece`,
         :func:`skcal.scdl.scdl_score` (``"auto"`` grid rule), the cutoff calibration error, the
         11-bin equal-width ECE, or the Lipschitz smooth calibration error of
-        :mod:`skcal.lipschitz` (when installed). A callable ``f(y_true, y_prob)`` (called with
+        :mod:`skcal.lipschitz`. A callable ``f(y_true, y_prob)`` (called with
         ``sample_weight=`` when weights are given) is evaluated in a loop.
     n_resamples : int, default=1000
         Number of consistency resamples ``R``, at most ``10**6`` (a p-value resolution of 1e-6 is

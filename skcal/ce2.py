@@ -12,36 +12,39 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass, field
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any
 
 import numpy as np
 from sklearn.model_selection import KFold, ShuffleSplit, check_cv
 
 from skcal._compat import StrOptions, validate_params
-from skcal._constraints import MAX_DEGREE_LIMIT, RANDOM_STATE, SAMPLE_WEIGHT, StrictInterval
-from skcal._validation import (
-    _binary_labels,
-    check_consistent_length,
-    check_sample_weight,
-    check_scores,
-    check_snapshots,
-    snapshot_targets,
+from skcal._constraints import (
+    ALPHA,
+    BASIS,
+    DEGREE,
+    MAX_DEGREE_LIMIT,
+    POSITIVE_REAL,
+    RANDOM_STATE,
+    SAMPLE_WEIGHT,
+    StrictInterval,
+    check_elements,
 )
-from skcal.ce2_baselines import _predict as _baseline_predict
-from skcal.ce2_baselines import baseline_ce2
+from skcal._validation import binary_labels, check_consistent_length, check_sample_weight, check_scores
+from skcal.ce2_baselines import baseline_ce2, baseline_predict
 from skcal.chebyshev import (
     ChebyshevMoments,
     ChebyshevRidge,
-    _check_bandwidth,
     auto_degree,
+    check_auto_sample_size,
     degree_cap,
     degree_schedule,
     n_basis_functions,
     ridge_solve,
 )
+from skcal.stats._base import effective_sample_size
 from skcal.stats._ce2 import CE1Statistics, CE2PlugInStatistics, CE2Statistics
-from skcal.votes import VoteCounts
+from skcal.votes import VoteCounts, check_snapshots, snapshot_targets
 
 __all__ = ["CE2Result", "DEFAULT_ALPHAS", "ce1_score", "ce2_details", "ce2_score"]
 
@@ -124,18 +127,8 @@ class CE2Result:
     extra: dict = field(default_factory=dict)
 
 
-def _effective_n(w, n):
-    """Kish's effective sample size (zero weights are dropped rows); ``n`` without weights."""
-    if w is None:
-        return float(n)
-    sw2 = float(w @ w)
-    return float(w.sum()) ** 2 / sw2 if sw2 > 0 else 0.0
-
-
 def _check_degree_for_data(degree, n, basis, name="degree"):
-    """An explicit degree must fit MAX_DEGREE_LIMIT and a ridge solve of at most MAX_SOLVE_FLOATS."""
-    if degree > MAX_DEGREE_LIMIT:
-        raise ValueError(f"{name}={degree} exceeds MAX_DEGREE_LIMIT = {MAX_DEGREE_LIMIT}.")
+    """An explicit degree (within ``DEGREE``) must fit a ridge solve of at most MAX_SOLVE_FLOATS."""
 
     def floats(deg):
         d = n_basis_functions(deg, basis)
@@ -167,25 +160,19 @@ def _check_second_order_scores(scores, n_samples=None):
     return S
 
 
-def _candidate_degrees(degree, n, bandwidth, basis, cv, n_eff=None):
-    if isinstance(degree, str):
-        if degree != "auto":
-            raise ValueError(
-                f"degree must be 'auto', a non-negative integer or a list of them; got {degree!r}."
-            )
+def _candidate_degrees(degree, n, bandwidth, basis, cv, n_eff=None, caller="ce2_score"):
+    if isinstance(degree, str):  # "auto" (the only string validate_params lets through)
         if cv is None:
             n_eff = float(n) if n_eff is None else n_eff
-            if not n_eff >= 1:
-                raise ValueError(
-                    f"degree='auto' needs an effective sample size of at least 1; got {n_eff:.3g}."
-                )
+            n_eff = check_auto_sample_size(
+                n_eff, basis, name="the effective sample size (sum w)^2 / sum w^2"
+            )
             return [auto_degree(n_eff, bandwidth, basis)]
         return degree_schedule(degree_cap(bandwidth, basis))
     degs = np.atleast_1d(np.asarray(degree, dtype=object)).tolist()
-    if len(degs) == 0 or not all(
-        isinstance(d, numbers.Integral) and not isinstance(d, bool) and d >= 0 for d in degs
-    ):
-        raise ValueError(f"degree must be 'auto', a non-negative integer or a list of them; got {degree!r}.")
+    if len(degs) == 0:
+        raise ValueError("degree must be 'auto', an integer or a non-empty list of integers; got [].")
+    check_elements("degree", degs, DEGREE, caller)
     if len(degs) > 1 and cv is None:
         raise ValueError("A list of degrees needs cv to choose among them; pass cv= or a single degree.")
     for d in degs:
@@ -193,39 +180,25 @@ def _candidate_degrees(degree, n, bandwidth, basis, cv, n_eff=None):
     return sorted({int(d) for d in degs}, reverse=True)
 
 
-def _candidate_alphas(alpha, alphas, cv):
+def _candidate_alphas(alpha, alphas, cv, caller="ce2_score"):
     if cv is None:
-        vals = [alpha]
-    else:
-        vals = (
-            list(DEFAULT_ALPHAS)
-            if alphas is None
-            else np.atleast_1d(np.asarray(alphas, dtype=object)).tolist()
-        )
-    for a in vals:
-        if not isinstance(a, numbers.Real) or isinstance(a, bool) or not np.isfinite(a) or a < 0:
-            name = "alpha" if cv is None else "alphas"
-            raise ValueError(f"{name} must hold non-negative finite numbers; got {a!r}.")
+        return [float(alpha)]  # checked by validate_params (ALPHA)
+    if alphas is None:
+        return list(DEFAULT_ALPHAS)
+    vals = np.atleast_1d(np.asarray(alphas, dtype=object)).tolist()
     if not vals:
         raise ValueError("alphas must not be empty.")
+    check_elements("alphas", vals, ALPHA, caller)
     return [float(a) for a in vals]
 
 
 def _splits(cv, n, random_state):
-    """Return a list of ``(train, test)`` index pairs."""
-    if isinstance(cv, str):
-        if cv != "holdout":
-            raise ValueError(
-                f"cv must be None, an int >= 2, a float in (0, 1), 'holdout' or a CV splitter; got {cv!r}."
-            )
+    """Return a list of ``(train, test)`` index pairs (``cv`` checked by ``validate_params``)."""
+    if isinstance(cv, str):  # "holdout"
         cv = HOLDOUT_FRACTION
     if isinstance(cv, numbers.Real) and not isinstance(cv, (numbers.Integral, bool)):
-        if not 0.0 < cv < 1.0:
-            raise ValueError(f"A float cv is the held-out fraction and must lie in (0, 1); got {cv!r}.")
         splitter = ShuffleSplit(n_splits=1, test_size=float(cv), random_state=random_state)
     elif isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
-        if cv < 2:
-            raise ValueError(f"An integer cv is the number of folds and must be at least 2; got {cv!r}.")
         if cv > n:
             raise ValueError(f"cv={cv} folds need at least {cv} samples; got {n}.")
         splitter = KFold(n_splits=int(cv), shuffle=True, random_state=random_state)
@@ -289,7 +262,7 @@ def _select(S, T, w, degrees, alphas, basis, splits):
     return int(res["degree"][best]), float(res["alpha"][best]), res
 
 
-def _fit_moments(S, T, w, *, degree, alpha, bandwidth, basis, cv, random_state, alphas):
+def _fit_moments(S, T, w, *, degree, alpha, bandwidth, basis, cv, random_state, alphas, caller):
     """Choose (degree, alpha) and fit; return ``(model, degree, alpha, cv_results, plug_in)``.
 
     ``plug_in`` is the empty second-pass statistics object when the fit went through the
@@ -297,15 +270,16 @@ def _fit_moments(S, T, w, *, degree, alpha, bandwidth, basis, cv, random_state, 
     """
     n = S.shape[0]
     eff_basis = "1d" if S.shape[1] == 1 else basis
-    degrees = _candidate_degrees(degree, n, bandwidth, eff_basis, cv, n_eff=_effective_n(w, n))
-    cand_alphas = _candidate_alphas(alpha, alphas, cv)
+    n_eff = effective_sample_size(w, n)
+    degrees = _candidate_degrees(degree, n, bandwidth, eff_basis, cv, n_eff=n_eff, caller=caller)
+    cand_alphas = _candidate_alphas(alpha, alphas, cv, caller=caller)
     cv_results = None
     if cv is None:
         deg, alph = degrees[0], cand_alphas[0]
     else:
         splits = _splits(cv, n, random_state)
         if degree == "auto":
-            n_train = min(_effective_n(None if w is None else w[tr], len(tr)) for tr, _ in splits)
+            n_train = min(effective_sample_size(None if w is None else w[tr], len(tr)) for tr, _ in splits)
             fit = [d for d in degrees if n_basis_functions(d, eff_basis) * CV_SAMPLES_PER_FEATURE <= n_train]
             degrees = fit or [degrees[-1]]
         deg, alph, cv_results = _select(S, T, w, degrees, cand_alphas, eff_basis, splits)
@@ -313,12 +287,10 @@ def _fit_moments(S, T, w, *, degree, alpha, bandwidth, basis, cv, random_state, 
     if n_basis_functions(deg, eff_basis) <= n:
         # the mergeable statistics path (skcal.stats), the one skcal.dask uses
         if S.shape[1] == 2 and T.shape[1] == 2:
-            stats = CE2Statistics(degree=deg, alpha=alph, basis=ridge_basis)
+            stats = CE2Statistics.from_validated(T, S, w, degree=deg, alpha=alph, basis=ridge_basis)
         else:
-            stats = CE1Statistics(degree=deg, alpha=alph)
-        stats._stats = stats._update_validated(S, T, w)
-        stats.n_updates_ = 1
-        model = stats._model()
+            stats = CE1Statistics.from_validated(T, S, w, degree=deg, alpha=alph)
+        model = stats.fit_ridge()
         plug = CE2PlugInStatistics(coef=model.coef_grid(), order=T.shape[1] if S.shape[1] == 2 else 1)
         return model, deg, alph, cv_results, plug
     model = ChebyshevRidge(deg, alph, ridge_basis).fit(S, T, w)
@@ -329,10 +301,11 @@ def _plug_in(model, plug, S, w):
     """Clipped fits at ``S`` and the plug-in terms, through the statistics object when there is one."""
     E = np.clip(model.predict(S), 0.0, 1.0)
     if plug is None:
-        order = E.shape[1] if S.shape[1] == 2 else 1
-        plug = CE2PlugInStatistics(coef=model.coef_grid(), order=order)
-    plug._stats = plug._sums(E, S if plug.order == 2 else S[:, :1], w)
-    plug.n_updates_ = 1
+        coef, order = model.coef_grid(), (E.shape[1] if S.shape[1] == 2 else 1)
+    else:
+        coef, order = plug.coef, plug.order
+    scores = S if order == 2 else S[:, :1]
+    plug = CE2PlugInStatistics.from_validated(scores, w, fitted=E, coef=coef, order=order)
     return E, plug.terms()
 
 
@@ -357,31 +330,21 @@ def _baseline_function(method, S, T, c, h, column):
             raise ValueError(f"scores must have 2 column(s); got shape {Sn.shape}.")
         Zq = Sn.copy()
         Zq[:, 1] *= 4.0
-        return _baseline_predict(method, Z_fit, T, Zq, c, h)[:, column]
+        return baseline_predict(method, Z_fit, T, Zq, c, h)[:, column]
 
     eta.__doc__ = f"Fitted calibration function eta{column + 1}(scores) of the {method} baseline."
     return eta
-
-
-def _check_common(bandwidth, basis, method=None):
-    _check_bandwidth(bandwidth)
-    if basis not in ("tensor", "total"):
-        raise ValueError(f"basis must be 'tensor' or 'total'; got {basis!r}.")
-    if method is not None and method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}; got {method!r}.")
 
 
 # ---------------------------------------------------------------------------------------------
 # public functions
 # ---------------------------------------------------------------------------------------------
 _PARAMS = {
-    "degree": [
-        StrOptions({"auto"}),
-        StrictInterval(Integral, 0, MAX_DEGREE_LIMIT, closed="both"),
-        "array-like",
-    ],
-    "alpha": [StrictInterval(Real, 0, None, closed="left")],
-    "bandwidth": [StrictInterval(Real, 0, None, closed="neither")],
+    # an integer degree, "auto", or candidates for cv (each checked against DEGREE)
+    "degree": [StrOptions({"auto"}), *DEGREE, "array-like"],
+    "alpha": ALPHA,
+    # the bandwidth enters only log(theta) = asinh(h pi): any positive number, subnormal ones too
+    "bandwidth": POSITIVE_REAL,
     "cv": [None, StrictInterval(Real, 0, 1, closed="neither"), StrOptions({"holdout"}), "cv_object"],
     "random_state": RANDOM_STATE,
     "alphas": ["array-like", None],
@@ -391,7 +354,7 @@ _CE2_PARAMS = {
     "snapshots": ["array-like"],
     "scores": ["array-like"],
     "method": [StrOptions(set(_METHODS))],
-    "basis": [StrOptions({"tensor", "total"})],
+    "basis": BASIS,
     **_PARAMS,
 }
 
@@ -483,7 +446,6 @@ def ce2_details(
     >>> res.eta1(np.array([[0.5, 0.1]])).round(1)
     array([0.5])
     """
-    _check_common(bandwidth, basis, method)
     Y = check_snapshots(snapshots, name="snapshots")
     S = _check_second_order_scores(scores, Y.shape[0])
     t1, t2, _ = snapshot_targets(Y)
@@ -502,6 +464,7 @@ def ce2_details(
         cv=cv,
         random_state=random_state,
         alphas=alphas,
+        caller="ce2_details",
     )
     E, (term1, term2) = _plug_in(model, plug, S, w)
     return CE2Result(
@@ -722,7 +685,6 @@ def ce1_score(
     >>> ce1_score(y, m, degree=3) < 0.02 < ce1_score(y, m**2, degree=3)
     True
     """
-    _check_bandwidth(bandwidth)
     S = check_scores(scores, name="scores")[:, :1]
     arr = y_true if isinstance(y_true, VoteCounts) else (
         y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
@@ -732,7 +694,7 @@ def ce1_score(
     else:
         if arr.ndim == 2 and arr.shape[1] == 1:
             arr = arr[:, 0]
-        t1 = _binary_labels(arr, None, "y_true", has_pos_label=False)
+        t1 = binary_labels(arr, None, "y_true", has_pos_label=False)
     check_consistent_length(y_true=t1, scores=S)
     w = check_sample_weight(sample_weight, S.shape[0])
     model, _, _, _, plug = _fit_moments(
@@ -746,5 +708,6 @@ def ce1_score(
         cv=cv,
         random_state=random_state,
         alphas=alphas,
+        caller="ce1_score",
     )
     return _plug_in(model, plug, S, w)[1][0]

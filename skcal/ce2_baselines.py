@@ -22,9 +22,9 @@ from threadpoolctl import ThreadpoolController
 
 from skcal._compat import StrOptions, validate_params
 from skcal._constraints import BANDWIDTH, POSITIVE_REAL, PROBABILITY_OPEN, RANDOM_STATE
-from skcal._validation import _as_float_array, _reject_nonfinite, check_consistent_length, check_scores
+from skcal._validation import as_float_array, check_consistent_length, check_scores, reject_nonfinite
 
-__all__ = ["baseline_ce2", "C_GRID"]
+__all__ = ["baseline_ce2", "baseline_predict", "C_GRID"]
 
 #: The grid of constants ``c`` searched by ``c="auto"`` (chosen on a held-out split by squared error).
 C_GRID = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -155,7 +155,41 @@ def _one_blas_thread():
     return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
-def _predict(method, Z_fit, T_fit, Z_query, c, h):
+@validate_params(
+    {
+        "method": [StrOptions({"bucketing", "nadaraya_watson"})],
+        "Z_fit": ["array-like"],
+        "T_fit": ["array-like"],
+        "Z_query": ["array-like"],
+        "c": POSITIVE_REAL,
+        "h": BANDWIDTH,
+    },
+    prefer_skip_nested_validation=True,
+)
+def baseline_predict(method, Z_fit, T_fit, Z_query, c, h):
+    """The fitted functions of a baseline at query points, clipped to [0, 1].
+
+    Parameters
+    ----------
+    method : {"bucketing", "nadaraya_watson"}
+        The baseline.
+    Z_fit : ndarray of shape (n, 2)
+        The fitting scores on the unit square (``sigma2`` multiplied by 4, as
+        :func:`baseline_ce2` maps them).
+    T_fit : ndarray of shape (n, r)
+        The fitted targets (``t1``, ``t2``).
+    Z_query : ndarray of shape (q, 2)
+        The query points, mapped as ``Z_fit``.
+    c : float
+        The baseline's constant (cells ``K`` or kernel bandwidth from ``c``, ``n`` and ``h``).
+    h : float
+        The sech bandwidth.
+
+    Returns
+    -------
+    ndarray of shape (q, r)
+        The cell means (bucketing) or kernel averages (Nadaraya-Watson) of the targets.
+    """
     n = Z_fit.shape[0]
     if method == "bucketing":
         pred = _bucketing_predict(Z_fit, T_fit, Z_query, n_buckets(c, n, h))
@@ -182,7 +216,7 @@ def _select_c(method, Z, T, h, validation_fraction, random_state):
 
     def loss(c):
         if c not in losses:
-            pred = _predict(method, Z[fit], T[fit], Z[val], c, h)
+            pred = baseline_predict(method, Z[fit], T[fit], Z[val], c, h)
             losses[c] = float(np.mean(np.sum((pred - T[val]) ** 2, axis=1)))
         return losses[c]
 
@@ -213,8 +247,8 @@ def _select_c(method, Z, T, h, validation_fraction, random_state):
 # public function
 # ----------------------------------------------------------------------------------------------
 def _check_target(t, name, n):
-    t = _as_float_array(t, name, ndim=(1,))
-    _reject_nonfinite(t, name)
+    t = as_float_array(t, name, ndim=(1,))
+    reject_nonfinite(t, name)
     if t.min() < 0 or t.max() > 1:
         raise ValueError(f"{name} must lie in [0, 1]; got values in [{t.min():.6g}, {t.max():.6g}].")
     return t
@@ -266,7 +300,7 @@ def baseline_ce2(
         ``eta2`` with ``m^2``.
     t1 : array-like of shape (n,)
         Unbiased targets for ``E[Y | S]`` in [0, 1] (see
-        :func:`skcal._validation.snapshot_targets`).
+        :func:`skcal.votes.snapshot_targets`).
     t2 : array-like of shape (n,)
         Unbiased targets for ``E[f*^2 | S]`` in [0, 1].
     method : {"bucketing", "nadaraya_watson"}
@@ -334,7 +368,7 @@ def baseline_ce2(
     else:
         c_used, losses = float(c), {}
 
-    eta = _predict(method, Z, T, Z, c_used, h)
+    eta = baseline_predict(method, Z, T, Z, c_used, h)
     m = S[:, 0]
     v = m**2 + (S[:, 1] if S.shape[1] == 2 else 0.0)
     term1 = float(np.mean(np.abs(eta[:, 0] - m)))

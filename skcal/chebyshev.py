@@ -30,7 +30,6 @@ small). Prediction evaluates ``sum_ij C[i, j] T_i(x) T_j(y)`` as the row sums of
 from __future__ import annotations
 
 import math
-import numbers
 from numbers import Integral, Real
 
 import numpy as np
@@ -38,8 +37,21 @@ import scipy.linalg
 from numpy.polynomial.chebyshev import chebvander
 from threadpoolctl import ThreadpoolController
 
-from skcal._compat import StrOptions, validate_params
-from skcal._constraints import MAX_DEGREE_LIMIT, StrictInterval
+from skcal._compat import Options, StrOptions, validate_parameter_constraints, validate_params
+from skcal._constraints import (
+    ALPHA,
+    BASES,
+    BASIS,
+    DEGREE,
+    ENGINE_BASIS,
+    MAX_DEGREE_LIMIT,
+    NON_NEGATIVE_REAL,
+    POSITIVE_INT,
+    POSITIVE_REAL,
+    SAMPLE_WEIGHT,
+    StrictInterval,
+)
+from skcal._validation import check_sample_weight
 
 __all__ = [
     "BASES",
@@ -48,6 +60,7 @@ __all__ = [
     "ChebyshevMoments",
     "ChebyshevRidge",
     "auto_degree",
+    "check_auto_sample_size",
     "basis_powers",
     "chebyshev_design",
     "degree_cap",
@@ -58,8 +71,6 @@ __all__ = [
     "theta",
 ]
 
-#: The basis names the engine understands ("1d" is selected for one-column scores).
-BASES = ("tensor", "total", "1d")
 #: Largest degree the automatic rule uses for the two-dimensional bases (tensor d = 7921).
 MAX_AUTO_DEGREE = 88
 #: Sample-size guard of :func:`auto_degree`: at least this many samples per basis function.
@@ -92,25 +103,12 @@ _CHUNK_FLOATS = 2**21
 # ---------------------------------------------------------------------------------------------
 # degree rule
 # ---------------------------------------------------------------------------------------------
-def _check_bandwidth(bandwidth):
-    if (
-        not isinstance(bandwidth, numbers.Real)
-        or isinstance(bandwidth, bool)
-        or not np.isfinite(bandwidth)
-        or bandwidth <= 0
-    ):
-        raise ValueError(f"bandwidth must be a positive finite number; got {bandwidth!r}.")
-    return float(bandwidth)
-
-
 def _log_theta(h):
     # log(h pi + sqrt(h^2 pi^2 + 1)) = asinh(h pi), accurate for tiny h (no cancellation)
     return math.asinh(h * math.pi)
 
 
-@validate_params(
-    {"bandwidth": [StrictInterval(Real, 0, None, closed="neither")]}, prefer_skip_nested_validation=True
-)
+@validate_params({"bandwidth": POSITIVE_REAL}, prefer_skip_nested_validation=True)
 def theta(bandwidth):
     """Return ``theta = h pi + sqrt(h^2 pi^2 + 1)``, the Bernstein-ellipse parameter.
 
@@ -133,17 +131,11 @@ def theta(bandwidth):
     >>> round(theta(1 / 16), 4)
     1.2154
     """
-    h = _check_bandwidth(bandwidth)
+    h = float(bandwidth)
     return h * math.pi + math.sqrt(h * h * math.pi * math.pi + 1.0)
 
 
-@validate_params(
-    {
-        "bandwidth": [StrictInterval(Real, 0, None, closed="neither")],
-        "basis": [StrOptions(set(BASES))],
-    },
-    prefer_skip_nested_validation=True,
-)
+@validate_params({"bandwidth": POSITIVE_REAL, "basis": ENGINE_BASIS}, prefer_skip_nested_validation=True)
 def degree_cap(bandwidth, basis="tensor"):
     """Return the largest degree the automatic rule may choose for bandwidth ``h``.
 
@@ -173,8 +165,7 @@ def degree_cap(bandwidth, basis="tensor"):
     >>> degree_cap(2**-10), degree_cap(2**-10, basis="1d"), degree_cap(1e-16, basis="1d")
     (88, 352, 512)
     """
-    h = _check_bandwidth(bandwidth)
-    _check_basis(basis)
+    h = float(bandwidth)
     limit = MAX_AUTO_DEGREE if basis != "1d" else MAX_DEGREE_LIMIT
     raw = 11.0 / math.sqrt(h) - 1e-9
     cap = limit if not raw < limit else int(math.ceil(raw))
@@ -203,11 +194,52 @@ def _largest_degree_with_features(max_features, basis):
 
 
 @validate_params(
+    {"n_effective": NON_NEGATIVE_REAL, "basis": ENGINE_BASIS, "name": [str]},
+    prefer_skip_nested_validation=True,
+)
+def check_auto_sample_size(n_effective, basis="tensor", name="n_samples"):
+    """Refuse a sample too small for any degree of :func:`auto_degree`'s rule.
+
+    The smallest degree the rule returns is 1; a sample with fewer (effective) rows than the
+    basis of degree 1 has functions (4 tensor, 3 total, 2 one-dimensional) supports no degree.
+    :func:`auto_degree` and every ``degree="auto"`` (:func:`skcal.ce2.ce2_score`,
+    :func:`skcal.dask.evaluate`) check it here.
+
+    Parameters
+    ----------
+    n_effective : float
+        The (effective) sample size.
+    basis : {"tensor", "total", "1d"}, default="tensor"
+        The basis.
+    name : str, default="n_samples"
+        What ``n_effective`` is called in the error message.
+
+    Returns
+    -------
+    float
+        ``n_effective``.
+
+    Examples
+    --------
+    >>> check_auto_sample_size(4.0)
+    4.0
+    """
+    minimum = n_basis_functions(1, basis)
+    if not n_effective >= minimum:
+        raise ValueError(
+            f"degree='auto' needs an effective sample size of at least {minimum} (the {basis} basis "
+            f"functions of degree 1, the smallest degree the rule chooses); got {name} = "
+            f"{n_effective:.3g}. Pass more rows (or rows of positive weight), or an explicit degree."
+        )
+    return float(n_effective)
+
+
+@validate_params(
     {
         "n_samples": [StrictInterval(Real, 1, None, closed="left")],
-        "bandwidth": [StrictInterval(Real, 0, None, closed="neither")],
-        "basis": [StrOptions(set(BASES))],
-        "samples_per_feature": [StrictInterval(Real, 0, None, closed="neither"), None],
+        "bandwidth": POSITIVE_REAL,
+        "basis": ENGINE_BASIS,
+        "samples_per_feature": [*POSITIVE_REAL, None],
     },
     prefer_skip_nested_validation=True,
 )
@@ -227,12 +259,18 @@ def auto_degree(n_samples, bandwidth, basis="tensor", samples_per_feature=AUTO_S
     of 100 samples per feature reaches the cap 88 from ``n = 792100`` on; pass
     ``samples_per_feature=None`` for the bare analytic rule.
 
+    The smallest degree returned is 1, and a sample with fewer (effective) rows than the basis
+    of degree 1 has functions (4 tensor, 3 total, 2 one-dimensional) supports no degree at all,
+    so such an ``n_samples`` is refused (:func:`check_auto_sample_size`) rather than answered
+    with 1. Between that and ``samples_per_feature`` times it the guard cannot be met and the
+    degree is 1.
+
     Parameters
     ----------
     n_samples : float
-        The (effective) sample size ``n >= 1``. With sample weights pass Kish's effective
-        sample size ``(sum w)^2 / sum w^2``, so that rows of weight zero count as dropped
-        (this is what :func:`skcal.ce2.ce2_score` does).
+        The (effective) sample size, at least the number of functions of the basis of degree 1.
+        With sample weights pass Kish's effective sample size ``(sum w)^2 / sum w^2``, so that
+        rows of weight zero count as dropped (this is what :func:`skcal.ce2.ce2_score` does).
     bandwidth : float
         The sech bandwidth ``h`` the scores were perturbed with.
     basis : {"tensor", "total", "1d"}, default="tensor"
@@ -254,9 +292,9 @@ def auto_degree(n_samples, bandwidth, basis="tensor", samples_per_feature=AUTO_S
     >>> auto_degree(1000, 1 / 4, basis="1d"), auto_degree(10**6, 1e-16, basis="1d")
     (9, 512)
     """
-    _check_basis(basis)
-    h = _check_bandwidth(bandwidth)
+    h = float(bandwidth)
     n = float(n_samples)
+    check_auto_sample_size(n, basis)
     cap = degree_cap(h, basis)
     log_theta = _log_theta(h)
     ratio = 2.0 * math.log(n) / log_theta if log_theta > 0 else math.inf
@@ -271,7 +309,7 @@ def auto_degree(n_samples, bandwidth, basis="tensor", samples_per_feature=AUTO_S
 @validate_params(
     {
         "cap": [StrictInterval(Integral, 1, MAX_DEGREE_LIMIT, closed="both")],
-        "minimum": [StrictInterval(Integral, 1, None, closed="left")],
+        "minimum": POSITIVE_INT,
     },
     prefer_skip_nested_validation=True,
 )
@@ -299,8 +337,6 @@ def degree_schedule(cap, minimum=4):
     >>> degree_schedule(88)
     [88, 44, 22, 11, 5]
     """
-    if not isinstance(cap, numbers.Integral) or cap < 1:
-        raise ValueError(f"cap must be a positive integer; got {cap!r}.")
     out = [int(cap)]
     while out[-1] // 2 >= minimum:
         out.append(out[-1] // 2)
@@ -310,26 +346,7 @@ def degree_schedule(cap, minimum=4):
 # ---------------------------------------------------------------------------------------------
 # bases and features
 # ---------------------------------------------------------------------------------------------
-def _check_basis(basis):
-    if basis not in BASES:
-        raise ValueError(f"basis must be one of {BASES}; got {basis!r}.")
-
-
-def _check_degree(degree):
-    if not isinstance(degree, numbers.Integral) or isinstance(degree, bool) or degree < 0:
-        raise ValueError(f"degree must be a non-negative integer; got {degree!r}.")
-    if degree > MAX_DEGREE_LIMIT:
-        raise ValueError(
-            f"degree must be at most MAX_DEGREE_LIMIT = {MAX_DEGREE_LIMIT} (the moment matrix is "
-            f"(2l + 1)^2); got {degree!r}."
-        )
-    return int(degree)
-
-
-_DEGREE = [StrictInterval(Integral, 0, MAX_DEGREE_LIMIT, closed="both")]
-
-
-@validate_params({"degree": _DEGREE, "basis": [StrOptions(set(BASES))]}, prefer_skip_nested_validation=True)
+@validate_params({"degree": DEGREE, "basis": ENGINE_BASIS}, prefer_skip_nested_validation=True)
 def basis_powers(degree, basis="tensor"):
     """Return the ``(d, 2)`` integer array of index pairs ``(i, j)`` of ``T_i(x) T_j(y)``.
 
@@ -358,8 +375,7 @@ def basis_powers(degree, basis="tensor"):
     >>> basis_powers(2, "1d").tolist()
     [[0, 0], [1, 0], [2, 0]]
     """
-    degree = _check_degree(degree)
-    _check_basis(basis)
+    degree = int(degree)
     if basis == "1d":
         i = np.arange(degree + 1)
         return np.stack([i, np.zeros_like(i)], axis=1)
@@ -371,7 +387,8 @@ def basis_powers(degree, basis="tensor"):
 
 
 @validate_params(
-    {"degree": [StrictInterval(Integral, 0, None, closed="left")], "basis": [StrOptions(set(BASES))]},
+    # any size (arithmetic only: the sample-size rules count the features of candidate degrees)
+    {"degree": [StrictInterval(Integral, 0, None, closed="left")], "basis": ENGINE_BASIS},
     prefer_skip_nested_validation=True,
 )
 def n_basis_functions(degree, basis="tensor"):
@@ -394,10 +411,7 @@ def n_basis_functions(degree, basis="tensor"):
     >>> n_basis_functions(44), n_basis_functions(44, "total"), n_basis_functions(44, "1d")
     (2025, 1035, 45)
     """
-    if not isinstance(degree, numbers.Integral) or isinstance(degree, bool) or degree < 0:
-        raise ValueError(f"degree must be a non-negative integer; got {degree!r}.")
     degree = int(degree)
-    _check_basis(basis)
     if basis == "tensor":
         return (degree + 1) ** 2
     if basis == "total":
@@ -462,22 +476,6 @@ def _check_engine_scores(scores, n_dims=None, name="scores"):
     return S
 
 
-def _check_engine_weights(sample_weight, n):
-    if sample_weight is None:
-        return None
-    w = np.asarray(sample_weight)
-    if w.dtype.kind not in "biuf":
-        raise ValueError(f"sample_weight must be real numbers; got dtype {w.dtype}.")
-    w = np.asarray(w, dtype=np.float64)
-    if w.shape != (n,):
-        raise ValueError(f"sample_weight must have shape ({n},); got {w.shape}.")
-    if not np.isfinite(w).all():
-        raise ValueError("sample_weight contains NaN or infinity.")
-    if n and w.min() < 0:
-        raise ValueError(f"sample_weight must be non-negative; got a minimum of {w.min():.6g}.")
-    return w
-
-
 def _check_engine_targets(targets, n, n_targets=None):
     T = np.asarray(targets)
     if T.dtype.kind not in "biuf":
@@ -498,8 +496,7 @@ def _effective_basis(basis, n_columns):
 
 
 @validate_params(
-    {"scores": ["array-like"], "degree": _DEGREE, "basis": [StrOptions(set(BASES))]},
-    prefer_skip_nested_validation=True,
+    {"scores": ["array-like"], "degree": DEGREE, "basis": ENGINE_BASIS}, prefer_skip_nested_validation=True
 )
 def chebyshev_design(scores, degree, basis="tensor"):
     """Return the explicit ``n x d`` design matrix ``Phi`` (for tests, the dual form, small n).
@@ -562,6 +559,12 @@ def _chunk_rows(degree):
 # ---------------------------------------------------------------------------------------------
 # sufficient statistics
 # ---------------------------------------------------------------------------------------------
+#: Rows per chunk of a data pass (``None``: about ``2^21 / (2L + 1)``).
+_CHUNK_SIZE = [*POSITIVE_INT, None]
+#: The basis and degree of a quantity derived from the moments.
+_DERIVED = {"basis": ENGINE_BASIS, "degree": [*DEGREE, None]}
+
+
 class ChebyshevMoments:
     """Additive sufficient statistics of a Chebyshev ridge regression.
 
@@ -603,12 +606,12 @@ class ChebyshevMoments:
     (True, True)
     """
 
+    @validate_params(
+        {"degree": DEGREE, "n_dims": [Options(Integral, {1, 2})], "n_targets": POSITIVE_INT},
+        prefer_skip_nested_validation=True,
+    )
     def __init__(self, degree, n_dims=2, n_targets=1):
-        self.degree = _check_degree(degree)
-        if n_dims not in (1, 2):
-            raise ValueError(f"n_dims must be 1 or 2; got {n_dims!r}.")
-        if not isinstance(n_targets, numbers.Integral) or n_targets < 1:
-            raise ValueError(f"n_targets must be a positive integer; got {n_targets!r}.")
+        self.degree = int(degree)
         self.n_dims = int(n_dims)
         self.n_targets = int(n_targets)
         L = self.degree
@@ -622,6 +625,16 @@ class ChebyshevMoments:
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
+    @validate_params(
+        {
+            "scores": ["array-like"],
+            "targets": ["array-like"],
+            "degree": DEGREE,
+            "sample_weight": SAMPLE_WEIGHT,
+            "chunk_size": _CHUNK_SIZE,
+        },
+        prefer_skip_nested_validation=True,
+    )
     def from_data(cls, scores, targets, degree, sample_weight=None, chunk_size=None):
         """Return the statistics of ``(scores, targets)``; see :meth:`update`.
 
@@ -647,6 +660,15 @@ class ChebyshevMoments:
         T = _check_engine_targets(targets, S.shape[0])
         return cls(degree, S.shape[1], T.shape[1]).update(S, T, sample_weight, chunk_size)
 
+    @validate_params(
+        {
+            "scores": ["array-like"],
+            "targets": ["array-like"],
+            "sample_weight": SAMPLE_WEIGHT,
+            "chunk_size": _CHUNK_SIZE,
+        },
+        prefer_skip_nested_validation=True,
+    )
     def update(self, scores, targets, sample_weight=None, chunk_size=None):
         """Add the statistics of a batch in place (chunked) and return ``self``.
 
@@ -669,11 +691,9 @@ class ChebyshevMoments:
         """
         S = _check_engine_scores(scores, self.n_dims)
         T = _check_engine_targets(targets, S.shape[0], self.n_targets)
-        w = _check_engine_weights(sample_weight, S.shape[0])
+        w = check_sample_weight(sample_weight, S.shape[0], allow_zero_total=True)
         L = self.degree
         step = int(chunk_size) if chunk_size is not None else _chunk_rows(L)
-        if step < 1:
-            raise ValueError(f"chunk_size must be a positive integer; got {chunk_size!r}.")
         x, y = _map(S)
         K = 2 * L + 1
         rows = min(step, S.shape[0])
@@ -763,6 +783,7 @@ class ChebyshevMoments:
         new.n_samples -= other.n_samples
         return new
 
+    @validate_params({"degree": DEGREE}, prefer_skip_nested_validation=True)
     def restrict(self, degree):
         """Return the statistics of a lower degree (a sub-block; no data pass).
 
@@ -776,7 +797,7 @@ class ChebyshevMoments:
         ChebyshevMoments
             A new object.
         """
-        degree = _check_degree(degree)
+        degree = int(degree)
         if degree > self.degree:
             raise ValueError(f"degree {degree} exceeds the statistics' degree {self.degree}.")
         new = ChebyshevMoments(degree, self.n_dims, self.n_targets)
@@ -789,9 +810,9 @@ class ChebyshevMoments:
 
     # -- derived quantities ---------------------------------------------------------------
     def _basis(self, basis):
-        _check_basis(basis)
         return "1d" if self.n_dims == 1 else basis
 
+    @validate_params(_DERIVED, prefer_skip_nested_validation=True)
     def gram(self, basis="tensor", degree=None):
         """The Gram matrix ``G = Phi^T W Phi`` (``d x d``) assembled from the moment matrix.
 
@@ -812,7 +833,7 @@ class ChebyshevMoments:
         ndarray of shape (d, d)
             The Gram matrix.
         """
-        L = self.degree if degree is None else _check_degree(degree)
+        L = self.degree if degree is None else int(degree)
         if L > self.degree:
             raise ValueError(f"degree {L} exceeds the statistics' degree {self.degree}.")
         basis = self._basis(basis)
@@ -842,6 +863,7 @@ class ChebyshevMoments:
         G *= 0.25
         return G
 
+    @validate_params(_DERIVED, prefer_skip_nested_validation=True)
     def gram_trace(self, basis="tensor", degree=None):
         """Return ``trace(G)`` from the moments (no Gram assembly).
 
@@ -857,7 +879,7 @@ class ChebyshevMoments:
         float
             The trace.
         """
-        L = self.degree if degree is None else _check_degree(degree)
+        L = self.degree if degree is None else int(degree)
         P = basis_powers(L, self._basis(basis))
         i, j = 2 * P[:, 0], 2 * P[:, 1]
         M = self.M
@@ -865,6 +887,7 @@ class ChebyshevMoments:
             return float(0.5 * (M[i, 0] + M[0, 0]).sum())
         return float(0.25 * (M[i, j] + M[i, 0] + M[0, j] + M[0, 0]).sum())
 
+    @validate_params(_DERIVED, prefer_skip_nested_validation=True)
     def cross(self, basis="tensor", degree=None):
         """Return the cross products ``Phi^T W t`` as a ``(d, n_targets)`` array.
 
@@ -880,12 +903,15 @@ class ChebyshevMoments:
         ndarray of shape (d, n_targets)
             The cross products.
         """
-        L = self.degree if degree is None else _check_degree(degree)
+        L = self.degree if degree is None else int(degree)
         if L > self.degree:
             raise ValueError(f"degree {L} exceeds the statistics' degree {self.degree}.")
         P = basis_powers(L, self._basis(basis))
         return self.AtB[:, P[:, 0], P[:, 1]].T.copy()
 
+    @validate_params(
+        {**_DERIVED, "coef": ["array-like"], "gram": ["array-like", None]}, prefer_skip_nested_validation=True
+    )
     def sse(self, coef, basis="tensor", degree=None, gram=None):
         """Weighted residual sum of squares ``sum_n w_n (t_n - Phi_n beta)^2`` per target.
 
@@ -920,8 +946,7 @@ class ChebyshevMoments:
 # ridge
 # ---------------------------------------------------------------------------------------------
 @validate_params(
-    {"G": ["array-like"], "b": ["array-like"], "lam": [StrictInterval(Real, 0, None, closed="left")]},
-    prefer_skip_nested_validation=True,
+    {"G": ["array-like"], "b": ["array-like"], "lam": NON_NEGATIVE_REAL}, prefer_skip_nested_validation=True
 )
 def ridge_solve(G, b, lam):
     """Solve ``(G + lam I) beta = b`` for all columns of ``b`` with one factorisation.
@@ -981,12 +1006,6 @@ def _penalty(alpha, trace, d):
     return float(alpha) * trace / d
 
 
-def _check_alpha(alpha):
-    if not isinstance(alpha, numbers.Real) or isinstance(alpha, bool) or not np.isfinite(alpha) or alpha < 0:
-        raise ValueError(f"alpha must be a non-negative finite number; got {alpha!r}.")
-    return float(alpha)
-
-
 class ChebyshevRidge:
     """Multi-target ridge regression on a Chebyshev basis, fitted from sufficient statistics.
 
@@ -1031,6 +1050,14 @@ class ChebyshevRidge:
     True
     """
 
+    _parameter_constraints: dict = {
+        "degree": DEGREE,
+        "alpha": ALPHA,
+        "basis": BASIS,
+        "dual": [StrOptions({"auto"}), "boolean"],
+        "chunk_size": _CHUNK_SIZE,
+    }
+
     def __init__(self, degree=12, alpha=1e-12, basis="tensor", dual="auto", chunk_size=None):
         self.degree = degree
         self.alpha = alpha
@@ -1038,13 +1065,15 @@ class ChebyshevRidge:
         self.dual = dual
         self.chunk_size = chunk_size
 
+    def _check_params(self):
+        """Check the parameters against ``_parameter_constraints`` (when fitting, as an estimator does)."""
+        params = {k: getattr(self, k) for k in self._parameter_constraints}
+        validate_parameter_constraints(self._parameter_constraints, params, caller_name=type(self).__name__)
+
     def _setup(self, n_dims, n_targets):
-        self.degree_ = _check_degree(self.degree)
-        self.alpha_ = _check_alpha(self.alpha)
-        if self.basis not in ("tensor", "total"):
-            raise ValueError(f"basis must be 'tensor' or 'total'; got {self.basis!r}.")
-        if self.dual not in ("auto", True, False):
-            raise ValueError(f"dual must be 'auto', True or False; got {self.dual!r}.")
+        self._check_params()
+        self.degree_ = int(self.degree)
+        self.alpha_ = float(self.alpha)
         self.basis_ = _effective_basis(self.basis, n_dims)
         self.powers_ = basis_powers(self.degree_, self.basis_)
         self.n_dims_ = n_dims
@@ -1054,9 +1083,13 @@ class ChebyshevRidge:
     def _prep(scores, targets, sample_weight):
         S = _check_engine_scores(scores)
         T = _check_engine_targets(targets, S.shape[0])
-        w = _check_engine_weights(sample_weight, S.shape[0])
+        w = check_sample_weight(sample_weight, S.shape[0], allow_zero_total=True)
         return S, T, w
 
+    @validate_params(
+        {"scores": ["array-like"], "targets": ["array-like"], "sample_weight": SAMPLE_WEIGHT},
+        prefer_skip_nested_validation=True,
+    )
     def fit(self, scores, targets, sample_weight=None):
         """Fit from scratch; the dual form is used when ``d > n`` (``dual="auto"``).
 
@@ -1086,6 +1119,10 @@ class ChebyshevRidge:
             self._solve_primal()
         return self
 
+    @validate_params(
+        {"scores": ["array-like"], "targets": ["array-like"], "sample_weight": SAMPLE_WEIGHT},
+        prefer_skip_nested_validation=True,
+    )
     def partial_fit(self, scores, targets, sample_weight=None):
         """Add a batch to the statistics; the ridge is solved when ``coef_`` is next read.
 
@@ -1111,11 +1148,13 @@ class ChebyshevRidge:
                 f"partial_fit got scores with {S.shape[1]} columns and {T.shape[1]} targets; "
                 f"the model was started with {self.n_dims_} and {self.stats_.n_targets}."
             )
-        self.alpha_ = _check_alpha(self.alpha)  # alpha may change between batches
+        self._check_params()  # alpha may change between batches
+        self.alpha_ = float(self.alpha)
         self.stats_.update(S, T, w, self.chunk_size)
         self._solution = None  # solved lazily, on the next read of coef_ / lam_ / solver_
         return self
 
+    @validate_params({"stats": [ChebyshevMoments]}, prefer_skip_nested_validation=True)
     def fit_stats(self, stats):
         """Fit from precomputed statistics (restricted to ``degree`` if they are of higher degree).
 
@@ -1198,6 +1237,7 @@ class ChebyshevRidge:
         C[:, self.powers_[:, 0], self.powers_[:, 1]] = self.coef_.T
         return C
 
+    @validate_params({"scores": ["array-like"]}, prefer_skip_nested_validation=True)
     def predict(self, scores):
         """Evaluate the fitted polynomials, chunked, without an ``n x d`` matrix.
 
@@ -1216,11 +1256,7 @@ class ChebyshevRidge:
 
 
 @validate_params(
-    {
-        "scores": ["array-like"],
-        "C": ["array-like"],
-        "chunk_size": [StrictInterval(Integral, 1, None, closed="left"), None],
-    },
+    {"scores": ["array-like"], "C": ["array-like"], "chunk_size": _CHUNK_SIZE},
     prefer_skip_nested_validation=True,
 )
 def chebyshev_evaluate(scores, C, chunk_size=None):

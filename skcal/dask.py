@@ -34,7 +34,23 @@ except ImportError as exc:  # pragma: no cover - exercised only without dask
 
 import numpy as np
 
-from skcal.stats._base import _REGISTRY, BaseStatistics, from_state
+from skcal._compat import HasMethods, validate_parameter_constraints, validate_params
+from skcal._constraints import (
+    ALPHA,
+    BASIS,
+    DEGREE,
+    LABELS,
+    POS_LABEL,
+    POSITIVE_REAL,
+    SAMPLE_WEIGHT,
+    SCHEDULER,
+    SPLIT_EVERY,
+)
+from skcal.chebyshev import auto_degree, check_auto_sample_size
+from skcal.platt import SecondOrderPlattCalibrator
+from skcal.stats._base import BaseStatistics, from_state, merge_all, statistics_class
+from skcal.stats._ce2 import CE1Statistics, CE2Statistics
+from skcal.stats._quantile import QuantileSelector
 
 __all__ = ["MEASURES", "MeasureSpec", "evaluate", "evaluate_dataframe", "fit_second_order_calibrator"]
 
@@ -276,7 +292,7 @@ def _holds_rows(state):
     """Whether a template state differs from its class's empty statistics."""
     if state.get("n_updates", 0):
         return True
-    empty = from_state(state)._empty()
+    empty = statistics_class(state["kind"])(**state["params"]).get_state(copy=False)["arrays"]
     arrays = state["arrays"]
     return not all(np.shape(arrays[k]) == np.shape(v) and not np.any(arrays[k]) for k, v in empty.items())
 
@@ -288,7 +304,10 @@ def _partition_states(recipes, y, p, w, offset=None):
     out = []
     y, p, w = _to_numpy(y), _to_numpy(p), _to_numpy(w)
     for r in recipes:
-        target = _REGISTRY.get(r["kind"])
+        try:
+            target = statistics_class(r["kind"])
+        except ValueError:
+            target = None
         if target is None or target._state_version != r["state_version"]:
             raise ValueError(
                 f"The worker's skcal cannot build {r['kind']!r} state version {r['state_version']}; "
@@ -299,37 +318,28 @@ def _partition_states(recipes, y, p, w, offset=None):
             obj.update(y, p, sample_weight=w, row_offset=offset)
         else:
             obj.update(y, p, sample_weight=w)
-        out.append(obj._get_state(copy=False))
+        out.append(obj.get_state(copy=False))
     return out
 
 
 def _merge_objects(objs):
-    """Merge statistics objects of one kind: in one step when the class can (``_combine_many``).
+    """Merge statistics objects of one kind in one step (:func:`skcal.stats.merge_all`).
 
     The exact cutoff statistics grow with the distinct predictions; merging ``k`` sorted runs
     pairwise one after the other would re-sort the accumulated run ``k - 1`` times, so their
     class merges all runs of a group at once.
     """
-    acc = objs[0]
-    many = getattr(acc, "_combine_many", None)
-    if many is None or len(objs) < 3:
-        for o in objs[1:]:
-            acc = acc.merge(o)
-        return acc
-    for o in objs[1:]:
-        acc._check_mergeable(o)
-    out = type(acc)(**acc.get_params())
-    out._stats = many([o.stats_ for o in objs])
-    out.n_updates_ = sum(o.n_updates_ for o in objs)
-    return out
+    if len(objs) == 1:
+        return objs[0]
+    return merge_all(objs, split_every=len(objs))
 
 
 def _merge_states(*groups):
     # the input states are read, never written, and the merged objects are discarded: no copies
     out = []
     for states in zip(*groups, strict=True):
-        objs = [BaseStatistics._from_state(s, copy=False) for s in states]
-        out.append(_merge_objects(objs)._get_state(copy=False))
+        objs = [BaseStatistics.from_state(s, copy=False) for s in states]
+        out.append(_merge_objects(objs).get_state(copy=False))
     return out
 
 
@@ -398,11 +408,11 @@ def _reduce(templates, partitions, split_every, scheduler, *, offsets=None, use_
         root = _tree_reduce(distinct, partitions, split_every, offsets=with_offsets)
         (states,) = dask.compute(root, scheduler=scheduler)
     else:
-        states = [_REGISTRY[r["kind"]](**r["params"]).get_state() for r in distinct]
+        states = [statistics_class(r["kind"])(**r["params"]).get_state() for r in distinct]
     out, used = [], set()
     for t, k in zip(templates, keys, strict=True):
         # the computed states are ours: the first object of a state reads its arrays, the others copy
-        obj = BaseStatistics._from_state({**states[slot[k]], "params": t["params"]}, copy=k in used)
+        obj = BaseStatistics.from_state({**states[slot[k]], "params": t["params"]}, copy=k in used)
         used.add(k)
         out.append(from_state(t).merge(obj) if _holds_rows(t) else obj)
     return out
@@ -440,8 +450,6 @@ def _quantile_passes(specs, y, partitions, labels, pos_label, split_every, sched
     index) until every bin edge / threshold is exact; the measure's kwargs then carry ``edges=``
     (binned) or ``thresholds=`` (truthful). Returns ``(use_offset, offsets)`` for the main pass.
     """
-    from skcal.stats._quantile import QuantileSelector
-
     use_offset = [False] * len(specs)
     selectors = []
     for i, (name, spec, kw) in enumerate(specs):
@@ -535,8 +543,6 @@ def _resolve_auto_degrees(specs, partitions, split_every, scheduler):
     ``(sum w)^2 / sum w^2``; it is reduced with degree-0 statistics (which also validate the
     inputs), then the degree is fixed as :func:`skcal.ce2.ce2_score` fixes it in memory.
     """
-    from skcal.chebyshev import auto_degree
-
     todo = [(i, spec, kw) for i, (_, spec, kw) in enumerate(specs) if kw.get("degree") == "auto"]
     if not todo:
         return
@@ -546,16 +552,36 @@ def _resolve_auto_degrees(specs, partitions, split_every, scheduler):
         templates.append(spec.make(**{**plain, "degree": 0}).get_state())
     counts = _reduce(templates, partitions, split_every, scheduler)
     for (i, spec, kw), st in zip(todo, counts, strict=True):
-        n_eff = st.effective_sample_size()
-        if not n_eff >= 1:
-            raise ValueError(f"degree='auto' needs an effective sample size of at least 1; got {n_eff:.3g}.")
-        basis = "1d" if st._n_dims == 1 else kw.get("basis", "tensor")
+        basis = "1d" if isinstance(st, CE1Statistics) else kw.get("basis", "tensor")
+        n_eff = check_auto_sample_size(
+            st.effective_sample_size(), basis, name="the effective sample size (sum w)^2 / sum w^2"
+        )
         h = kw.get("bandwidth", 2**-6)
+        # a measure's own keyword: checked here (evaluate's validation does not reach into measures)
+        validate_parameter_constraints({"bandwidth": POSITIVE_REAL}, {"bandwidth": h}, caller_name="evaluate")
         new = {k: v for k, v in kw.items() if k != "bandwidth"}
         new["degree"] = auto_degree(n_eff, h, basis)
         specs[i] = (specs[i][0], spec, new)
 
 
+_COLLECTION = ["array-like"]  # dask arrays and dataframes are array-like, as numpy and pandas are
+_MEASURES_ARG = ["array-like", str]
+
+
+@validate_params(
+    {
+        "y": _COLLECTION,
+        "p": _COLLECTION,
+        "measures": _MEASURES_ARG,
+        "sample_weight": SAMPLE_WEIGHT,
+        "pos_label": POS_LABEL,
+        "labels": LABELS,
+        "split_every": SPLIT_EVERY,
+        "scheduler": SCHEDULER,
+        "return_statistics": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def evaluate(
     y,
     p,
@@ -635,8 +661,7 @@ def evaluate(
     True
     """
     specs = _specs(measures)
-    if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
-        raise ValueError(f"split_every must be an integer >= 2; got {split_every!r}.")
+    split_every = int(split_every)
     partitions = _partitions(y, p, sample_weight)
     needs_labels = any("labels" in spec.label_args for _, spec, _ in specs)
     if needs_labels and labels is None and _n_columns(p) >= 3:
@@ -666,6 +691,17 @@ def evaluate(
     return values
 
 
+@validate_params(
+    {
+        "df": [HasMethods(["__getitem__"])],
+        "y": [str, list],
+        "p": [str, list],
+        "measures": _MEASURES_ARG,
+        "sample_weight": [str, None],
+    },
+    # the other arguments are evaluate's, checked by it: its validation must not be skipped
+    prefer_skip_nested_validation=False,
+)
 def evaluate_dataframe(df, *, y, p, measures=("brier", "log_loss", "accuracy"), sample_weight=None, **kwargs):
     """Compute calibration measures from the columns of a dask dataframe (e.g. ``dd.read_parquet``).
 
@@ -706,6 +742,19 @@ def evaluate_dataframe(df, *, y, p, measures=("brier", "log_loss", "accuracy"), 
     return evaluate(yy, pp, measures, sample_weight=ww, **kwargs)
 
 
+@validate_params(
+    {
+        "snapshots": _COLLECTION,
+        "scores": _COLLECTION,
+        "degree": DEGREE,
+        "alpha": ALPHA,
+        "basis": BASIS,
+        "sample_weight": SAMPLE_WEIGHT,
+        "split_every": SPLIT_EVERY,
+        "scheduler": SCHEDULER,
+    },
+    prefer_skip_nested_validation=True,
+)
 def fit_second_order_calibrator(
     snapshots,
     scores,
@@ -749,10 +798,7 @@ def fit_second_order_calibrator(
     SecondOrderPlattCalibrator
         Fitted (``order=2``).
     """
-    from skcal.platt import SecondOrderPlattCalibrator
-    from skcal.stats._ce2 import CE2Statistics
-
     template = CE2Statistics(degree=degree, alpha=alpha, basis=basis).get_state()
-    (stats,) = _reduce([template], _partitions(snapshots, scores, sample_weight), split_every, scheduler)
+    (stats,) = _reduce([template], _partitions(snapshots, scores, sample_weight), int(split_every), scheduler)
     cal = SecondOrderPlattCalibrator(degree=degree, alpha=alpha, basis=basis, order=2)
     return cal.fit_statistics(stats)

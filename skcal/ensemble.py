@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.frozen import FrozenEstimator
 
-from skcal._compat import _fit_context, check_is_fitted, validate_data
+from skcal._compat import check_is_fitted, fit_context, validate_data
 
 __all__ = ["EnsembleMoments"]
 
@@ -187,7 +187,7 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
             out.append(np.asarray(classes))
         return out
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Check the fitted members, find the positive class and record diagnostics on ``X``.
 
@@ -210,7 +210,7 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
         self._fit(X)
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit_transform(self, X, y=None, **fit_params):
         """Fit, then return the moments of ``X`` (computed once).
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from skcal._compat import validate_params
-from skcal.cutoff import _CONSTRAINTS, _group_end_sums, _masked_extremes
-from skcal.stats._cutoff import _from_running_sums
+from skcal._constraints import BINARY_INPUTS
+from skcal.stats._cutoff import cutoff_from_running_sums, running_sum_extremes
 
 __all__ = ["ks_calibration_error"]
 
 
-@validate_params(_CONSTRAINTS, prefer_skip_nested_validation=True)
+@validate_params(BINARY_INPUTS, prefer_skip_nested_validation=True)
 def ks_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=None):
     """Kolmogorov-Smirnov calibration error ``max_k |(1/n) sum_{i <= k} (y_(i) - p_(i))|``.
 
@@ -43,5 +43,5 @@ def ks_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=None):
     >>> round(ks_calibration_error([0, 1, 1, 0], [0.2, 0.4, 0.6, 0.8]), 6)
     0.2
     """
-    S, last, W = _group_end_sums(y_true, y_prob, sample_weight, pos_label)
-    return _from_running_sums(_masked_extremes(S, last), W, "ks")
+    extremes, W = running_sum_extremes(y_true, y_prob, sample_weight, pos_label)
+    return cutoff_from_running_sums(extremes, W, "ks")

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from skcal._compat import validate_params
-from skcal._constraints import ARRAY, POS_LABEL, SAMPLE_WEIGHT
+from skcal._constraints import BINARY_INPUTS
 from skcal._validation import check_binary_probabilities
 
 __all__ = ["smooth_calibration_error"]
@@ -119,15 +119,7 @@ def _smce_from_sorted(r, p):
     return value
 
 
-@validate_params(
-    {
-        "y_true": ARRAY,
-        "y_prob": ARRAY,
-        "sample_weight": SAMPLE_WEIGHT,
-        "pos_label": POS_LABEL,
-    },
-    prefer_skip_nested_validation=True,
-)
+@validate_params(BINARY_INPUTS, prefer_skip_nested_validation=True)
 def smooth_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=None):
     """Lipschitz smooth calibration error ``sup_w E[w(p) (y - p)]``, computed exactly.
 

@@ -13,10 +13,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 
-from skcal._compat import StrOptions, _fit_context, check_is_fitted, validate_data
-from skcal._constraints import BANDWIDTH, RANDOM_STATE
-from skcal._validation import SIGMA2_MAX, _as_float_array, check_scores, reject_strings
-from skcal.sech import _uniform, sech_pdf, sech_ppf
+from skcal._compat import check_is_fitted, fit_context, validate_data
+from skcal._constraints import BANDWIDTH, OUT_OF_BOUNDS, RANDOM_STATE
+from skcal._validation import SIGMA2_MAX, as_float_array, check_scores, reject_strings
+from skcal.sech import sech_pdf, sech_ppf, uniform_draws
 
 __all__ = ["SechPerturber"]
 
@@ -105,7 +105,7 @@ class SechPerturber(TransformerMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "bandwidth": BANDWIDTH,
         "random_state": RANDOM_STATE,
-        "out_of_bounds": [StrOptions({"raise", "clip"})],
+        "out_of_bounds": OUT_OF_BOUNDS,
         "bounds": [None, "array-like"],
     }
 
@@ -124,7 +124,7 @@ class SechPerturber(TransformerMixin, BaseEstimator):
                 )
             return np.array(_BOUNDS[:n_features], dtype=np.float64)
         try:  # complex or string bounds are as wrong as a wrong shape
-            b = _as_float_array(self.bounds, "bounds", ensure_non_empty=False)
+            b = as_float_array(self.bounds, "bounds", ensure_non_empty=False)
         except ValueError:
             b = np.empty(0)
         if b.shape == (2,):
@@ -156,7 +156,7 @@ class SechPerturber(TransformerMixin, BaseEstimator):
                 )
         return X, bounds
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Validate the scores and record their number of columns. Nothing is learned.
 
@@ -199,7 +199,7 @@ class SechPerturber(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         S, bounds = self._check_scores(X, reset=False)
-        u = _uniform(self._generator(S), S.shape)
+        u = uniform_draws(self._generator(S), S.shape)
         out = np.empty_like(S)
         for j, (lo, hi) in enumerate(bounds):
             out[:, j] = sech_ppf(u[:, j], S[:, j], self.bandwidth, lo, hi)
@@ -234,8 +234,8 @@ class SechPerturber(TransformerMixin, BaseEstimator):
         (1,)
         """
         self._validate_params()
-        T = _as_float_array(T, "T", ensure_non_empty=False)
-        S = _as_float_array(S, "S", ensure_non_empty=False)
+        T = as_float_array(T, "T", ensure_non_empty=False)
+        S = as_float_array(S, "S", ensure_non_empty=False)
         if T.ndim == 0 or S.ndim == 0 or T.shape[-1] != S.shape[-1]:
             raise ValueError(
                 "T and S must be arrays with the same last axis (one entry per score column); got "

@@ -11,31 +11,39 @@ which is exactly second-order calibrated when the true calibration functions are
 
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from skcal._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from skcal._validation import (
-    _binary_labels,
-    check_sample_weight,
-    check_scores,
-    check_snapshots,
-    reject_strings,
-    snapshot_targets,
-)
-from skcal.chebyshev import ChebyshevRidge
-from skcal.votes import VoteCounts
+from skcal._compat import check_is_fitted, fit_context, validate_data, validate_params
+from skcal._constraints import ALPHA, BASIS, DEGREE, ORDER, OUT_OF_BOUNDS
+from skcal._validation import binary_labels, check_sample_weight, check_scores, reject_strings
+from skcal.chebyshev import ChebyshevMoments, ChebyshevRidge
+from skcal.stats._ce2 import MomentStatistics
+from skcal.votes import VoteCounts, check_snapshots, snapshot_targets
 
 __all__ = ["SecondOrderPlattCalibrator", "project_moments"]
 
 
+@validate_params({"eta1": ["array-like"], "eta2": ["array-like"]}, prefer_skip_nested_validation=True)
 def project_moments(eta1, eta2):
     """Project raw moment estimates onto the feasible region ``eta1^2 <= eta2 <= eta1``.
 
     ``eta1`` is clipped to [0, 1], then ``eta2`` to ``[eta1^2, eta1]`` (the moments of a random
     probability ``f`` in [0, 1] satisfy ``E[f]^2 <= E[f^2] <= E[f]``).
+
+    Parameters
+    ----------
+    eta1 : array-like
+        Estimates of ``E[f]``.
+    eta2 : array-like
+        Estimates of ``E[f^2]``, of the shape of ``eta1``.
+
+    Returns
+    -------
+    e1 : ndarray
+        ``eta1`` clipped to [0, 1].
+    e2 : ndarray
+        ``eta2`` clipped to ``[e1^2, e1]``.
 
     Examples
     --------
@@ -132,11 +140,11 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "degree": [Interval(Integral, 0, None, closed="left")],
-        "alpha": [Interval(Real, 0, None, closed="left")],
-        "basis": [StrOptions({"tensor", "total"})],
-        "order": [Interval(Integral, 1, 2, closed="both")],
-        "out_of_bounds": [StrOptions({"raise", "clip"})],
+        "degree": DEGREE,
+        "alpha": ALPHA,
+        "basis": BASIS,
+        "order": ORDER,
+        "out_of_bounds": OUT_OF_BOUNDS,
     }
 
     def __init__(self, *, degree=12, alpha=1e-12, basis="tensor", order=2, out_of_bounds="raise"):
@@ -175,7 +183,7 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
                     f"1-D y of shape {arr.shape}. A single label per input cannot estimate "
                     "E[f*^2]; use order=1 for first-order Platt scaling with 1-D labels."
                 )
-            t1 = _binary_labels(arr.ravel() if arr.ndim == 2 else arr, None, "y")
+            t1 = binary_labels(arr.ravel() if arr.ndim == 2 else arr, None, "y", has_pos_label=False)
             if t1.shape[0] != n_samples:
                 raise ValueError(f"y has {t1.shape[0]} labels; expected {n_samples} (one per row of X).")
             return t1[:, None], t1, None
@@ -185,7 +193,7 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         return T, t1, t2
 
     # -- fitting --------------------------------------------------------------------------
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the calibration functions ``eta1_hat`` (and ``eta2_hat``) from scratch.
 
@@ -212,7 +220,7 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         self._publish()
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, sample_weight=None):
         """Add a batch to the sufficient statistics (no solve).
 
@@ -275,11 +283,8 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         SecondOrderPlattCalibrator
             The estimator; the ridge is solved lazily, as after :meth:`partial_fit`.
         """
-        from skcal.chebyshev import ChebyshevMoments
-        from skcal.stats._ce2 import _MomentStatistics
-
         self._validate_params()
-        if isinstance(stats, _MomentStatistics):
+        if isinstance(stats, MomentStatistics):
             if getattr(stats, "basis", self.basis) != self.basis and stats._n_dims == 2:
                 raise ValueError(
                     f"stats were built with basis={stats.basis!r}; this estimator has basis={self.basis!r}."

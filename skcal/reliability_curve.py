@@ -37,7 +37,7 @@ from skcal._constraints import (
     StrictInterval,
 )
 from skcal._validation import check_binary_probabilities
-from skcal.binned_ece import BINNED_CONSTRAINTS, _binned_statistics
+from skcal.binned_ece import BINNED_CONSTRAINTS, binned_statistics
 from skcal.binning import hat_deposit
 from skcal.scdl import max_supported_bins
 from skcal.smooth_ece import smooth_ece
@@ -231,13 +231,13 @@ def reliability_curve(
     True
     """
     if interval != "bootstrap":
-        stats = _binned_statistics(
+        stats = binned_statistics(
             y_true, y_prob, n_bins=n_bins, strategy=strategy, edges=edges,
             sample_weight=sample_weight, pos_label=pos_label, measure="ece",
         )
         return curve_from_statistics(stats, interval=interval, confidence=confidence)
     y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
-    stats = _binned_statistics(
+    stats = binned_statistics(
         y, p, n_bins=n_bins, strategy=strategy, edges=edges, sample_weight=w, pos_label=None, measure="ece"
     )
     curve = curve_from_statistics(stats)

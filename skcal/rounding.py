@@ -13,20 +13,20 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils import ClassifierTags, check_random_state
 
-from skcal._compat import StrOptions, _fit_context, check_is_fitted, validate_data, validate_params
-from skcal._constraints import N_BINS, POS_LABEL, SAMPLE_WEIGHT
+from skcal._compat import StrOptions, check_is_fitted, fit_context, validate_data, validate_params
+from skcal._constraints import N_BINS, OUT_OF_BOUNDS, POS_LABEL, SAMPLE_WEIGHT, SCDL_MAX_BINS
 from skcal._validation import (
-    _as_float_array,
-    _binary_labels,
+    as_float_array,
+    binary_labels,
     check_binary_probabilities,
     check_consistent_length,
     check_probabilities,
     check_sample_weight,
+    label_array,
     reject_strings,
 )
 from skcal.binning import hat_neighbours
-from skcal.scdl import MAX_BINS, _curve, _scdl_at
-from skcal.stats._scdl import ScdlStatistics
+from skcal.stats._scdl import ScdlStatistics, scdl_curve_of_validated, scdl_on_grid, scfdl
 
 __all__ = [
     "SoftBinRounder",
@@ -88,8 +88,8 @@ def soft_bin_weights(y_prob, n_bins, *, dense=False):
 
 
 def _check_utility(utility):
-    # _as_float_array: a fresh float64 copy; complex values and strings (even numeric) refused
-    U = _as_float_array(utility, "utility")
+    # as_float_array: a fresh float64 copy; complex values and strings (even numeric) refused
+    U = as_float_array(utility, "utility")
     if U.ndim != 2 or U.shape[1] != 2 or U.shape[0] < 1:
         raise ValueError(
             "utility must have shape (n_actions, 2): U[action, label] for labels 0 and 1; "
@@ -189,7 +189,7 @@ def swap_regret(y_true, actions, utility, *, sample_weight=None, pos_label=None)
     0.25
     """
     U = _check_utility(utility)
-    y = _binary_labels(y_true, pos_label, "y_true")
+    y = binary_labels(y_true, pos_label, "y_true")
     if hasattr(actions, "to_numpy"):
         actions = actions.to_numpy()
     A = np.asarray(actions)
@@ -280,10 +280,12 @@ def expected_swap_regret(y_true, y_prob, utility, n_bins, *, sample_weight=None,
 
 
 def _greater_label(y):
-    """The positive class of a two-class ``y``: the greater label, as ``predict_proba`` orders them."""
-    if hasattr(y, "to_numpy"):
-        y = y.to_numpy()
-    y = np.asarray(y)
+    """The positive class of a two-class ``y``: the greater label, as ``predict_proba`` orders them.
+
+    The labels are read as the validation reads them (:func:`skcal._validation.label_array`:
+    object arrays of numbers become numbers, missing labels are an error naming ``y``).
+    """
+    y = label_array(y, "y")
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if y.ndim != 1 or y.size == 0 or (y.dtype.kind == "f" and not np.isfinite(y).all()):
@@ -371,9 +373,9 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "n_bins": [StrOptions({"auto"}), *N_BINS],
-        "max_bins": MAX_BINS,
+        "max_bins": SCDL_MAX_BINS,
         "random_state": ["random_state"],
-        "out_of_bounds": [StrOptions({"raise", "clip"})],
+        "out_of_bounds": OUT_OF_BOUNDS,
     }
 
     def __init__(self, *, n_bins="auto", max_bins="auto", random_state=None, out_of_bounds="raise"):
@@ -411,7 +413,7 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             )
         return check_probabilities(X, name="X", out_of_bounds=self.out_of_bounds)
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         """Select the grid (SCDL search on ``(X, y)``) or fix it to ``n_bins``.
 
@@ -448,11 +450,11 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         yb, p, w = check_binary_probabilities(
             y, p, pos_label=_greater_label(y), sample_weight=sample_weight, y_true_name="y", y_prob_name="X"
         )
-        curve = _curve(p, yb, w, self.max_bins)
+        curve = scdl_curve_of_validated(yb, p, w, self.max_bins)
         self.curve_ = curve
         self.scdl_ = curve.scdl
         self.n_bins_ = curve.selected_n_bins if self.n_bins == "auto" else int(self.n_bins)
-        self.scdl_n_bins_, pi, a = _scdl_at(p, yb, w, self.n_bins_)
+        self.scdl_n_bins_, pi, a = scdl_on_grid(p, yb, w, self.n_bins_)
         self.swap_regret_bound_ = 2 * self.scdl_n_bins_ + 2 / self.n_bins_
         self.bin_weights_ = pi
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -491,12 +493,10 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                     "with fit_statistics, n_bins must be a power of two between 2 and max_bins."
                 )
         pi, a = stats.grid_masses(m)
-        from skcal.scdl import _scfdl
-
         self.curve_ = curve
         self.scdl_ = curve.scdl
         self.n_bins_ = m
-        self.scdl_n_bins_ = float(_scfdl(pi, a).max())
+        self.scdl_n_bins_ = float(scfdl(pi, a).max())
         self.swap_regret_bound_ = 2 * self.scdl_n_bins_ + 2 / m
         self.bin_weights_ = pi
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -533,7 +533,7 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         yb, p, w = check_binary_probabilities(
             y, p, pos_label=_greater_label(y), sample_weight=sample_weight, y_true_name="y", y_prob_name="X"
         )
-        scdl_m, _, _ = _scdl_at(p, yb, w, self.n_bins_)
+        scdl_m, _, _ = scdl_on_grid(p, yb, w, self.n_bins_)
         return -(2.0 * scdl_m + 2.0 / self.n_bins_)
 
     def _sample_grid_index(self, p):

@@ -32,8 +32,8 @@ from sklearn.metrics import get_scorer_names, make_scorer
 
 from skcal._compat import (
     SKLEARN_MODULES_WITH_SCORING_CONSTRAINTS,
+    SklearnScorer,
     StrOptions,
-    _Scorer,
     sklearn_scorer_registry,
     validate_params,
 )
@@ -93,7 +93,7 @@ def _patch_constraints():
         c.options |= names
 
 
-class _ClassesAwareScorer(_Scorer):
+class _ClassesAwareScorer(SklearnScorer):
     """A ``make_scorer``-style scorer that tells the metric which class is which.
 
     ``classes_kwarg="labels"`` passes ``labels=estimator.classes_`` (multiclass metrics: the

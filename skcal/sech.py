@@ -44,7 +44,7 @@ from sklearn.utils import check_random_state
 
 from skcal._compat import validate_params
 from skcal._constraints import BANDWIDTH, FINITE_REAL, RANDOM_STATE
-from skcal._validation import _as_float_array
+from skcal._validation import as_float_array
 
 __all__ = [
     "gd",
@@ -55,6 +55,7 @@ __all__ = [
     "sech_sf",
     "sech_ppf",
     "sech_sample",
+    "uniform_draws",
 ]
 
 _HALF_PI = np.pi / 2
@@ -81,7 +82,7 @@ def _check_interval(h, lo, hi, h_name="h"):
 
 
 def _as_array(x, name):
-    arr = _as_float_array(x, name, ensure_non_empty=False)
+    arr = as_float_array(x, name, ensure_non_empty=False)
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinity; expected finite values.")
     return arr
@@ -125,6 +126,17 @@ def _mass(s, h, lo, hi):
     return _gd_span((hi - lo) / (2.0 * h), (hi + lo - 2.0 * s) / (2.0 * h))
 
 
+def _check_broadcast(a, b, name_a, name_b):
+    """Raise a ValueError naming both arguments unless their shapes broadcast together."""
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ValueError(
+            f"{name_a} and {name_b} must broadcast together (equal lengths, or one of them a scalar "
+            f"or of length 1); got shapes {a.shape} and {b.shape}."
+        ) from None
+
+
 def _scalar_or_array(x):
     return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
 
@@ -153,7 +165,7 @@ def gd(x):
     >>> float(gd(0.0)), bool(np.isclose(gd(1.0), 2 * np.arctan(np.tanh(0.5))))
     (0.0, True)
     """
-    x = _as_float_array(x, "x", ensure_non_empty=False)
+    x = as_float_array(x, "x", ensure_non_empty=False)
     return _scalar_or_array(2.0 * np.arctan(np.tanh(x / 2.0)))
 
 
@@ -177,7 +189,7 @@ def gd_inv(g):
     >>> round(float(gd_inv(gd(0.75))), 12)
     0.75
     """
-    g = _as_float_array(g, "g", ensure_non_empty=False)
+    g = as_float_array(g, "g", ensure_non_empty=False)
     if np.isnan(g).any() or (np.abs(g) > _HALF_PI).any():
         raise ValueError("g must lie in [-pi/2, pi/2] (the range of gd) and not be NaN.")
     out = np.arcsinh(np.tan(g))
@@ -260,6 +272,7 @@ def sech_pdf(t, s, h, lo=0.0, hi=1.0):
     h, lo, hi = _check_interval(h, lo, hi)
     s = _check_s(s, lo, hi)
     t = _as_array(t, "t")
+    _check_broadcast(t, s, "t", "s")
     z = h * _mass(s, h, lo, hi)  # computed on the shape of s only, then broadcast
     dens = _sech((t - s) / h) / z
     return _scalar_or_array(np.where((t >= lo) & (t <= hi), dens, 0.0))
@@ -310,6 +323,7 @@ def sech_cdf(t, s, h, lo=0.0, hi=1.0):
     h, lo, hi = _check_interval(h, lo, hi)
     s = _check_s(s, lo, hi)
     t = _as_array(t, "t")
+    _check_broadcast(t, s, "t", "s")
     below, above, total = _tails(t, s, h, lo, hi)
     return _scalar_or_array(np.where(below <= above, below / total, 1.0 - above / total))
 
@@ -348,6 +362,7 @@ def sech_sf(t, s, h, lo=0.0, hi=1.0):
     h, lo, hi = _check_interval(h, lo, hi)
     s = _check_s(s, lo, hi)
     t = _as_array(t, "t")
+    _check_broadcast(t, s, "t", "s")
     below, above, total = _tails(t, s, h, lo, hi)
     return _scalar_or_array(np.where(above <= below, above / total, 1.0 - below / total))
 
@@ -412,6 +427,7 @@ def sech_ppf(u, s, h, lo=0.0, hi=1.0):
     h, lo, hi = _check_interval(h, lo, hi)
     s = _check_s(s, lo, hi)
     u = _as_array(u, "u")
+    _check_broadcast(u, s, "u", "s")
     if u.size and (u.min() < 0.0 or u.max() > 1.0):
         raise ValueError(f"u must lie in [0, 1]; got values in [{u.min():.6g}, {u.max():.6g}].")
     half_mass = _mass(s, h, lo, hi) / 2.0  # arctan(e^B) - arctan(e^A)
@@ -421,7 +437,35 @@ def sech_ppf(u, s, h, lo=0.0, hi=1.0):
     return _scalar_or_array(np.clip(np.where(left, from_lo, from_hi), lo, hi))
 
 
-def _uniform(random_state, size):
+@validate_params(
+    {"random_state": [*RANDOM_STATE, np.random.Generator], "size": [numbers.Integral, tuple]},
+    prefer_skip_nested_validation=True,
+)
+def uniform_draws(random_state, size):
+    """Uniform draws on [0, 1) from a seed, a ``RandomState``, a ``Generator`` or ``None``.
+
+    One draw per entry of ``size``; ``None`` and integers go through scikit-learn's
+    ``check_random_state`` (``None``: numpy's global RandomState), a ``Generator`` is used as it
+    is. The inversion sampling of :func:`sech_sample` and :class:`skcal.SechPerturber` draws
+    through it.
+
+    Parameters
+    ----------
+    random_state : int, RandomState instance, numpy Generator or None
+        The source of randomness.
+    size : int or tuple of int
+        The shape of the draws.
+
+    Returns
+    -------
+    ndarray of shape ``size``
+        The draws.
+
+    Examples
+    --------
+    >>> uniform_draws(0, 2).round(4).tolist()
+    [0.5488, 0.7152]
+    """
     if isinstance(random_state, np.random.Generator):
         return random_state.random(size)
     return check_random_state(random_state).random_sample(size)
@@ -468,5 +512,5 @@ def sech_sample(s, h, lo=0.0, hi=1.0, random_state=None):
     """
     h, lo, hi = _check_interval(h, lo, hi)
     s = _check_s(s, lo, hi)
-    u = _uniform(random_state, s.shape)
+    u = uniform_draws(random_state, s.shape)
     return sech_ppf(u, s, h, lo, hi)

@@ -12,15 +12,13 @@ recalibrated mean), ``predict`` and :meth:`SecondOrderCalibratedClassifier.predi
 
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
 
-from skcal._compat import StrOptions, _fit_context, check_is_fitted, validate_data
-from skcal._constraints import BANDWIDTH, MAX_DEGREE_LIMIT, StrictInterval
-from skcal._validation import _binary_labels
+from skcal._compat import check_is_fitted, fit_context, validate_data
+from skcal._constraints import ALPHA, BANDWIDTH, BASIS, DEGREE, ORDER
+from skcal._validation import binary_labels
 from skcal.ensemble import EnsembleMoments
 from skcal.perturbation import SechPerturber
 from skcal.platt import SecondOrderPlattCalibrator
@@ -118,10 +116,10 @@ class SecondOrderCalibratedClassifier(ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "estimator": "no_validation",
         "bandwidth": list(BANDWIDTH),
-        "degree": [StrictInterval(Integral, 0, MAX_DEGREE_LIMIT, closed="both")],
-        "alpha": [StrictInterval(Real, 0, None, closed="left")],
-        "basis": [StrOptions({"tensor", "total"})],
-        "order": [StrictInterval(Integral, 1, 2, closed="both")],
+        "degree": DEGREE,
+        "alpha": ALPHA,
+        "basis": BASIS,
+        "order": ORDER,
         "random_state": ["random_state"],
     }
 
@@ -136,7 +134,7 @@ class SecondOrderCalibratedClassifier(ClassifierMixin, BaseEstimator):
         self.order = order
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Calibrate the fitted ensemble on held-out inputs and their repeated labels.
 
@@ -190,7 +188,7 @@ class SecondOrderCalibratedClassifier(ClassifierMixin, BaseEstimator):
                     f"y holds labels {np.unique(arr[unseen])[:5].tolist()} that are not classes of the "
                     f"ensemble {self.classes_.tolist()}."
                 )
-            y = _binary_labels(arr, self.classes_[1], "y")
+            y = binary_labels(arr, self.classes_[1], "y")
         self.perturber_ = SechPerturber(bandwidth=self.bandwidth, random_state=self.random_state)
         Sp = self.perturber_.fit_transform(S)
         self.calibrator_ = SecondOrderPlattCalibrator(

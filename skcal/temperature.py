@@ -21,19 +21,19 @@ from scipy.special import logsumexp, softmax
 from skcal._compat import validate_params
 from skcal._constraints import POSITIVE_REAL, SAMPLE_WEIGHT
 from skcal._validation import (
-    _as_float_array,
-    _reject_nonfinite,
+    as_float_array,
     check_consistent_length,
     check_multiclass_labels,
     check_sample_weight,
+    reject_nonfinite,
 )
 
 __all__ = ["fit_temperature", "apply_temperature", "temperature_nll"]
 
 
 def _check_logits(logits, name="logits"):
-    Z = _as_float_array(logits, name, ndim=(2,))
-    _reject_nonfinite(Z, name)
+    Z = as_float_array(logits, name, ndim=(2,))
+    reject_nonfinite(Z, name)
     if Z.shape[1] < 2:
         raise ValueError(f"{name} must have at least 2 columns (one per class); got shape {Z.shape}.")
     return Z

@@ -48,15 +48,16 @@ from skcal._compat import StrOptions, validate_params
 from skcal._constraints import N_BINS, RANDOM_STATE, SAMPLE_WEIGHT, Integral, StrictInterval
 from skcal._validation import (
     ROW_SUM_ATOL,
-    _as_float_array,
-    _check_range,
-    _reject_nonfinite,
+    as_float_array,
+    check_class_probabilities,
     check_consistent_length,
+    check_multiclass_inputs,
     check_multiclass_labels,
     check_multiclass_probabilities,
     check_sample_weight,
+    reject_nonfinite,
 )
-from skcal.binning import _column_ids, _iter_columns, _rank_to_bin, assign_bins
+from skcal.binning import assign_bins, column_bin_ids, iter_columns, rank_to_bin
 from skcal.stats._truthful import classwise_value, top_label_value
 
 __all__ = [
@@ -75,55 +76,6 @@ __all__ = [
 # ----------------------------------------------------------------------------------------------
 # validation and shared kernels
 # ----------------------------------------------------------------------------------------------
-
-
-def _check_proba(y_proba, labels):
-    """Return an ``(n, k)`` probability matrix; a 1-D input is the binary positive column."""
-    arr = y_proba.to_numpy() if hasattr(y_proba, "to_numpy") else y_proba
-    if np.ndim(arr) == 1:
-        p = _as_float_array(arr, "y_proba", ndim=(1,))
-        _reject_nonfinite(p, "y_proba")
-        _check_range(p, "y_proba", 0.0, 1.0)
-        if labels is not None and len(labels) != 2:
-            raise ValueError(
-                "y_proba is 1-dimensional (a binary positive-class probability), so labels must have "
-                f"exactly 2 entries; got {len(labels)}."
-            )
-        return np.column_stack([1.0 - p, p])
-    n_classes = None if labels is None else len(labels)
-    if (
-        isinstance(arr, np.ndarray)
-        and arr.dtype == np.float64
-        and arr.ndim == 2
-        and arr.flags.c_contiguous
-        and arr.size
-    ):
-        # Fast path without a copy (the array is only read): min/max catch NaN, inf and the
-        # range in two passes; anything unusual goes through the shared validator for its message.
-        lo, hi = arr.min(), arr.max()
-        if (
-            lo >= 0.0
-            and hi <= 1.0
-            and arr.shape[1] >= 2
-            and (n_classes is None or arr.shape[1] == n_classes)
-            and np.abs(arr.sum(axis=1) - 1.0).max() <= ROW_SUM_ATOL
-        ):
-            return arr
-    return check_multiclass_probabilities(
-        y_proba,
-        name="y_proba",
-        n_classes=n_classes,
-        n_classes_from=None if labels is None else "labels",
-    )
-
-
-def _check_inputs(y_true, y_proba, sample_weight, labels):
-    P = _check_proba(y_proba, labels)
-    y_arr = y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
-    check_consistent_length(y_true=y_arr, y_proba=P)
-    codes = check_multiclass_labels(y_arr, P.shape[1], labels=labels)
-    w = check_sample_weight(sample_weight, P.shape[0])
-    return P, codes, w
 
 
 def _top_label(P):
@@ -177,13 +129,13 @@ _COMMON_CONSTRAINTS = {
 
 def _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels):
     """Top-label bin sums: ``S_b = sum_{i in b} w_i (c_i - z_i)``, ``sum_i w_i^2 (1 - z_i)``, ``W``."""
-    P, codes, w = _check_inputs(y_true, y_proba, sample_weight, labels)
+    P, codes, w = check_multiclass_inputs(y_true, y_proba, sample_weight, labels)
     n = P.shape[0]
     r = np.argmax(P, axis=1)
     c = P[np.arange(n), r]
     del P
     miss = codes != r  # 1 - z
-    ids = _compact(_column_ids(c, int(n_bins), strategy, "confidence"))
+    ids = _compact(column_bin_ids(c, int(n_bins), strategy, "confidence"))
     resid = c - 1.0
     resid[miss] = c[miss]  # c - z
     if w is None:
@@ -379,10 +331,10 @@ def lince_score(u, phi, *, n_bins=15, strategy="quantile", bin_on=None, sample_w
     >>> lince_score([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1], n_bins=2)
     0.02
     """
-    U = _as_float_array(u, "u", ndim=(1, 2))
-    _reject_nonfinite(U, "u")
-    F = _as_float_array(phi, "phi", ndim=(1, 2))
-    _reject_nonfinite(F, "phi")
+    U = as_float_array(u, "u", ndim=(1, 2))
+    reject_nonfinite(U, "u")
+    F = as_float_array(phi, "phi", ndim=(1, 2))
+    reject_nonfinite(F, "phi")
     if U.shape != F.shape:
         raise ValueError(f"u and phi must have the same shape; got {U.shape} and {F.shape}.")
     if U.ndim == 1:
@@ -396,7 +348,7 @@ def lince_score(u, phi, *, n_bins=15, strategy="quantile", bin_on=None, sample_w
             )
         values = U[:, 0]
     else:
-        values = _as_float_array(bin_on, "bin_on", ndim=(1,))
+        values = as_float_array(bin_on, "bin_on", ndim=(1,))
         check_consistent_length(u=U, bin_on=values)
     ids = assign_bins(values, n_bins=n_bins, strategy=strategy, name="bin_on" if bin_on is not None else "u")
     w = _weights_or_ones(check_sample_weight(sample_weight, n), n)
@@ -439,13 +391,13 @@ def _quantile_column_sums(buf, members, column, n_bins):
             tv = mv[tied]
             lo = np.searchsorted(buf, tv, side="left")
             hi = np.searchsorted(buf, tv, side="right") - 1
-            bins[tied] = _rank_to_bin(lo, n, n_bins)
-            amb = np.flatnonzero(bins[tied] != _rank_to_bin(hi, n, n_bins))
+            bins[tied] = rank_to_bin(lo, n, n_bins)
+            amb = np.flatnonzero(bins[tied] != rank_to_bin(hi, n, n_bins))
             for v in np.unique(tv[amb]):
                 sel = amb[tv[amb] == v]
                 rows = np.flatnonzero(column == v)  # every row with this value, in index order
                 r = lo[sel] + np.searchsorted(rows, members[tied[sel]])
-                bins[tied[sel]] = _rank_to_bin(r, n, n_bins)
+                bins[tied[sel]] = rank_to_bin(r, n, n_bins)
         sums -= np.bincount(bins, minlength=n_bins)
     return sums
 
@@ -460,7 +412,7 @@ _KERNEL_MIN_ROWS = 1 << 16
 def _load_classwise_kernel():
     """:mod:`skcal._classwise_kernel`, or None when numba is not installed."""
     try:
-        from skcal import _classwise_kernel
+        from skcal import _classwise_kernel  # imported here: it needs numba, an optional dependency
     except ImportError:
         return None
     return _classwise_kernel
@@ -484,8 +436,8 @@ def _classwise_kernel_sums(y_true, y_proba, n_bins, strategy, sample_weight, lab
     """Unweighted quantile-bin sums by the compiled two-pass kernel (:mod:`skcal._classwise_kernel`).
 
     A large contiguous float64 ``y_proba`` (C or Fortran order, or a pandas frame holding one)
-    is validated by the kernel's first pass (as :func:`_check_inputs` would validate it); any
-    other input is validated, and converted, by :func:`_check_inputs` first, and the kernel
+    is validated by the kernel's first pass (as :func:`~skcal._validation.check_multiclass_inputs`
+    would validate it); any other input is validated, and converted, by it first, and the kernel
     then takes the converted array if it applies (a large float32 array, say).
 
     Returns None for weights or another rule (nothing validated yet), else ``(sums, P, codes)``
@@ -498,7 +450,7 @@ def _classwise_kernel_sums(y_true, y_proba, n_bins, strategy, sample_weight, lab
     n_bins = int(n_bins)
     # a view drops ndarray subclasses (masked arrays, matrices), which numba does not type; the
     # numpy path reads them as plain arrays too
-    arr = y_proba.to_numpy() if hasattr(y_proba, "to_numpy") else y_proba  # as _check_proba
+    arr = y_proba.to_numpy() if hasattr(y_proba, "to_numpy") else y_proba  # as check_class_probabilities
     arr = arr.view(np.ndarray) if isinstance(arr, np.ndarray) else arr
     kernel = None
     if _kernel_applies(arr, n_bins) and (labels is None or len(labels) == arr.shape[1]):
@@ -509,13 +461,13 @@ def _classwise_kernel_sums(y_true, y_proba, n_bins, strategy, sample_weight, lab
         # exact one: near the tolerance the shared validator decides, and raises with its message
         margin = 2.0 * arr.shape[1] * np.finfo(np.float64).eps
         if bad or not row_dev + margin <= ROW_SUM_ATOL:
-            _check_proba(arr, labels)  # does not change the values the counts were taken of
+            check_class_probabilities(arr, labels)  # does not change the values the counts were taken of
         P = arr
         y_arr = y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
         check_consistent_length(y_true=y_arr, y_proba=P)
         codes = check_multiclass_labels(y_arr, P.shape[1], labels=labels)
     else:
-        P, codes, _ = _check_inputs(y_true, arr, None, labels)  # arr: a frame read once
+        P, codes, _ = check_multiclass_inputs(y_true, arr, None, labels)  # arr: a frame read once
         kernel = _load_classwise_kernel() if _kernel_applies(P, n_bins) else None
         if kernel is None:
             return None, P, codes
@@ -536,7 +488,7 @@ def _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels):
     """
     fast = _classwise_kernel_sums(y_true, y_proba, n_bins, strategy, sample_weight, labels)
     if fast is None:
-        P, codes, w = _check_inputs(y_true, y_proba, sample_weight, labels)
+        P, codes, w = check_multiclass_inputs(y_true, y_proba, sample_weight, labels)
     else:
         sums, P, codes = fast
         if sums is not None:
@@ -547,12 +499,12 @@ def _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels):
     order = np.argsort(codes, kind="stable")
     bounds = np.searchsorted(codes[order], np.arange(k + 1))
     out = []
-    for j, col in _iter_columns(P):
+    for j, col in iter_columns(P):
         members = order[bounds[j] : bounds[j + 1]]
         if w is None and strategy == "quantile":
             out.append(_quantile_column_sums(col, members, P[:, j], n_bins))
             continue
-        ids = _compact(_column_ids(col, n_bins, strategy, "y_proba"))
+        ids = _compact(column_bin_ids(col, n_bins, strategy, "y_proba"))
         nb = int(ids.max()) + 1
         if w is None:
             sums = np.bincount(ids, weights=col, minlength=nb)
@@ -687,7 +639,7 @@ def brier_over_k(y_true, y_proba, *, sample_weight=None, labels=None):
     >>> round(brier_over_k([0, 1], [[0.5, 0.5], [0.2, 0.8]]), 6)
     0.145
     """
-    P, codes, w = _check_inputs(y_true, y_proba, sample_weight, labels)
+    P, codes, w = check_multiclass_inputs(y_true, y_proba, sample_weight, labels)
     n, k = P.shape
     Y = np.zeros_like(P)
     Y[np.arange(n), codes] = 1.0
@@ -726,7 +678,7 @@ def confidence_proper_loss(y_true, y_proba, *, sample_weight=None, labels=None):
     >>> round(confidence_proper_loss([0, 0], [[0.8, 0.2], [0.3, 0.7]], labels=[0, 1]), 6)
     0.765
     """
-    P, codes, w = _check_inputs(y_true, y_proba, sample_weight, labels)
+    P, codes, w = check_multiclass_inputs(y_true, y_proba, sample_weight, labels)
     r, c = _top_label(P)
     z = (codes == r).astype(np.float64)
     return float(np.average(1.0 - z + (c - z) ** 2, weights=w))

@@ -3,9 +3,9 @@
 Crowd data usually comes as *counts*: item ``i`` received ``total[i]`` binary votes, of which
 ``positive[i]`` were positive. :class:`VoteCounts` holds such counts, and every skcal function or
 estimator that takes ``snapshots`` (an ``(n, k)`` NaN-padded array of individual votes) takes a
-:class:`VoteCounts` in its place, with identical results: the validation layer
-(:func:`skcal._validation.check_snapshots` and :func:`skcal._validation.snapshot_targets`)
-dispatches on the type, so no padded array is ever built.
+:class:`VoteCounts` in its place, with identical results: the checks of this module
+(:func:`check_snapshots` and :func:`snapshot_targets`, beside the class they know) dispatch on
+the type, so no padded array is ever built.
 
 From ``a`` positive votes out of ``c`` the unbiased targets are
 
@@ -20,9 +20,15 @@ need at least two votes on (some of) the items.
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 
-__all__ = ["VoteCounts"]
+from skcal._compat import validate_params
+from skcal._constraints import NON_NEGATIVE_INT, POSITIVE_INT
+from skcal._validation import as_float_array, reject_nonfinite
+
+__all__ = ["VoteCounts", "check_snapshots", "snapshot_targets", "snapshot_votes"]
 
 
 def _count_array(x, name):
@@ -108,6 +114,9 @@ class VoteCounts:
 
     __slots__ = ("positive", "total")
 
+    @validate_params(
+        {"positive": ["array-like"], "total": ["array-like"]}, prefer_skip_nested_validation=True
+    )
     def __init__(self, positive, total):
         a = _count_array(positive, "positive")
         c = _count_array(total, "total")
@@ -209,6 +218,7 @@ class VoteCounts:
         return rows, (rank < self.positive[rows]).astype(np.float64)
 
     @classmethod
+    @validate_params({"snapshots": ["array-like"]}, prefer_skip_nested_validation=True)
     def from_snapshots(cls, snapshots):
         """Count the votes of an ``(n, k)`` snapshot array (NaN marks a missing vote).
 
@@ -222,13 +232,14 @@ class VoteCounts:
         VoteCounts
             The counts of each row.
         """
-        from skcal._validation import check_snapshots
-
         Y = check_snapshots(snapshots, min_votes=1)
         obs = ~np.isnan(Y)
         return cls(np.where(obs, Y, 0.0).sum(axis=1), obs.sum(axis=1))
 
     @classmethod
+    @validate_params(
+        {"counts": ["array-like"], "positive_class": [Integral]}, prefer_skip_nested_validation=True
+    )
     def from_class_counts(cls, counts, positive_class):
         """One-vs-rest counts from an ``(n, n_classes)`` table of votes per class.
 
@@ -264,3 +275,174 @@ class VoteCounts:
         for j in range(C.shape[1]):
             _count_array(C[:, j], f"counts[:, {j}]")
         return cls(C[:, positive_class], C.sum(axis=1))
+
+
+# ---------------------------------------------------------------------------------------------
+# snapshots and vote counts as the inputs of second-order measures and estimators
+# ---------------------------------------------------------------------------------------------
+@validate_params(
+    {
+        "snapshots": ["array-like"],
+        "name": [str],
+        "n_samples": [*NON_NEGATIVE_INT, None],
+        "min_votes": POSITIVE_INT,
+    },
+    prefer_skip_nested_validation=True,
+)
+def check_snapshots(snapshots, *, name="snapshots", n_samples=None, min_votes=2):
+    """Validate ``(n, k)`` binary snapshots (NaN marks a missing vote) or vote counts.
+
+    ``snapshots`` is either an array-like of 0/1 votes (``k >= min_votes`` columns) or a
+    :class:`skcal.votes.VoteCounts`, which is returned as it is after the same row checks, so
+    that every caller takes counts without building a padded array (pass the result on to
+    :func:`snapshot_targets`). Each row needs at least ``min_votes`` votes: 2 for anything
+    second order (``t2`` needs a pair of votes), 1 for first-order uses. Boolean input is
+    converted to float first (for numpy booleans ``+`` is a logical OR); pandas nullable
+    dtypes with ``pd.NA`` are read with ``NA`` as a missing vote.
+
+    Parameters
+    ----------
+    snapshots : array-like of shape (n, k) or VoteCounts
+        The votes.
+    name : str, default="snapshots"
+        The argument's name in error messages.
+    n_samples : int, default=None
+        The expected number of rows.
+    min_votes : int, default=2
+        The votes every row needs.
+
+    Returns
+    -------
+    ndarray of shape (n, k) or VoteCounts
+        A fresh float64 array (NaN for a missing vote), or the counts themselves.
+    """
+    if isinstance(snapshots, VoteCounts):
+        c = snapshots.total
+        if (c < min_votes).any():
+            i = int(np.argmax(c < min_votes))
+            raise ValueError(
+                f"Every item of {name} needs at least {min_votes} votes; item {i} has {int(c[i])}. "
+                + _SINGLE_LABEL_HINT
+            )
+        if n_samples is not None and len(snapshots) != n_samples:
+            raise ValueError(f"{name} has {len(snapshots)} items; expected {n_samples} (one per score).")
+        return snapshots
+    if hasattr(snapshots, "to_numpy"):
+        try:
+            snapshots = snapshots.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            snapshots = snapshots.to_numpy()
+    raw = np.asarray(snapshots)
+    if raw.dtype.kind == "b":
+        raw = raw.astype(np.float64)
+    if raw.dtype.kind == "c":
+        raise ValueError(f"{name} must hold binary labels 0/1 (or NaN for missing); got complex values.")
+    if raw.ndim == 1:
+        raise ValueError(
+            f"{name} must be 2-dimensional, (n, k) snapshots (k >= {min_votes} labels per row), or "
+            f"skcal.votes.VoteCounts; got a 1-D array of shape {raw.shape}, i.e. one label per row. "
+            + _SINGLE_LABEL_HINT
+        )
+    Y = as_float_array(raw, name, ndim=(2,))
+    reject_nonfinite(Y, name, allow_nan=True)
+    if Y.shape[1] < min_votes:
+        raise ValueError(
+            f"{name} must have at least {min_votes} columns (independent labels per input); got shape "
+            f"{Y.shape}. " + _SINGLE_LABEL_HINT
+        )
+    obs = ~np.isnan(Y)
+    vals = Y[obs]
+    if not np.isin(vals, (0.0, 1.0)).all():
+        bad = np.unique(vals[~np.isin(vals, (0.0, 1.0))])[:5]
+        raise ValueError(f"{name} must hold binary labels 0/1 (or NaN for missing); got {bad.tolist()}.")
+    counts = obs.sum(axis=1)
+    if (counts < min_votes).any():
+        raise ValueError(
+            f"Every row of {name} needs at least {min_votes} votes; row {int(np.argmax(counts < min_votes))} "
+            f"has {int(counts.min())}. " + _SINGLE_LABEL_HINT
+        )
+    if n_samples is not None and Y.shape[0] != n_samples:
+        raise ValueError(f"{name} has {Y.shape[0]} rows; expected {n_samples} (one per score).")
+    return Y
+
+
+#: Appended to every "too few votes" error: what works with one label per row.
+_SINGLE_LABEL_HINT = (
+    "A single label per input cannot estimate E[f*^2] (the product of two independent labels is "
+    "needed). With one label per row use the first-order tools: ce1_score, SecondOrderPlattCalibrator"
+    "(order=1) and every first-order measure (scdl_score, smooth_ece, binned_ece, ...). Second "
+    "order only needs pairs for E[f*^2]: doubly labelling a subset of the rows is enough "
+    "(docs/guide/crowd_labels.md measures how many)."
+)
+
+
+@validate_params({"snapshots": ["array-like"]}, prefer_skip_nested_validation=True)
+def snapshot_targets(snapshots):
+    """Unbiased targets ``t1``, ``t2`` from validated snapshots or vote counts.
+
+    Returns ``(t1, t2, c)`` with ``t1 = a / c`` estimating E[f*], ``t2 = a (a - 1) / (c (c - 1))``
+    estimating E[f*^2] and ``c`` the number of votes, where ``a`` counts positive votes. ``t2`` is
+    NaN on rows with a single vote. ``snapshots`` is the output of :func:`check_snapshots`: an
+    array of votes or a :class:`skcal.votes.VoteCounts` (same numbers, no padded array).
+
+    Parameters
+    ----------
+    snapshots : ndarray of shape (n, k) or VoteCounts
+        Validated votes.
+
+    Returns
+    -------
+    t1 : ndarray of shape (n,)
+        ``a / c``.
+    t2 : ndarray of shape (n,)
+        ``a (a - 1) / (c (c - 1))`` (NaN for a single vote).
+    c : ndarray of shape (n,)
+        The number of votes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal.votes import VoteCounts, snapshot_targets
+    >>> t1, t2, c = snapshot_targets(np.array([[1.0, 1.0], [1.0, 0.0]]))
+    >>> t1.tolist(), t2.tolist()
+    ([1.0, 0.5], [1.0, 0.0])
+    >>> [x.tolist() for x in snapshot_targets(VoteCounts([2, 1], [2, 2]))]
+    [[1.0, 0.5], [1.0, 0.0], [2.0, 2.0]]
+    """
+    if isinstance(snapshots, VoteCounts):
+        a = snapshots.positive.astype(np.float64)
+        c = snapshots.total.astype(np.float64)
+    else:
+        Y = np.asarray(snapshots, dtype=np.float64)
+        obs = ~np.isnan(Y)
+        c = obs.sum(axis=1).astype(np.float64)
+        a = np.where(obs, Y, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t2 = np.where(c >= 2, a * (a - 1.0) / (c * np.maximum(c - 1.0, 1.0)), np.nan)
+    return a / c, t2, c
+
+
+@validate_params({"snapshots": ["array-like"]}, prefer_skip_nested_validation=True)
+def snapshot_votes(snapshots):
+    """Every observed vote as a flat sample: ``(rows, values)`` (row-major order).
+
+    ``snapshots`` is the output of :func:`check_snapshots` (votes or vote counts). For counts the
+    votes of a row come as ``a`` ones, then ``c - a`` zeros (the order of
+    :meth:`skcal.votes.VoteCounts.to_snapshots`).
+
+    Parameters
+    ----------
+    snapshots : ndarray of shape (n, k) or VoteCounts
+        Validated votes.
+
+    Returns
+    -------
+    rows : ndarray of int
+        The row of each vote.
+    values : ndarray of float
+        The vote, 1.0 or 0.0.
+    """
+    if isinstance(snapshots, VoteCounts):
+        return snapshots.votes()
+    obs = ~np.isnan(snapshots)
+    return np.nonzero(obs)[0], snapshots[obs]

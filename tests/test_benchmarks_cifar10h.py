@@ -19,7 +19,7 @@ def _require_data():
 
 
 def test_snapshots_from_counts_match_the_unbiased_targets():
-    from skcal._validation import snapshot_targets
+    from skcal.votes import snapshot_targets
 
     a = np.array([0, 3, 5, 2])
     c = np.array([4, 6, 5, 2])

@@ -141,6 +141,33 @@ def test_errors():
         evaluate(dd.from_pandas(pd.Series(y), npartitions=2), pd_)
 
 
+def test_public_functions_declare_their_arguments():
+    # issue 20: validate_params on evaluate, evaluate_dataframe and fit_second_order_calibrator
+    y, p, _ = _binary(100)
+    yd, pd_ = da.from_array(y, chunks=30), da.from_array(p, chunks=30)
+    with pytest.raises(ValueError, match="'return_statistics' parameter of evaluate must be"):
+        evaluate(yd, pd_, return_statistics="yes")
+    with pytest.raises(ValueError, match="'scheduler' parameter of evaluate must be"):
+        evaluate(yd, pd_, scheduler=3)
+    df = dd.from_pandas(pd.DataFrame({"y": y, "p": p}), npartitions=2)
+    with pytest.raises(ValueError, match="'y' parameter of evaluate_dataframe must be"):
+        evaluate_dataframe(df, y=1, p="p")
+    # the keyword arguments evaluate_dataframe passes on are checked by evaluate (named for the caller)
+    with pytest.raises(ValueError, match="'split_every' parameter of evaluate_dataframe must be"):
+        evaluate_dataframe(df, y="y", p="p", split_every=1)
+    S, Y = _second_order(100)
+    with pytest.raises(ValueError, match="'degree' parameter of fit_second_order_calibrator must be"):
+        fit_second_order_calibrator(
+            da.from_array(Y, chunks=(30, 2)), da.from_array(S, chunks=(30, 2)), degree=600
+        )
+    # a measure's own arguments are checked by its statistics object or here, before any pass
+    with pytest.raises(ValueError, match="'bandwidth' parameter of evaluate must be"):
+        evaluate(da.from_array(Y, chunks=(30, 2)), da.from_array(S, chunks=(30, 2)),
+                 [("ce2", {"degree": "auto", "bandwidth": -1.0})], scheduler="sync")
+    with pytest.raises(ValueError, match=r"'n_bins' parameter of BinnedStatistics.__init__ must be"):
+        evaluate(yd, pd_, [("binned_ece", {"n_bins": 0})], scheduler="sync")
+
+
 def test_table_entries_build_their_statistics():
     for name, spec in MEASURES.items():
         # multiclass statistics need their label set up front (evaluate passes it)

@@ -118,3 +118,117 @@ def test_function_uses_validate_params(name):
     )
     params = set(inspect.signature(inner).parameters) - {"args", "kwargs"}
     assert params <= set(constraints), f"{name}: no constraint for {sorted(params - set(constraints))}"
+
+
+# ---------------------------------------------------------------------------------------------
+# every public module, not only the top-level namespace (issue 20)
+# ---------------------------------------------------------------------------------------------
+def _public_modules():
+    import pkgutil
+
+    names = ["skcal"]
+    for info in pkgutil.walk_packages(skcal.__path__, "skcal."):
+        if not any(part.startswith("_") for part in info.name.split(".")[1:]):
+            names.append(info.name)
+    return names
+
+
+def _exported():
+    """``(path, object)`` for every function and class in the ``__all__`` of a public module."""
+    import importlib
+
+    seen, out = set(), []
+    for name in _public_modules():
+        module = importlib.import_module(name)
+        for attr in getattr(module, "__all__", []):
+            obj = getattr(module, attr)
+            if id(obj) in seen or not (inspect.isfunction(obj) or inspect.isclass(obj)):
+                continue
+            seen.add(id(obj))
+            out.append((f"{name}.{attr}", obj))
+    return out
+
+
+def _declared(func):
+    """The constraints ``validate_params`` declared for ``func`` (``None`` without the decorator)."""
+    inner = getattr(func, "__wrapped__", None)
+    return getattr(inner, "_skl_parameter_constraints", None), inner or func
+
+
+def _parameters(func):
+    skip = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    params = inspect.signature(func).parameters.items()
+    return {n for n, p in params if n not in ("self", "cls") and p.kind not in skip}
+
+
+EXPORTED_FUNCTIONS = [path for path, obj in _exported() if inspect.isfunction(obj)]
+
+
+def _methods():
+    """``(path, class, name, function)`` of every public method (and ``__init__``) of the exported
+    classes that are not estimators (those declare ``_parameter_constraints``, checked by ``fit``)."""
+    out = []
+    for path, cls in _exported():
+        if not inspect.isclass(cls) or issubclass(cls, BaseEstimator):
+            continue
+        for klass in cls.__mro__:
+            if not klass.__module__.startswith("skcal"):
+                continue
+            for name, value in vars(klass).items():
+                if name.startswith("_") and name != "__init__":
+                    continue
+                func = value.__func__ if isinstance(value, (classmethod, staticmethod)) else value
+                if inspect.isfunction(func) and _parameters(_declared(func)[1]):
+                    out.append((f"{path}.{name}", cls, name, func))
+    return sorted({p: (p, c, n, f) for p, c, n, f in out}.values(), key=lambda r: r[0])
+
+
+#: result containers: dataclasses that the functions build, whose fields are documented, not checked
+RESULTS = {
+    "SCDLCurve",
+    "CE2Result",
+    "CalibrationTestResult",
+    "ReliabilityCurve",
+    "SmoothReliabilityCurve",
+    "MeasureSpec",
+}
+_PENDING_METHODS: dict = {}
+METHODS = {path: (cls, name, func) for path, cls, name, func in _methods() if cls.__name__ not in RESULTS}
+
+
+@pytest.mark.parametrize("path", EXPORTED_FUNCTIONS)
+def test_every_public_function_of_every_public_module_uses_validate_params(path):
+    obj = dict(_exported())[path]
+    constraints, inner = _declared(obj)
+    assert isinstance(constraints, dict), f"{path} does not declare its arguments with validate_params"
+    missing = _parameters(inner) - set(constraints)
+    assert not missing, f"{path}: no constraint for {sorted(missing)}"
+
+
+@pytest.mark.parametrize("path", _params(sorted(METHODS), _PENDING_METHODS))
+def test_every_public_method_is_declared(path):
+    cls, name, func = METHODS[path]
+    constraints, inner = _declared(func)
+    if constraints is None and name == "__init__":
+        constraints = getattr(cls, "_parameter_constraints", None)
+    assert isinstance(constraints, dict), (
+        f"{path} declares its arguments neither with validate_params nor in _parameter_constraints"
+    )
+    missing = _parameters(inner) - set(constraints)
+    assert not missing, f"{path}: no constraint for {sorted(missing)}"
+
+
+def test_the_issue_20_functions_are_declared():
+    from skcal import dask as skcal_dask
+    from skcal import stats
+
+    for func in (
+        skcal_dask.evaluate,
+        skcal_dask.evaluate_dataframe,
+        skcal_dask.fit_second_order_calibrator,
+        stats.from_state,
+        stats.merge_all,
+        stats.quantile_edges,
+        stats.quantile_thresholds,
+    ):
+        assert isinstance(_declared(func)[0], dict), func.__name__

@@ -208,8 +208,13 @@ def test_ensemble_moments_bagging():
 @pytest.mark.parametrize("basis", ["tensor", "total", "1d"])
 @pytest.mark.parametrize("spf", [100, 10, None])
 def test_auto_degree(basis, spf):
-    for n in [1, 2, 10, 100, 1000, 20000, 10**6]:
+    minimum = skcal.chebyshev.n_basis_functions(1, basis)  # a sample fitting degree 1 at least
+    for n in [1, 2, 3, 4, 10, 100, 1000, 20000, 10**6]:
         for h in [2**-10, 1 / 64, 1 / 16, 1 / 4, 1.0]:
+            if n < minimum:  # no degree fits: refused (the reference would say 1)
+                with pytest.raises(ValueError, match=f"at least {minimum}"):
+                    skcal.chebyshev.auto_degree(n, h, basis=basis, samples_per_feature=spf)
+                continue
             assert skcal.chebyshev.auto_degree(n, h, basis=basis, samples_per_feature=spf) == R.auto_degree(
                 n, h, basis, spf
             )

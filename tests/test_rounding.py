@@ -9,7 +9,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcal import SoftBinRounder, expected_swap_regret, scdl_curve, soft_bin_weights, swap_regret
 from skcal.rounding import best_response
-from skcal.scdl import _scdl_at
+from skcal.stats._scdl import scdl_on_grid
 
 probs = st.one_of(st.floats(0, 1, allow_nan=False), st.sampled_from([0.0, 0.25, 0.5, 1.0]))
 
@@ -64,7 +64,7 @@ def test_fit_selects_the_scdl_grid():
     assert rounder.n_bins_ == curve.selected_n_bins
     assert rounder.scdl_ == curve.scdl
     assert 1 / rounder.n_bins_ <= rounder.scdl_ < 2 / rounder.n_bins_
-    assert rounder.scdl_n_bins_ == pytest.approx(_scdl_at(p, y.astype(float), None, rounder.n_bins_)[0])
+    assert rounder.scdl_n_bins_ == pytest.approx(scdl_on_grid(p, y.astype(float), None, rounder.n_bins_)[0])
     assert rounder.swap_regret_bound_ == pytest.approx(2 * rounder.scdl_n_bins_ + 2 / rounder.n_bins_)
     assert rounder.bin_weights_.sum() == pytest.approx(1.0)
     assert rounder.n_features_in_ == 1
@@ -190,7 +190,7 @@ def test_expected_swap_regret_bound(data, n_actions, m, seed):
     y, p = data
     U = np.random.default_rng(seed).uniform(size=(n_actions, 2))
     sr = expected_swap_regret(y, p, U, m)
-    scdl_m = _scdl_at(p, y, None, m)[0]
+    scdl_m = scdl_on_grid(p, y, None, m)[0]
     assert 0.0 <= sr <= 2 * scdl_m + 2 / m + 1e-12
     # and with the SCDL-selected grid, SR <= 4 SCDL
     rounder = SoftBinRounder(max_bins=32).fit(p, y)

@@ -8,13 +8,13 @@ from hypothesis import strategies as st
 
 from skcal.scdl import (
     SCDLCurve,
-    _scdl_at,
     default_max_bins,
     max_supported_bins,
     scdl_curve,
     scdl_score,
     theory_max_bins,
 )
+from skcal.stats._scdl import scdl_on_grid
 
 
 def brute_force_scdl_m(y, p, m, w=None):
@@ -66,7 +66,7 @@ def test_binned_sums_equal_brute_force(data, use_weights):
     for g, m in enumerate(curve.n_bins):
         assert curve.scdl_m[g] == pytest.approx(brute_force_scdl_m(y, p, int(m), w), abs=1e-12)
     for m in (1, 3, 5):  # non-dyadic grids (used by SoftBinRounder with a fixed n_bins)
-        assert _scdl_at(p, y, w, m)[0] == pytest.approx(brute_force_scdl_m(y, p, m, w), abs=1e-12)
+        assert scdl_on_grid(p, y, w, m)[0] == pytest.approx(brute_force_scdl_m(y, p, m, w), abs=1e-12)
 
 
 @settings(max_examples=40, deadline=None)

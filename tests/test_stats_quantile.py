@@ -311,8 +311,9 @@ def test_thresholds_params_round_trip_and_default_behaviour_unchanged():
         (([np.nan], [0]), "finite"),
         (([0.5], [-1]), "non-negative"),
         (([0.5], [0.5]), "integers"),
-        ("ab", "numeric"),
-        (0.5, "pair"),
+        ("ab", r"'thresholds' parameter of TopLabelStatistics.__init__ must be a pair \(values, indices\)"),
+        (0.5, r"'thresholds' parameter of TopLabelStatistics.__init__ must be a pair \(values, indices\)"),
+        ([[0.5]], "pair"),
     ],
 )
 def test_bad_thresholds(thresholds, match):

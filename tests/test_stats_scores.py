@@ -138,7 +138,8 @@ def test_bad_chunks(kwargs, y, p, match):
 def test_bad_weights_and_params():
     with pytest.raises(ValueError, match="non-negative"):
         AccuracyStatistics().update([0, 1], [0.2, 0.4], sample_weight=[1.0, -1.0])
-    with pytest.raises(ValueError, match="shape"):
+    # one check of sample weights everywhere (skcal._validation.check_sample_weight)
+    with pytest.raises(ValueError, match=r"sample_weight has 1 entries; expected 2 \(one per sample\)"):
         AccuracyStatistics().update([0, 1], [0.2, 0.4], sample_weight=[1.0])
     with pytest.raises(ValueError, match="duplicates"):
         AccuracyStatistics(labels=[0, 0, 1])

@@ -969,3 +969,54 @@ def test_no_pos_label_hint_where_there_is_no_pos_label():
     with pytest.raises(ValueError, match="these are not") as info:
         skcal.ce1_score(np.where(Y01 == 1, "yes", "no"), SCORES)
     assert "pos_label" not in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# leftovers of the sweep (issue 20): each failed before its fix
+# ---------------------------------------------------------------------------------------------
+def test_soft_bin_rounder_takes_object_labels_as_their_numbers():
+    # an object array of ints used to end in AttributeError: 'int' object has no attribute 'item'
+    ref = skcal.SoftBinRounder().fit(P01, Y01)
+    got = skcal.SoftBinRounder().fit(P01, Y01.astype(object))
+    assert got.n_bins_ == ref.n_bins_ and got.scdl_ == ref.scdl_
+
+
+def test_soft_bin_rounder_names_y_for_a_missing_label():
+    # None in an object label array used to raise a TypeError from np.unique that did not name y
+    y = Y01.astype(object)
+    y[3] = None
+    with pytest.raises(ValueError, match="^y contains missing labels"):
+        skcal.SoftBinRounder().fit(P01, y)
+
+
+def test_auto_degree_refuses_a_sample_too_small_for_any_degree():
+    from skcal.chebyshev import auto_degree
+
+    # 1.5 samples used to give degree 1 (4 tensor basis functions) without a word
+    with pytest.raises(ValueError, match=r"at least 4 .*got n_samples = 1\.5"):
+        auto_degree(n_samples=1.5, bandwidth=2**-6)
+    with pytest.raises(ValueError, match=r"at least 2 .*got n_samples = 1\.5"):
+        auto_degree(n_samples=1.5, bandwidth=2**-6, basis="1d")
+    assert auto_degree(n_samples=4, bandwidth=2**-6) == 1
+    # the same rule, and message, for degree="auto" of the estimators
+    with pytest.raises(ValueError, match=r"effective sample size \(sum w\)\^2 / sum w\^2 = 3"):
+        skcal.ce2_score(SNAPSHOTS[:3], SCORES[:3])
+
+
+def test_first_order_platt_does_not_suggest_pos_label():
+    # order=1 takes binary labels but has no pos_label: the hint used to say to pass it
+    y = np.where(Y01 == 1, "b", "a")
+    with pytest.raises(ValueError, match="these are not") as info:
+        skcal.SecondOrderPlattCalibrator(order=1, degree=2).fit(SCORES, y)
+    assert "pos_label" not in str(info.value)
+    assert "encode the positive class as 1" in str(info.value)
+
+
+@pytest.mark.parametrize("func", [skcal.sech_cdf, skcal.sech_pdf, skcal.sech.sech_sf])
+def test_sech_names_t_and_s_when_their_shapes_do_not_broadcast(func):
+    # mismatched lengths used to give numpy's "operands could not be broadcast together"
+    with pytest.raises(ValueError, match=r"^t and s must broadcast together.*\(7,\) and \(3,\)"):
+        func(POINTS, np.array([0.2, 0.5, 0.8]), 0.1)
+    with pytest.raises(ValueError, match="^u and s must broadcast together"):
+        skcal.sech_ppf(POINTS, np.array([0.2, 0.5, 0.8]), 0.1)
+    assert func(POINTS[:, None], np.array([0.2, 0.5, 0.8])[None, :], 0.1).shape == (7, 3)

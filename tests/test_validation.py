@@ -8,9 +8,8 @@ from skcal._validation import (
     check_multiclass_probabilities,
     check_sample_weight,
     check_scores,
-    check_snapshots,
-    snapshot_targets,
 )
+from skcal.votes import check_snapshots, snapshot_targets
 
 
 def test_binary_accepts_list_numpy_pandas_identically():
@@ -237,3 +236,52 @@ def test_nullable_pandas_missing_values_are_nan():
     assert np.isnan(Y[2, 0]) and np.isfinite(np.delete(Y.ravel(), 6)).all()
     obj = np.array([[1, pd.NA, 0], [0, 1, 1]], dtype=object)
     assert np.isnan(check_snapshots(obj)[0, 1])
+
+
+def test_sample_weight_zero_total_only_where_allowed():
+    # metrics need a positive total; a chunk of a statistics object may weigh nothing
+    with pytest.raises(ValueError, match="sample_weight sums to zero"):
+        check_sample_weight([0.0, 0.0], 2)
+    np.testing.assert_array_equal(check_sample_weight([0.0, 0.0], 2, allow_zero_total=True), [0.0, 0.0])
+    assert check_sample_weight([], 0, allow_zero_total=True).shape == (0,)
+    with pytest.raises(ValueError, match="sample_weight must be non-negative"):
+        check_sample_weight([1.0, -1.0], 2, allow_zero_total=True)
+
+
+@pytest.mark.parametrize(
+    "weights, match",
+    [
+        ([1.0, -1.0], "sample_weight must be non-negative; got a minimum of -1"),
+        ([1.0], r"sample_weight has 1 entries; expected 2 \(one per sample\)"),
+        ([1.0, np.nan], "sample_weight contains NaN or infinity"),
+        ([[1.0], [1.0]], "sample_weight must be 1-dimensional"),
+        (["1", "2"], "sample_weight must be numeric"),
+    ],
+)
+def test_one_sample_weight_check_for_metrics_statistics_and_the_engine(weights, match):
+    # the metric, its statistics object and the Chebyshev engine give the same message
+    import skcal
+    from skcal.chebyshev import ChebyshevMoments
+    from skcal.stats import BinnedStatistics, CE1Statistics, CutoffStatistics, ScdlStatistics
+
+    y, p = [0, 1], [0.2, 0.7]
+    calls = [
+        lambda: skcal.binned_ece(y, p, sample_weight=weights),
+        lambda: BinnedStatistics().update(y, p, sample_weight=weights),
+        lambda: ScdlStatistics().update(y, p, sample_weight=weights),
+        lambda: CutoffStatistics().update(y, p, sample_weight=weights),
+        lambda: CE1Statistics(degree=1).update(y, p, sample_weight=weights),
+        lambda: ChebyshevMoments(1, 1).update(np.array([[0.2], [0.7]]), np.array([0.0, 1.0]), weights),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match=match):
+            call()
+
+
+def test_statistics_accept_a_chunk_of_zero_weight():
+    from skcal.stats import BinnedStatistics, SmoothECEStatistics, TopLabelStatistics
+
+    st_ = BinnedStatistics(n_bins=2).update([0, 1], [0.2, 0.7], sample_weight=[0.0, 0.0])
+    assert st_.stats_["count"].sum() == 2 and st_.stats_["weight"].sum() == 0.0
+    SmoothECEStatistics().update([0, 1], [0.2, 0.7], sample_weight=[0.0, 0.0])
+    TopLabelStatistics(labels=[0, 1]).update([0, 1], [[0.8, 0.2], [0.3, 0.7]], sample_weight=[0, 0])

@@ -16,9 +16,8 @@ from skcal import (
     ce2_details,
     ce2_score,
 )
-from skcal._validation import check_snapshots, snapshot_targets, snapshot_votes
 from skcal.report import CalibrationReport
-from skcal.votes import VoteCounts
+from skcal.votes import VoteCounts, check_snapshots, snapshot_targets, snapshot_votes
 
 
 def _data(n=600, seed=0, cmin=2, cmax=6):

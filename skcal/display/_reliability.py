@@ -22,6 +22,7 @@ from skcal._constraints import (
     RANDOM_STATE,
     SAMPLE_WEIGHT,
     Integral,
+    Real,
     StrictInterval,
 )
 from skcal._plotting import (
@@ -198,6 +199,35 @@ class ReliabilityDisplay:
     skcal.smooth_reliability_curve : The smooth curve and its band.
     """
 
+    @validate_params(
+        {
+            **{
+                k: ["array-like"]
+                for k in (
+                    "prob_true",
+                    "prob_pred",
+                    "prob_true_low",
+                    "prob_true_high",
+                    "bin_weights",
+                    "y_prob",
+                    "smooth_grid",
+                    "smooth_curve",
+                    "smooth_low",
+                    "smooth_high",
+                )
+            },
+            "smooth_ece": [Real],
+            "smooth_bandwidth": [Real],
+            "n_bins": [Integral, None],
+            "strategy": [str],
+            "scdl": [Real, None],
+            "scdl_m_star": [Real, None],
+            "scdl_at_floor": ["boolean", None],
+            "confidence_level": [Real],
+            "estimator_name": [str, None],
+        },
+        prefer_skip_nested_validation=True,
+    )
     def __init__(
         self,
         *,

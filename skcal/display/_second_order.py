@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from skcal._compat import validate_params
-from skcal._constraints import MAX_BINS_LIMIT, Integral, StrictInterval
+from skcal._constraints import MAX_BINS_LIMIT, Integral, Real, StrictInterval
 from skcal._plotting import (
     COLOR_DATA,
     COLOR_REFERENCE,
@@ -187,6 +187,31 @@ class SecondOrderDisplay:
         Set by :meth:`plot`.
     """
 
+    @validate_params(
+        {
+            "raw_scores": ["array-like"],
+            "recalibrated_scores": ["array-like"],
+            **{
+                k: ["array-like", None]
+                for k in (
+                    "true_sigma2",
+                    "true_prob",
+                    "bin_sigma2_raw",
+                    "bin_error_raw",
+                    "bin_sigma2_recalibrated",
+                    "bin_error_recalibrated",
+                    "grid_m",
+                    "grid_sigma2",
+                    "eta1_grid",
+                    "eta2_grid",
+                )
+            },
+            "pearson_raw": [Real, None],
+            "pearson_recalibrated": [Real, None],
+            "estimator_name": [str, None],
+        },
+        prefer_skip_nested_validation=True,
+    )
     def __init__(
         self,
         *,

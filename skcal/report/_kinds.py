@@ -22,15 +22,12 @@ from skcal._validation import (
     check_multiclass_labels,
     check_multiclass_probabilities,
     check_scores,
-    check_snapshots,
-    snapshot_targets,
-    snapshot_votes,
 )
 from skcal.ce2 import ce2_details, ce2_score
 from skcal.report import _figures
 from skcal.report._metrics import BINARY, Metric, binary_metric, user_metric
 from skcal.truthful import classwise_lince, conf_ece, truthful_conf_ce
-from skcal.votes import VoteCounts
+from skcal.votes import VoteCounts, check_snapshots, snapshot_targets, snapshot_votes
 
 _FROM_PREDICTIONS_HINT = (
     "calibration_report takes fitted models; for stored predictions use "

@@ -7,22 +7,27 @@ import time
 
 import pandas as pd
 
-from skcal._compat import StrOptions, validate_params
+from skcal._compat import HasMethods, StrOptions, validate_params
 from skcal._constraints import (
+    BOOLEAN,
+    DIGITS,
+    JSON_INDENT,
     MAX_BINS_LIMIT,
     N_BOOTSTRAP,
     N_JOBS,
+    OUTPUT_PATH,
     POS_LABEL,
     PROBABILITY_OPEN,
     RANDOM_STATE,
     VERBOSE,
     Integral,
+    Real,
     StrictInterval,
 )
 from skcal.report import _render
 from skcal.report._bootstrap import INTERVAL_METHODS
-from skcal.report._compute import ReportSettings, compute_results
-from skcal.report._kinds import kind_for, kind_for_target
+from skcal.report._compute import ReportResults, ReportSettings, compute_results
+from skcal.report._kinds import ReportKind, kind_for, kind_for_target
 from skcal.report._verdict import build_verdict
 
 _COMMON = {
@@ -129,6 +134,21 @@ class CalibrationReport:
         matplotlib is not installed).
     """
 
+    @validate_params(
+        {
+            "kind": [ReportKind],
+            "results": [ReportResults],
+            "verdict": [list],
+            "settings": [ReportSettings],
+            "title": [str],
+            "notes": [list, tuple],
+            "data": "no_validation",
+            "predictions": [dict, None],
+            "estimators": [dict, None],
+            "elapsed": [Real, None],
+        },
+        prefer_skip_nested_validation=True,
+    )
     def __init__(
         self,
         *,
@@ -382,6 +402,10 @@ class CalibrationReport:
         )
 
     # -- tables ----------------------------------------------------------------------------
+    @validate_params(
+        {"x": [Real, None], "digits": DIGITS},
+        prefer_skip_nested_validation=True,
+    )
     def format_value(self, x, digits=4):
         """A number as the report writes it (``digits`` significant digits).
 
@@ -399,6 +423,10 @@ class CalibrationReport:
         """
         return _render.fmt(x, digits)
 
+    @validate_params(
+        {"digits": DIGITS, "intervals": BOOLEAN},
+        prefer_skip_nested_validation=True,
+    )
     def formatted_table(self, *, digits=4, intervals=True):
         """A DataFrame of strings ``value [low, high] #rank (P(best) ...)``, one column per metric.
 
@@ -455,6 +483,10 @@ class CalibrationReport:
             frame["calibration_pvalue"] = frame["model"].map(self.calibration_tests["pvalue"]).astype(float)
         return frame
 
+    @validate_params(
+        {"digits": DIGITS, "intervals": BOOLEAN},
+        prefer_skip_nested_validation=True,
+    )
     def to_text(self, *, digits=4, intervals=False):
         """The verdict and the table as plain text (as printed by the command line).
 
@@ -472,6 +504,10 @@ class CalibrationReport:
         """
         return _render.to_text(self, digits, intervals)
 
+    @validate_params(
+        {"digits": DIGITS},
+        prefer_skip_nested_validation=True,
+    )
     def to_markdown(self, *, digits=4):
         """The report as Markdown: title, verdict, notes, the table and its legend.
 
@@ -504,6 +540,10 @@ class CalibrationReport:
         """
         return _render.report_to_dict(self)
 
+    @validate_params(
+        {"path": OUTPUT_PATH, "indent": JSON_INDENT},
+        prefer_skip_nested_validation=True,
+    )
     def to_json(self, path=None, *, indent=2):
         """The report as a JSON document (see :meth:`to_dict`).
 
@@ -545,6 +585,10 @@ class CalibrationReport:
         words.update(self._extra_words)
         return words
 
+    @validate_params(
+        {"title": [str], "figure": [callable, HasMethods(["savefig"])], "caption": [str]},
+        prefer_skip_nested_validation=True,
+    )
     def add_figure(self, title, figure, *, caption=""):
         """Add a figure to the report (shown after the built-in ones).
 
@@ -572,6 +616,10 @@ class CalibrationReport:
         return self
 
     # -- HTML ------------------------------------------------------------------------------
+    @validate_params(
+        {"path": OUTPUT_PATH, "digits": DIGITS},
+        prefer_skip_nested_validation=True,
+    )
     def to_html(self, path=None, *, digits=4):
         """One self-contained HTML page: verdict, table, legend, notes and every figure as a PNG.
 
@@ -609,10 +657,10 @@ class CalibrationReport:
 @validate_params(
     {
         "reports": [list, tuple],
-        "path": "no_validation",
+        "path": OUTPUT_PATH,
         "title": [str],
         "intro": [list, tuple],
-        "digits": [StrictInterval(Integral, 1, 17, closed="both")],
+        "digits": DIGITS,
     },
     prefer_skip_nested_validation=True,
 )

@@ -4,13 +4,23 @@ Each object accumulates the additive sufficient statistics of a measure chunk by
 (``update``), combines with others built with the same parameters (``merge`` or ``+``), returns
 the measure (``compute``) and round-trips through a versioned, pickle-free state
 (``get_state`` / :func:`from_state`). The in-memory metric functions of skcal share their
-statistics objects' formulas, so the streaming, distributed and in-memory paths cannot drift.
+statistics objects' formulas, so the streaming, distributed and in-memory paths cannot drift:
+the formulas live here, with the statistics, and a metric function validates its inputs once
+and builds its object with :meth:`BaseStatistics.from_validated`. Each class declares its
+parameters' constraints (``_parameter_constraints``), checked when an object is constructed.
 """
 
 from skcal.stats._base import BaseStatistics, from_state, merge_all
 from skcal.stats._binned import BinnedStatistics
 from skcal.stats._ce2 import CE1Statistics, CE2PlugInStatistics, CE2Statistics
 from skcal.stats._cutoff import CutoffGridStatistics, CutoffStatistics
+from skcal.stats._quantile import (
+    QuantileCellStatistics,
+    QuantileHistogramStatistics,
+    QuantileSelector,
+    quantile_edges,
+    quantile_thresholds,
+)
 from skcal.stats._scdl import ScdlStatistics
 from skcal.stats._scores import AccuracyStatistics, BrierScoreStatistics, LogLossStatistics
 from skcal.stats._smooth_ece import SmoothECEStatistics
@@ -39,18 +49,7 @@ __all__ = [
     "CE1Statistics",
     "CE2PlugInStatistics",
     "CE2Statistics",
-]
-
-# exact quantile bins by extra passes (histogram, then the values in the edge cells)
-from skcal.stats._quantile import (  # noqa: E402
-    QuantileCellStatistics,
-    QuantileHistogramStatistics,
-    QuantileSelector,
-    quantile_edges,
-    quantile_thresholds,
-)
-
-__all__ += [
+    # exact quantile bins by extra passes (histogram, then the values in the edge cells)
     "QuantileCellStatistics",
     "QuantileHistogramStatistics",
     "QuantileSelector",

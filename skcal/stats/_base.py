@@ -8,15 +8,45 @@ machines and library versions.
 
 Merging adds statistics, never per-chunk metric values: a mean of per-chunk means is wrong
 when chunks differ in size, a sum of sums is not.
+
+**Parameters are checked at construction.** Every subclass declares ``_parameter_constraints``
+(scikit-learn's constraint objects, most of them from :mod:`skcal._constraints`), and
+:class:`BaseStatistics` checks the constructor's arguments against them before the subclass's
+``__init__`` runs, once per object (a subclass's ``__init__`` then only stores and normalises).
+Unlike an estimator, whose ``fit`` checks its parameters (``set_params`` may change them in
+between), a statistics object never changes its parameters and its state's layout depends on
+them, so a wrong parameter is refused before any chunk is added and before a template is sent to
+the workers; :meth:`BaseStatistics.from_state` checks the parameters a state carries the same way.
+
+**Statistics of validated rows.** A metric function validates its inputs once (with
+:mod:`skcal._validation`) and builds its statistics object with
+:meth:`BaseStatistics.from_validated`, which skips the checks of ``update``; the result equals
+``update`` on the raw inputs.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
 
-__all__ = ["BaseStatistics", "from_state", "merge_all", "STATE_FORMAT_VERSION"]
+from skcal._compat import HasMethods, validate_parameter_constraints, validate_params
+from skcal._constraints import SAMPLE_WEIGHT, SPLIT_EVERY
+from skcal._validation import check_binary_probabilities
+
+__all__ = [
+    "BaseStatistics",
+    "BinaryStatistics",
+    "STATE_FORMAT_VERSION",
+    "check_binary_chunk",
+    "count_rows",
+    "effective_sample_size",
+    "from_state",
+    "merge_all",
+    "statistics_class",
+]
 
 #: Version of the dict layout produced by :meth:`BaseStatistics.get_state`.
 STATE_FORMAT_VERSION = 1
@@ -24,15 +54,42 @@ STATE_FORMAT_VERSION = 1
 _REGISTRY: dict[str, type] = {}
 
 
+def _checking_init(init):
+    """Wrap a subclass's ``__init__``: its arguments are checked against ``_parameter_constraints`` first.
+
+    Only the outermost constructor checks (``type(self).__init__`` is the wrapper being called),
+    so a subclass ``__init__`` that calls another wrapped ``__init__`` is checked once.
+    """
+    signature = inspect.signature(init)
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        if type(self).__init__ is __init__:
+            bound = signature.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            params = {k: v for k, v in bound.arguments.items() if k != "self"}
+            # named "Class.__init__", as validate_params names a method: a validated function
+            # that builds the object (from_state, skcal.dask.evaluate) then keeps the name
+            validate_parameter_constraints(
+                type(self)._parameter_constraints, params, caller_name=f"{type(self).__name__}.__init__"
+            )
+        init(self, *args, **kwargs)
+
+    return __init__
+
+
 class BaseStatistics:
     """Additive sufficient statistics of a calibration measure (base class).
 
     Subclasses declare ``_param_names`` (the constructor's keyword arguments, which must match
-    for two objects to merge), implement ``_empty()`` (the identity: a dict of zero arrays),
-    ``_chunk(*arrays, sample_weight)`` (the statistics of one validated chunk, a dict with the
-    same keys and shapes) and ``_compute()``. A subclass whose statistics are not simply added
-    overrides ``_combine(a, b)``; one whose statistics grow (for example sorted values)
-    overrides it too.
+    for two objects to merge) and ``_parameter_constraints`` (one list of constraints per
+    constructor argument, checked when an object is constructed: see the module
+    documentation), and implement ``_empty()`` (the identity: a dict of zero arrays),
+    ``_check_chunk(*arrays, sample_weight)`` (the chunk's arrays validated, the weights last,
+    or ``None`` for a chunk of no rows), ``_sums(*validated)`` (the statistics of validated
+    rows, a dict with the keys and shapes of ``_empty()``) and ``_compute()``. A subclass whose
+    statistics are not simply added overrides ``_combine(a, b)`` (and ``_combine_many`` when
+    merging many states at once is cheaper than one after the other).
 
     Attributes
     ----------
@@ -41,12 +98,17 @@ class BaseStatistics:
     """
 
     _param_names: tuple[str, ...] = ()
+    #: One list of scikit-learn constraints per constructor argument (see ``_constraints``).
+    _parameter_constraints: dict = {}
     #: Bump when the meaning or layout of the arrays changes; ``from_state`` refuses others.
     _state_version: int = 1
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        _REGISTRY[cls._kind()] = cls
+        if cls._empty is not BaseStatistics._empty:  # a concrete kind of statistics, not a base
+            _REGISTRY[cls._kind()] = cls
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _checking_init(cls.__init__)
 
     @classmethod
     def _kind(cls):
@@ -56,15 +118,65 @@ class BaseStatistics:
     def _empty(self):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _chunk(self, *arrays, sample_weight=None):  # pragma: no cover - abstract
+    def _check_chunk(self, *arrays, sample_weight=None):  # pragma: no cover - abstract
+        """The chunk's arrays validated (weights last), or ``None`` for a chunk of no rows."""
+        raise NotImplementedError
+
+    def _sums(self, *validated):  # pragma: no cover - abstract
+        """The statistics of validated rows (a dict with the keys and shapes of ``_empty()``)."""
         raise NotImplementedError
 
     def _compute(self):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _chunk(self, *arrays, sample_weight=None):
+        checked = self._check_chunk(*arrays, sample_weight=sample_weight)
+        return self._empty() if checked is None else self._sums(*checked)
+
     def _combine(self, a, b):
         """Combine two statistics dicts (default: add key by key)."""
         return {k: a[k] + b[k] for k in a}
+
+    def _combine_many(self, parts):
+        """Combine any number of statistics dicts (default: one after the other)."""
+        acc = parts[0]
+        for part in parts[1:]:
+            acc = self._combine(acc, part)
+        return acc
+
+    @classmethod
+    @validate_params({"sample_weight": SAMPLE_WEIGHT}, prefer_skip_nested_validation=True)
+    def from_validated(cls, *arrays, sample_weight=None, **params):
+        """Build the statistics of rows that the caller has already validated.
+
+        The constructor from validated arrays that the in-memory metric functions use: they
+        validate their inputs once with :mod:`skcal._validation` and hand the arrays over, and
+        the checks of :meth:`update` are skipped. The result equals
+        ``cls(**params).update(*raw_arrays, sample_weight=...)`` on the raw inputs those arrays
+        were validated from (``n_updates_`` is 1). The parameters are checked as for any
+        construction; the arrays are not checked, not copied and not modified.
+
+        Parameters
+        ----------
+        *arrays : ndarray
+            The arrays of :meth:`update`, in its order, as the class's validation returns them
+            (each subclass states the form: for the binary measures ``y`` in {0, 1} and ``p`` in
+            [0, 1], both float64 of shape ``(n,)``, from
+            :func:`skcal._validation.check_binary_probabilities`).
+        sample_weight : ndarray of shape (n,) or None, default=None
+            Validated non-negative float64 weights (:func:`skcal._validation.check_sample_weight`).
+        **params : dict
+            The constructor's arguments.
+
+        Returns
+        -------
+        BaseStatistics
+            A new object holding the statistics of the rows.
+        """
+        obj = cls(**params)
+        obj._stats = obj._sums(*arrays, sample_weight)
+        obj.n_updates_ = 1
+        return obj
 
     # -- public protocol -------------------------------------------------------------------
     @property
@@ -85,6 +197,7 @@ class BaseStatistics:
         """
         return {name: getattr(self, name) for name in self._param_names}
 
+    @validate_params({"sample_weight": SAMPLE_WEIGHT}, prefer_skip_nested_validation=True)
     def update(self, *arrays, sample_weight=None):
         """Add the statistics of one chunk of rows; return ``self``.
 
@@ -121,6 +234,7 @@ class BaseStatistics:
                 f"{self.get_params()} vs {other.get_params()}."
             )
 
+    @validate_params({"other": [HasMethods(["merge", "get_state"])]}, prefer_skip_nested_validation=True)
     def merge(self, other):
         """Return a new object holding the statistics of ``self`` and ``other`` combined.
 
@@ -137,10 +251,18 @@ class BaseStatistics:
         BaseStatistics
             A new object.
         """
-        self._check_mergeable(other)
+        return self._merged([self, other])
+
+    def _merged(self, objects):
+        """A new object holding the statistics of ``objects`` (this class, these parameters)."""
+        for other in objects:
+            self._check_mergeable(other)
         out = type(self)(**self.get_params())
-        out._stats = self._combine(self.stats_, other.stats_)
-        out.n_updates_ = self.n_updates_ + other.n_updates_
+        if len(objects) == 2:
+            out._stats = self._combine(objects[0].stats_, objects[1].stats_)
+        else:
+            out._stats = self._combine_many([o.stats_ for o in objects])
+        out.n_updates_ = sum(o.n_updates_ for o in objects)
         return out
 
     def __add__(self, other):
@@ -161,19 +283,22 @@ class BaseStatistics:
         """
         return self._compute()
 
-    def get_state(self):
+    @validate_params({"copy": ["boolean"]}, prefer_skip_nested_validation=True)
+    def get_state(self, *, copy=True):
         """Return a versioned, pickle-free state: a dict of numpy arrays and plain scalars.
+
+        Parameters
+        ----------
+        copy : bool, default=True
+            Copy the arrays. ``copy=False`` hands out the object's own arrays, for a caller that
+            discards the object (for example a worker that ships the state and forgets it).
 
         Returns
         -------
         dict
             Keys ``"kind"``, ``"state_version"``, ``"format_version"``, ``"params"`` (plain
-            Python values), ``"n_updates"`` and ``"arrays"`` (name -> ndarray copy).
+            Python values), ``"n_updates"`` and ``"arrays"`` (name -> ndarray).
         """
-        return self._get_state(copy=True)
-
-    def _get_state(self, copy=True):
-        # copy=False: the arrays are the object's own (for a caller that discards the object)
         stats = self.stats_
         return {
             "kind": self._kind(),
@@ -185,24 +310,25 @@ class BaseStatistics:
         }
 
     @classmethod
-    def from_state(cls, state):
+    @validate_params({"state": [dict], "copy": ["boolean"]}, prefer_skip_nested_validation=True)
+    def from_state(cls, state, *, copy=True):
         """Rebuild an object from :meth:`get_state` output (any subclass's, via the base).
+
+        The parameters the state carries are checked as for any construction.
 
         Parameters
         ----------
         state : dict
             The output of :meth:`get_state`.
+        copy : bool, default=True
+            Copy the arrays. ``copy=False`` lets the object read the state's arrays (copied only
+            where the dtype must change), for a caller that never reuses the state.
 
         Returns
         -------
         BaseStatistics
             A new object of the class named in the state.
         """
-        return cls._from_state(state, copy=True)
-
-    @classmethod
-    def _from_state(cls, state, copy=True):
-        # copy=False: the object reads the state's arrays (for a caller that never reuses them)
         if not isinstance(state, dict) or "kind" not in state or "arrays" not in state:
             raise ValueError(f"state must be a dict made by get_state(); got {type(state).__name__}.")
         target = _REGISTRY.get(state["kind"])
@@ -236,6 +362,73 @@ class BaseStatistics:
         return f"{type(self).__name__}({params})"
 
 
+class BinaryStatistics(BaseStatistics):
+    """Base class of the statistics of binary labels and positive-class probabilities.
+
+    ``update(y_true, y_prob, sample_weight)`` takes a chunk as the binary measures take their
+    inputs (validated by :func:`check_binary_chunk`, with the object's ``pos_label``), and
+    :meth:`from_validated` the arrays :func:`skcal._validation.check_binary_probabilities`
+    returns. Subclasses implement ``_empty``, ``_sums(y, p, w)`` and ``_compute``.
+    """
+
+    def _check_chunk(self, y_true, y_prob, sample_weight=None):
+        return check_binary_chunk(y_true, y_prob, sample_weight, self.pos_label)
+
+    @classmethod
+    @validate_params(
+        {"y": ["array-like"], "p": ["array-like"], "sample_weight": SAMPLE_WEIGHT},
+        prefer_skip_nested_validation=True,
+    )
+    def from_validated(cls, y, p, sample_weight=None, **params):
+        """Build the statistics of validated rows (the constructor the in-memory measures use).
+
+        Equals ``cls(**params).update(y_true, y_prob, sample_weight)`` on the raw inputs; the
+        arrays are not checked again (see :meth:`BaseStatistics.from_validated`).
+
+        Parameters
+        ----------
+        y : ndarray of shape (n,)
+            Labels in {0, 1}, float64, as :func:`skcal._validation.check_binary_probabilities`
+            returns them.
+        p : ndarray of shape (n,)
+            Probabilities in [0, 1], float64.
+        sample_weight : ndarray of shape (n,) or None, default=None
+            Validated non-negative weights.
+        **params : dict
+            The constructor's arguments.
+
+        Returns
+        -------
+        BinaryStatistics
+            The statistics of the rows.
+        """
+        return super().from_validated(y, p, sample_weight=sample_weight, **params)
+
+    @validate_params(
+        {"y_true": ["array-like"], "y_prob": ["array-like"], "sample_weight": SAMPLE_WEIGHT},
+        prefer_skip_nested_validation=True,
+    )
+    def update(self, y_true, y_prob, sample_weight=None):
+        """Add a chunk of labels and positive-class probabilities; return ``self``.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n,)
+            Binary labels (``n`` may be 0); ``{0, 1}``, ``{-1, 1}`` or booleans unless the object
+            has a ``pos_label``.
+        y_prob : array-like of shape (n,) or (n, 2)
+            Probabilities of the positive class, or ``predict_proba`` output.
+        sample_weight : array-like of shape (n,), default=None
+            Non-negative weights (a chunk whose weights are all zero is allowed).
+
+        Returns
+        -------
+        BinaryStatistics
+            The updated object.
+        """
+        return super().update(y_true, y_prob, sample_weight=sample_weight)
+
+
 def _params_equal(a, b):
     if a.keys() != b.keys():
         return False
@@ -260,13 +453,16 @@ def _plain(value):
     return value
 
 
-def from_state(state):
+@validate_params({"state": [dict], "copy": ["boolean"]}, prefer_skip_nested_validation=True)
+def from_state(state, *, copy=True):
     """Rebuild any skcal statistics object from its :meth:`~BaseStatistics.get_state` dict.
 
     Parameters
     ----------
     state : dict
         The output of :meth:`BaseStatistics.get_state`.
+    copy : bool, default=True
+        Copy the arrays (see :meth:`BaseStatistics.from_state`).
 
     Returns
     -------
@@ -280,14 +476,17 @@ def from_state(state):
     >>> round(from_state(st.get_state()).compute(), 6)
     0.1
     """
-    return BaseStatistics.from_state(state)
+    return BaseStatistics.from_state(state, copy=copy)
 
 
+@validate_params({"objects": ["array-like"], "split_every": SPLIT_EVERY}, prefer_skip_nested_validation=True)
 def merge_all(objects, split_every=8):
     """Merge statistics objects as a balanced tree (``split_every`` at a time).
 
     The result equals ``objects[0] + objects[1] + ...`` up to round-off; the tree keeps the
-    depth (and the accumulated round-off) logarithmic in the number of objects.
+    depth (and the accumulated round-off) logarithmic in the number of objects. Each group of
+    ``split_every`` objects is merged in one step (the exact cutoff statistics merge a group's
+    sorted runs with one sort).
 
     Parameters
     ----------
@@ -311,60 +510,128 @@ def merge_all(objects, split_every=8):
     objs = list(objects)
     if not objs:
         raise ValueError("merge_all needs at least one statistics object.")
-    if int(split_every) < 2:
-        raise ValueError(f"split_every must be at least 2; got {split_every!r}.")
+    bad = [type(o).__name__ for o in objs if not isinstance(o, BaseStatistics)]
+    if bad:
+        raise TypeError(f"merge_all merges skcal statistics objects; got {bad[0]}.")
     k = int(split_every)
     if len(objs) == 1:
         return objs[0].merge(type(objs[0])(**objs[0].get_params()))
     while len(objs) > 1:
-        nxt = []
-        for i in range(0, len(objs), k):
-            group = objs[i : i + k]
-            acc = group[0]
-            for o in group[1:]:
-                acc = acc.merge(o)
-            nxt.append(acc)
-        objs = nxt
+        objs = [
+            objs[i] if i + 1 == len(objs) else objs[i]._merged(objs[i : i + k])
+            for i in range(0, len(objs), k)
+        ]
     return objs[0]
+
+
+@validate_params({"kind": [str]}, prefer_skip_nested_validation=True)
+def statistics_class(kind):
+    """Return the statistics class that a state's ``"kind"`` names.
+
+    Parameters
+    ----------
+    kind : str
+        A state's ``"kind"`` (``"skcal.<ClassName>"``).
+
+    Returns
+    -------
+    type
+        The :class:`BaseStatistics` subclass.
+
+    Examples
+    --------
+    >>> statistics_class("skcal.BrierScoreStatistics").__name__
+    'BrierScoreStatistics'
+    """
+    target = _REGISTRY.get(kind)
+    if target is None:
+        raise ValueError(f"Unknown statistics kind {kind!r}.")
+    return target
+
+
+def effective_sample_size(sample_weight, n_samples):
+    """Return Kish's effective sample size ``(sum w)^2 / sum w^2`` (``n_samples`` without weights).
+
+    Rows of weight zero count as dropped rows; weights that are all zero give 0. The grid rule
+    of SCDL and the degree rule of the Chebyshev estimators use it.
+
+    Parameters
+    ----------
+    sample_weight : ndarray of shape (n,) or None
+        Validated non-negative weights.
+    n_samples : int
+        The number of rows.
+
+    Returns
+    -------
+    float
+        The effective sample size.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> effective_sample_size(None, 4), effective_sample_size(np.array([1.0, 1.0, 0.0, 0.0]), 4)
+    (4.0, 2.0)
+    """
+    if sample_weight is None:
+        return float(n_samples)
+    sw2 = float(np.dot(sample_weight, sample_weight))
+    return float(sample_weight.sum()) ** 2 / sw2 if sw2 > 0 else 0.0
 
 
 # ---------------------------------------------------------------------------------------------
 # chunk validation shared by the statistics objects
 # ---------------------------------------------------------------------------------------------
-def _n_rows(x):
-    """Number of rows of an array-like (0 for an empty one), without converting it to float."""
+def check_binary_chunk(y_true, y_prob, sample_weight, pos_label):
+    """Validate one chunk of binary rows for a statistics object, or return ``None`` if it is empty.
+
+    As :func:`skcal._validation.check_binary_probabilities` validates a metric's inputs, except
+    that a chunk may hold no rows (it adds nothing) and its weights may sum to zero.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,) or (n, 2)
+        Positive-class probabilities, or ``predict_proba`` output.
+    sample_weight : array-like of shape (n,) or None
+        Non-negative weights.
+    pos_label : int, float, bool, str or None
+        The positive class.
+
+    Returns
+    -------
+    tuple of (ndarray, ndarray, ndarray or None) or None
+        ``(y, p, w)`` as :func:`~skcal._validation.check_binary_probabilities` returns them, or
+        ``None`` for a chunk of no rows.
+    """
+    if count_rows(y_prob) == 0 and count_rows(y_true) == 0:
+        return None
+    return check_binary_probabilities(
+        y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight, allow_zero_total=True
+    )
+
+
+def count_rows(x):
+    """Number of rows of an array-like (0 for an empty one), without converting it to float.
+
+    The statistics objects use it to recognise a chunk of no rows before validating it.
+
+    Parameters
+    ----------
+    x : array-like
+        An array, a list or a pandas object.
+
+    Returns
+    -------
+    int
+        ``x.shape[0]``, or ``len(x)``.
+
+    Examples
+    --------
+    >>> count_rows([[1, 2], [3, 4]]), count_rows([])
+    (2, 0)
+    """
     if hasattr(x, "shape") and len(getattr(x, "shape", ())) > 0:
         return int(x.shape[0])
     return len(x)
-
-
-def _chunk_weight(sample_weight, n_rows):
-    """Validate a chunk's weights: finite, non-negative, one per row; all zeros allowed.
-
-    Returns ``None`` for unit weights.
-    """
-    if sample_weight is None:
-        return None
-    if hasattr(sample_weight, "to_numpy"):
-        sample_weight = sample_weight.to_numpy()
-    raw = np.asarray(sample_weight)
-    if raw.dtype.kind not in "biuf":
-        raise ValueError(f"sample_weight must be numeric; got dtype {raw.dtype}.")
-    w = np.array(raw, dtype=np.float64, copy=True)
-    if w.ndim != 1 or w.shape[0] != n_rows:
-        raise ValueError(f"sample_weight must have shape ({n_rows},) (one per row); got {w.shape}.")
-    if not np.isfinite(w).all():
-        raise ValueError("sample_weight contains NaN or infinity; expected finite values.")
-    if (w < 0).any():
-        raise ValueError(f"sample_weight must be non-negative; got a minimum of {w.min():.6g}.")
-    return w
-
-
-def _check_n_bins(n_bins):
-    """``n_bins`` as an int, or a ValueError: an integer from 1 to ``2**24`` (the shared bound)."""
-    from skcal._constraints import MAX_BINS_LIMIT
-
-    integer = isinstance(n_bins, (int, np.integer)) and not isinstance(n_bins, bool)
-    if not integer or not 1 <= n_bins <= MAX_BINS_LIMIT:
-        raise ValueError(f"n_bins must be an integer in [1, 2**24]; got {n_bins!r}.")
-    return int(n_bins)

@@ -16,7 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from skcal.stats._base import BaseStatistics, _check_n_bins
+from skcal._compat import StrOptions, validate_params
+from skcal._constraints import EDGES, N_BINS, POS_LABEL
+from skcal._validation import check_bin_edges
+from skcal.binning import right_closed_bin_ids, uniform_bin_ids
+from skcal.stats._base import BinaryStatistics
 
 __all__ = ["BinnedStatistics", "BINNED_MEASURES"]
 
@@ -24,31 +28,7 @@ __all__ = ["BinnedStatistics", "BINNED_MEASURES"]
 BINNED_MEASURES = ("ece", "mce", "rms", "ace", "debiased_l2", "debiased_l2_squared")
 
 
-def _validate_chunk(check, y_true, y_prob, sample_weight, **kwargs):
-    """Validate one chunk; unlike the in-memory functions, a chunk may carry zero total weight."""
-    if sample_weight is None:
-        return check(y_true, y_prob, sample_weight=None, **kwargs)
-    w = np.asarray(sample_weight, dtype=np.float64)
-    if w.ndim == 1 and w.size and np.isfinite(w).all() and (w >= 0).all() and w.sum() == 0:
-        out = check(y_true, y_prob, sample_weight=None, **kwargs)
-        if w.shape[0] != len(out[0]):
-            raise ValueError(f"sample_weight has {w.shape[0]} entries; expected {len(out[0])}.")
-        return (*out[:-1], w.copy())
-    return check(y_true, y_prob, sample_weight=sample_weight, **kwargs)
-
-
-def _check_edges(edges):
-    e = np.array(edges, dtype=np.float64, copy=True)
-    if e.ndim != 1 or e.shape[0] < 2:
-        raise ValueError(f"edges must be a 1-D array of at least 2 bin edges; got shape {e.shape}.")
-    if not np.isfinite(e).all():
-        raise ValueError("edges must be finite.")
-    if (np.diff(e) < 0).any():
-        raise ValueError("edges must be non-decreasing.")
-    return e
-
-
-class BinnedStatistics(BaseStatistics):
+class BinnedStatistics(BinaryStatistics):
     """Per-bin sums of binary predictions for the binned calibration measures.
 
     Parameters
@@ -79,15 +59,17 @@ class BinnedStatistics(BaseStatistics):
     """
 
     _param_names = ("n_bins", "edges", "measure", "pos_label")
+    _parameter_constraints: dict = {
+        "n_bins": N_BINS,
+        "edges": EDGES,
+        "measure": [StrOptions(set(BINNED_MEASURES))],
+        "pos_label": POS_LABEL,
+    }
 
     def __init__(self, *, n_bins=11, edges=None, measure="ece", pos_label=None):
         if edges is not None:
-            edges = _check_edges(edges)
+            edges = check_bin_edges(edges)
             n_bins = edges.shape[0] - 1
-        else:
-            _check_n_bins(n_bins)
-        if measure not in BINNED_MEASURES:
-            raise ValueError(f"measure must be one of {BINNED_MEASURES}; got {measure!r}.")
         self.n_bins = int(n_bins)
         self.edges = None if edges is None else edges.tolist()
         self.measure = measure
@@ -106,6 +88,7 @@ class BinnedStatistics(BaseStatistics):
             return np.linspace(0.0, 1.0, self.n_bins + 1)
         return np.asarray(self.edges, dtype=np.float64)
 
+    @validate_params({"p": ["array-like"]}, prefer_skip_nested_validation=True)
     def bin_ids(self, p):
         """Return the right-closed bin of each prediction (``np.searchsorted(edges[1:-1], p)``).
 
@@ -119,12 +102,10 @@ class BinnedStatistics(BaseStatistics):
         ndarray of intp of shape (n,)
             Bin ids in ``range(n_bins)``.
         """
-        from skcal.binning import _right_closed_ids, _uniform_ids
-
         p = np.asarray(p, dtype=np.float64)
         if self.edges is None and p.size and p.min() >= 0.0 and p.max() <= 1.0:
-            return _uniform_ids(p, self.n_bins)
-        return _right_closed_ids(p, self.bin_edges())
+            return uniform_bin_ids(p, self.n_bins)
+        return right_closed_bin_ids(p, self.bin_edges())
 
     # -- protocol ------------------------------------------------------------------------
     def _empty(self):
@@ -137,46 +118,17 @@ class BinnedStatistics(BaseStatistics):
             "sum_w2": z.copy(),
         }
 
-    def _chunk(self, y_true, y_prob, sample_weight=None):
-        from skcal._validation import check_binary_probabilities
-
-        if len(y_prob) == 0:
-            return self._empty()
-        y, p, w = _validate_chunk(
-            check_binary_probabilities, y_true, y_prob, sample_weight, pos_label=self.pos_label
-        )
-        return self._row_sums(y, p, w)
-
-    def _row_sums(self, y, p, w, rows=1 << 14):
+    def _sums(self, y, p, w, rows=1 << 14):
         """Per-bin sums of validated rows, binned in chunks (bin ids never exist for all rows)."""
         out = self._empty()
         for s in range(0, p.shape[0], rows):
             sl = slice(s, s + rows)
-            part = self._sums(self.bin_ids(p[sl]), y[sl], p[sl], None if w is None else w[sl])
+            part = self._bin_sums(self.bin_ids(p[sl]), y[sl], p[sl], None if w is None else w[sl])
             for k in out:
                 out[k] += part[k]
         return out
 
-    def update(self, y_true, y_prob, sample_weight=None):
-        """Add a chunk of labels and positive-class probabilities; return ``self``.
-
-        Parameters
-        ----------
-        y_true : array-like of shape (n,)
-            Binary labels (``{0, 1}``, ``{-1, 1}`` or booleans).
-        y_prob : array-like of shape (n,)
-            Probabilities of the positive class.
-        sample_weight : array-like of shape (n,), default=None
-            Non-negative weights.
-
-        Returns
-        -------
-        BinnedStatistics
-            The updated object.
-        """
-        return super().update(y_true, y_prob, sample_weight=sample_weight)
-
-    def _sums(self, ids, y, p, w):
+    def _bin_sums(self, ids, y, p, w):
         nb = self.n_bins
         count = np.bincount(ids, minlength=nb).astype(np.int64)
         if w is None:
@@ -194,12 +146,6 @@ class BinnedStatistics(BaseStatistics):
             "sum_wy": np.bincount(ids, weights=w * y, minlength=nb),
             "sum_w2": np.bincount(ids, weights=w * w, minlength=nb),
         }
-
-    def _add_rows(self, y, p, w):
-        """Add validated rows (used by the in-memory functions, which validate once)."""
-        self._stats = self._combine(self.stats_, self._row_sums(y, p, w))
-        self.n_updates_ += 1
-        return self
 
     # -- results -------------------------------------------------------------------------
     def curve(self):

@@ -22,42 +22,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from skcal._validation import (
-    _binary_labels,
-    check_consistent_length,
-    check_scores,
-    check_snapshots,
-    snapshot_targets,
-)
-from skcal.stats._base import BaseStatistics, _chunk_weight, _n_rows
+from skcal._compat import validate_params
+from skcal._constraints import ALPHA, BASIS, DEGREE, ORDER, SAMPLE_WEIGHT
+from skcal._validation import binary_labels, check_consistent_length, check_sample_weight, check_scores
+from skcal.chebyshev import ChebyshevMoments, ChebyshevRidge, chebyshev_evaluate
+from skcal.stats._base import BaseStatistics, count_rows
+from skcal.votes import check_snapshots, snapshot_targets
 
-__all__ = ["CE1Statistics", "CE2PlugInStatistics", "CE2Statistics"]
+__all__ = ["CE1Statistics", "CE2PlugInStatistics", "CE2Statistics", "MomentStatistics"]
 
-
-def _check_fixed_degree(degree):
-    from skcal._constraints import MAX_DEGREE_LIMIT
-
-    if (
-        isinstance(degree, bool)
-        or not isinstance(degree, (int, np.integer))
-        or not 0 <= degree <= MAX_DEGREE_LIMIT
-    ):
-        raise ValueError(
-            f"degree must be an integer in [0, {MAX_DEGREE_LIMIT}] (MAX_DEGREE_LIMIT) for the statistics "
-            f"objects; got {degree!r}."
-        )
-    return int(degree)
-
-
-def _check_alpha(alpha):
-    if (
-        isinstance(alpha, bool)
-        or not isinstance(alpha, (int, float, np.number))
-        or not np.isfinite(alpha)
-        or alpha < 0
-    ):
-        raise ValueError(f"alpha must be a non-negative finite number; got {alpha!r}.")
-    return float(alpha)
+_UPDATE = {"y_true": ["array-like", None], "scores": ["array-like"], "sample_weight": SAMPLE_WEIGHT}
 
 
 def _first_order_targets(y_true):
@@ -67,11 +41,15 @@ def _first_order_targets(y_true):
         return snapshot_targets(check_snapshots(arr, name="y_true (snapshots)"))[0]
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
-    return _binary_labels(arr, None, "y_true")
+    return binary_labels(arr, None, "y_true")
 
 
-class _MomentStatistics(BaseStatistics):
-    """Chebyshev moment statistics of ridge regressions (pass 1)."""
+class MomentStatistics(BaseStatistics):
+    """Chebyshev moment statistics of ridge regressions: the first pass of CE2 and CE1 (base class).
+
+    :class:`CE2Statistics` and :class:`CE1Statistics` are its two kinds; it is what
+    :meth:`skcal.platt.SecondOrderPlattCalibrator.fit_statistics` takes.
+    """
 
     _n_dims = 2
     _n_targets = 2
@@ -89,10 +67,8 @@ class _MomentStatistics(BaseStatistics):
             "n_samples": np.zeros((), dtype=np.int64),
         }
 
-    def _update_validated(self, S, T, w):
-        """Statistics of validated scores ``S``, targets ``T`` ``(n, r)`` and weights (or None)."""
-        from skcal.chebyshev import ChebyshevMoments
-
+    def _sums(self, T, S, w):
+        """Statistics of validated targets ``T`` ``(n, r)``, scores ``S`` and weights (or None)."""
         mom = ChebyshevMoments(self.degree, self._n_dims, self._n_targets).update(S, T, w)
         return {
             "M": mom.M,
@@ -103,6 +79,58 @@ class _MomentStatistics(BaseStatistics):
             "n_samples": np.asarray(S.shape[0], dtype=np.int64),
         }
 
+    @classmethod
+    @validate_params(
+        {"targets": ["array-like"], "scores": ["array-like"], "sample_weight": SAMPLE_WEIGHT},
+        prefer_skip_nested_validation=True,
+    )
+    def from_validated(cls, targets, scores, sample_weight=None, **params):
+        """Build the moment statistics of validated rows (the constructor :func:`skcal.ce2.ce2_score` uses).
+
+        Equals ``update`` on the raw inputs the arrays were validated from; they are not checked
+        again (see :meth:`BaseStatistics.from_validated`).
+
+        Parameters
+        ----------
+        targets : ndarray of shape (n, r)
+            The regression targets: ``(t1, t2)`` of the snapshots for :class:`CE2Statistics`
+            (:func:`skcal.votes.snapshot_targets`), ``t1`` (binary labels or the snapshots'
+            ``t1``) as one column for :class:`CE1Statistics`.
+        scores : ndarray of shape (n, 2) or (n, 1)
+            Validated scores (:func:`skcal._validation.check_scores`): ``(m, sigma2)``, or ``m``.
+        sample_weight : ndarray of shape (n,) or None, default=None
+            Validated non-negative weights.
+        **params : dict
+            The constructor's arguments (``degree``, ``alpha``, ``basis``).
+
+        Returns
+        -------
+        MomentStatistics
+            The statistics of the rows.
+        """
+        return super().from_validated(targets, scores, sample_weight=sample_weight, **params)
+
+    @validate_params(_UPDATE, prefer_skip_nested_validation=True)
+    def update(self, y_true, scores, sample_weight=None):
+        """Add one chunk of rows; return ``self``.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n, k), skcal.votes.VoteCounts or array-like of shape (n,)
+            Snapshots or vote counts (:class:`CE2Statistics`); binary labels, snapshots or vote
+            counts (:class:`CE1Statistics`).
+        scores : array-like of shape (n, 2) or (n,)
+            The scores ``(m, sigma2)`` (CE2) or ``m`` (CE1; column 0 of two-column scores).
+        sample_weight : array-like of shape (n,), default=None
+            Non-negative weights (zeros allowed).
+
+        Returns
+        -------
+        MomentStatistics
+            The updated object.
+        """
+        return super().update(y_true, scores, sample_weight=sample_weight)
+
     def to_moments(self):
         """Return the statistics as a :class:`skcal.chebyshev.ChebyshevMoments` object.
 
@@ -111,8 +139,6 @@ class _MomentStatistics(BaseStatistics):
         ChebyshevMoments
             A copy, usable by ``ChebyshevRidge.fit_stats``.
         """
-        from skcal.chebyshev import ChebyshevMoments
-
         st = self.stats_
         mom = ChebyshevMoments(self.degree, self._n_dims, self._n_targets)
         mom.M = st["M"].copy()
@@ -135,9 +161,16 @@ class _MomentStatistics(BaseStatistics):
         sw, sw2 = float(self.stats_["sum_weight"]), float(self.stats_["sum_weight_sq"])
         return sw * sw / sw2 if sw2 > 0 else 0.0
 
-    def _model(self):
-        from skcal.chebyshev import ChebyshevRidge
+    def fit_ridge(self):
+        """Return the ridge regression solved from the statistics (primal form).
 
+        ``lam = alpha trace(G) / d``; :meth:`compute` returns its coefficients.
+
+        Returns
+        -------
+        ChebyshevRidge
+            The fitted engine (``predict``, ``coef_grid``).
+        """
         if not float(self.stats_["sum_weight"]) > 0:
             raise ValueError(
                 f"{type(self).__name__} has no rows of positive weight; update it with data first."
@@ -145,7 +178,7 @@ class _MomentStatistics(BaseStatistics):
         return ChebyshevRidge(self.degree, self.alpha, self.basis).fit_stats(self.to_moments())
 
     def _compute(self):
-        return self._model().coef_grid()
+        return self.fit_ridge().coef_grid()
 
     def plug_in(self):
         """Return the empty second-pass statistics for the coefficients fitted here.
@@ -159,7 +192,7 @@ class _MomentStatistics(BaseStatistics):
         return CE2PlugInStatistics(coef=self.compute(), order=self._n_targets if self._n_dims == 2 else 1)
 
 
-class CE2Statistics(_MomentStatistics):
+class CE2Statistics(MomentStatistics):
     """First pass of the polynomial CE2 estimator: Chebyshev moment statistics (mergeable).
 
     ``update(snapshots, scores, sample_weight=None)`` adds the statistics of the regressions of the
@@ -206,32 +239,30 @@ class CE2Statistics(_MomentStatistics):
     """
 
     _param_names = ("degree", "alpha", "basis")
+    _parameter_constraints: dict = {"degree": DEGREE, "alpha": ALPHA, "basis": BASIS}
     _n_dims = 2
     _n_targets = 2
 
     def __init__(self, *, degree, alpha=1e-6, basis="tensor"):
-        self.degree = _check_fixed_degree(degree)
-        self.alpha = _check_alpha(alpha)
-        if basis not in ("tensor", "total"):
-            raise ValueError(f"basis must be 'tensor' or 'total'; got {basis!r}.")
+        self.degree = int(degree)
+        self.alpha = float(alpha)
         self.basis = basis
 
-    def _chunk(self, snapshots, scores, sample_weight=None):
-        n = _n_rows(scores)
+    def _check_chunk(self, snapshots, scores, sample_weight=None):
+        n = count_rows(scores)
         if n == 0:
-            if _n_rows(snapshots) != 0:
-                raise ValueError(f"snapshots has {_n_rows(snapshots)} rows but scores has none.")
-            return self._empty()
+            if count_rows(snapshots) != 0:
+                raise ValueError(f"snapshots has {count_rows(snapshots)} rows but scores has none.")
+            return None
         S = check_scores(scores, name="scores")
         if S.shape[1] != 2:
             raise ValueError(f"scores must have 2 columns (m, sigma2) for CE2; got shape {S.shape}.")
         Y = check_snapshots(snapshots, name="snapshots", n_samples=n)
         t1, t2, _ = snapshot_targets(Y)
-        w = _chunk_weight(sample_weight, n)
-        return self._update_validated(S, np.column_stack([t1, t2]), w)
+        return np.column_stack([t1, t2]), S, check_sample_weight(sample_weight, n, allow_zero_total=True)
 
 
-class CE1Statistics(_MomentStatistics):
+class CE1Statistics(MomentStatistics):
     """First pass of the polynomial CE1 estimator: 1-D Chebyshev moment statistics (mergeable).
 
     ``update(y_true, scores, sample_weight=None)`` with binary labels (or snapshots, whose
@@ -271,25 +302,25 @@ class CE1Statistics(_MomentStatistics):
     """
 
     _param_names = ("degree", "alpha")
+    _parameter_constraints: dict = {"degree": DEGREE, "alpha": ALPHA}
     _n_dims = 1
     _n_targets = 1
     basis = "tensor"  # ignored by the 1-D engine
 
     def __init__(self, *, degree, alpha=1e-6):
-        self.degree = _check_fixed_degree(degree)
-        self.alpha = _check_alpha(alpha)
+        self.degree = int(degree)
+        self.alpha = float(alpha)
 
-    def _chunk(self, y_true, scores, sample_weight=None):
-        n = _n_rows(scores)
+    def _check_chunk(self, y_true, scores, sample_weight=None):
+        n = count_rows(scores)
         if n == 0:
-            if _n_rows(y_true) != 0:
-                raise ValueError(f"y_true has {_n_rows(y_true)} rows but scores has none.")
-            return self._empty()
+            if count_rows(y_true) != 0:
+                raise ValueError(f"y_true has {count_rows(y_true)} rows but scores has none.")
+            return None
         S = check_scores(scores, name="scores")[:, :1]
         t1 = _first_order_targets(y_true)
         check_consistent_length(y_true=t1, scores=S)
-        w = _chunk_weight(sample_weight, n)
-        return self._update_validated(S, t1[:, None], w)
+        return t1[:, None], S, check_sample_weight(sample_weight, n, allow_zero_total=True)
 
 
 class CE2PlugInStatistics(BaseStatistics):
@@ -331,11 +362,10 @@ class CE2PlugInStatistics(BaseStatistics):
     """
 
     _param_names = ("coef", "order")
+    _parameter_constraints: dict = {"coef": ["array-like"], "order": ORDER}
 
     def __init__(self, *, coef, order=2):
         C = np.array(coef, dtype=np.float64)
-        if order not in (1, 2) or isinstance(order, bool):
-            raise ValueError(f"order must be 1 or 2; got {order!r}.")
         if C.ndim != 3 or C.shape[0] < order or C.shape[1] < 1 or not np.isfinite(C).all():
             raise ValueError(
                 f"coef must be a finite (r, l + 1, l + 1) array with r >= {order}; got {C.shape}."
@@ -350,8 +380,10 @@ class CE2PlugInStatistics(BaseStatistics):
             "n_samples": np.zeros((), dtype=np.int64),
         }
 
-    def _sums(self, E, S, w):
-        """The plug-in sums of clipped fits ``E`` ``(n, r)`` at validated scores ``S``."""
+    def _sums(self, S, w, E=None):
+        """The plug-in sums at validated scores ``S`` of the clipped fits ``E`` (evaluated if None)."""
+        if E is None:
+            E = self._evaluate(S)
         m = S[:, 0]
         dev = [np.abs(E[:, 0] - m)]
         if self.order == 2:
@@ -365,15 +397,13 @@ class CE2PlugInStatistics(BaseStatistics):
         }
 
     def _evaluate(self, S):
-        from skcal.chebyshev import chebyshev_evaluate
-
         C = self.coef if self.order == 2 else self.coef[:1]
         return np.clip(chebyshev_evaluate(S, C), 0.0, 1.0)
 
-    def _chunk(self, y, scores, sample_weight=None):
-        n = _n_rows(scores)
+    def _check_chunk(self, y, scores, sample_weight=None):
+        n = count_rows(scores)
         if n == 0:
-            return self._empty()
+            return None
         S = check_scores(scores, name="scores")
         if self.order == 2 and S.shape[1] != 2:
             raise ValueError(f"scores must have 2 columns (m, sigma2) for CE2; got shape {S.shape}.")
@@ -383,8 +413,61 @@ class CE2PlugInStatistics(BaseStatistics):
             raise ValueError(
                 f"coef of shape {self.coef.shape} does not match scores with {S.shape[1]} column(s)."
             )
-        w = _chunk_weight(sample_weight, n)
-        return self._sums(self._evaluate(S), S, w)
+        return S, check_sample_weight(sample_weight, n, allow_zero_total=True)
+
+    @classmethod
+    @validate_params(
+        {"scores": ["array-like"], "sample_weight": SAMPLE_WEIGHT, "fitted": ["array-like", None]},
+        prefer_skip_nested_validation=True,
+    )
+    def from_validated(cls, scores, sample_weight=None, *, fitted=None, **params):
+        """Build the plug-in sums of validated rows (the constructor :func:`skcal.ce2.ce2_score` uses).
+
+        Equals ``CE2PlugInStatistics(**params).update(None, scores, sample_weight)`` on the raw
+        scores; the arrays are not checked again (see :meth:`BaseStatistics.from_validated`).
+
+        Parameters
+        ----------
+        scores : ndarray of shape (n, 2) or (n, 1)
+            Validated scores, two columns for ``order=2``, ``m`` alone for ``order=1``.
+        sample_weight : ndarray of shape (n,) or None, default=None
+            Validated non-negative weights.
+        fitted : ndarray of shape (n, r), default=None
+            The clipped fitted functions at ``scores`` when the caller has them (the in-memory
+            estimator evaluates its model once and uses the values twice); ``None`` evaluates
+            ``coef``.
+        **params : dict
+            ``coef`` and ``order``.
+
+        Returns
+        -------
+        CE2PlugInStatistics
+            The statistics of the rows.
+        """
+        obj = cls(**params)
+        obj._stats = obj._sums(scores, sample_weight, fitted)
+        obj.n_updates_ = 1
+        return obj
+
+    @validate_params(_UPDATE, prefer_skip_nested_validation=True)
+    def update(self, y_true, scores, sample_weight=None):
+        """Add one chunk of rows; return ``self``.
+
+        Parameters
+        ----------
+        y_true : array-like or None
+            The labels (not used: the plug-in sums depend on the scores only).
+        scores : array-like of shape (n, 2) or (n,)
+            The scores at which the fitted functions are evaluated.
+        sample_weight : array-like of shape (n,), default=None
+            Non-negative weights (zeros allowed).
+
+        Returns
+        -------
+        CE2PlugInStatistics
+            The updated object.
+        """
+        return super().update(y_true, scores, sample_weight=sample_weight)
 
     def terms(self):
         """Return the plug-in terms ``(term1, term2)`` (``term2 = 0.0`` for ``order=1``).

@@ -22,21 +22,46 @@ from __future__ import annotations
 
 import numpy as np
 
-from skcal.stats._base import BaseStatistics
+from skcal._compat import StrOptions
+from skcal._constraints import N_BINS, POS_LABEL
+from skcal._validation import check_binary_probabilities
+from skcal.stats._base import BinaryStatistics
 
-__all__ = ["CutoffStatistics", "CutoffGridStatistics"]
+__all__ = ["CutoffStatistics", "CutoffGridStatistics", "cutoff_from_running_sums", "running_sum_extremes"]
 
 _MEASURES = ("cutoff", "ks")
+_MEASURE = [StrOptions(set(_MEASURES))]
 
 
-def _validated(y_true, y_prob, sample_weight, pos_label):
-    from skcal._validation import check_binary_probabilities
-    from skcal.stats._binned import _validate_chunk
+def cutoff_from_running_sums(S, W, measure):
+    """The cutoff or KS calibration error from the running sums ``S_k`` of ``w (y - p)``.
 
-    return _validate_chunk(check_binary_probabilities, y_true, y_prob, sample_weight, pos_label=pos_label)
+    The formula that :func:`skcal.cutoff.cutoff_calibration_error`,
+    :func:`skcal.ks_calibration_error.ks_calibration_error` and the statistics of this module
+    share: ``(max(max_k S_k, 0) - min(min_k S_k, 0)) / W`` (cutoff; ``S_0 = 0`` is included) or
+    ``max_k |S_k| / W`` (KS).
 
+    Parameters
+    ----------
+    S : ndarray
+        The running sums at the last row of each group of tied predictions (only their maximum
+        and minimum are used, so the extremes alone suffice).
+    W : float
+        The total weight.
+    measure : {"cutoff", "ks"}
+        Which error.
 
-def _from_running_sums(S, W, measure):
+    Returns
+    -------
+    float
+        The error.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cutoff_from_running_sums(np.array([0.5, -0.1, 0.6]), 4.0, "cutoff")
+    0.175
+    """
     if W <= 0:
         raise ValueError("The statistics hold no rows with positive weight; nothing to compute.")
     if S.size == 0:
@@ -44,6 +69,90 @@ def _from_running_sums(S, W, measure):
     if measure == "ks":
         return float(max(abs(float(S.max())), abs(float(S.min()))) / W)
     return float((max(float(S.max()), 0.0) - min(float(S.min()), 0.0)) / W)
+
+
+def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
+    """Validate binary inputs; return the extremes of the running sums of ``w (y - p)`` and ``W``.
+
+    The running sums are taken in increasing ``p`` at the last row of each group of tied
+    predictions (an interval holds all or none of a tie); the in-memory cutoff and KS errors
+    are :func:`cutoff_from_running_sums` of the result. The inputs are validated here, with
+    :func:`skcal._validation.check_binary_probabilities`, so that the validated copies can be
+    freed as soon as they are sorted (peak memory: a few arrays of ``n`` floats).
+
+    Unweighted, no permutation is formed: each row becomes one 64-bit key, the bit pattern of
+    ``p`` shifted left by one with the label in the freed lowest bit. For ``p`` in [0, 1] the
+    IEEE-754 bit pattern read as an unsigned integer is increasing in ``p`` and below ``2**62``
+    (``-0.0``, whose sign bit is shifted out, becomes ``+0.0``, its equal), so one (SIMD) sort of
+    the keys orders the rows by ``p`` with the labels alongside, and both are read back exactly
+    by a shift and a mask. Ties in ``p`` stay contiguous (they are merged below, so their order
+    is irrelevant). Weighted, one argsort orders ``p`` and ``w (y - p)`` together, gathered as
+    the two columns of one ``(n, 2)`` array. The other rows' running sums are masked out of the
+    max / min, not copied.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels.
+    y_prob : array-like of shape (n,) or (n, 2)
+        Positive-class probabilities, or ``predict_proba`` output.
+    sample_weight : array-like of shape (n,), default=None
+        Non-negative weights.
+    pos_label : int, float, bool, str or None, default=None
+        The positive class.
+
+    Returns
+    -------
+    extremes : ndarray of shape (2,)
+        The largest and the smallest running sum.
+    W : float
+        The total weight.
+
+    Examples
+    --------
+    >>> extremes, W = running_sum_extremes([1, 0, 1, 1], [0.5, 0.5, 0.5, 0.9])
+    >>> extremes.round(6).tolist(), W
+    ([0.6, 0.5], 4.0)
+    """
+    y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
+    n = p.shape[0]
+    if w is None:
+        key = np.ascontiguousarray(p).view(np.uint64) << np.uint64(1)
+        key |= y > 0.5
+        del y, p
+        key.sort()
+        ps = (key >> np.uint64(1)).view(np.float64)  # the sorted p, exactly
+        last = np.empty(n, dtype=bool)
+        np.not_equal(ps[1:], ps[:-1], out=last[:-1])
+        last[-1] = True
+        np.bitwise_and(key, np.uint64(1), out=key)  # the labels, in the same order
+        np.subtract(key, ps, out=ps)
+        del key
+        np.cumsum(ps, out=ps)
+        return _masked_extremes(ps, last), float(n)
+    A = np.empty((n, 2))
+    A[:, 0] = p
+    np.subtract(y, p, out=A[:, 1])
+    A[:, 1] *= w
+    W = float(w.sum())
+    del y, w
+    order = np.argsort(p)  # ties are merged below, so the order within a tie is irrelevant
+    del p
+    B = A[order]
+    del A, order
+    S = np.cumsum(B[:, 1])
+    last = np.empty(n, dtype=bool)
+    np.not_equal(B[1:, 0], B[:-1, 0], out=last[:-1])
+    last[-1] = True
+    return _masked_extremes(S, last), W
+
+
+def _masked_extremes(S, last):
+    return np.array([S.max(where=last, initial=-np.inf), S.min(where=last, initial=np.inf)])
+
+
+def _masked_extremes(S, last):
+    return np.array([S.max(where=last, initial=-np.inf), S.min(where=last, initial=np.inf)])
 
 
 def _sorted_runs(values, resid, weight):
@@ -81,34 +190,7 @@ def _merge_two(a, b):
     return _sorted_runs(out["values"], out["resid"], out["weight"])
 
 
-class _CutoffBase(BaseStatistics):
-    def _check_measure(self, measure, pos_label):
-        if measure not in _MEASURES:
-            raise ValueError(f"measure must be one of {_MEASURES}; got {measure!r}.")
-        self.measure = measure
-        self.pos_label = pos_label
-
-    def update(self, y_true, y_prob, sample_weight=None):
-        """Add a chunk of labels and positive-class probabilities; return ``self``.
-
-        Parameters
-        ----------
-        y_true : array-like of shape (n,)
-            Binary labels.
-        y_prob : array-like of shape (n,)
-            Probabilities of the positive class.
-        sample_weight : array-like of shape (n,), default=None
-            Non-negative weights.
-
-        Returns
-        -------
-        object
-            The updated statistics.
-        """
-        return super().update(y_true, y_prob, sample_weight=sample_weight)
-
-
-class CutoffStatistics(_CutoffBase):
+class CutoffStatistics(BinaryStatistics):
     """Exact, mergeable statistics of the cutoff (or KS) calibration error.
 
     Parameters
@@ -134,9 +216,11 @@ class CutoffStatistics(_CutoffBase):
     """
 
     _param_names = ("measure", "pos_label")
+    _parameter_constraints: dict = {"measure": _MEASURE, "pos_label": POS_LABEL}
 
     def __init__(self, *, measure="cutoff", pos_label=None):
-        self._check_measure(measure, pos_label)
+        self.measure = measure
+        self.pos_label = pos_label
 
     def _empty(self):
         return {"values": np.zeros(0), "resid": np.zeros(0), "weight": np.zeros(0)}
@@ -150,10 +234,7 @@ class CutoffStatistics(_CutoffBase):
         sums = np.take(sums, order, axis=0)  # 5x faster than sums[order] on (n, 2)
         return _sorted_runs(p[order], sums[:, 0], sums[:, 1])
 
-    def _chunk(self, y_true, y_prob, sample_weight=None):
-        if len(y_prob) == 0:
-            return self._empty()
-        y, p, w = _validated(y_true, y_prob, sample_weight, self.pos_label)
+    def _sums(self, y, p, w):
         w = np.ones(p.shape[0]) if w is None else w
         return self._runs(p, w * (y - p), w)
 
@@ -164,7 +245,8 @@ class CutoffStatistics(_CutoffBase):
         """Merge any number of states at once: one sort of the concatenated runs, then ties merged.
 
         Pairwise merging of ``k`` runs would re-sort the accumulated run ``k - 1`` times;
-        :mod:`skcal.dask` merges a whole group of partition states with this.
+        :func:`skcal.stats.merge_all` (and :mod:`skcal.dask`) merge a whole group of states
+        with this.
         """
         parts = [s for s in parts if s["values"].size]
         if not parts:
@@ -184,10 +266,10 @@ class CutoffStatistics(_CutoffBase):
 
     def _compute(self):
         s = self.stats_
-        return _from_running_sums(np.cumsum(s["resid"]), float(s["weight"].sum()), self.measure)
+        return cutoff_from_running_sums(np.cumsum(s["resid"]), float(s["weight"].sum()), self.measure)
 
 
-class CutoffGridStatistics(_CutoffBase):
+class CutoffGridStatistics(BinaryStatistics):
     """Fixed-size statistics of the cutoff (or KS) error on a grid, with a tested error bound.
 
     Parameters
@@ -214,23 +296,19 @@ class CutoffGridStatistics(_CutoffBase):
     """
 
     _param_names = ("n_cells", "measure", "pos_label")
+    #: ``n_cells`` is a number of bins of [0, 1], bounded as every number of bins is (``N_BINS``)
+    _parameter_constraints: dict = {"n_cells": N_BINS, "measure": _MEASURE, "pos_label": POS_LABEL}
 
     def __init__(self, *, n_cells=65536, measure="cutoff", pos_label=None):
-        if isinstance(n_cells, bool) or not isinstance(n_cells, (int, np.integer)) or not (
-            1 <= n_cells <= 1 << 24
-        ):
-            raise ValueError(f"n_cells must be an integer in [1, 2**24]; got {n_cells!r}.")
         self.n_cells = int(n_cells)
-        self._check_measure(measure, pos_label)
+        self.measure = measure
+        self.pos_label = pos_label
 
     def _empty(self):
         z = np.zeros(self.n_cells)
         return {"resid": z.copy(), "abs_resid": z.copy(), "weight": z.copy()}
 
-    def _chunk(self, y_true, y_prob, sample_weight=None):
-        if len(y_prob) == 0:
-            return self._empty()
-        y, p, w = _validated(y_true, y_prob, sample_weight, self.pos_label)
+    def _sums(self, y, p, w):
         m = self.n_cells
         ids = np.minimum((p * m).astype(np.intp), m - 1)  # [j/m, (j+1)/m), the last closed
         r = y - p
@@ -246,7 +324,7 @@ class CutoffGridStatistics(_CutoffBase):
 
     def _compute(self):
         s = self.stats_
-        return _from_running_sums(np.cumsum(s["resid"]), float(s["weight"].sum()), self.measure)
+        return cutoff_from_running_sums(np.cumsum(s["resid"]), float(s["weight"].sum()), self.measure)
 
     def bound(self):
         """Return the bound ``exact - compute()`` cannot exceed (``compute() <= exact``).

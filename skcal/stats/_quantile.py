@@ -43,9 +43,25 @@ still count in the ranks).
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 
-from skcal.stats._base import BaseStatistics, _check_n_bins
+from skcal._compat import StrOptions, validate_parameter_constraints, validate_params
+from skcal._constraints import (
+    LABELS,
+    N_BINS,
+    NON_NEGATIVE_INT,
+    POS_LABEL,
+    POSITIVE_INT,
+    PowerOfTwoInterval,
+    StrictInterval,
+)
+from skcal._validation import check_binary_probabilities, check_multiclass_inputs
+from skcal.binning import threshold_bin_ids
+from skcal.stats._base import BaseStatistics
+from skcal.stats._binned import BinnedStatistics
+from skcal.stats._truthful import ClasswiseStatistics, TopLabelStatistics
 
 __all__ = [
     "QuantileHistogramStatistics",
@@ -65,6 +81,11 @@ _I64_MAX = np.iinfo(np.int64).max
 _ALL_ROWS = 1 << 62
 #: Rows per block when a chunk is binned (bounds the temporaries of one ``update``).
 _ROWS = 1 << 16
+#: The cells of a histogram pass: a power of two (the cell of a value is then exact), at most 2**20.
+_N_CELLS = [PowerOfTwoInterval(2, 1 << 20)]
+#: Sub-cells of a refinement.
+_N_SUB = [StrictInterval(Integral, 2, 1 << 20, closed="both")]
+_SOURCE = [StrOptions(set(_SOURCES))]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -83,13 +104,9 @@ def _from_bits(u):
 def _chunk_values(source, labels, pos_label, y_true, y_prob):
     """The values a measure bins, validated as that measure validates them: (n, n_columns)."""
     if source == "binary":
-        from skcal._validation import check_binary_probabilities
-
         _, p, _ = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=None)
         return np.asarray(p, dtype=np.float64)[:, None]
-    from skcal.truthful import _check_inputs
-
-    P, _, _ = _check_inputs(y_true, y_prob, None, labels)
+    P, _, _ = check_multiclass_inputs(y_true, y_prob, None, labels)
     if source == "top_label":
         c = P[np.arange(P.shape[0]), np.argmax(P, axis=1)]
         return c[:, None]
@@ -108,56 +125,6 @@ def _cell_bit_range(c, n_cells):
     lo = int(_bits(np.array([c / n_cells]))[0])
     hi = _BITS_ONE + 1 if c == n_cells - 1 else int(_bits(np.array([(c + 1) / n_cells]))[0])
     return lo, hi
-
-
-def threshold_bin_ids(values, index, thr_values, thr_index):
-    """Assign each row the number of ``(value, index)`` thresholds at or below it (its bin).
-
-    Row ``i`` goes to bin ``#{j : (thr_values[j], thr_index[j]) <= (values[i], index[i])}``
-    (lexicographic order). With the thresholds taken at the boundary ranks of the stable sort
-    by ``(value, index)``, these are the equal-mass ids of :func:`skcal.binning.assign_bins`.
-
-    Parameters
-    ----------
-    values : ndarray of shape (n,)
-        The binned values.
-    index : ndarray of int of shape (n,)
-        The rows' global indices.
-    thr_values : ndarray of shape (m,)
-        Threshold values, lexicographically sorted together with ``thr_index`` (``+inf`` for a
-        threshold no row reaches).
-    thr_index : ndarray of int of shape (m,)
-        Threshold indices (non-negative).
-
-    Returns
-    -------
-    ndarray of intp of shape (n,)
-        Bin ids in ``range(m + 1)``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skcal.stats._quantile import threshold_bin_ids
-    >>> threshold_bin_ids(np.array([0.5, 0.5, 0.2]), np.arange(3), np.array([0.5]), np.array([1])).tolist()
-    [0, 1, 0]
-    """
-    tv = np.asarray(thr_values, dtype=np.float64)
-    tg = np.asarray(thr_index, dtype=np.int64)
-    v = np.asarray(values, dtype=np.float64)
-    if tv.size == 0:
-        return np.zeros(v.shape[0], dtype=np.intp)
-    # thresholds with a smaller value: all rows but those tied with a threshold value are done
-    ids = np.searchsorted(tv, v, side="left").astype(np.intp, copy=False)
-    tied = np.flatnonzero(tv[np.minimum(ids, tv.shape[0] - 1)] == v)
-    if tied.size:
-        # among the thresholds of the tied value (a run of tv), those with index <= the row's:
-        # one search over the keys run * M + index, lexicographic in (value, index)
-        _, run = np.unique(tv, return_inverse=True)
-        M = int(tg.max()) + 2  # row indices are clipped to M - 1, above every threshold index
-        comp = run.astype(np.int64) * M + tg
-        g = np.minimum(np.asarray(index, dtype=np.int64)[tied], M - 1)
-        ids[tied] = np.searchsorted(comp, run[ids[tied]].astype(np.int64) * M + g, side="right")
-    return ids
 
 
 def percentile_edges(order_stats, n, n_bins):
@@ -262,8 +229,6 @@ def boundary_ranks(n, n_bins):
 # ---------------------------------------------------------------------------------------------
 class _PassBase(BaseStatistics):
     def _setup_source(self, source, labels, pos_label):
-        if source not in _SOURCES:
-            raise ValueError(f"source must be one of {_SOURCES}; got {source!r}.")
         if source != "binary":
             if labels is None:
                 raise ValueError(
@@ -276,6 +241,15 @@ class _PassBase(BaseStatistics):
     def _n_columns(self):
         return len(self.labels) if self.source == "classwise" else 1
 
+    @validate_params(
+        {
+            "y_true": ["array-like"],
+            "y_prob": ["array-like"],
+            "sample_weight": ["array-like", None],
+            "row_offset": NON_NEGATIVE_INT,
+        },
+        prefer_skip_nested_validation=True,
+    )
     def update(self, y_true, y_prob, sample_weight=None, row_offset=0):
         """Add a chunk of rows; return ``self``.
 
@@ -295,8 +269,6 @@ class _PassBase(BaseStatistics):
         object
             The updated statistics.
         """
-        if isinstance(row_offset, bool) or not isinstance(row_offset, (int, np.integer)) or row_offset < 0:
-            raise ValueError(f"row_offset must be a non-negative integer; got {row_offset!r}.")
         if len(y_prob) == 0:
             chunk = self._empty()
         else:
@@ -336,17 +308,15 @@ class QuantileHistogramStatistics(_PassBase):
     """
 
     _param_names = ("source", "labels", "pos_label", "n_cells")
+    _parameter_constraints: dict = {
+        "source": _SOURCE,
+        "labels": LABELS,
+        "pos_label": POS_LABEL,
+        "n_cells": _N_CELLS,
+    }
 
     def __init__(self, *, source="binary", labels=None, pos_label=None, n_cells=4096):
         self._setup_source(source, labels, pos_label)
-        if (
-            isinstance(n_cells, bool)
-            or not isinstance(n_cells, (int, np.integer))
-            or n_cells < 2
-            or n_cells > 1 << 20
-            or n_cells & (n_cells - 1)
-        ):
-            raise ValueError(f"n_cells must be a power of two in [2, 2**20]; got {n_cells!r}.")
         self.n_cells = int(n_cells)
 
     def _empty(self):
@@ -411,12 +381,17 @@ class QuantileCellStatistics(_PassBase):
     """
 
     _param_names = ("source", "labels", "pos_label", "n_cells", "n_sub", "boxes")
+    _parameter_constraints: dict = {
+        "source": _SOURCE,
+        "labels": LABELS,
+        "pos_label": POS_LABEL,
+        "n_cells": _N_CELLS,
+        "n_sub": _N_SUB,
+        "boxes": ["array-like", None],
+    }
 
     def __init__(self, *, source="binary", labels=None, pos_label=None, n_cells=4096, n_sub=1024, boxes=None):
         self._setup_source(source, labels, pos_label)
-        QuantileHistogramStatistics(n_cells=n_cells)  # validates n_cells
-        if isinstance(n_sub, bool) or not isinstance(n_sub, (int, np.integer)) or not 2 <= n_sub <= 1 << 20:
-            raise ValueError(f"n_sub must be an integer in [2, 2**20]; got {n_sub!r}.")
         b = np.zeros((0, 7), dtype=np.int64) if boxes is None else np.array(boxes, dtype=np.int64)
         if b.size == 0:
             b = np.zeros((0, 7), dtype=np.int64)
@@ -609,18 +584,32 @@ class QuantileSelector:
     True
     """
 
+    #: Checked by the constructor itself, also inside a function whose own validation skips nested
+    #: checks (skcal.dask.evaluate builds a selector from a measure's keyword arguments).
+    _parameter_constraints: dict = {
+        "kind": [StrOptions(set(_KINDS))],
+        "n_bins": N_BINS,
+        "labels": LABELS,
+        "pos_label": POS_LABEL,
+        "n_cells": _N_CELLS,
+        "n_sub": _N_SUB,
+        "max_collect": POSITIVE_INT,
+    }
+
     def __init__(
         self, *, kind, n_bins, labels=None, pos_label=None, n_cells=4096, n_sub=1024, max_collect=1 << 20
     ):
-        if kind not in _KINDS:
-            raise ValueError(f"kind must be one of {_KINDS}; got {kind!r}.")
-        _check_n_bins(n_bins)
-        if isinstance(max_collect, bool) or not isinstance(max_collect, (int, np.integer)) or max_collect < 1:
-            raise ValueError(f"max_collect must be an integer >= 1; got {max_collect!r}.")
+        params = {
+            "kind": kind, "n_bins": n_bins, "labels": labels, "pos_label": pos_label, "n_cells": n_cells,
+            "n_sub": n_sub, "max_collect": max_collect,
+        }
+        validate_parameter_constraints(
+            self._parameter_constraints, params, caller_name="QuantileSelector.__init__"
+        )
         self.kind, self.n_bins = kind, int(n_bins)
         self.source = "binary" if kind == "percentile" else kind
         self._common = {"source": self.source, "labels": labels, "pos_label": pos_label, "n_cells": n_cells}
-        QuantileCellStatistics(**self._common, n_sub=n_sub)  # validates the parameters
+        QuantileCellStatistics(**self._common, n_sub=n_sub)  # checks that the labels are given
         self.labels = self._common["labels"] = None if labels is None else list(np.asarray(labels).tolist())
         self.n_sub, self.max_collect = int(n_sub), int(max_collect)
         self._need_index = kind != "percentile"
@@ -670,6 +659,7 @@ class QuantileSelector:
         self._pass_boxes = [self._pending[i] for i in order]
         return QuantileCellStatistics(**self._common, n_sub=self.n_sub, boxes=rows)
 
+    @validate_params({"stats": [BaseStatistics]}, prefer_skip_nested_validation=True)
     def advance(self, stats):
         """Fold the merged statistics of a pass in; return ``self``.
 
@@ -826,11 +816,7 @@ class QuantileSelector:
         """
         bins = self.result()
         if self.kind == "percentile":
-            from skcal.stats._binned import BinnedStatistics
-
             return BinnedStatistics(edges=bins, **kwargs)
-        from skcal.stats._truthful import ClasswiseStatistics, TopLabelStatistics
-
         klass = TopLabelStatistics if self.kind == "top_label" else ClasswiseStatistics
         kwargs.setdefault("labels", self.labels)
         return klass(thresholds=bins, **kwargs)
@@ -846,6 +832,16 @@ def _run(selector, chunks):
     return selector.result()
 
 
+_PASSES = {
+    "chunks": [callable],
+    "n_bins": N_BINS,
+    "n_cells": _N_CELLS,
+    "n_sub": _N_SUB,
+    "max_collect": POSITIVE_INT,
+}
+
+
+@validate_params({**_PASSES, "pos_label": POS_LABEL}, prefer_skip_nested_validation=True)
 def quantile_edges(chunks, n_bins, *, pos_label=None, n_cells=4096, n_sub=1024, max_collect=1 << 20):
     """Compute scikit-learn's quantile edges of chunked binary predictions exactly, by a few passes.
 
@@ -890,6 +886,10 @@ def quantile_edges(chunks, n_bins, *, pos_label=None, n_cells=4096, n_sub=1024, 
     return _run(sel, chunks)
 
 
+@validate_params(
+    {**_PASSES, "labels": ["array-like"], "kind": [StrOptions({"top_label", "classwise"})]},
+    prefer_skip_nested_validation=True,
+)
 def quantile_thresholds(
     chunks, n_bins, *, labels, kind="top_label", n_cells=4096, n_sub=1024, max_collect=1 << 20
 ):
@@ -938,8 +938,6 @@ def quantile_thresholds(
     >>> threshold_bin_ids(c, np.arange(5), tv, tg).tolist() == assign_bins(c, 3).tolist()
     True
     """
-    if kind not in ("top_label", "classwise"):
-        raise ValueError(f'kind must be "top_label" or "classwise"; got {kind!r}.')
     sel = QuantileSelector(
         kind=kind, n_bins=n_bins, labels=labels, n_cells=n_cells, n_sub=n_sub, max_collect=max_collect
     )

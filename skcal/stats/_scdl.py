@@ -17,42 +17,251 @@ grid costs ``O(M)`` in total.
 
 from __future__ import annotations
 
+import math
+import warnings
+from dataclasses import dataclass, field
+
 import numpy as np
 
-from skcal._constraints import MAX_BINS_LIMIT
-from skcal._validation import _as_float_array, _binary_labels, check_consistent_length, check_probabilities
+from skcal._compat import StrOptions, validate_params
+from skcal._constraints import (
+    MAX_BINS_LIMIT,
+    NON_NEGATIVE_INT,
+    NON_NEGATIVE_REAL,
+    POS_LABEL,
+    SCDL_MAX_BINS,
+    PowerOfTwoInterval,
+)
 from skcal.binning import hat_deposit
-from skcal.stats._base import BaseStatistics
+from skcal.stats._base import BinaryStatistics, effective_sample_size
 
-__all__ = ["ScdlStatistics", "DEFAULT_STATISTICS_MAX_BINS"]
+__all__ = [
+    "AUTO_FACTOR",
+    "DEFAULT_STATISTICS_MAX_BINS",
+    "TIE_RTOL",
+    "SCDLCurve",
+    "ScdlStatistics",
+    "coarsen",
+    "default_max_bins",
+    "masses_to_moments",
+    "max_supported_bins",
+    "node_deposit",
+    "resolve_max_bins",
+    "scdl_curve_of_validated",
+    "scdl_on_grid",
+    "scdl_values",
+    "scfdl",
+    "theory_max_bins",
+]
 
 #: Finest grid of a :class:`ScdlStatistics` built without ``max_bins`` (state: 2 x 65,537 floats).
 DEFAULT_STATISTICS_MAX_BINS = 1 << 16
+#: Relative tolerance within which two grids tie for the minimum of ``max(SCDL_m, 1/m)``.
+TIE_RTOL = 1e-12
+#: The ``"auto"`` rule: ``m_max`` is the smallest power of two ``>= AUTO_FACTOR * sqrt(T)``.
+AUTO_FACTOR = 4.0
+
+#: A dyadic grid the statistics can fold to exactly.
+_FINEST_GRID = [PowerOfTwoInterval(2, MAX_BINS_LIMIT)]
 
 
-def _check_power_of_two(max_bins, name="max_bins"):
-    if (
-        isinstance(max_bins, (bool, np.bool_))
-        or not isinstance(max_bins, (int, np.integer))
-        or max_bins < 2
-        or max_bins > MAX_BINS_LIMIT
-        or (int(max_bins) & (int(max_bins) - 1))
-    ):
+# ---------------------------------------------------------------------------------------------
+# the grid rules
+# ---------------------------------------------------------------------------------------------
+@validate_params({"n_effective": NON_NEGATIVE_REAL}, prefer_skip_nested_validation=True)
+def theory_max_bins(n_effective):
+    """Largest dyadic ``m >= 2`` with ``m ln(m) <= sqrt(T)``: the rate theorem's cap in *Full Swap Regret*.
+
+    Parameters
+    ----------
+    n_effective : float
+        The (effective) sample size ``T``.
+
+    Returns
+    -------
+    int
+        A power of two, at least 2.
+
+    Examples
+    --------
+    >>> from skcal.scdl import theory_max_bins
+    >>> theory_max_bins(1_000), theory_max_bins(10_000), theory_max_bins(1_000_000)
+    (8, 16, 128)
+    """
+    root = math.sqrt(max(float(n_effective), 0.0))
+    m = 2
+    while 2 * m * math.log(2 * m) <= root and 2 * m <= MAX_BINS_LIMIT:
+        m *= 2
+    return m
+
+
+@validate_params(
+    {"n_rows": NON_NEGATIVE_INT}, prefer_skip_nested_validation=True
+)
+def max_supported_bins(n_rows):
+    """Largest ``max_bins`` accepted for ``n_rows`` rows: ``max(1024, 4 n_rows)``, at most ``2**24``.
+
+    A grid with far more cells than rows puts every row in a cell of its own; finer grids only
+    lower the floor ``1/m`` below any resolution the sample has, and cost memory.
+
+    Parameters
+    ----------
+    n_rows : int
+        Number of rows.
+
+    Returns
+    -------
+    int
+        The bound (not necessarily a power of two).
+
+    Examples
+    --------
+    >>> from skcal.scdl import max_supported_bins
+    >>> max_supported_bins(2), max_supported_bins(10_000)
+    (1024, 40000)
+    """
+    return int(min(MAX_BINS_LIMIT, max(1024, 4 * int(n_rows))))
+
+
+@validate_params(
+    {"n_effective": NON_NEGATIVE_REAL, "rule": [StrOptions({"auto", "theory"})]},
+    prefer_skip_nested_validation=True,
+)
+def default_max_bins(n_effective, rule="auto"):
+    """The largest grid ``m_max`` searched by a named rule for a sample of (effective) size ``T``.
+
+    Parameters
+    ----------
+    n_effective : float
+        The (effective) sample size ``T``.
+    rule : {"auto", "theory"}, default="auto"
+        ``"auto"``: the smallest power of two ``>= 4 sqrt(T)`` (at least 2). ``"theory"``: the
+        largest power of two with ``m ln(m) <= sqrt(T)`` (see :func:`theory_max_bins`).
+
+    Returns
+    -------
+    int
+        A power of two, at least 2.
+
+    Examples
+    --------
+    >>> from skcal.scdl import default_max_bins
+    >>> default_max_bins(1_000), default_max_bins(10_000), default_max_bins(1_000_000)
+    (128, 512, 4096)
+    >>> default_max_bins(1_000, rule="theory")
+    8
+    """
+    if rule == "theory":
+        return theory_max_bins(n_effective)
+    target = AUTO_FACTOR * math.sqrt(max(float(n_effective), 0.0))
+    m = 2
+    while m < target and 2 * m <= MAX_BINS_LIMIT:
+        m *= 2
+    return m
+
+
+def resolve_max_bins(max_bins, n_effective, n_rows):
+    """The finest dyadic grid that SCDL's search reaches: a power of two, checked against the data.
+
+    Parameters
+    ----------
+    max_bins : {"auto", "theory"}, int or None
+        The grid rule (``None`` is ``"auto"``; see :func:`skcal.scdl.scdl_curve`), already checked
+        against :data:`skcal._constraints.SCDL_MAX_BINS`.
+    n_effective : float
+        The (effective) sample size ``T`` of the rule.
+    n_rows : int
+        The number of rows, which bounds the grid (:func:`max_supported_bins`).
+
+    Returns
+    -------
+    int
+        A power of two, at least 2: the rule's grid lowered to what the rows support, or the
+        largest power of two not above an explicit ``max_bins``.
+
+    Examples
+    --------
+    >>> resolve_max_bins("auto", 10_000, 10_000), resolve_max_bins(100, 10_000, 10_000)
+    (512, 64)
+    """
+    if max_bins is None or isinstance(max_bins, str):
+        rule = "auto" if max_bins is None else max_bins
+        M = default_max_bins.__wrapped__(n_effective, rule)
+        # a rule never asks for more than the rows support
+        bound = max_supported_bins(n_rows)
+        while M > bound and M > 2:
+            M //= 2
+        return M
+    bound = max_supported_bins(n_rows)
+    if max_bins > bound:
         raise ValueError(
-            f"{name} must be a power of two between 2 and {MAX_BINS_LIMIT} (2**24); got {max_bins!r}."
+            f"max_bins={max_bins} is larger than {n_rows} rows support: at most max(1024, 4 n_rows) = "
+            f"{bound} (a finer grid puts every row in a cell of its own). Use max_bins='auto'."
         )
-    return int(max_bins)
+    return 1 << (int(max_bins).bit_length() - 1)  # largest power of two <= max_bins
 
 
-def _node_deposit(p, y, w, m):
-    """Soft-bin masses ``W_i`` and ``A_i`` (i = 0..m) of the rows ``(p, y, w)`` on the grid ``m``."""
+# ---------------------------------------------------------------------------------------------
+# soft-bin masses and SCFDL
+# ---------------------------------------------------------------------------------------------
+def node_deposit(p, y, w, m):
+    """Soft-bin masses ``W_i`` and ``A_i`` (``i = 0..m``) of the rows ``(p, y, w)`` on the grid ``m``.
+
+    ``W_i = sum_s w_s w_i(p_s)`` and ``A_i = sum_s w_s w_i(p_s) y_s`` with the hat functions
+    ``w_i(p) = max(0, 1 - |m p - i|)`` (:func:`skcal.binning.hat_deposit`).
+
+    Parameters
+    ----------
+    p : ndarray of shape (n,)
+        Validated probabilities in [0, 1].
+    y : ndarray of shape (n,)
+        Labels in {0, 1} (or any real targets).
+    w : ndarray of shape (n,) or None
+        Validated weights (``None``: unit weights).
+    m : int
+        The grid size (any integer >= 1).
+
+    Returns
+    -------
+    W : ndarray of shape (m + 1,)
+        The weight masses.
+    A : ndarray of shape (m + 1,)
+        The label masses.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> W, A = node_deposit(np.array([0.25, 1.0]), np.array([1.0, 0.0]), None, 2)
+    >>> W.tolist(), A.tolist()
+    ([0.5, 0.5, 1.0], [0.5, 0.5, 0.0])
+    """
     wt = np.ones_like(p) if w is None else w
     W, A = hat_deposit(p, m, np.stack([wt, wt * y]))
     return W, A
 
 
-def _coarsen(V):
-    """Masses on the grid ``m`` from those on the grid ``2m`` (last axis of ``V``: ``2m + 1`` entries)."""
+def coarsen(V):
+    """Fold masses on the grid ``2m`` to the grid ``m`` (last axis of ``V``: ``2m + 1`` entries).
+
+    The hat function of node ``i`` on the grid ``m`` is ``h_{2i} + (h_{2i-1} + h_{2i+1}) / 2`` on
+    the grid ``2m``, so the coarse masses are exact sums of the fine ones.
+
+    Parameters
+    ----------
+    V : ndarray of shape (..., 2m + 1)
+        Masses on the grid ``2m``.
+
+    Returns
+    -------
+    ndarray of shape (..., m + 1)
+        Masses on the grid ``m``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> coarsen(np.array([1.0, 2.0, 3.0, 4.0, 5.0])).tolist()
+    [2.0, 6.0, 7.0]
+    """
     even = V[..., 0::2].copy()
     odd = 0.5 * V[..., 1::2]
     even[..., :-1] += odd
@@ -60,38 +269,339 @@ def _coarsen(V):
     return even
 
 
-def check_chunk(y, p, sample_weight, pos_label, *, y_name="y_true", p_name="y_prob"):
-    """Validate one chunk of rows; zero rows and zero total weight are allowed (unlike metrics)."""
-    n_y = len(y) if hasattr(y, "__len__") else None
-    n_p = len(p) if hasattr(p, "__len__") else None
-    if n_y == 0 and n_p == 0:
-        return np.zeros(0), np.zeros(0), None if sample_weight is None else np.zeros(0)
-    p = check_probabilities(p, name=p_name)
-    y = _binary_labels(y, pos_label, y_name)
-    check_consistent_length(**{y_name: y, p_name: p})
-    w = None
-    if sample_weight is not None:
-        w = _as_float_array(sample_weight, "sample_weight", ndim=(1,))
-        if not np.isfinite(w).all():
-            raise ValueError("sample_weight contains NaN or infinity; expected finite values.")
-        if w.shape[0] != p.shape[0]:
-            raise ValueError(
-                f"sample_weight has {w.shape[0]} entries; expected {p.shape[0]} (one per sample)."
-            )
-        if (w < 0).any():
-            raise ValueError(f"sample_weight must be non-negative; got a minimum of {w.min():.6g}.")
-    return y, p, w
+def masses_to_moments(W, A, total):
+    """``pi_i = W_i / total`` and ``a_i = A_i / total``, with round-off clipped to ``0 <= a <= pi``.
+
+    Parameters
+    ----------
+    W : ndarray of shape (m + 1,)
+        Soft-bin weight masses (:func:`node_deposit`).
+    A : ndarray of shape (m + 1,) or (R, m + 1)
+        Soft-bin label masses (one row per replicate of the labels).
+    total : float
+        The total weight.
+
+    Returns
+    -------
+    pi : ndarray of shape (m + 1,)
+        ``E[w_i(p)]``.
+    a : ndarray of the shape of ``A``
+        ``E[w_i(p) y] = pi_i q_i``.
+    """
+    pi = W / total
+    a = A / total
+    np.maximum(pi, 0.0, out=pi)
+    np.clip(a, 0.0, pi, out=a)
+    return pi, a
 
 
-class ScdlStatistics(BaseStatistics):
+def scfdl(pi, a):
+    """``SCFDL_{m,i}`` for every ``i = 0..m`` from ``pi_j`` and ``a_j = pi_j q_j``, in ``O(m)``.
+
+    Row ``i`` gains ``(a_j - pi_j (i + 1)/m)_+`` from every bin ``j <= i`` and
+    ``(pi_j i/m - a_j)_+`` from every bin ``j > i``; each is linear in ``i`` on an interval of
+    rows, so all rows follow from two difference arrays and a cumulative sum.
+
+    Parameters
+    ----------
+    pi : ndarray of shape (m + 1,) or (R, m + 1)
+        Bin masses.
+    a : ndarray of shape (m + 1,) or (R, m + 1)
+        ``pi_j q_j`` (one row per replicate, as the calibration test uses it).
+
+    Returns
+    -------
+    ndarray of the shape of ``a``
+        ``SCFDL_{m,i}``; SCDL_m is its maximum over ``i``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> scfdl(np.array([0.5, 0.0, 0.5]), np.array([0.5, 0.0, 0.0])).round(6).tolist()
+    [0.25, 0.25, 0.0]
+    """
+    a = np.asarray(a)
+    one = a.ndim == 1
+    a2 = np.atleast_2d(a)
+    R, m1 = a2.shape
+    m = m1 - 1
+    pi2 = np.broadcast_to(pi, a2.shape)
+    j = np.broadcast_to(np.arange(m1), a2.shape)
+    pos = pi2 > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mq = np.where(pos, m * a2 / np.where(pos, pi2, 1.0), 0.0)
+    # Row i gains c + s * i from bin j on rows start..stop-1: difference arrays of length m + 2
+    # per replicate, filled by one bincount over (replicate, row) indices.
+    width = m + 2
+    base = (np.arange(R) * width)[:, None]
+    # j <= i, positive iff i < m q_j - 1: rows j .. ceil(m q_j) - 2
+    stop_a = np.minimum(np.ceil(mq).astype(np.intp) - 1, m + 1)
+    sel_a = pos & (stop_a > j)
+    # j > i, positive iff i > m q_j: rows floor(m q_j) + 1 .. j - 1
+    start_b = np.floor(mq).astype(np.intp) + 1
+    sel_b = pos & (start_b < j)
+    ca = (a2 - pi2 / m)[sel_a]
+    sa = (pi2 / m)[sel_a]
+    cb = a2[sel_b]
+    sb = (pi2 / m)[sel_b]
+    idx = np.concatenate(
+        [(base + j)[sel_a], (base + stop_a)[sel_a], (base + start_b)[sel_b], (base + j)[sel_b]]
+    )
+    size = R * width
+    const = np.bincount(idx, weights=np.concatenate([ca, -ca, -cb, cb]), minlength=size)
+    slope = np.bincount(idx, weights=np.concatenate([-sa, sa, sb, -sb]), minlength=size)
+    const = np.cumsum(const.reshape(R, width), axis=1)[:, :m1]
+    slope = np.cumsum(slope.reshape(R, width), axis=1)[:, :m1]
+    out = np.maximum(const + slope * np.arange(m1), 0.0)
+    return out[0] if one else out
+
+
+def scdl_on_grid(p, y, w, m):
+    """``(SCDL_m, pi, a)`` of validated rows on an arbitrary grid ``m >= 1`` (not necessarily dyadic).
+
+    Parameters
+    ----------
+    p : ndarray of shape (n,)
+        Validated probabilities in [0, 1].
+    y : ndarray of shape (n,)
+        Labels in {0, 1}.
+    w : ndarray of shape (n,) or None
+        Validated weights with a positive total.
+    m : int
+        The grid size.
+
+    Returns
+    -------
+    scdl_m : float
+        ``max_i SCFDL_{m,i}``.
+    pi : ndarray of shape (m + 1,)
+        Bin masses.
+    a : ndarray of shape (m + 1,)
+        ``pi_i q_i``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> round(scdl_on_grid(np.array([0.2, 0.8]), np.array([1.0, 0.0]), None, 4)[0], 6)
+    0.4
+    """
+    total = float(p.shape[0]) if w is None else float(w.sum())
+    W, A = node_deposit(p, y, w, m)
+    pi, a = masses_to_moments(W, A, total)
+    return float(scfdl(pi, a).max()), pi, a
+
+
+def scdl_values(W, A, total):
+    """SCDL of one or many label vectors from their masses on the finest dyadic grid ``M``.
+
+    ``min over m in {2, 4, ..., M} of max(SCDL_m, 1/m)`` for every row of ``A``, with the
+    weight masses ``W`` shared (the consistency-resampling test of
+    :mod:`skcal.calibration_test` folds a whole block of replicates at once).
+
+    Parameters
+    ----------
+    W : ndarray of shape (M + 1,)
+        Weight masses on the grid ``M`` (a power of two).
+    A : ndarray of shape (R, M + 1)
+        Label masses, one row per label vector.
+    total : float
+        The total weight.
+
+    Returns
+    -------
+    ndarray of shape (R,)
+        SCDL of each label vector.
+    """
+    m = W.shape[0] - 1
+    best = None
+    while True:
+        pi, a = masses_to_moments(W, A, total)
+        value = np.maximum(scfdl(pi, a).max(axis=1), 1.0 / m)
+        best = value if best is None else np.minimum(best, value)
+        if m == 2:
+            return best
+        W, A = coarsen(W), coarsen(A)
+        m //= 2
+
+
+# ---------------------------------------------------------------------------------------------
+# the search and its result
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SCDLCurve:
+    """Everything :func:`scdl_curve` computes.
+
+    Parameters
+    ----------
+    n_bins : ndarray of int, shape (g,)
+        The dyadic grids searched, ``2, 4, ..., m_max``.
+    scdl_m : ndarray of shape (g,)
+        ``SCDL_m`` for each grid (non-decreasing in ``m``).
+    scdl : float
+        ``min_m max(SCDL_m, 1/m)``.
+    selected_n_bins : int
+        The selected grid ``m*`` (the smallest ``m`` attaining the minimum); ``scdl`` lies in
+        ``[1/m*, 2/m*)``.
+    pi : list of ndarray
+        ``pi[g]`` holds ``pi_i`` (``i = 0..m``) for grid ``n_bins[g]``; it sums to 1.
+    q : list of ndarray
+        ``q[g]`` holds ``q_i``; NaN for an empty bin (``pi_i = 0``).
+    scfdl : list of ndarray
+        ``scfdl[g]`` holds ``SCFDL_{m,i}`` for ``i = 0..m``; its maximum is ``scdl_m[g]``.
+    n_effective : float
+        The sample size ``T`` used by the grid rule.
+    selected_scdl_m : float
+        The unfloored ``SCDL_{m*}`` on the selected grid; ``scdl = max(selected_scdl_m, 1/m*)``,
+        so ``selected_scdl_m < 1/m*`` means SCDL sits on the floor of its grid.
+    max_bins : int
+        The finest grid searched, ``n_bins[-1]``.
+    max_bins_rule : str
+        How ``max_bins`` was chosen: ``"auto"``, ``"theory"`` or ``"fixed"`` (an integer).
+    at_floor : bool
+        Whether ``scdl`` equals the floor ``1/m*`` (then models with the same ``m*`` tie).
+    """
+
+    n_bins: np.ndarray
+    scdl_m: np.ndarray
+    scdl: float
+    selected_n_bins: int
+    pi: list = field(repr=False)
+    q: list = field(repr=False)
+    scfdl: list = field(repr=False)
+    n_effective: float = float("nan")
+    selected_scdl_m: float = float("nan")
+    max_bins: int = 0
+    max_bins_rule: str = "auto"
+    at_floor: bool = False
+
+    @validate_params({"n_bins": _FINEST_GRID}, prefer_skip_nested_validation=True)
+    def grid(self, n_bins):
+        """Return ``(pi, q, scfdl)`` for the grid with ``n_bins`` bins.
+
+        Parameters
+        ----------
+        n_bins : int
+            One of the searched grids ``self.n_bins``.
+
+        Returns
+        -------
+        pi : ndarray of shape (n_bins + 1,)
+            Bin masses.
+        q : ndarray of shape (n_bins + 1,)
+            Bin label means (NaN for empty bins).
+        scfdl : ndarray of shape (n_bins + 1,)
+            ``SCFDL_{m,i}`` per threshold ``i``.
+        """
+        idx = np.flatnonzero(self.n_bins == n_bins)
+        if idx.size == 0:
+            raise ValueError(f"n_bins={n_bins} is not one of the searched grids {self.n_bins.tolist()}.")
+        g = int(idx[0])
+        return self.pi[g], self.q[g], self.scfdl[g]
+
+
+def _search(stats, max_bins):
+    """The dyadic SCDL search from a :class:`ScdlStatistics` (:meth:`ScdlStatistics.curve`)."""
+    s = stats.stats_
+    total = float(s["sum_w"])
+    n_rows = int(s["n_rows"])
+    if n_rows == 0 or total <= 0:
+        raise ValueError("The statistics hold no rows with positive weight; SCDL is undefined.")
+    T = stats.n_effective_
+    rule = "fixed" if isinstance(max_bins, (int, np.integer)) else ("auto" if max_bins is None else max_bins)
+    wanted = resolve_max_bins(max_bins, T, n_rows)
+    M = min(wanted, int(stats.max_bins))
+    W, A = s["W"], s["A"]
+    while W.shape[0] - 1 > M:
+        W, A = coarsen(W), coarsen(A)
+    levels = []
+    m = M
+    while m >= 2:
+        levels.append((m, W, A))
+        if m > 2:
+            W, A = coarsen(W), coarsen(A)
+        m //= 2
+    levels.reverse()
+    grids, values, pis, qs, scfdls = [], [], [], [], []
+    for m, Wm, Am in levels:
+        pi, a = masses_to_moments(Wm, Am, total)
+        sc = scfdl(pi, a)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            q = np.where(pi > 0, a / np.where(pi > 0, pi, 1.0), np.nan)
+        grids.append(m)
+        values.append(float(sc.max()))
+        pis.append(pi)
+        qs.append(q)
+        scfdls.append(sc)
+    grids = np.asarray(grids)
+    values = np.asarray(values)
+    objective = np.maximum(values, 1.0 / grids)
+    # first minimiser, the smallest m, with ties taken up to round-off: SCDL_{2m} = 1/m exactly
+    # (in exact arithmetic a tie with grid m) must not select 2m because the folded sums land
+    # a few ulps below 1/m
+    best = objective.min()
+    g = int(np.flatnonzero(objective <= best + TIE_RTOL * max(best, np.finfo(float).tiny))[0])
+    if M < wanted and g == grids.shape[0] - 1 and values[g] < 1.0 / grids[g]:
+        warnings.warn(
+            f"The SCDL search stopped at the statistics' finest grid max_bins={M}, below the "
+            f"{rule!r} rule's {wanted}, and SCDL sits on its floor 1/{M}; build ScdlStatistics with a "
+            "larger max_bins for the full search.",
+            UserWarning,
+            stacklevel=3,
+        )
+    return SCDLCurve(
+        n_bins=grids,
+        scdl_m=values,
+        scdl=float(objective[g]),
+        selected_n_bins=int(grids[g]),
+        pi=pis,
+        q=qs,
+        scfdl=scfdls,
+        n_effective=T,
+        selected_scdl_m=float(values[g]),
+        max_bins=int(grids[-1]),
+        max_bins_rule=rule,
+        at_floor=bool(values[g] <= 1.0 / grids[g]),
+    )
+
+
+def scdl_curve_of_validated(y, p, sample_weight=None, max_bins="auto"):
+    """The SCDL search on validated rows: :func:`skcal.scdl.scdl_curve` once its inputs are checked.
+
+    The rows are deposited on the finest grid the rule asks for (:func:`resolve_max_bins`)
+    with :meth:`ScdlStatistics.from_validated`, and :meth:`ScdlStatistics.curve` searches it.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,)
+        Labels in {0, 1}, float64.
+    p : ndarray of shape (n,)
+        Probabilities in [0, 1], float64.
+    sample_weight : ndarray of shape (n,) or None, default=None
+        Validated weights with a positive total.
+    max_bins : {"auto", "theory"}, int or None, default="auto"
+        The grid rule.
+
+    Returns
+    -------
+    SCDLCurve
+        The whole search.
+    """
+    T = effective_sample_size(sample_weight, p.shape[0])
+    M = resolve_max_bins(max_bins, T, p.shape[0])
+    stats = ScdlStatistics.from_validated(y, p, sample_weight, max_bins=M)
+    return _search(stats, max_bins)
+
+
+class ScdlStatistics(BinaryStatistics):
     """Mergeable sufficient statistics of SCDL: soft-bin masses on the finest dyadic grid.
 
     ``update`` deposits the rows' soft-bin weights on the grid ``{0, 1/M, ..., 1}`` with
     ``M = max_bins``; every coarser dyadic grid is folded from it exactly, so :meth:`curve` and
     :meth:`compute` equal :func:`skcal.scdl.scdl_curve` / :func:`skcal.scdl.scdl_score` on all the
-    rows (those functions compute through this object). The default grid rule depends on the
-    sample size, which is known only at the end, so the finest grid is fixed at construction:
-    the search runs on the dyadic grids up to ``min(rule(T), max_bins)``.
+    rows (those functions compute through this object, built by ``from_validated``). The
+    default grid rule depends on the sample size, which is known only at the end, so the finest
+    grid is fixed at construction: the search runs on the dyadic grids up to
+    ``min(rule(T), max_bins)``.
 
     Parameters
     ----------
@@ -124,13 +634,14 @@ class ScdlStatistics(BaseStatistics):
     """
 
     _param_names = ("max_bins", "pos_label")
+    _parameter_constraints: dict = {"max_bins": _FINEST_GRID, "pos_label": POS_LABEL}
 
     def __init__(self, *, max_bins=DEFAULT_STATISTICS_MAX_BINS, pos_label=None):
-        self.max_bins = max_bins
+        self.max_bins = int(max_bins)
         self.pos_label = pos_label
 
     def _empty(self):
-        M = _check_power_of_two(self.max_bins)
+        M = self.max_bins
         return {
             "W": np.zeros(M + 1),
             "A": np.zeros(M + 1),
@@ -139,14 +650,8 @@ class ScdlStatistics(BaseStatistics):
             "n_rows": np.zeros((), dtype=np.int64),
         }
 
-    def _chunk(self, y_true, y_prob, sample_weight=None):
-        M = _check_power_of_two(self.max_bins)
-        y, p, w = check_chunk(y_true, y_prob, sample_weight, self.pos_label)
-        return self._chunk_arrays(y, p, w, M)
-
-    @staticmethod
-    def _chunk_arrays(y, p, w, M):
-        W, A = _node_deposit(p, y, w, M)
+    def _sums(self, y, p, w):
+        W, A = node_deposit(p, y, w, self.max_bins)
         n = p.shape[0]
         return {
             "W": W,
@@ -156,31 +661,13 @@ class ScdlStatistics(BaseStatistics):
             "n_rows": np.array(n, dtype=np.int64),
         }
 
-    def update(self, y_true, y_prob, sample_weight=None):
-        """Add one chunk of rows; return ``self``.
-
-        Parameters
-        ----------
-        y_true : array-like of shape (n,)
-            Binary labels (``n`` may be 0).
-        y_prob : array-like of shape (n,) or (n, 2)
-            Probabilities of the positive class, or ``predict_proba`` output.
-        sample_weight : array-like of shape (n,), default=None
-            Non-negative weights (zeros allowed).
-
-        Returns
-        -------
-        ScdlStatistics
-            The updated object.
-        """
-        return super().update(y_true, y_prob, sample_weight=sample_weight)
-
     @property
     def n_effective_(self):
         """Kish's effective sample size ``(sum w)^2 / sum w^2`` of the rows folded in."""
         s = self.stats_
         return float(s["sum_w"] ** 2 / s["sum_w2"]) if s["sum_w2"] > 0 else 0.0
 
+    @validate_params({"n_bins": _FINEST_GRID}, prefer_skip_nested_validation=True)
     def grid_masses(self, n_bins):
         """Return ``(pi, a)`` on a dyadic grid ``n_bins <= max_bins``: ``pi_i`` and ``a_i = pi_i q_i``.
 
@@ -196,16 +683,15 @@ class ScdlStatistics(BaseStatistics):
         a : ndarray of shape (n_bins + 1,)
             ``E[w_i(p) y]``.
         """
-        from skcal.scdl import _masses_to_moments
-
-        m = _check_power_of_two(n_bins, "n_bins")
+        m = int(n_bins)
         if m > self.max_bins:
             raise ValueError(f"n_bins={m} exceeds the statistics' finest grid max_bins={self.max_bins}.")
         W, A = self.stats_["W"], self.stats_["A"]
         while W.shape[0] - 1 > m:
-            W, A = _coarsen(W), _coarsen(A)
-        return _masses_to_moments(W, A, float(self.stats_["sum_w"]))
+            W, A = coarsen(W), coarsen(A)
+        return masses_to_moments(W, A, float(self.stats_["sum_w"]))
 
+    @validate_params({"max_bins": SCDL_MAX_BINS}, prefer_skip_nested_validation=True)
     def curve(self, max_bins="auto"):
         """The SCDL search on the accumulated rows (see :func:`skcal.scdl.scdl_curve`).
 
@@ -220,9 +706,7 @@ class ScdlStatistics(BaseStatistics):
         SCDLCurve
             The whole search, with the selected grid and its unfloored ``SCDL_m``.
         """
-        from skcal.scdl import _curve_from_statistics
-
-        return _curve_from_statistics(self, max_bins)
+        return _search(self, max_bins)
 
     def _compute(self):
         return self.curve().scdl

@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from skcal._constraints import LABELS, POS_LABEL
 from skcal._validation import (
-    _binary_labels,
+    binary_labels,
     check_consistent_length,
     check_multiclass_labels,
     check_multiclass_probabilities,
     check_probabilities,
+    check_sample_weight,
 )
-from skcal.stats._base import BaseStatistics, _chunk_weight, _n_rows
+from skcal.stats._base import BaseStatistics, count_rows
 
 __all__ = ["AccuracyStatistics", "BrierScoreStatistics", "LogLossStatistics", "LOG_LOSS_EPS"]
 
@@ -38,6 +40,7 @@ class _ScoreStatistics(BaseStatistics):
     """Weighted mean of a per-row loss of (labels, probabilities)."""
 
     _param_names = ("pos_label", "labels")
+    _parameter_constraints: dict = {"pos_label": POS_LABEL, "labels": LABELS}
 
     def __init__(self, *, pos_label=None, labels=None):
         self.pos_label = pos_label.item() if isinstance(pos_label, np.generic) else pos_label
@@ -71,7 +74,7 @@ class _ScoreStatistics(BaseStatistics):
                     )
                 pos = self.labels[1]
             p = check_probabilities(raw, name="y_prob")
-            y = _binary_labels(y_true, pos, "y_true")
+            y = binary_labels(y_true, pos, "y_true")
             check_consistent_length(y_true=y, y_prob=p)
             if k == 2:  # predict_proba output: use both columns as scikit-learn does
                 return np.column_stack([1.0 - y, y]), np.array(raw, dtype=np.float64)
@@ -90,14 +93,17 @@ class _ScoreStatistics(BaseStatistics):
         Y[np.arange(P.shape[0]), codes] = 1.0
         return Y, P
 
-    def _chunk(self, y_true, y_prob, sample_weight=None):
-        n = _n_rows(y_prob)
+    def _check_chunk(self, y_true, y_prob, sample_weight=None):
+        n = count_rows(y_prob)
         if n == 0:
-            if _n_rows(y_true) != 0:
-                raise ValueError(f"y_true has {_n_rows(y_true)} rows but y_prob has none.")
-            return self._empty()
+            if count_rows(y_true) != 0:
+                raise ValueError(f"y_true has {count_rows(y_true)} rows but y_prob has none.")
+            return None
         Y, P = self._onehot(y_true, y_prob)
-        w = _chunk_weight(sample_weight, n)
+        return Y, P, check_sample_weight(sample_weight, n, allow_zero_total=True)
+
+    def _sums(self, Y, P, w):
+        n = P.shape[0]
         loss = self._binary_loss(Y, P) if P.ndim == 1 else self._row_loss(Y, P)
         return {
             "sum_weight": np.asarray(float(n) if w is None else float(w.sum())),

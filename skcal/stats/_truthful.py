@@ -23,16 +23,41 @@ from __future__ import annotations
 
 import numpy as np
 
-from skcal.stats._base import BaseStatistics, _check_n_bins
+from skcal._compat import StrOptions, validate_params
+from skcal._constraints import EDGES, LABELS, N_BINS, NON_NEGATIVE_INT, SAMPLE_WEIGHT, Pair
+from skcal._validation import check_bin_edges, check_multiclass_inputs
+from skcal.binning import right_closed_bin_ids, threshold_bin_ids, uniform_bin_ids
+from skcal.stats._base import BaseStatistics, count_rows
 
-__all__ = ["TopLabelStatistics", "ClasswiseStatistics"]
+__all__ = ["TopLabelStatistics", "ClasswiseStatistics", "classwise_value", "top_label_value"]
 
 _TOP = ("truthful_conf_ce", "conf_ce", "conf_ece")
 _CW = ("classwise_lince", "classwise_ece")
+#: Equal-mass bins as a pair ``(values, indices)`` (their contents are checked by the constructor).
+_THRESHOLDS = [Pair("a pair (values, indices)"), None]
+#: The parameters both kinds share: the class labels and the bins.
+_BINS = {"labels": LABELS, "n_bins": N_BINS, "edges": EDGES, "thresholds": _THRESHOLDS}
 
 
 def top_label_value(sums, corr, W, measure):
-    """ConfCE^corr, ConfCE or ConfECE from the bin sums (shared with :mod:`skcal.truthful`)."""
+    """ConfCE^corr, ConfCE or ConfECE from the bin sums (shared with :mod:`skcal.truthful`).
+
+    Parameters
+    ----------
+    sums : ndarray of shape (n_bins,)
+        Per bin ``sum w (c - z)``.
+    corr : float
+        ``sum w^2 (1 - z)``.
+    W : float
+        The total weight.
+    measure : {"truthful_conf_ce", "conf_ce", "conf_ece"}
+        Which measure.
+
+    Returns
+    -------
+    float
+        The measure.
+    """
     if W <= 0:
         raise ValueError("The statistics hold no rows with positive weight; nothing to compute.")
     if measure == "truthful_conf_ce":
@@ -43,7 +68,24 @@ def top_label_value(sums, corr, W, measure):
 
 
 def classwise_value(sums, k, W, measure):
-    """Classwise LinCE or ECE from per-class bin sums (shared with :mod:`skcal.truthful`)."""
+    """Classwise LinCE or ECE from per-class bin sums (shared with :mod:`skcal.truthful`).
+
+    Parameters
+    ----------
+    sums : sequence of k ndarray
+        Per class and bin ``sum w (p[r] - 1[y = r])``.
+    k : int
+        The number of classes.
+    W : float
+        The total weight.
+    measure : {"classwise_lince", "classwise_ece"}
+        Which measure.
+
+    Returns
+    -------
+    float
+        The measure.
+    """
     if W <= 0:
         raise ValueError("The statistics hold no rows with positive weight; nothing to compute.")
     if measure == "classwise_lince":
@@ -85,9 +127,7 @@ def _check_thresholds(thresholds, k):
 
 
 class _TruthfulBase(BaseStatistics):
-    def _setup(self, labels, n_bins, edges, measure, allowed, thresholds=None, per_class=False):
-        from skcal.stats._binned import _check_edges
-
+    def _setup(self, labels, n_bins, edges, thresholds=None, per_class=False):
         if labels is None:
             raise ValueError("labels is required: the class labels in column order (fixed for every chunk).")
         labels = list(np.asarray(labels).tolist())
@@ -101,38 +141,35 @@ class _TruthfulBase(BaseStatistics):
             n_bins = tv.shape[-1] + 1
             self.thresholds = [tv.tolist(), tg.tolist()]
         elif edges is not None:
-            e = _check_edges(edges)
+            e = check_bin_edges(edges)
             n_bins = e.shape[0] - 1
             edges = e.tolist()
-        else:
-            _check_n_bins(n_bins)
-        if measure not in allowed:
-            raise ValueError(f"measure must be one of {allowed}; got {measure!r}.")
-        self.labels, self.n_bins, self.edges, self.measure = labels, int(n_bins), edges, measure
+        self.labels, self.n_bins, self.edges = labels, int(n_bins), edges
 
     def _ids(self, v, index=None, column=None):
-        from skcal.binning import _right_closed_ids, _uniform_ids
-
         if self.thresholds is not None:
-            from skcal.stats._quantile import threshold_bin_ids
-
             tv, tg = (np.asarray(t) for t in self.thresholds)
             if column is not None:
                 tv, tg = tv[column], tg[column]
             return threshold_bin_ids(v, index, tv, tg)
         if self.edges is None:
-            return _uniform_ids(v, self.n_bins, "y_proba")
-        return _right_closed_ids(v, np.asarray(self.edges))
+            return uniform_bin_ids(v, self.n_bins, "y_proba")
+        return right_closed_bin_ids(v, np.asarray(self.edges))
 
-    def _inputs(self, y_true, y_proba, sample_weight):
-        from skcal.stats._binned import _validate_chunk
-        from skcal.truthful import _check_inputs
+    def _check_chunk(self, y_true, y_proba, sample_weight=None):
+        if count_rows(y_proba) == 0 and count_rows(y_true) == 0:
+            return None
+        return check_multiclass_inputs(y_true, y_proba, sample_weight, self.labels, allow_zero_total=True)
 
-        def check(y, P, sample_weight=None):
-            return _check_inputs(y, P, sample_weight, self.labels)
-
-        return _validate_chunk(check, y_true, y_proba, sample_weight)
-
+    @validate_params(
+        {
+            "y_true": ["array-like"],
+            "y_proba": ["array-like"],
+            "sample_weight": SAMPLE_WEIGHT,
+            "row_offset": NON_NEGATIVE_INT,
+        },
+        prefer_skip_nested_validation=True,
+    )
     def update(self, y_true, y_proba, sample_weight=None, row_offset=0):
         """Add a chunk of labels and predicted probabilities; return ``self``.
 
@@ -153,8 +190,6 @@ class _TruthfulBase(BaseStatistics):
         object
             The updated statistics.
         """
-        if isinstance(row_offset, bool) or not isinstance(row_offset, (int, np.integer)) or row_offset < 0:
-            raise ValueError(f"row_offset must be a non-negative integer; got {row_offset!r}.")
         self._row_offset = int(row_offset)
         try:
             return super().update(y_true, y_proba, sample_weight=sample_weight)
@@ -204,17 +239,16 @@ class TopLabelStatistics(_TruthfulBase):
     """
 
     _param_names = ("labels", "n_bins", "edges", "measure", "thresholds")
+    _parameter_constraints: dict = {**_BINS, "measure": [StrOptions(set(_TOP))]}
 
     def __init__(self, *, labels=None, n_bins=15, edges=None, measure="truthful_conf_ce", thresholds=None):
-        self._setup(labels, n_bins, edges, measure, _TOP, thresholds)
+        self._setup(labels, n_bins, edges, thresholds)
+        self.measure = measure
 
     def _empty(self):
         return {"resid": np.zeros(self.n_bins), "corr": np.zeros(1), "weight": np.zeros(1)}
 
-    def _chunk(self, y_true, y_proba, sample_weight=None):
-        if len(y_proba) == 0:
-            return self._empty()
-        P, codes, w = self._inputs(y_true, y_proba, sample_weight)
+    def _sums(self, P, codes, w):
         n = P.shape[0]
         r = np.argmax(P, axis=1)
         c = P[np.arange(n), r]
@@ -265,17 +299,16 @@ class ClasswiseStatistics(_TruthfulBase):
     """
 
     _param_names = ("labels", "n_bins", "edges", "measure", "thresholds")
+    _parameter_constraints: dict = {**_BINS, "measure": [StrOptions(set(_CW))]}
 
     def __init__(self, *, labels=None, n_bins=15, edges=None, measure="classwise_lince", thresholds=None):
-        self._setup(labels, n_bins, edges, measure, _CW, thresholds, per_class=True)
+        self._setup(labels, n_bins, edges, thresholds, per_class=True)
+        self.measure = measure
 
     def _empty(self):
         return {"resid": np.zeros((len(self.labels), self.n_bins)), "weight": np.zeros(1)}
 
-    def _chunk(self, y_true, y_proba, sample_weight=None):
-        if len(y_proba) == 0:
-            return self._empty()
-        P, codes, w = self._inputs(y_true, y_proba, sample_weight)
+    def _sums(self, P, codes, w):
         n, k = P.shape
         nb = self.n_bins
         ids = np.empty((n, k), dtype=np.intp)
