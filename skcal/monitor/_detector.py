@@ -19,11 +19,14 @@ block ``t`` (``L_{f, 0} = 0``):
   otherwise): the average run length to a false alarm is at least ``1 / alpha`` blocks. The
   mixture over ``f`` is itself an e-detector, since ``sum_f w_f K_{f, t} / K_{f, j - 1}`` is a
   test supermartingale started at block ``j``.
-* **Change location** (CUSUM-type maximum): at the first alarm ``tau`` the estimate is the start
-  ``j`` of the pair ``(f, j)`` with the largest weighted evidence ``w_f K_{f, tau} / K_{f, j - 1}``,
-  i.e. for each function the boundary where its log capital was lowest (the latest such) and,
-  over functions, the one with the largest ``log w_f + L_{f, tau} - min_j L_{f, j}``. It needs
-  only a running minimum per function, so the memory does not grow with the stream.
+* **Change location** (CUSUM-type maximum): at the first alarm ``tau``, the test function with
+  the largest weighted evidence from its best start, ``log w_f + L_{f, tau} - min_j L_{f, j}``
+  (the pair ``(f, j)`` with the largest ``w_f K_{f, tau} / K_{f, j - 1}``), and for it the latest
+  start ``j`` whose evidence ``K_{f, tau} / K_{f, j - 1}`` is at least half the best (within
+  ``log 2`` of it). Before a change a calibrated stream's log capital is nearly flat (the bets
+  are near 0), so its exact minimum falls anywhere in the flat stretch; the latest start near
+  the minimum is where the evidence begins to grow. It needs a running minimum and one boundary
+  per function, so the memory does not grow with the stream.
 
 In logs, ``log M_{f, t} = L_{f, t} + log sum_{j <= t} exp(-L_{f, j - 1})``, where the second
 term is one ``np.logaddexp.accumulate`` along the blocks; every path is computed for all new
@@ -43,7 +46,10 @@ import numpy as np
 
 from skcal.monitor._betting import log_mixture
 
-__all__ = ["PathCarry", "advance_paths", "change_start"]
+__all__ = ["PathCarry", "advance_paths", "change_start", "CHANGE_TOLERANCE"]
+
+#: A start of the change is "near the best" when its evidence is at least half the best's.
+CHANGE_TOLERANCE = float(np.log(2.0))
 
 
 @dataclass
@@ -54,7 +60,7 @@ class PathCarry:
     log_capital: np.ndarray  # L_{f, t}
     log_sr: np.ndarray  # log sum_{j <= t} exp(-L_{f, j - 1}) (-inf before the first block)
     min_log_capital: np.ndarray  # min_{j <= t} L_{f, j}
-    argmin_log_capital: np.ndarray  # the latest boundary j attaining it (int64)
+    argmin_log_capital: np.ndarray  # the latest boundary j near it (see _running_min; int64)
     max_log_e: float  # max_{s <= t} log E_s (0 before the first block: E_0 = 1)
 
     @classmethod
@@ -115,19 +121,22 @@ def advance_paths(carry, lf, logw, detect):
 
 
 def _running_min(carry, L, upto):
-    """Minimum of each function's log capital over the boundaries up to ``carry.n_blocks + upto``.
+    """Running minimum of each function's log capital, and the latest boundary near it.
 
-    With the latest boundary attaining it (``L[1:upto + 1]`` are the new boundaries).
+    Over the boundaries up to ``carry.n_blocks + upto`` (``L[1:upto + 1]`` are the new ones):
+    the minimum ``m`` and the latest boundary ``j`` with ``L_j <= m_j + CHANGE_TOLERANCE``,
+    where ``m_j`` is the minimum up to ``j`` itself. That is the latest start whose evidence
+    ``L_t - L_j`` is within ``CHANGE_TOLERANCE`` of the best start's (for any later ``t``: a new
+    minimum after ``j`` is itself such a boundary, and before it the condition does not change).
     """
     if upto == 0:
         return carry.min_log_capital.copy(), carry.argmin_log_capital.copy()
     new = L[1 : upto + 1]
-    low = new.min(axis=0)
-    last = upto - 1 - np.argmax((new == low)[::-1], axis=0)  # the latest new boundary at the minimum
-    take = low <= carry.min_log_capital
-    return (
-        np.where(take, low, carry.min_log_capital),
-        np.where(take, carry.n_blocks + 1 + last, carry.argmin_log_capital).astype(np.int64),
+    run = np.minimum.accumulate(np.concatenate([carry.min_log_capital[None], new]), axis=0)[1:]
+    near = new <= run + CHANGE_TOLERANCE
+    last = upto - 1 - np.argmax(near[::-1], axis=0)  # the latest new boundary near the minimum
+    return run[-1].copy(), np.where(near.any(axis=0), carry.n_blocks + 1 + last, carry.argmin_log_capital).astype(
+        np.int64
     )
 
 
@@ -148,9 +157,9 @@ def change_start(carry, L, i, logw):
     Returns
     -------
     start : int
-        The first block (0-based) of the estimated change: the latest boundary where the log
-        capital of the function with the largest ``log w_f + L_{f, tau} - min_j L_{f, j}`` was
-        lowest.
+        The first block (0-based) of the estimated change: for the function with the largest
+        ``log w_f + L_{f, tau} - min_j L_{f, j}``, the latest boundary ``j`` with
+        ``L_{f, j} <= min_{i <= j} L_{f, i} + log 2``.
     function : int
         The flat index ``class * F + f`` of that test function.
     """

@@ -122,6 +122,8 @@ class CalibrationMonitor(BaseEstimator):
         Complete blocks (the evidence is read after each).
     n_buffered_ : int
         Rows waiting for their block to complete.
+    n_monitored_ : int
+        Binary streams monitored: 1 (binary or top-label), or the number of classes (classwise).
     e_value_ : float
         The current evidence: the mixture e-value ``E_t`` (``mode="test"``) or the e-detector
         statistic ``M_t`` (``mode="detect"``) after the last complete block.
@@ -363,6 +365,7 @@ class CalibrationMonitor(BaseEstimator):
         self.n_seen_ = int(eng.n_seen)
         self.n_blocks_ = int(eng.path.n_blocks)
         self.n_buffered_ = eng.n_buffered
+        self.n_monitored_ = int(eng.n_classes)
         if self.n_blocks_:
             stat = eng.block_array("log_m" if eng.detect else "log_e")[-1]
             self.e_value_ = float(np.exp(stat))
@@ -488,6 +491,50 @@ class CalibrationMonitor(BaseEstimator):
         self._history = frame.set_index("block")
         return self._history
 
+    def measures_by_period(self, n_periods=12):
+        """The calibration measures per period: consecutive groups of blocks of equal size.
+
+        Parameters
+        ----------
+        n_periods : int, default=12
+            Number of periods (fewer when there are fewer blocks).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per period: ``first_row``, ``last_row``, (``time_start``, ``time_end``),
+            ``rows``, ``ece``, ``brier``, ``mean_residual`` (from the merged per-bin sums of its
+            blocks, see :meth:`block_measures`; for a classwise monitor the mean ECE and mean
+            residual over classes and the summed, multiclass Brier score) and ``e_value`` at its
+            end.
+        """
+        self._check_started("measures_by_period")
+        if not (isinstance(n_periods, (int, np.integer)) and not isinstance(n_periods, bool) and n_periods >= 1):
+            raise ValueError(f"n_periods must be a positive integer; got {n_periods!r}.")
+        h = self.history_
+        nb = len(h)
+        if nb == 0:
+            return pd.DataFrame(columns=["first_row", "last_row", "rows", "ece", "brier", "mean_residual", "e_value"])
+        B = self._engine.block_size
+        sums = {name: self._block(name) for name in SUM_NAMES}
+        k = self._engine.n_classes
+        rows = []
+        for g in np.array_split(np.arange(nb), min(int(n_periods), nb)):
+            j0, j1 = int(g[0]), int(g[-1]) + 1
+            merged = [sums[name][j0:j1].sum(axis=0) for name in SUM_NAMES]  # (k, n_bins) each
+            m = self.block_measures(*merged)
+            row = {"first_row": j0 * B, "last_row": j1 * B - 1}
+            if "time_start" in h:
+                row["time_start"] = h["time_start"].iloc[j0]
+                row["time_end"] = h["time_end"].iloc[j1 - 1]
+            row["rows"] = (j1 - j0) * B
+            row["ece"] = float(m["ece"].mean())
+            row["brier"] = float(m["brier"].sum()) if k > 1 else float(m["brier"].iloc[0])
+            row["mean_residual"] = float(m["mean_residual"].mean())
+            row["e_value"] = float(h["e_value"].iloc[j1 - 1])
+            rows.append(row)
+        return pd.DataFrame(rows)
+
     def _times(self, values, name):
         if self._engine.time_kind == "datetime":
             return {name: np.asarray(values, dtype=np.int64).view("datetime64[ns]")}
@@ -560,7 +607,7 @@ class CalibrationMonitor(BaseEstimator):
         -------
         dict
             ``rows``, ``blocks``, ``buffered``, ``mode``, ``alpha``, ``threshold`` (``1 /
-            alpha``), ``e_value``, ``pvalue``, ``alarm``, ``alarm_at``, ``change_at`` and, with
+            alpha``), ``e_value`` (``inf`` past ``1e308``), ``log10_e_value``, ``pvalue``, ``alarm``, ``alarm_at``, ``change_at`` and, with
             times, ``last_time``, ``alarm_time`` and ``change_time`` (ISO 8601 or numbers).
         """
         self._check_started("status")
@@ -573,6 +620,9 @@ class CalibrationMonitor(BaseEstimator):
             "alpha": float(self.alpha),
             "threshold": float(1.0 / self.alpha),
             "e_value": self.e_value_,
+            "log10_e_value": float(eng.block_array("log_m" if eng.detect else "log_e")[-1] / np.log(10))
+            if self.n_blocks_
+            else float(np.log10(self.e_value_)) if self.e_value_ > 0 else float("-inf"),
             "pvalue": self.pvalue_,
             "alarm": self.alarm_,
             "alarm_at": self.alarm_at_,
