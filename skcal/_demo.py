@@ -34,6 +34,12 @@ from functools import partial
 
 import numpy as np
 
+from skcal.display import SecondOrderDisplay
+from skcal.ensemble import EnsembleMoments
+from skcal.perturbation import SechPerturber
+from skcal.platt import SecondOrderPlattCalibrator
+from skcal.report import calibration_report
+
 #: Temperature of the simulated ``f*`` in part 2.
 F_STAR_TEMPERATURE = 2.0
 #: Training inputs of part 2's ensemble; the other inputs are halved into calibration and test
@@ -48,7 +54,17 @@ def _log(verbose, msg):
         print(f"[skcal] {msg}", file=sys.stderr, flush=True)
 
 
-def first_order_part(*, n_bootstrap, confidence_level, n_jobs, random_state, verbose, n_resamples=1000):
+def first_order_part(
+    *,
+    n_bootstrap,
+    confidence_level,
+    n_jobs,
+    random_state,
+    verbose,
+    n_resamples=1000,
+    n_bins=10,
+    strategy="uniform",
+):
     """Part 1: five classifiers on the breast-cancer data, real labels."""
     from sklearn.calibration import CalibratedClassifierCV
     from sklearn.datasets import load_breast_cancer
@@ -60,8 +76,6 @@ def first_order_part(*, n_bootstrap, confidence_level, n_jobs, random_state, ver
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC
     from sklearn.tree import DecisionTreeClassifier
-
-    from skcal.report import calibration_report
 
     X, y = load_breast_cancer(return_X_y=True)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.5, stratify=y, random_state=random_state)
@@ -87,6 +101,8 @@ def first_order_part(*, n_bootstrap, confidence_level, n_jobs, random_state, ver
         n_bootstrap=n_bootstrap,
         confidence_level=confidence_level,
         n_resamples=n_resamples,
+        n_bins=n_bins,
+        strategy=strategy,
         n_jobs=n_jobs,
         random_state=random_state,
         title="Part 1: five classifiers on the breast-cancer data (real labels, first order)",
@@ -133,17 +149,22 @@ def simulated_second_order_data(random_state):
     }
 
 
-def second_order_part(*, n_bootstrap, confidence_level, n_jobs, random_state, verbose, n_resamples=1000):
+def second_order_part(
+    *,
+    n_bootstrap,
+    confidence_level,
+    n_jobs,
+    random_state,
+    verbose,
+    n_resamples=1000,
+    n_bins=10,
+    strategy="uniform",
+):
     """Part 2: a bagged ensemble recalibrated to second order on simulated snapshots."""
     from sklearn.ensemble import BaggingClassifier
     from sklearn.model_selection import GridSearchCV
     from sklearn.pipeline import Pipeline
     from sklearn.tree import DecisionTreeClassifier
-
-    from skcal.ensemble import EnsembleMoments
-    from skcal.perturbation import SechPerturber
-    from skcal.platt import SecondOrderPlattCalibrator
-    from skcal.report import calibration_report
 
     d = simulated_second_order_data(random_state)
     _log(verbose, "part 2: fitting the bagged ensemble on simulated labels")
@@ -183,6 +204,8 @@ def second_order_part(*, n_bootstrap, confidence_level, n_jobs, random_state, ve
         n_bootstrap=n_bootstrap,
         confidence_level=confidence_level,
         n_resamples=n_resamples,
+        n_bins=n_bins,
+        strategy=strategy,
         n_jobs=n_jobs,
         random_state=random_state,
         title="Part 2: second-order recalibration of a bagged ensemble (SIMULATED second labels)",
@@ -226,15 +249,23 @@ def _truth_figure(pipe, X_test, f_test):
     """The :class:`~skcal.SecondOrderDisplay` of the recalibrated pipeline against ``f*``."""
     from matplotlib.figure import Figure
 
-    from skcal.display import SecondOrderDisplay
-
     fig = Figure(figsize=(14, 4.4), layout="constrained")
     axes = fig.subplots(1, 3)
     SecondOrderDisplay.from_estimator(pipe, X_test, true_prob=f_test, ax=axes, name="bagged trees")
     return fig
 
 
-def multiclass_part(*, n_bootstrap, confidence_level, n_jobs, random_state, verbose, n_resamples=1000):
+def multiclass_part(
+    *,
+    n_bootstrap,
+    confidence_level,
+    n_jobs,
+    random_state,
+    verbose,
+    n_resamples=1000,
+    n_bins=10,
+    strategy="uniform",
+):
     """Part 3: three classifiers of the ten digits, real labels, truthful multiclass errors."""
     from sklearn.datasets import load_digits
     from sklearn.ensemble import RandomForestClassifier
@@ -243,8 +274,6 @@ def multiclass_part(*, n_bootstrap, confidence_level, n_jobs, random_state, verb
     from sklearn.naive_bayes import GaussianNB
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
-
-    from skcal.report import calibration_report
 
     X, y = load_digits(return_X_y=True)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.5, stratify=y, random_state=random_state)
@@ -263,6 +292,8 @@ def multiclass_part(*, n_bootstrap, confidence_level, n_jobs, random_state, verb
         n_bootstrap=n_bootstrap,
         confidence_level=confidence_level,
         n_resamples=n_resamples,
+        n_bins=n_bins,
+        strategy=strategy,
         n_jobs=n_jobs,
         random_state=random_state,
         title="Part 3: three classifiers of the ten digits (real labels, multiclass, truthful errors)",
@@ -282,12 +313,14 @@ def run_demo(
     random_state=0,
     verbose=0,
     n_resamples=1000,
+    n_bins=10,
+    strategy="uniform",
     parts=None,
 ):
     """Run the demo; return ``(reports, title, intro)`` for :func:`skcal.report.render_html`.
 
     ``parts`` selects some of ``("first", "second", "multiclass")`` (all when None), for a quick
-    look or a test.
+    look or a test; ``n_bins`` and ``strategy`` are those of the reliability diagrams.
     """
     t0 = time.perf_counter()
     builders = {"first": first_order_part, "second": second_order_part, "multiclass": multiclass_part}
@@ -303,6 +336,8 @@ def run_demo(
             random_state=random_state,
             verbose=verbose,
             n_resamples=n_resamples,
+            n_bins=n_bins,
+            strategy=strategy,
         )
         for name in chosen
     ]

@@ -25,14 +25,17 @@ import os
 import pathlib
 import re
 import sys
+from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 import pandas as pd
 
-from skcal import _io
+from skcal import __version__, _io
 from skcal._compat import validate_params
+from skcal._demo import run_demo
 from skcal.monitor._cli import add_parser as add_monitor_parser
 from skcal.monitor._cli import run as run_monitor
+from skcal.report import CalibrationReport, render_html, render_json
 
 __all__ = ["main", "read_predictions_csv", "CSVFormatError"]
 
@@ -546,13 +549,9 @@ def _build_parser():
 
 def _version():
     try:
-        from importlib.metadata import version
-
         return version("skcal")
-    except Exception:  # noqa: BLE001 - run from a checkout, not installed
-        import skcal
-
-        return skcal.__version__
+    except PackageNotFoundError:  # run from a checkout, not installed
+        return __version__
 
 
 def _check_writable(path, option):
@@ -568,8 +567,6 @@ def _check_writable(path, option):
 
 
 def _run_report_csv(args):
-    from skcal.report import CalibrationReport
-
     models = None if args.models is None else [m.strip() for m in args.models.split(",") if m.strip()]
     y, preds, labels = read_predictions_csv(
         args.csv,
@@ -606,13 +603,10 @@ def _run_report_csv(args):
 
 
 def _write(reports, title, intro, fmt, path):
-    from skcal.report import render_html
-    from skcal.report._render import to_json
-
     if fmt == "html":
         return render_html(reports, path=path, title=title, intro=intro)
     if fmt == "json":
-        text = to_json(reports)
+        text = render_json(reports)
     else:
         text = "\n".join([f"# {title}", "", *intro, "", *(r.to_markdown() for r in reports)])
     path = pathlib.Path(path)
@@ -659,8 +653,6 @@ def main(argv=None):
         return 2
     try:
         if demo:
-            from skcal._demo import run_demo
-
             reports, title, intro = run_demo(
                 n_bootstrap=DEMO_N_BOOTSTRAP if args.n_bootstrap is None else args.n_bootstrap,
                 confidence_level=args.confidence,
@@ -668,10 +660,9 @@ def main(argv=None):
                 random_state=args.seed,
                 verbose=0 if args.quiet else 1,
                 n_resamples=max(args.n_resamples, 1),
+                n_bins=args.n_bins if args.n_bins else None,
+                strategy=args.strategy,
             )
-            for r in reports:
-                r.n_bins = args.n_bins if args.n_bins else None
-                r.strategy = args.strategy
         else:
             reports, title, intro = _run_report_csv(args)
     except ValueError as exc:

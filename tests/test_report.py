@@ -499,3 +499,64 @@ def test_render_html_several_reports():
     b = CalibrationReport.from_predictions(y, preds, metrics=["cutoff"], n_bootstrap=0, title="B")
     text = render_html([a, b], title="both", intro=["hello"])
     assert text.count("<section>") == 2 and "<h2>A</h2>" in text and "<p>hello</p>" in text
+
+
+# ----------------------------------------------------------------------------------------------
+# construction: the factory computes, the constructor stores; one random_state seeds everything
+# ----------------------------------------------------------------------------------------------
+def _seeded_report(random_state, n=400):
+    rng = np.random.RandomState(3)
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p).astype(int)  # calibrated: p-values away from their floor
+    return CalibrationReport.from_predictions(
+        y,
+        {"a": p, "b": np.clip(1.05 * p - 0.02, 0, 1)},
+        metrics=["smooth_ece", "cutoff", "brier"],
+        n_bootstrap=30,
+        n_resamples=200,
+        random_state=random_state,
+    )
+
+
+def test_two_reports_from_randomstate_zero_are_equal():
+    # a RandomState instance used to become RandomState(None) in the calibration tests
+    r1 = _seeded_report(np.random.RandomState(0))
+    r2 = _seeded_report(np.random.RandomState(0))
+    pd.testing.assert_frame_equal(r1.table, r2.table)
+    pd.testing.assert_frame_equal(r1.calibration_tests, r2.calibration_tests)
+    np.testing.assert_array_equal(r1.bootstrap_values, r2.bootstrap_values)
+    assert r1.random_state == r2.random_state and r1.random_state is not None
+    assert r1.verdict == r2.verdict
+
+
+def test_int_seed_reproducible_and_tests_seeded():
+    r1, r2 = _seeded_report(7), _seeded_report(7)
+    pd.testing.assert_frame_equal(r1.calibration_tests, r2.calibration_tests)
+    assert r1.random_state == 7  # the figures keep the int seed
+    r3 = _seeded_report(8)
+    assert not np.array_equal(r1.bootstrap_values, r3.bootstrap_values)
+
+
+def test_constructor_only_stores():
+    from skcal.report._compute import ReportSettings
+
+    r = _seeded_report(0)
+    stored = CalibrationReport(
+        kind=r.kind,
+        results=r.results,
+        verdict=["a verdict given by the caller"],
+        settings=ReportSettings(n_bins=5),
+        title="t",
+    )
+    assert stored.table is r.results.table  # not recomputed
+    assert stored.verdict == ["a verdict given by the caller"]  # not rebuilt
+    assert stored.n_bins == 5 and stored.calibration_tests is r.calibration_tests
+    assert stored.data is None and stored.predictions is None and stored.estimators == {}
+    assert stored.to_frame().shape[0] == 6  # the writers read the stored results only
+
+
+def test_demo_bins_reach_the_report_without_patching():
+    from skcal._demo import run_demo
+
+    reports, _, _ = run_demo(n_bootstrap=0, n_resamples=1, parts=["first"], n_bins=7, strategy="quantile")
+    assert reports[0].n_bins == 7 and reports[0].strategy == "quantile"

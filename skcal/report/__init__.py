@@ -20,6 +20,13 @@ The package is organised by concept:
 
 from skcal.report._bootstrap import INTERVAL_METHODS
 from skcal.report._render import JSON_SCHEMA
-from skcal.report._report import CalibrationReport, calibration_report, render_html
+from skcal.report._report import CalibrationReport, calibration_report, render_html, render_json
 
-__all__ = ["CalibrationReport", "INTERVAL_METHODS", "JSON_SCHEMA", "calibration_report", "render_html"]
+__all__ = [
+    "CalibrationReport",
+    "INTERVAL_METHODS",
+    "JSON_SCHEMA",
+    "calibration_report",
+    "render_html",
+    "render_json",
+]

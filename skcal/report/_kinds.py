@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
 
 from skcal._validation import (
     check_binary_probabilities,
@@ -25,8 +26,10 @@ from skcal._validation import (
     snapshot_targets,
     snapshot_votes,
 )
+from skcal.ce2 import ce2_details, ce2_score
 from skcal.report import _figures
 from skcal.report._metrics import BINARY, Metric, binary_metric, user_metric
+from skcal.truthful import classwise_lince, conf_ece, truthful_conf_ce
 from skcal.votes import VoteCounts
 
 _FROM_PREDICTIONS_HINT = (
@@ -124,15 +127,11 @@ CE2_FOLDS = 5
 
 def ce2_prepare(d, s):
     """CE2's degree and ridge, chosen once per model by 5-fold CV of both moment regressions."""
-    from skcal.ce2 import ce2_details
-
     res = ce2_details(d.Y, s, degree=list(CE2_DEGREES), cv=CE2_FOLDS, bandwidth=CE2_BANDWIDTH, random_state=0)
     return {"degree": int(res.degree), "alpha": float(res.alpha)}
 
 
 def ce2(d, s, degree=None, alpha=1e-6):
-    from skcal.ce2 import ce2_score
-
     kw = {} if degree is None else {"degree": degree}
     return float(ce2_score(d.Y, s, alpha=alpha, bandwidth=CE2_BANDWIDTH, **kw))
 
@@ -153,26 +152,18 @@ def variance_bias(d, s):
 
 
 def mc_truthful_conf_ce(d, P):
-    from skcal.truthful import truthful_conf_ce
-
     return float(truthful_conf_ce(d.codes, P, labels=np.arange(d.n_classes)))
 
 
 def mc_classwise_lince(d, P):
-    from skcal.truthful import classwise_lince
-
     return float(classwise_lince(d.codes, P, labels=np.arange(d.n_classes)))
 
 
 def mc_conf_ece(d, P):
-    from skcal.truthful import conf_ece
-
     return float(conf_ece(d.codes, P, labels=np.arange(d.n_classes)))
 
 
 def mc_accuracy(d, P):
-    from sklearn.metrics import accuracy_score
-
     return float(accuracy_score(d.codes, np.argmax(P, axis=1)))
 
 
@@ -193,14 +184,10 @@ def mc_log_loss_rows(d, P):
 
 
 def mc_brier(d, P):
-    from sklearn.metrics import brier_score_loss
-
     return float(brier_score_loss(d.codes, P, labels=np.arange(d.n_classes)))
 
 
 def mc_log_loss(d, P):
-    from sklearn.metrics import log_loss
-
     return float(log_loss(d.codes, P, labels=np.arange(d.n_classes)))
 
 
@@ -273,15 +260,15 @@ class ReportKind:
         return out
 
     # -- what the verdict, the test and the figures look at --------------------------------
-    def test_inputs(self, report):
+    def test_inputs(self, data, predictions):
         """Dict model -> binary ``(y, p)`` whose calibration the per-model test checks."""
-        return self.reliability_inputs(report)[0]
+        return self.reliability_inputs(data, predictions)[0]
 
     def test_description(self):
         """What the per-model calibration test checks, in words."""
         return "the predicted probabilities"
 
-    def reliability_inputs(self, report):
+    def reliability_inputs(self, data, predictions):
         """``(dict model -> (y, p), xlabel, ylabel, title)`` of the reliability diagrams."""
         raise NotImplementedError
 
@@ -309,7 +296,7 @@ class ReportKind:
 
     def figures(self, report):
         """Dict title -> matplotlib Figure."""
-        inputs, xlabel, ylabel, title = self.reliability_inputs(report)
+        inputs, xlabel, ylabel, title = self.reliability_inputs(report.data, report.predictions)
         return {
             title: _figures.reliability_figure(report, inputs, xlabel=xlabel, ylabel=ylabel),
             "Every metric with its interval": _figures.interval_figure(report),
@@ -318,7 +305,7 @@ class ReportKind:
     def figure_explanations(self, report):
         """Dict title -> a paragraph saying in words what the figure shows."""
         level = int(round(100 * report.confidence_level))
-        inputs, _, _, title = self.reliability_inputs(report)
+        inputs, _, _, title = self.reliability_inputs(report.data, report.predictions)
         return {
             title: (
                 "One panel per model. Blue points: the observed frequency of the outcome in each bin of "
@@ -334,7 +321,7 @@ class ReportKind:
             ),
         }
 
-    def advice(self, report, miscalibrated):
+    def advice(self, results, miscalibrated):
         """Plain-words suggestions of what to try next."""
         return []
 
@@ -417,22 +404,21 @@ class FirstOrderKind(_ClassifierKind):
     def catalog(self):
         return _first_order_metrics()
 
-    def reliability_inputs(self, report):
-        y = report.y_true
+    def reliability_inputs(self, data, predictions):
         return (
-            {name: (y, p) for name, p in report.predictions.items()},
+            {name: (data.y, p) for name, p in predictions.items()},
             "predicted probability",
             "observed frequency of the positive class",
             "Reliability diagrams",
         )
 
-    def advice(self, report, miscalibrated):
+    def advice(self, results, miscalibrated):
         if not miscalibrated:
             return [
                 "No model is detectably miscalibrated: choose by the proper scores (Brier, log loss), which "
                 "also reward sharp predictions."
             ]
-        method = "isotonic" if report.n_samples >= 1000 else "sigmoid"
+        method = "isotonic" if results.n_samples >= 1000 else "sigmoid"
         why = (
             "isotonic regression needs about a thousand calibration rows"
             if method == "sigmoid"
@@ -538,8 +524,8 @@ class MulticlassKind(_ClassifierKind):
         out["smooth_calibration_error"] = replace(smce, label="smCE-top", bounds=(0.0, 1.0))
         return out
 
-    def reliability_inputs(self, report):
-        out = {name: top_label_view(report.data, P) for name, P in report.predictions.items()}
+    def reliability_inputs(self, data, predictions):
+        out = {name: top_label_view(data, P) for name, P in predictions.items()}
         return (
             out,
             "top-label confidence",
@@ -550,7 +536,7 @@ class MulticlassKind(_ClassifierKind):
     def test_description(self):
         return "the top-label confidence"
 
-    def advice(self, report, miscalibrated):
+    def advice(self, results, miscalibrated):
         if not miscalibrated:
             return [
                 "No model's top-label confidence is detectably miscalibrated: choose by log loss or Brier."
@@ -649,17 +635,16 @@ class SecondOrderKind(ReportKind):
         )
         return out
 
-    def reliability_inputs(self, report):
-        d = report.data
+    def reliability_inputs(self, data, predictions):
         return (
-            {name: votes_view(d, s) for name, s in report.predictions.items()},
+            {name: votes_view(data, s) for name, s in predictions.items()},
             "mean m",
             "observed frequency of a positive vote",
             "Reliability of the mean m against every vote",
         )
 
-    def test_inputs(self, report):
-        d = report.data
+    def test_inputs(self, data, predictions):
+        d = data
         if isinstance(d.Y, VoteCounts):
             # counts have no vote order: one vote per row drawn uniformly among its c votes
             # (positive with probability a / c, exactly as one of exchangeable votes), seeded
@@ -669,7 +654,7 @@ class SecondOrderKind(ReportKind):
             # the first observed vote of each row (votes of a row correlate)
             first = np.argmax(~np.isnan(d.Y), axis=1)
             y = d.Y[np.arange(d.n), first]
-        return {name: (y, s[:, 0]) for name, s in report.predictions.items()}
+        return {name: (y, s[:, 0]) for name, s in predictions.items()}
 
     def test_description(self):
         return "the mean m against one vote of each row (the first; for vote counts a seeded random one)"
@@ -686,7 +671,7 @@ class SecondOrderKind(ReportKind):
 
     def figure_explanations(self, report):
         out = super().figure_explanations(report)
-        inputs, _, _, title = self.reliability_inputs(report)
+        inputs, _, _, title = self.reliability_inputs(report.data, report.predictions)
         out[title] = (
             "First-order check of the mean: each panel compares a model's mean m with how often a vote is "
             "positive. " + out[title].split(". ", 1)[1]
@@ -700,12 +685,12 @@ class SecondOrderKind(ReportKind):
         )
         return out
 
-    def advice(self, report, miscalibrated):
+    def advice(self, results, miscalibrated):
         lines, flagged = [], []
-        if "variance_bias" in report.metric_names:
-            t = report.table["variance_bias"]
-            over = [m for m in report.model_names if t.loc[m, "low"] > 0]
-            under = [m for m in report.model_names if t.loc[m, "high"] < 0]
+        if "variance_bias" in results.metric_names:
+            t = results.table["variance_bias"]
+            over = [m for m in results.model_names if t.loc[m, "low"] > 0]
+            under = [m for m in results.model_names if t.loc[m, "high"] < 0]
             if under:
                 lines.append(
                     f"{_names(under)}: states less uncertainty than its errors show (over-confident)."
@@ -713,7 +698,7 @@ class SecondOrderKind(ReportKind):
             if over:
                 lines.append(f"{_names(over)}: states more uncertainty than its errors show.")
             flagged = under + over
-        bad = [m for m in report.model_names if m in set(miscalibrated) | set(flagged)]
+        bad = [m for m in results.model_names if m in set(miscalibrated) | set(flagged)]
         if bad:
             lines.append(
                 f"Recalibrate {_names(bad)} to second order on held-out snapshots: "

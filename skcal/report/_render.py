@@ -12,6 +12,7 @@ import html
 import io
 import json
 import pathlib
+from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 import pandas as pd
@@ -157,10 +158,16 @@ def _num(x):
     return x if np.isfinite(x) else None
 
 
+def skcal_version():
+    """The installed skcal's version (``"unknown"`` when run from a checkout that is not installed)."""
+    try:
+        return version("skcal")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def report_to_dict(report):
     """The report as plain JSON types (NaN becomes ``None``); layout :data:`JSON_SCHEMA_VERSION`."""
-    from skcal.report._report import _skcal_version
-
     results = []
     for name in report.metric_names:
         t = report.table[name]
@@ -196,7 +203,7 @@ def report_to_dict(report):
             )
     return {
         "schema": JSON_SCHEMA_VERSION,
-        "skcal_version": _skcal_version(),
+        "skcal_version": skcal_version(),
         "kind": report.order,
         "title": report.title,
         "n_samples": int(report.n_samples),

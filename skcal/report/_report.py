@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 import time
 
-import numpy as np
 import pandas as pd
 
 from skcal._compat import StrOptions, validate_params
@@ -21,28 +20,10 @@ from skcal._constraints import (
     StrictInterval,
 )
 from skcal.report import _render
-from skcal.report._bootstrap import (
-    INTERVAL_METHODS,
-    intervals,
-    p_best,
-    prepare_all,
-    ranks,
-    run_bootstrap,
-    score_all,
-)
+from skcal.report._bootstrap import INTERVAL_METHODS
+from skcal.report._compute import ReportSettings, compute_results
 from skcal.report._kinds import kind_for, kind_for_target
-from skcal.report._pvalues import calibration_pvalue
 from skcal.report._verdict import build_verdict
-
-
-def _skcal_version():
-    try:
-        from importlib.metadata import version
-
-        return version("skcal")
-    except Exception:  # noqa: BLE001 - not installed (run from a checkout)
-        return "unknown"
-
 
 _COMMON = {
     "metrics": [list, tuple, dict, str, None],
@@ -92,40 +73,34 @@ class CalibrationReport:
     """Several models' calibration on one validation set: verdict, table, figures, HTML, Markdown, JSON.
 
     Build it with :func:`calibration_report` (from fitted models) or
-    :meth:`CalibrationReport.from_predictions` (from predictions already made). The kind of
-    report (first-order, second-order or multiclass) follows from the shapes of ``y`` and the
-    predictions; see :func:`calibration_report`.
+    :meth:`CalibrationReport.from_predictions` (from predictions already made); both compute
+    through :func:`skcal.report._compute.compute_results` and
+    :func:`skcal.report._verdict.build_verdict`, and the constructor only stores what they
+    return. The kind of report (first-order, second-order or multiclass) follows from the shapes
+    of ``y`` and the predictions; see :func:`calibration_report`.
 
     Parameters
     ----------
     kind : ReportKind
         The report kind (an object of :mod:`skcal.report._kinds`).
-    data : object
-        The validated validation data of that kind.
-    predictions : dict
-        Model name -> validated prediction.
-    metrics : list of Metric
-        The metrics scored.
-    params : list of list of dict
-        Per model and metric, the parameters fixed on the full validation set.
-    bootstrap_values : ndarray of shape (n_bootstrap, n_models, n_metrics)
-        Every metric of every model on every paired bootstrap replicate.
-    confidence_level : float
-        Nominal coverage of the intervals.
-    interval_method : str
-        How the intervals are made from the replicates.
-    n_bins : int or None
-        Bins of the reliability diagrams.
-    strategy : str
-        Binning strategy of the reliability diagrams.
-    calibration_tests : pandas.DataFrame or None
-        Per model: ``statistic``, ``pvalue``, ``measure``, ``method``, ``n_resamples``.
+    results : ReportResults
+        The computed table, bootstrap replicates, details and calibration tests.
+    verdict : list of str
+        The plain-words summary shown at the top of every output.
+    settings : ReportSettings
+        How the results were computed (bootstrap, intervals, bins, tests, seed).
     title : str
         Title of the page and section.
-    notes : sequence of str
+    notes : sequence of str, default=()
         Free text shown in the outputs.
-    random_state : int, RandomState instance or None
-        Seed of the figures' bootstrap.
+    data : object, default=None
+        The validated validation data of the kind (the figures are drawn from it).
+    predictions : dict, default=None
+        Model name -> validated prediction (the figures are drawn from them).
+    estimators : dict, default=None
+        Model name -> fitted model, when the report was made from models.
+    elapsed : float, default=None
+        Seconds the report took to compute.
 
     Attributes
     ----------
@@ -142,8 +117,13 @@ class CalibrationReport:
     metric_details : dict
         Metric -> model -> extra numbers (SCDL: the selected grid ``m*``, the unfloored
         ``SCDL_m*`` and ``at_floor``, whether SCDL equals ``1/m*``).
-    verdict : list of str
-        The plain-words summary shown at the top of every output.
+    calibration_tests : pandas.DataFrame or None
+        Per model: ``statistic``, ``pvalue``, ``measure``, ``method``, ``n_resamples``.
+    bootstrap_values : ndarray of shape (n_bootstrap, n_models, n_metrics)
+        Every metric of every model on every paired bootstrap replicate.
+    random_state : int or None
+        Seed of the figures' bootstrap (drawn from the report's ``random_state`` when that is
+        a ``RandomState`` instance).
     figures : dict
         Figure title -> :class:`matplotlib.figure.Figure`, built on first access (empty when
         matplotlib is not installed).
@@ -153,62 +133,80 @@ class CalibrationReport:
         self,
         *,
         kind,
-        data,
-        predictions,
-        metrics,
-        params,
-        bootstrap_values,
-        confidence_level,
-        interval_method,
-        n_bins,
-        strategy,
-        calibration_tests,
+        results,
+        verdict,
+        settings,
         title,
-        notes,
-        random_state=None,
+        notes=(),
+        data=None,
+        predictions=None,
+        estimators=None,
+        elapsed=None,
     ):
         self.kind = kind
-        self.data = data
-        self.predictions = predictions
-        self.metrics = metrics
-        self.params = params
-        self.bootstrap_values = bootstrap_values
-        self.confidence_level = confidence_level
-        self.interval_method = interval_method
-        self.n_bins = n_bins
-        self.strategy = strategy
-        self.calibration_tests = calibration_tests
+        self.results = results
+        self.verdict = verdict
+        self.settings = settings
         self.title = title
         self.notes = list(notes)
-        self.random_state = random_state
-        self.order = kind.name
-        self.y_true = data.target
-        self.n_samples = data.n
-        self.n_bootstrap = int(bootstrap_values.shape[0])
-        self.model_names = list(predictions)
-        self.metric_names = [m.name for m in metrics]
-        self.metric_labels = {m.name: m.label for m in metrics}
-        self.metric_descriptions = {m.name: m.description for m in metrics}
-        self.greater_is_better = {m.name: m.greater_is_better for m in metrics}
-        self.rank_by_abs = {m.name: m.rank_by_abs for m in metrics}
-        self.metric_is_calibration = {m.name: m.is_calibration for m in metrics}
-        self.metric_params = {
-            model: {m.name: dict(kw) for m, kw in zip(metrics, pk, strict=True) if kw}
-            for model, pk in zip(predictions, params, strict=True)
-        }
-        self.metric_details = {
-            m.name: {model: m.details(data, p) for model, p in predictions.items()}
-            for m in metrics
-            if m.details is not None
-        }
-        self.elapsed = None
-        self.estimators = {}
+        self.data = data
+        self.predictions = predictions
+        self.estimators = {} if estimators is None else estimators
+        self.elapsed = elapsed
         self.reliability_displays = {}
         self._figures = None
         self._extra_figures = []
         self._extra_words = {}
-        self.table = self._build_table()
-        self.verdict = build_verdict(self)
+
+    # -- what the results and settings hold, under the report's names ----------------------
+    table = property(lambda self: self.results.table, doc="The table (see the class docstring).")
+    metrics = property(lambda self: list(self.results.metrics), doc="The metrics scored.")
+    params = property(lambda self: self.results.params, doc="Per model and metric, the fixed parameters.")
+    bootstrap_values = property(lambda self: self.results.bootstrap_values, doc="Every replicate's values.")
+    metric_details = property(lambda self: self.results.metric_details, doc="Metric -> model -> details.")
+    calibration_tests = property(lambda self: self.results.calibration_tests, doc="The calibration tests.")
+    n_samples = property(lambda self: self.results.n_samples, doc="Rows of the validation data.")
+    model_names = property(lambda self: list(self.results.model_names), doc="The models.")
+    metric_names = property(lambda self: self.results.metric_names, doc="The metrics' names.")
+    metric_labels = property(lambda self: self.results.metric_labels, doc="Metric name -> label.")
+    metric_is_calibration = property(
+        lambda self: self.results.metric_is_calibration, doc="Metric name -> is a calibration error."
+    )
+    random_state = property(lambda self: self.results.figure_seed, doc="Seed of the figures' bootstrap.")
+    confidence_level = property(lambda self: self.settings.confidence_level, doc="Nominal coverage.")
+    interval_method = property(lambda self: self.settings.interval_method, doc="The interval method.")
+    n_bins = property(lambda self: self.settings.n_bins, doc="Bins of the reliability diagrams.")
+    strategy = property(lambda self: self.settings.strategy, doc="Binning of the reliability diagrams.")
+    order = property(lambda self: self.kind.name, doc="The kind's name.")
+    y_true = property(lambda self: None if self.data is None else self.data.target, doc="The labels.")
+
+    @property
+    def n_bootstrap(self):
+        """Number of paired bootstrap replicates behind the intervals."""
+        return int(self.results.bootstrap_values.shape[0])
+
+    @property
+    def metric_descriptions(self):
+        """Metric name -> one-line description."""
+        return {m.name: m.description for m in self.results.metrics}
+
+    @property
+    def greater_is_better(self):
+        """Metric name -> whether larger values are better."""
+        return {m.name: m.greater_is_better for m in self.results.metrics}
+
+    @property
+    def rank_by_abs(self):
+        """Metric name -> whether models are ranked by the absolute value."""
+        return {m.name: m.rank_by_abs for m in self.results.metrics}
+
+    @property
+    def metric_params(self):
+        """Model -> metric -> the parameters fixed on the full validation set (non-empty only)."""
+        return {
+            model: {m.name: dict(kw) for m, kw in zip(self.results.metrics, pk, strict=True) if kw}
+            for model, pk in zip(self.results.model_names, self.results.params, strict=True)
+        }
 
     # -- construction ----------------------------------------------------------------------
     @classmethod
@@ -305,56 +303,64 @@ class CalibrationReport:
         >>> report.table["brier"]["rank"].to_dict()
         {'honest': 1, 'overconfident': 2}
         """
-        t0 = time.perf_counter()
-        predictions = _as_named_models(predictions, what="predictions")
-        kind = kind_for(y, predictions)
-        data, preds = kind.validate(y, predictions, pos_label=pos_label, labels=labels)
-        metric_objs = kind.resolve_metrics(metrics)
-        plist = list(preds.values())
-        params = prepare_all(data, plist, metric_objs)
-        boot = run_bootstrap(data, plist, metric_objs, params, n_bootstrap, n_jobs, random_state, verbose)
-        report = cls(
-            kind=kind,
-            data=data,
-            predictions=preds,
-            metrics=metric_objs,
-            params=params,
-            bootstrap_values=boot,
+        settings = ReportSettings(
+            n_bootstrap=n_bootstrap,
             confidence_level=confidence_level,
             interval_method=interval_method,
             n_bins=n_bins,
             strategy=strategy,
-            calibration_tests=None,
-            title=title or kind.default_title,
-            notes=notes,
+            test_calibration=test_calibration,
+            n_resamples=n_resamples,
+            n_jobs=n_jobs,
             random_state=random_state,
         )
-        if test_calibration:
-            if verbose:
-                print(
-                    f"[skcal] calibration tests ({n_resamples} resamples per model)",
-                    file=sys.stderr,
-                    flush=True,
-                )
-            report.calibration_tests = _run_tests(report, n_resamples, random_state)
-            report.verdict = build_verdict(report)
-        report.elapsed = time.perf_counter() - t0
-        return report
+        return cls._compute(
+            y,
+            predictions,
+            metrics,
+            settings,
+            pos_label=pos_label,
+            labels=labels,
+            title=title,
+            notes=notes,
+            verbose=verbose,
+        )
 
-    def _build_table(self):
-        point = score_all(self.data, list(self.predictions.values()), self.metrics, self.params)
-        cols = {}
-        for j, m in enumerate(self.metrics):
-            rep = self.bootstrap_values[:, :, j]
-            low, high = intervals(point[:, j], rep, self.confidence_level, self.interval_method, m.bounds)
-            cols[(m.name, "value")] = point[:, j]
-            cols[(m.name, "low")] = low
-            cols[(m.name, "high")] = high
-            cols[(m.name, "rank")] = ranks(point[:, j], m.greater_is_better, m.rank_by_abs)
-            cols[(m.name, "p_best")] = p_best(rep, m.greater_is_better, m.rank_by_abs)
-        table = pd.DataFrame(cols, index=pd.Index(self.model_names, name="model"))
-        table.columns = pd.MultiIndex.from_tuples(table.columns, names=["metric", "field"])
-        return table
+    @classmethod
+    def _compute(
+        cls,
+        y,
+        predictions,
+        metrics,
+        settings,
+        *,
+        pos_label,
+        labels,
+        title,
+        notes,
+        verbose,
+        estimators=None,
+        t0=None,
+    ):
+        """The factory: validate, compute the results and the verdict, then store them."""
+        t0 = time.perf_counter() if t0 is None else t0
+        predictions = _as_named_models(predictions, what="predictions")
+        kind = kind_for(y, predictions)
+        data, preds = kind.validate(y, predictions, pos_label=pos_label, labels=labels)
+        metric_objs = kind.resolve_metrics(metrics)
+        results = compute_results(kind, data, preds, metric_objs, settings, verbose=verbose)
+        return cls(
+            kind=kind,
+            results=results,
+            verdict=build_verdict(kind, results),
+            settings=settings,
+            title=title or kind.default_title,
+            notes=notes,
+            data=data,
+            predictions=preds,
+            estimators=estimators,
+            elapsed=time.perf_counter() - t0,
+        )
 
     # -- pickling and notebooks ------------------------------------------------------------
     def __getstate__(self):
@@ -600,22 +606,6 @@ class CalibrationReport:
         return render_html([self], path=path, title=self.title, digits=digits)
 
 
-def _run_tests(report, n_resamples, random_state):
-    rows = {}
-    rng = np.random.RandomState(random_state if isinstance(random_state, (int, np.integer)) else None)
-    for model, (y, p) in report.kind.test_inputs(report).items():
-        seed = int(rng.randint(0, np.iinfo(np.int32).max)) if random_state is not None else None
-        res = calibration_pvalue(y, p, n_resamples=n_resamples, random_state=seed)
-        rows[model] = {
-            "statistic": res.statistic,
-            "pvalue": res.pvalue,
-            "measure": res.measure,
-            "method": res.method,
-            "n_resamples": res.n_resamples,
-        }
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("model")
-
-
 @validate_params(
     {
         "reports": [list, tuple],
@@ -648,6 +638,35 @@ def render_html(reports, *, path=None, title="Calibration report", intro=(), dig
         The path written to when ``path`` is given, else the HTML text.
     """
     text = _render.render_page(reports, title=title, intro=intro, digits=digits)
+    return text if path is None else _render.write_text(text, path)
+
+
+@validate_params(
+    {
+        "reports": [list, tuple],
+        "path": "no_validation",
+        "indent": [StrictInterval(Integral, 0, None, closed="left"), None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def render_json(reports, *, path=None, indent=2):
+    """Write one or more reports as JSON: one report's :meth:`~CalibrationReport.to_dict`, or a list of them.
+
+    Parameters
+    ----------
+    reports : list of CalibrationReport
+        The reports.
+    path : str or path-like, default=None
+        Where to write the document (UTF-8); nothing is written when ``None``.
+    indent : int or None, default=2
+        Indentation (``None``: one line).
+
+    Returns
+    -------
+    pathlib.Path or str
+        The path written to when ``path`` is given, else the JSON text.
+    """
+    text = _render.to_json(reports, indent=indent)
     return text if path is None else _render.write_text(text, path)
 
 
@@ -776,10 +795,7 @@ def calibration_report(
     if verbose:
         print(f"[skcal] predicting with {len(models)} models", file=sys.stderr, flush=True)
     predictions, extra = kind_for_target(y).collect(models, X)
-    report = CalibrationReport.from_predictions(
-        y,
-        predictions,
-        metrics=metrics,
+    settings = ReportSettings(
         n_bootstrap=n_bootstrap,
         confidence_level=confidence_level,
         interval_method=interval_method,
@@ -789,11 +805,17 @@ def calibration_report(
         n_resamples=n_resamples,
         n_jobs=n_jobs,
         random_state=random_state,
+    )
+    return CalibrationReport._compute(
+        y,
+        predictions,
+        metrics,
+        settings,
         title=title,
         notes=notes,
         verbose=verbose,
-        **extra,
+        estimators=models,
+        t0=t0,
+        pos_label=extra.get("pos_label"),
+        labels=extra.get("labels"),
     )
-    report.estimators = models
-    report.elapsed = time.perf_counter() - t0
-    return report

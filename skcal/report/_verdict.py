@@ -31,33 +31,46 @@ def format_pvalue(p):
     return "p < 0.001" if p < 0.001 else f"p = {p:.3g}"
 
 
-def headline_metric(report):
+def headline_metric(kind, results):
     """The metric deciding "best calibrated": the kind's headline, else the first calibration error."""
-    if report.kind.headline in report.metric_names:
-        return report.kind.headline
-    for name in report.metric_names:
-        if report.metric_is_calibration[name]:
+    if kind.headline in results.metric_names:
+        return kind.headline
+    for name in results.metric_names:
+        if results.metric_is_calibration[name]:
             return name
     return None
 
 
-def miscalibrated_models(report):
+def miscalibrated_models(results):
     """Models whose calibration-test p-value is below :data:`TEST_LEVEL`."""
-    tests = report.calibration_tests
+    tests = results.calibration_tests
     if tests is None:
         return []
-    return [m for m in report.model_names if tests.loc[m, "pvalue"] < TEST_LEVEL]
+    return [m for m in results.model_names if tests.loc[m, "pvalue"] < TEST_LEVEL]
 
 
-def build_verdict(report):
-    """The verdict's sentences (a list of str)."""
+def build_verdict(kind, results):
+    """The verdict's sentences (a list of str) from a report kind and its computed results.
+
+    Parameters
+    ----------
+    kind : ReportKind
+        The report kind (its headline metric, test description and advice).
+    results : ReportResults
+        The computed table and calibration tests.
+
+    Returns
+    -------
+    list of str
+        The sentences.
+    """
     lines = []
-    fmt = report.format_value
-    head = headline_metric(report)
+    fmt = results.format_value
+    head = headline_metric(kind, results)
     if head is not None:
-        t = report.table[head]
-        best = [m for m in report.model_names if t.loc[m, "rank"] == 1]
-        label = report.metric_labels[head]
+        t = results.table[head]
+        best = [m for m in results.model_names if t.loc[m, "rank"] == 1]
+        label = results.metric_labels[head]
         if len(best) == 1:
             b = best[0]
             lines.append(
@@ -65,7 +78,7 @@ def build_verdict(report):
             )
             close = [
                 m
-                for m in report.model_names
+                for m in results.model_names
                 if m != b and np.isfinite(t.loc[m, "p_best"]) and t.loc[m, "p_best"] >= 0.1
             ]
             if close:
@@ -76,10 +89,10 @@ def build_verdict(report):
                 )
         elif best:
             lines.append(f"Tied for best calibrated by {label}: {', '.join(best)}.")
-    tests = report.calibration_tests
-    mis = miscalibrated_models(report)
+    tests = results.calibration_tests
+    mis = miscalibrated_models(results)
     if tests is not None:
-        what = report.kind.test_description()
+        what = kind.test_description()
         if mis:
             lines.append(
                 f"Miscalibrated at the {100 * TEST_LEVEL:g}% level (calibration test of {what}): "
@@ -91,14 +104,14 @@ def build_verdict(report):
                 f"No model is detectably miscalibrated at the {100 * TEST_LEVEL:g}% level (calibration "
                 f"test of {what}; smallest {format_pvalue(tests['pvalue'].min())})."
             )
-    lines += report.kind.advice(report, mis)
+    lines += kind.advice(results, mis)
     for proper in ("log_loss", "brier"):
-        if proper in report.metric_names:
-            t = report.table[proper]
-            best = [m for m in report.model_names if t.loc[m, "rank"] == 1]
+        if proper in results.metric_names:
+            t = results.table[proper]
+            best = [m for m in results.model_names if t.loc[m, "rank"] == 1]
             who = best[0] if len(best) == 1 else "tied between " + ", ".join(best)
             lines.append(
-                f"By {report.metric_labels[proper]}, which rewards calibration and sharpness together, the "
+                f"By {results.metric_labels[proper]}, which rewards calibration and sharpness together, the "
                 f"best is {who} ({fmt(t.loc[best[0], 'value'])})."
             )
             break

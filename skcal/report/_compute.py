@@ -1,0 +1,247 @@
+"""Computing a report: the values, the paired bootstrap, the table, the details and the tests.
+
+:func:`compute_results` is the report's factory behind :meth:`CalibrationReport.from_predictions`:
+it turns validated data and predictions into a :class:`ReportResults` (everything a report shows
+except the figures, which are drawn from the report on first access), and
+:func:`~skcal.report._verdict.build_verdict` turns those results into the verdict.
+:class:`~skcal.report.CalibrationReport` only stores what they return.
+
+Randomness
+----------
+One ``random_state`` seeds everything, through :func:`sklearn.utils.check_random_state`: the
+bootstrap draws its replicates' seeds from it, then the calibration tests draw one seed per model
+from the same generator, then the figures' seed is drawn from it. So a report is reproducible
+from an int or from a ``RandomState`` instance in the same state (two reports made from
+``RandomState(0)`` are equal), and ``None`` means fresh randomness. For an int, the tests' seeds
+come from their own ``RandomState(int)`` and the figures use the int itself (the layout reports
+of earlier versions were made with).
+"""
+
+from __future__ import annotations
+
+import numbers
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.utils import check_random_state
+
+from skcal.report._bootstrap import intervals, p_best, prepare_all, ranks, run_bootstrap, score_all
+from skcal.report._pvalues import calibration_pvalue
+from skcal.report._render import fmt
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """How a report is computed: the arguments of :func:`~skcal.report.calibration_report`.
+
+    Attributes
+    ----------
+    n_bootstrap : int
+        Paired bootstrap replicates (0 skips the intervals).
+    confidence_level : float
+        Nominal coverage of the intervals.
+    interval_method : str
+        How the intervals are made from the replicates.
+    n_bins : int or None
+        Bins of the reliability diagrams.
+    strategy : str
+        Binning strategy of the reliability diagrams.
+    test_calibration : bool
+        Whether a calibration test runs per model.
+    n_resamples : int
+        Resamples of each calibration test.
+    n_jobs : int or None
+        joblib workers over bootstrap replicates (results do not depend on it).
+    random_state : int, RandomState instance or None
+        Seeds the bootstrap, the tests and the figures (see the module docstring).
+    """
+
+    n_bootstrap: int = 200
+    confidence_level: float = 0.9
+    interval_method: str = "bc-percentile"
+    n_bins: int | None = 10
+    strategy: str = "uniform"
+    test_calibration: bool = True
+    n_resamples: int = 1000
+    n_jobs: int | None = None
+    random_state: object = None
+
+
+@dataclass(frozen=True)
+class ReportResults:
+    """Everything a report computed, before the verdict and the figures.
+
+    Attributes
+    ----------
+    metrics : tuple of Metric
+        The metrics scored, in the table's order.
+    model_names : tuple of str
+        The models, in the table's order.
+    params : list of list of dict
+        Per model and metric, the keyword arguments fixed on the full validation set.
+    table : pandas.DataFrame
+        One row per model; columns ``(metric, field)`` with fields ``value``, ``low``, ``high``,
+        ``rank`` and ``p_best``.
+    bootstrap_values : ndarray of shape (n_bootstrap, n_models, n_metrics)
+        Every metric of every model on every paired replicate.
+    metric_details : dict
+        Metric -> model -> extra numbers shown beside the value.
+    calibration_tests : pandas.DataFrame or None
+        Per model: ``statistic``, ``pvalue``, ``measure``, ``method``, ``n_resamples``.
+    n_samples : int
+        Rows of the validation data.
+    figure_seed : int or None
+        Seed of the figures' bootstrap, drawn when the report was computed.
+    """
+
+    metrics: tuple
+    model_names: tuple
+    params: list
+    table: pd.DataFrame
+    bootstrap_values: np.ndarray
+    metric_details: dict
+    calibration_tests: pd.DataFrame | None
+    n_samples: int
+    figure_seed: int | None = None
+
+    @property
+    def metric_names(self):
+        """The metrics' names."""
+        return [m.name for m in self.metrics]
+
+    @property
+    def metric_labels(self):
+        """Metric name -> short label."""
+        return {m.name: m.label for m in self.metrics}
+
+    @property
+    def metric_is_calibration(self):
+        """Metric name -> whether it is a calibration error."""
+        return {m.name: m.is_calibration for m in self.metrics}
+
+    @staticmethod
+    def format_value(x, digits=4):
+        """A number as the report writes it (``digits`` significant digits)."""
+        return fmt(x, digits)
+
+
+class _Seeds:
+    """The report's seeds, all drawn from one ``check_random_state(random_state)``."""
+
+    def __init__(self, random_state):
+        self.random_state = random_state
+        self.integer = isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)
+        self.rng = check_random_state(random_state)
+
+    def bootstrap(self):
+        return self.rng
+
+    def tests(self):
+        """A generator of per-model test seeds, or None for fresh randomness."""
+        if self.random_state is None:
+            return None
+        return np.random.RandomState(self.random_state) if self.integer else self.rng
+
+    def figures(self):
+        if self.random_state is None:
+            return None
+        return int(self.random_state) if self.integer else int(self.rng.randint(0, np.iinfo(np.int32).max))
+
+
+def build_table(point, replicates, metrics, model_names, confidence_level, interval_method):
+    """The report's table from the point values ``(n_models, n_metrics)`` and the replicates."""
+    cols = {}
+    for j, m in enumerate(metrics):
+        rep = replicates[:, :, j]
+        low, high = intervals(point[:, j], rep, confidence_level, interval_method, m.bounds)
+        cols[(m.name, "value")] = point[:, j]
+        cols[(m.name, "low")] = low
+        cols[(m.name, "high")] = high
+        cols[(m.name, "rank")] = ranks(point[:, j], m.greater_is_better, m.rank_by_abs)
+        cols[(m.name, "p_best")] = p_best(rep, m.greater_is_better, m.rank_by_abs)
+    table = pd.DataFrame(cols, index=pd.Index(list(model_names), name="model"))
+    table.columns = pd.MultiIndex.from_tuples(table.columns, names=["metric", "field"])
+    return table
+
+
+def run_calibration_tests(test_inputs, n_resamples, seeds):
+    """Per model, the calibration test of its binary ``(y, p)``: a DataFrame indexed by model."""
+    rows = {}
+    for model, (y, p) in test_inputs.items():
+        seed = None if seeds is None else int(seeds.randint(0, np.iinfo(np.int32).max))
+        res = calibration_pvalue(y, p, n_resamples=n_resamples, random_state=seed)
+        rows[model] = {
+            "statistic": res.statistic,
+            "pvalue": res.pvalue,
+            "measure": res.measure,
+            "method": res.method,
+            "n_resamples": res.n_resamples,
+        }
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("model")
+
+
+def compute_results(kind, data, predictions, metrics, settings, *, verbose=0):
+    """Compute a report's results from validated data and predictions.
+
+    Parameters
+    ----------
+    kind : ReportKind
+        The report kind.
+    data : object
+        The kind's validated data.
+    predictions : dict
+        Model name -> validated prediction.
+    metrics : list of Metric
+        The metrics to score.
+    settings : ReportSettings
+        How to compute them.
+    verbose : int, default=0
+        Print progress lines to stderr when positive.
+
+    Returns
+    -------
+    ReportResults
+        The table, replicates, details, tests and the figures' seed.
+    """
+    seeds = _Seeds(settings.random_state)
+    names = tuple(predictions)
+    plist = list(predictions.values())
+    params = prepare_all(data, plist, metrics)
+    boot = run_bootstrap(
+        data, plist, metrics, params, settings.n_bootstrap, settings.n_jobs, seeds.bootstrap(), verbose
+    )
+    point = score_all(data, plist, metrics, params)
+    table = build_table(point, boot, metrics, names, settings.confidence_level, settings.interval_method)
+    details = {
+        m.name: {model: m.details(data, p) for model, p in predictions.items()}
+        for m in metrics
+        if m.details is not None
+    }
+    tests = None
+    if settings.test_calibration:
+        if verbose:
+            print(
+                f"[skcal] calibration tests ({settings.n_resamples} resamples per model)",
+                file=sys.stderr,
+                flush=True,
+            )
+        t0 = time.perf_counter()
+        tests = run_calibration_tests(
+            kind.test_inputs(data, predictions), settings.n_resamples, seeds.tests()
+        )
+        if verbose:
+            print(f"[skcal] calibration tests done ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+    return ReportResults(
+        metrics=tuple(metrics),
+        model_names=names,
+        params=params,
+        table=table,
+        bootstrap_values=boot,
+        metric_details=details,
+        calibration_tests=tests,
+        n_samples=int(data.n),
+        figure_seed=seeds.figures(),
+    )
