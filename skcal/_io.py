@@ -23,6 +23,7 @@ __all__ = ["LogFormatError", "BATCH_ROWS", "list_files", "file_format", "read_co
 #: Default rows per batch.
 BATCH_ROWS = 1 << 20
 
+
 class LogFormatError(ValueError):
     """A log that cannot be read (missing, empty, unknown format, missing columns)."""
 
@@ -108,7 +109,9 @@ def read_columns(path):
     try:
         header = pd.read_csv(first, nrows=0)
     except pd.errors.EmptyDataError:
-        raise LogFormatError(f"{first}: the file is empty; expected a header row naming the columns.") from None
+        raise LogFormatError(
+            f"{first}: the file is empty; expected a header row naming the columns."
+        ) from None
     return [str(c).strip() for c in header.columns]
 
 

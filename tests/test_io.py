@@ -34,7 +34,11 @@ def test_a_folder_is_read_in_sorted_order_of_its_paths(tmp_path):
     (tmp_path / ".part-0.parquet.crc").write_text("")
     (tmp_path / "notes.txt").write_text("not a log")
     names = [f.relative_to(tmp_path).as_posix() for f in list_files(tmp_path)]
-    assert names == ["date=2024-01-01/part-1.parquet", "date=2024-01-01/part-2.parquet", "date=2024-01-02/part-0.parquet"]
+    assert names == [
+        "date=2024-01-01/part-1.parquet",
+        "date=2024-01-01/part-2.parquet",
+        "date=2024-01-02/part-0.parquet",
+    ]
     batches = list(iter_batches(tmp_path, columns=["t", "m"], batch_rows=2))
     assert [first for _, first, _ in batches] == [0, 2, 3, 5, 6, 8]
     t = np.concatenate([b["t"].to_numpy() for _, _, b in batches])

@@ -108,9 +108,13 @@ def test_block_sums_follow_the_right_closed_bins_of_binned_statistics():
         sl = slice(b * 1000, (b + 1) * 1000)
         x = y[sl] - p[sl]
         np.testing.assert_array_equal(s["count"][b], np.bincount(ids[sl], minlength=16))
-        np.testing.assert_allclose(s["sum_p"][b], np.bincount(ids[sl], weights=p[sl], minlength=16), atol=1e-12)
+        np.testing.assert_allclose(
+            s["sum_p"][b], np.bincount(ids[sl], weights=p[sl], minlength=16), atol=1e-12
+        )
         np.testing.assert_allclose(s["sum_x"][b], np.bincount(ids[sl], weights=x, minlength=16), atol=1e-12)
-        np.testing.assert_allclose(s["sum_x2"][b], np.bincount(ids[sl], weights=x * x, minlength=16), atol=1e-12)
+        np.testing.assert_allclose(
+            s["sum_x2"][b], np.bincount(ids[sl], weights=x * x, minlength=16), atol=1e-12
+        )
     fine = fine_ids(p, 16, 1000)
     np.testing.assert_array_equal(fine % 16, ids)
     np.testing.assert_array_equal(fine // 16, np.repeat(np.arange(3), 1000))
@@ -233,7 +237,9 @@ def test_miscalibration_confined_to_one_region_is_found_by_the_fine_bins():
     assert k >= 4 and lo >= 0.6 and hi <= 1.0, (f, lo, hi)
     bands = m.reliability_bands()
     inside = (bands["bin_low"] >= 0.75) & (bands["bin_high"] <= 0.875)
-    assert np.all(bands.loc[inside, "upper"] < 0) and np.all(bands.loc[bands["bin_high"] <= 0.625, "lower"] < 0)
+    assert np.all(bands.loc[inside, "upper"] < 0) and np.all(
+        bands.loc[bands["bin_high"] <= 0.625, "lower"] < 0
+    )
 
 
 def test_detect_mode_locates_the_change():
@@ -311,7 +317,9 @@ def test_batching_invariance_for_classwise_and_top_label_monitors():
         assert _state_text(a) == _state_text(b)
 
 
-@pytest.mark.parametrize("params", [{}, {"capital": "product", "mode": "detect"}, {"multiclass": "classwise"}])
+@pytest.mark.parametrize(
+    "params", [{}, {"capital": "product", "mode": "detect"}, {"multiclass": "classwise"}]
+)
 def test_state_round_trip_through_json_resumes_bit_for_bit(params):
     rng = np.random.default_rng(2)
     if params.get("multiclass"):
@@ -372,7 +380,10 @@ def _started():
     "batch, match",
     [
         (lambda last: ([1, 0, 1], [0.2, 0.5, 0.7], [last + 1, last + 3, last + 2]), "time goes backwards"),
-        (lambda last: ([1, 0], [0.2, 0.5], [last - 5, last + 1]), "time goes backwards.*before the last time"),
+        (
+            lambda last: ([1, 0], [0.2, 0.5], [last - 5, last + 1]),
+            "time goes backwards.*before the last time",
+        ),
         (lambda last: ([1, 2, 0], [0.2, 0.5, 0.7], [last + 1] * 3), "y holds labels outside"),
         (lambda last: ([1, np.nan, 0], [0.2, 0.5, 0.7], [last + 1] * 3), "y holds labels outside"),
         (lambda last: ([1, 0, 0], [0.2, np.nan, 0.7], [last + 1] * 3), "p must hold probabilities"),
@@ -476,7 +487,9 @@ def test_history_holds_the_measures_of_each_block():
         assert np.isclose(h["ece"].iloc[b], binned_ece(y[rows], p[rows], n_bins=16), atol=1e-12)
         assert np.isclose(h["brier"].iloc[b], np.mean((y[rows] - p[rows]) ** 2))
         assert np.isclose(h["mean_residual"].iloc[b], np.mean(y[rows] - p[rows]))
-    np.testing.assert_allclose(h["p_value"], np.minimum(1, 1 / np.maximum.accumulate(np.maximum(h["e_value"], 1))))
+    np.testing.assert_allclose(
+        h["p_value"], np.minimum(1, 1 / np.maximum.accumulate(np.maximum(h["e_value"], 1)))
+    )
     assert h["p_value"].iloc[-1] == m.pvalue_ and np.isclose(h["e_value"].iloc[-1], m.e_value_)
 
 
@@ -508,7 +521,9 @@ def test_classwise_evidence_is_the_average_of_the_classes():
 def test_binary_predict_proba_and_label_names():
     y, p = _stream(3_000, 13)
     a = CalibrationMonitor().update(y, p)
-    b = CalibrationMonitor(labels=["neg", "pos"]).update(np.where(y, "pos", "neg"), np.column_stack([1 - p, p]))
+    b = CalibrationMonitor(labels=["neg", "pos"]).update(
+        np.where(y, "pos", "neg"), np.column_stack([1 - p, p])
+    )
     assert np.array_equal(_path(a)[0], _path(b)[0])
     assert list(b.classes_) == ["neg", "pos"]
 
@@ -556,8 +571,12 @@ def test_bands_cover_the_mean_residual_at_all_times_in_a_stationary_stream():
         # the true mean residual of each bin: E[q - p | bin]
         edges = np.linspace(0, 1, 5)
         grid = np.linspace(0, 1, 200_001)[1:]
-        truth = np.array([np.mean(np.clip(g + np.where(g > 0.5, -0.05, 0.05), 0, 1) - g)
-                          for g in (grid[(grid > a) & (grid <= b)] for a, b in zip(edges[:-1], edges[1:]))])
+        truth = np.array(
+            [
+                np.mean(np.clip(g + np.where(g > 0.5, -0.05, 0.05), 0, 1) - g)
+                for g in (grid[(grid > a) & (grid <= b)] for a, b in zip(edges[:-1], edges[1:], strict=True))
+            ]
+        )
         for j in range(1, nb + 1):
             lo, hi = residual_bands(sums["count"][:j], sums["sum_x"][:j], sums["sum_x2"][:j], 0.05 / 4)
             if np.any((truth < lo) | (truth > hi)):

@@ -1,8 +1,8 @@
 """``skcal monitor``: exit statuses, the status line, --state, --format json, bad input."""
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -100,8 +100,16 @@ def test_state_resumes_where_the_last_run_stopped(tmp_path, capsys):
         (lambda df: df.drop(columns="y"), [], "no label column 'y'"),
         (lambda df: df.assign(other=df["model"]), [], "2 models"),
         (lambda df: df.assign(y=df["y"].where(df.index != 5, 3)), [], "y holds labels outside"),
-        (lambda df: df.assign(model=df["model"].where(df.index != 7, 1.5)), [], r"p must hold probabilities in \[0, 1\]"),
-        (lambda df: df.assign(model=df["model"].where(df.index != 7, np.nan)), [], "p must hold probabilities"),
+        (
+            lambda df: df.assign(model=df["model"].where(df.index != 7, 1.5)),
+            [],
+            r"p must hold probabilities in \[0, 1\]",
+        ),
+        (
+            lambda df: df.assign(model=df["model"].where(df.index != 7, np.nan)),
+            [],
+            "p must hold probabilities",
+        ),
         (lambda df: df.iloc[::-1], [], "time goes backwards"),
         (lambda df: df, ["--time", "when"], "no time column 'when'"),
         (lambda df: df, ["--n-bins", "10"], "power of two"),
@@ -133,13 +141,17 @@ def test_multiclass_logs_top_label_and_classwise(tmp_path, capsys):
     P = rng.dirichlet(np.ones(3), size=6_000)
     y = np.array([rng.choice(3, p=row) for row in P])
     names = np.array(["cat", "dog", "fox"])
-    df = pd.DataFrame({"y": names[y], **{f"net[{c}]": P[:, i] for i, c in enumerate(names)}, "id": np.arange(6_000)})
+    df = pd.DataFrame(
+        {"y": names[y], **{f"net[{c}]": P[:, i] for i, c in enumerate(names)}, "id": np.arange(6_000)}
+    )
     df.to_csv(tmp_path / "mc.csv", index=False)
     code, out, _ = _run(capsys, tmp_path / "mc.csv", "--ignore", "id", "--out", tmp_path / "a.html")
     assert code == 0
     expected = CalibrationMonitor(labels=list(names)).update(names[y], P)
     assert f"e-value {expected.e_value_:.4g}" in out
-    code, out, _ = _run(capsys, tmp_path / "mc.csv", "--ignore", "id", "--classwise", "--out", tmp_path / "b.html")
+    code, out, _ = _run(
+        capsys, tmp_path / "mc.csv", "--ignore", "id", "--classwise", "--out", tmp_path / "b.html"
+    )
     assert code == 0
     classwise = CalibrationMonitor(labels=list(names), multiclass="classwise").update(names[y], P)
     assert f"e-value {classwise.e_value_:.4g}" in out
@@ -150,8 +162,18 @@ def test_detect_mode_and_named_binary_labels(tmp_path, capsys):
     df["y"] = np.where(df["y"] == 1, "spam", "ham")
     df.to_csv(tmp_path / "log.csv", index=False)
     code, out, _ = _run(
-        capsys, tmp_path / "log.csv", "--time", "ts", "--labels", "ham,spam", "--mode", "detect", "--alpha", "0.001",
-        "--out", tmp_path / "d.html",
+        capsys,
+        tmp_path / "log.csv",
+        "--time",
+        "ts",
+        "--labels",
+        "ham,spam",
+        "--mode",
+        "detect",
+        "--alpha",
+        "0.001",
+        "--out",
+        tmp_path / "d.html",
     )
     assert code == 1 and "e-detector reached 1/alpha = 1000" in out
     row = int(out.split("estimated change at row ")[1].split(" ")[0].replace(",", ""))
@@ -163,12 +185,29 @@ def test_the_installed_command_and_python_dash_m(tmp_path):
     _log(n=5_000, shift_from=0, shift=0.3).to_csv(path, index=False)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     run = subprocess.run(
-        [sys.executable, "-m", "skcal", "monitor", str(path), "--time", "ts", "--out", str(tmp_path / "m.html")],
-        capture_output=True, text=True, env=env, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "skcal",
+            "monitor",
+            str(path),
+            "--time",
+            "ts",
+            "--out",
+            str(tmp_path / "m.html"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
     assert run.returncode == 1, run.stderr
     assert run.stdout.startswith("skcal monitor: ALARM")
     helptext = subprocess.run(
-        [sys.executable, "-m", "skcal", "monitor", "--help"], capture_output=True, text=True, env=env, timeout=300
+        [sys.executable, "-m", "skcal", "monitor", "--help"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     ).stdout
     assert "Exit status: 0 no alarm, 1 alarm" in helptext and "--state" in helptext

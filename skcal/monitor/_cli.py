@@ -97,11 +97,17 @@ def add_parser(subparsers):
         epilog=LOG_CONVENTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("log", metavar="LOG", help="a CSV or parquet file, or a folder of them (read in sorted order)")
+    p.add_argument(
+        "log", metavar="LOG", help="a CSV or parquet file, or a folder of them (read in sorted order)"
+    )
     p.add_argument("--time", metavar="COL", default=None, help="the time column (rows must be in time order)")
     p.add_argument("--label", default="y", help="name of the label column (default: %(default)s)")
-    p.add_argument("--model", default=None, metavar="NAME", help="the model to monitor when the log has several")
-    p.add_argument("--ignore", action="append", default=[], metavar="COL", help="skip column COL (repeatable)")
+    p.add_argument(
+        "--model", default=None, metavar="NAME", help="the model to monitor when the log has several"
+    )
+    p.add_argument(
+        "--ignore", action="append", default=[], metavar="COL", help="skip column COL (repeatable)"
+    )
     p.add_argument("--labels", default=None, metavar="NEG,POS", help="the two binary labels when not 0/1")
     p.add_argument(
         "--classwise",
@@ -134,7 +140,10 @@ def add_parser(subparsers):
         "--block-size", type=_count, default=None, help="rows per block (default: 1000, or the state's)"
     )
     p.add_argument(
-        "--n-bins", type=_count, default=None, help="finest bins, a power of two (default: 16, or the state's)"
+        "--n-bins",
+        type=_count,
+        default=None,
+        help="finest bins, a power of two (default: 16, or the state's)",
     )
     p.add_argument("--title", default=None, help="page title")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
@@ -159,7 +168,9 @@ def _check_writable(path, option):
 def _columns(args, header):
     """``(model, p_columns, classes)``: the model's probability columns (and classes, multiclass)."""
     if args.label not in header:
-        raise _BadInput(f"{args.log}: no label column {args.label!r} (columns: {header}); name it with --label.")
+        raise _BadInput(
+            f"{args.log}: no label column {args.label!r} (columns: {header}); name it with --label."
+        )
     if args.time is not None and args.time not in header:
         raise _BadInput(f"{args.log}: no time column {args.time!r} (columns: {header}).")
     missing = [c for c in args.ignore if c not in header]
@@ -303,7 +314,11 @@ def _monitor_from(args):
             raise _BadInput(f"--state {args.state}: cannot be read as JSON ({exc}).") from None
         monitor = CalibrationMonitor.from_state(state)
         params = monitor.get_params()
-        differ = [f"--{k.replace('_', '-')} {v} (the state has {params[k]})" for k, v in given.items() if params[k] != v]
+        differ = [
+            f"--{k.replace('_', '-')} {v} (the state has {params[k]})"
+            for k, v in given.items()
+            if params[k] != v
+        ]
         if differ:
             raise _BadInput(f"--state {args.state}: was built with other parameters: {'; '.join(differ)}.")
         return monitor, True
@@ -348,7 +363,9 @@ def run(args, io):
         if not resumed:
             monitor.set_params(labels=labels, multiclass="classwise" if args.classwise else "top-label")
         elif monitor.get_params()["labels"] != labels:
-            raise _BadInput(f"--state {args.state}: was built for labels {monitor.labels}, the log has {labels}.")
+            raise _BadInput(
+                f"--state {args.state}: was built for labels {monitor.labels}, the log has {labels}."
+            )
     except (ValueError, OSError) as exc:
         return fail(exc)
     columns = [args.label, *p_cols] + ([args.time] if args.time else [])

@@ -135,9 +135,9 @@ def _running_min(carry, L, upto):
     run = np.minimum.accumulate(np.concatenate([carry.min_log_capital[None], new]), axis=0)[1:]
     near = new <= run + CHANGE_TOLERANCE
     last = upto - 1 - np.argmax(near[::-1], axis=0)  # the latest new boundary near the minimum
-    return run[-1].copy(), np.where(near.any(axis=0), carry.n_blocks + 1 + last, carry.argmin_log_capital).astype(
-        np.int64
-    )
+    return run[-1].copy(), np.where(
+        near.any(axis=0), carry.n_blocks + 1 + last, carry.argmin_log_capital
+    ).astype(np.int64)
 
 
 def change_start(carry, L, i, logw):

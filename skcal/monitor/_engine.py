@@ -113,15 +113,15 @@ class Engine:
             new.last_time = ts[-1].item()
         nbuf = self.n_buffered
         if nbuf + n < B:  # the rows only fill the buffer
-            new.buffer_y = [np.concatenate([by, y]) for by, y in zip(self.buffer_y, ys)]
-            new.buffer_p = [np.concatenate([bp, p]) for bp, p in zip(self.buffer_p, ps)]
+            new.buffer_y = [np.concatenate([by, y]) for by, y in zip(self.buffer_y, ys, strict=True)]
+            new.buffer_p = [np.concatenate([bp, p]) for bp, p in zip(self.buffer_p, ps, strict=True)]
             new.buffer_t = None if ts is None else np.concatenate([self._buffer_times(), ts])
             return new
         head = B - nbuf if nbuf else 0
         if head:  # the buffered rows and the first rows of the batch make one block
             new._run(
-                [np.concatenate([by, y[:head]]) for by, y in zip(self.buffer_y, ys)],
-                [np.concatenate([bp, p[:head]]) for bp, p in zip(self.buffer_p, ps)],
+                [np.concatenate([by, y[:head]]) for by, y in zip(self.buffer_y, ys, strict=True)],
+                [np.concatenate([bp, p[:head]]) for bp, p in zip(self.buffer_p, ps, strict=True)],
                 None if ts is None else np.concatenate([self._buffer_times(), ts[:head]]),
             )
         whole = head + ((n - head) // B) * B
@@ -142,7 +142,7 @@ class Engine:
     def _run(self, ys, ps, ts):
         """Run whole blocks through the pipeline (mutates ``self``, a fresh copy)."""
         B, K, k = self.block_size, self.n_bins, self.n_classes
-        parts = [block_sums(y, p, K, B) for y, p in zip(ys, ps)]
+        parts = [block_sums(y, p, K, B) for y, p in zip(ys, ps, strict=True)]
         sums = {name: np.stack([part[name] for part in parts], axis=1) for name in SUM_NAMES}
         S = to_functions(sums["sum_x"])
         Q = to_functions(sums["sum_x2"])

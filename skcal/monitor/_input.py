@@ -11,7 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from skcal._validation import _label_array, _raw_array, check_multiclass_labels, check_multiclass_probabilities
+from skcal._validation import (
+    _label_array,
+    _raw_array,
+    check_multiclass_labels,
+    check_multiclass_probabilities,
+)
 
 __all__ = ["check_probabilities_batch", "binary_labels", "class_codes", "check_time"]
 

@@ -141,11 +141,12 @@ class CalibrationMonitor(BaseEstimator):
     history_ : pandas.DataFrame
         One row per block: ``rows`` (the row count at its end), ``time_start`` and ``time_end``
         (with ``time=``), ``e_value``, ``log_e_value``, ``p_value``, in ``mode="detect"``
-        ``detector`` (the e-detector statistic ``M_t``) and ``log_detector``, ``above`` (the alarm statistic at or above
-        ``1 / alpha``), the block's calibration measures ``ece`` (equal-width binned ECE over
-        the ``n_bins`` bins), ``brier`` and ``mean_residual`` (``mean(y - p)``), and the mean
-        residual of each bin, ``residual_0`` ... (NaN for an empty bin). Classwise monitors add
-        these per class (``ece[cat]``, ``residual[cat]_3``, ...).
+        ``detector`` (the e-detector statistic ``M_t``) and ``log_detector``, ``above`` (the
+        alarm statistic at or above ``1 / alpha``), the block's calibration measures ``ece``
+        (equal-width binned ECE over the ``n_bins`` bins), ``brier`` and ``mean_residual``
+        (``mean(y - p)``), and the mean residual of each bin, ``residual_0`` ... (NaN for an
+        empty bin). Classwise monitors add these per class (``ece[cat]``, ``residual[cat]_3``,
+        ...).
 
     See Also
     --------
@@ -285,7 +286,9 @@ class CalibrationMonitor(BaseEstimator):
                 ps = [np.ascontiguousarray(P[:, c]) for c in range(P.shape[1])]
         if time is None:
             if getattr(self, "_engine", None) is not None and self._engine.time_kind is not None and n:
-                raise ValueError("time is missing; this monitor has received times before, so every batch needs them.")
+                raise ValueError(
+                    "time is missing; this monitor has received times before, so every batch needs them."
+                )
             t = (None, None)
         else:
             t = check_time(time, n)
@@ -297,7 +300,9 @@ class CalibrationMonitor(BaseEstimator):
                         "with every batch or with none."
                     )
                 if eng.time_kind is not None and t[0] != eng.time_kind:
-                    raise ValueError(f"time is {t[0]} but this monitor received {eng.time_kind} times before.")
+                    raise ValueError(
+                        f"time is {t[0]} but this monitor received {eng.time_kind} times before."
+                    )
                 if eng.last_time is not None and t[1][0] < eng.last_time:
                     raise ValueError(
                         f"time goes backwards: the batch starts at {format_time(t[0], t[1][0])}, before the "
@@ -424,7 +429,7 @@ class CalibrationMonitor(BaseEstimator):
         binned = BinnedStatistics(n_bins=K).get_state()
         brier = BrierScoreStatistics().get_state()
         out = {"rows": [], "ece": [], "brier": [], "mean_residual": [], "mean_p": []}
-        for c, sp, sx, sx2 in zip(count, sum_p, sum_x, sum_x2):
+        for c, sp, sx, sx2 in zip(count, sum_p, sum_x, sum_x2, strict=True):
             n = int(c.sum())
             out["rows"].append(n)
             if n == 0:
@@ -509,12 +514,16 @@ class CalibrationMonitor(BaseEstimator):
             end.
         """
         self._check_started("measures_by_period")
-        if not (isinstance(n_periods, (int, np.integer)) and not isinstance(n_periods, bool) and n_periods >= 1):
+        if not (
+            isinstance(n_periods, (int, np.integer)) and not isinstance(n_periods, bool) and n_periods >= 1
+        ):
             raise ValueError(f"n_periods must be a positive integer; got {n_periods!r}.")
         h = self.history_
         nb = len(h)
         if nb == 0:
-            return pd.DataFrame(columns=["first_row", "last_row", "rows", "ece", "brier", "mean_residual", "e_value"])
+            return pd.DataFrame(
+                columns=["first_row", "last_row", "rows", "ece", "brier", "mean_residual", "e_value"]
+            )
         B = self._engine.block_size
         sums = {name: self._block(name) for name in SUM_NAMES}
         k = self._engine.n_classes
@@ -607,7 +616,8 @@ class CalibrationMonitor(BaseEstimator):
         -------
         dict
             ``rows``, ``blocks``, ``buffered``, ``mode``, ``alpha``, ``threshold`` (``1 /
-            alpha``), ``e_value`` (``inf`` past ``1e308``), ``log10_e_value``, ``pvalue``, ``alarm``, ``alarm_at``, ``change_at`` and, with
+            alpha``), ``e_value`` (``inf`` past ``1e308``), ``log10_e_value``, ``pvalue``,
+            ``alarm``, ``alarm_at``, ``change_at`` and, with
             times, ``last_time``, ``alarm_time`` and ``change_time`` (ISO 8601 or numbers).
         """
         self._check_started("status")
@@ -622,7 +632,9 @@ class CalibrationMonitor(BaseEstimator):
             "e_value": self.e_value_,
             "log10_e_value": float(eng.block_array("log_m" if eng.detect else "log_e")[-1] / np.log(10))
             if self.n_blocks_
-            else float(np.log10(self.e_value_)) if self.e_value_ > 0 else float("-inf"),
+            else float(np.log10(self.e_value_))
+            if self.e_value_ > 0
+            else float("-inf"),
             "pvalue": self.pvalue_,
             "alarm": self.alarm_,
             "alarm_at": self.alarm_at_,
@@ -632,7 +644,9 @@ class CalibrationMonitor(BaseEstimator):
             last = self._block("time_last")
             first = self._block("time_first")
             out["last_time"] = _time_value(eng.time_kind, eng.last_time)
-            out["alarm_time"] = None if eng.alarm_block is None else _time_value(eng.time_kind, last[eng.alarm_block])
+            out["alarm_time"] = (
+                None if eng.alarm_block is None else _time_value(eng.time_kind, last[eng.alarm_block])
+            )
             out["change_time"] = (
                 None if eng.change_block is None else _time_value(eng.time_kind, first[eng.change_block])
             )
@@ -663,7 +677,9 @@ class CalibrationMonitor(BaseEstimator):
             "input": dict(self._input),
             "n_seen": int(eng.n_seen),
             "time_kind": eng.time_kind,
-            "last_time": None if eng.last_time is None else encode_float(eng.last_time)
+            "last_time": None
+            if eng.last_time is None
+            else encode_float(eng.last_time)
             if eng.time_kind == "numeric"
             else int(eng.last_time),
             "buffer": {
@@ -703,7 +719,9 @@ class CalibrationMonitor(BaseEstimator):
             A monitor that continues exactly where the saved one stopped.
         """
         if not isinstance(state, dict) or state.get("kind") != STATE_KIND:
-            raise ValueError(f"state must be a dict made by CalibrationMonitor.get_state() (kind {STATE_KIND!r}).")
+            raise ValueError(
+                f"state must be a dict made by CalibrationMonitor.get_state() (kind {STATE_KIND!r})."
+            )
         if state.get("state_version") != STATE_VERSION:
             raise ValueError(
                 f"state has version {state.get('state_version')!r}; this skcal reads version {STATE_VERSION}."
@@ -719,7 +737,9 @@ class CalibrationMonitor(BaseEstimator):
             nb = blocks["count"].shape[0]
             for name in SUM_NAMES:
                 if blocks[name].shape != (nb, k, K):
-                    raise ValueError(f"state blocks.{name} has shape {blocks[name].shape}; expected {(nb, k, K)}.")
+                    raise ValueError(
+                        f"state blocks.{name} has shape {blocks[name].shape}; expected {(nb, k, K)}."
+                    )
             for name in ("log_e", "log_m", "time_first", "time_last"):
                 if blocks[name].shape != (nb,):
                     raise ValueError(f"state blocks.{name} has shape {blocks[name].shape}; expected {(nb,)}.")
@@ -736,7 +756,9 @@ class CalibrationMonitor(BaseEstimator):
                 raise ValueError(f"state carry.n_blocks is {path.n_blocks} but blocks hold {nb}.")
             for name in ("log_capital", "log_sr", "min_log_capital", "argmin_log_capital"):
                 if getattr(path, name).shape != (k, F):
-                    raise ValueError(f"state carry.{name} has shape {getattr(path, name).shape}; expected {(k, F)}.")
+                    raise ValueError(
+                        f"state carry.{name} has shape {getattr(path, name).shape}; expected {(k, F)}."
+                    )
             engine = Engine.new(
                 n_bins=K,
                 block_size=B,
@@ -763,10 +785,14 @@ class CalibrationMonitor(BaseEstimator):
                 raise ValueError(f"state time_kind is {engine.time_kind!r}.")
             engine.buffer_t = None if bt is None else decode_array(bt, "buffer.time")
             lt = state["last_time"]
-            engine.last_time = None if lt is None else (int(lt) if engine.time_kind == "datetime" else decode_float(lt))
+            engine.last_time = (
+                None if lt is None else (int(lt) if engine.time_kind == "datetime" else decode_float(lt))
+            )
             engine.n_seen = int(state["n_seen"])
             if engine.n_seen != nb * B + by.shape[1]:
-                raise ValueError(f"state n_seen is {engine.n_seen} but it holds {nb} blocks and {by.shape[1]} rows.")
+                raise ValueError(
+                    f"state n_seen is {engine.n_seen} but it holds {nb} blocks and {by.shape[1]} rows."
+                )
             a = state["alarm"]
             engine.alarm_block = None if a["block"] is None else int(a["block"])
             engine.change_block = None if a["change_block"] is None else int(a["change_block"])

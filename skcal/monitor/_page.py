@@ -14,9 +14,16 @@ import html
 import pathlib
 
 import numpy as np
-import pandas as pd
 
-from skcal._plotting import COLOR_BEST, COLOR_DATA, COLOR_REFERENCE, SMALL_SIZE, TITLE_SIZE, new_figure, style_axes
+from skcal._plotting import (
+    COLOR_BEST,
+    COLOR_DATA,
+    COLOR_REFERENCE,
+    SMALL_SIZE,
+    TITLE_SIZE,
+    new_figure,
+    style_axes,
+)
 from skcal.report._render import CSS, fmt, png_base64
 
 __all__ = ["render_html"]
@@ -98,12 +105,15 @@ def _periods_figure(monitor, per, h):
         "mean_residual": "mean residual y - p",
         "brier": "Brier score",
     }
-    for ax, key in zip(axes, ("ece", "mean_residual", "brier")):
+    for ax, key in zip(axes, ("ece", "mean_residual", "brier"), strict=True):
         ax.plot(mid, per[key], "o-", color=COLOR_DATA, ms=4)
         ax.set_ylabel(labels[key], fontsize=SMALL_SIZE)
         if key == "mean_residual":
             ax.axhline(0.0, color=COLOR_REFERENCE, ls=":", lw=0.8)
-        for row, color, ls in ((monitor.change_at_, COLOR_CHANGE, "--"), (monitor.alarm_at_, COLOR_ALARM, "-")):
+        for row, color, ls in (
+            (monitor.change_at_, COLOR_CHANGE, "--"),
+            (monitor.alarm_at_, COLOR_ALARM, "-"),
+        ):
             m = _marker(monitor, h, row, use_time)
             if m is not None:
                 ax.axvline(m, color=color, ls=ls, lw=1.1)
@@ -130,7 +140,9 @@ def _bands_figure(monitor, segments):
             ax.vlines(centre, lo, hi, color=COLOR_DATA, lw=5, alpha=0.35, label="time-uniform band")
             ax.plot(centre, f["mean_residual"], "o", color=COLOR_DATA, ms=4, label="mean residual")
             miss = (lo > 0) | (hi < 0)
-            ax.plot(centre[miss], f["mean_residual"][miss], "o", color=COLOR_BEST, ms=6, label="band excludes 0")
+            ax.plot(
+                centre[miss], f["mean_residual"][miss], "o", color=COLOR_BEST, ms=6, label="band excludes 0"
+            )
             ax.axhline(0.0, color=COLOR_REFERENCE, ls="--", lw=1)
             ax.set_xlim(0, 1)
             name = title if cls is None else f"{title}, class {cls}"
@@ -169,7 +181,8 @@ def _verdict(monitor):
         if monitor.mode == "test":
             lines.append(
                 "The forecasts were miscalibrated at some time since deployment: under calibration this "
-                f"alarm had probability at most {st['alpha']:g}, however long the stream. How much, and where "
+                f"alarm had probability at most {st['alpha']:g}, however long the stream. How much, and "
+                "where "
                 "in [0, 1], is what the measures and the bands below show."
             )
         else:
@@ -191,7 +204,10 @@ def _summary_rows(monitor):
     rows = [
         ("rows seen", f"{st['rows']:,} ({st['buffered']:,} waiting for their block)"),
         ("blocks", f"{st['blocks']:,} of {monitor.block_size:,} rows"),
-        ("mode", "test (calibrated since the start?)" if monitor.mode == "test" else "detect (has it changed?)"),
+        (
+            "mode",
+            "test (calibrated since the start?)" if monitor.mode == "test" else "detect (has it changed?)",
+        ),
         ("alpha", f"{st['alpha']:g} (alarm at {st['threshold']:g})"),
         ("evidence now", fmt(st["e_value"])),
         ("anytime-valid p-value", fmt(st["pvalue"], 3)),
@@ -222,7 +238,8 @@ def _legend(monitor):
         "A rejected null says the stream was miscalibrated at some time, not how much: the measures per "
         "period (ECE, mean residual, Brier score) describe how much, and are not tests.",
         "Reliability bands: for each bin a confidence sequence for E[y - p | bin] (empirical-Bernstein "
-        f"capital, level alpha/{bins * monitor.n_monitored_} per bin), valid at every time simultaneously for a stationary stream; the split at the estimated "
+        f"capital, level alpha/{bins * monitor.n_monitored_} per bin), valid at every time "
+        "simultaneously for a stationary stream; the split at the estimated "
         "change is chosen from the data, so the two diagrams are descriptive.",
     ]
 
@@ -317,7 +334,9 @@ def render_html(monitor, path=None, *, title=None):
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{e(title)}</title>\n<style>{CSS}{_EXTRA_CSS}</style>\n</head>\n<body>\n"
-        '<div class="skcal-report">\n' + "\n".join(body) + "\n<footer><p>Made by skcal.</p></footer>\n</div>\n"
+        '<div class="skcal-report">\n'
+        + "\n".join(body)
+        + "\n<footer><p>Made by skcal.</p></footer>\n</div>\n"
         "</body>\n</html>\n"
     )
     if path is not None:
