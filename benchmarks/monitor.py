@@ -75,6 +75,7 @@ DEFAULT_DATA = ROOT.parent / "shared" / "data" / "multiclass_logits"
 ALPHA = 0.05
 WINDOW = 10_000
 GROUP = 10  # rows per adaptive step of the adversarial forecaster
+STREAMS_PER_TASK = 10  # streams generated together (the adversarial ones share one generator)
 ADWIN_GRID = (2e-3, 1e-4, 1e-6, 1e-8, 1e-10, 1e-13, 1e-16, 1e-20)
 PH_GRID = (50, 100, 200, 400, 800, 1600, 3200, 6400)
 SCENARIOS = ("bias_0.02", "bias_0.05", "temperature", "region_0.7_0.9", "prior_shift", "model_swap")
@@ -301,7 +302,7 @@ def null_part(args, confidences, sources, parallel):
                 continue
             base = 1_000_000 * (10 * source_id + (size_name == "long") + 1)
             seeds = [base + i for i in range(n_streams)]
-            per = max(1, min(25, n_streams // (2 * max(1, args.n_jobs))))
+            per = STREAMS_PER_TASK  # fixed, so the streams do not depend on --n-jobs
             chunks = [seeds[i : i + per] for i in range(0, n_streams, per)]
             kswin_upto = args.kswin_streams if size_name == "short" else 0
             tests_upto = args.test_streams if size_name == "short" else args.long_test_streams
@@ -706,11 +707,11 @@ def scale_run(args):
             "rows": n,
             "files": len(list(tmp.glob("*.parquet"))),
             "block_size": args.scale_block_size,
-            "bytes_on_disk": size,
             "exit_status": run.returncode,
             "status_line": run.stdout.strip(),
-            "state_bytes": state.stat().st_size,
             "timings": {
+                "bytes_on_disk": size,
+                "state_bytes": state.stat().st_size,
                 "write_seconds": t_write,
                 "pyarrow_read_seconds": t_read,
                 "cli_seconds": t_cli,
