@@ -30,6 +30,9 @@ Parts (``--parts``, default all):
   ``delta`` and ``threshold`` by a grid, KSWIN's ``alpha`` and the repeated test's level by
   Bonferroni, the ECE threshold as the 95th percentile of the calibrated streams' largest window
   ECE). The change-location error ``|change_at_ - change|`` of the detected streams.
+* ``memory``: ``mode="detect"`` at the horizon level for bet memories of 1 to 20 blocks and all
+  blocks: delays to a +0.05 and a +0.02 bias and false alarms on calibrated streams (the choice
+  of ``memory="auto"``).
 * ``speed``: one ``update`` over 1e7 rows against one ``np.bincount`` over them (side by side,
   interleaved, ``--repeats`` times), and ``skcal monitor`` over a parquet folder of ``--scale-rows``
   rows (default 1e8) in time order, with the extrapolation to 1e9 rows.
@@ -612,6 +615,41 @@ def delay_part(args, models, tuned, parallel):
 
 
 # ---------------------------------------------------------------------------------------------
+# part: the memory of the detector's bets
+# ---------------------------------------------------------------------------------------------
+MEMORIES = (1, 2, 5, 10, 20, None)
+
+
+def _memory_task(name, seeds, n, change):
+    out = []
+    for s in seeds:
+        y, p, ch, _ = scenario_stream(name, s, n, {}, change=change)
+        row = {"change": ch}
+        for mem in MEMORIES:
+            m = CalibrationMonitor(mode="detect", alpha=ALPHA / (n // 1000), memory=mem).update(y, p)
+            row[str(mem)] = m.alarm_at_
+        out.append(row)
+    return out
+
+
+def memory_part(args, parallel):
+    """Delay and false alarms of ``mode="detect"`` (horizon level) for each bet memory."""
+    out = {}
+    n = args.null_rows
+    for name, change in (("bias_0.05", None), ("bias_0.02", None), ("calibrated", n)):
+        kind = "bias_0.05" if name == "calibrated" else name
+        seeds = [90_000_000 + 1000 * len(out) + i for i in range(args.memory_streams)]
+        chunks = [seeds[i : i + 10] for i in range(0, len(seeds), 10)]
+        streams = [r for c in parallel(delayed(_memory_task)(kind, c, n, change) for c in chunks) for r in c]
+        if name == "calibrated":
+            out[name] = {str(mem): rate([s[str(mem)] for s in streams]) for mem in MEMORIES}
+        else:
+            out[name] = {str(mem): summarise_delays(streams, str(mem)) for mem in MEMORIES}
+    print(f"[memory] {out}", flush=True)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
 # part 4: speed
 # ---------------------------------------------------------------------------------------------
 def speed_part(args):
@@ -767,12 +805,106 @@ def plot(result, path):
     plt.close(fig)
 
 
+def _fmt_rate(e):
+    if e is None:
+        return "-"
+    lo, hi = e["ci95"]
+    return f"{e['rate']:.3f} [{lo:.3f}, {hi:.3f}] ({e['alarms']}/{e['streams']})"
+
+
+def _fmt_rows(v):
+    return "-" if v is None else f"{v:,.0f}"
+
+
+def tables(result):
+    """The results page's tables (Markdown) from a stored result, so no number is retyped."""
+    lines = []
+    null = result.get("null", {})
+    if null:
+        keys = list(null)
+        heads = [f"{k.replace('_', ' ')} ({null[k]['rows']:,} rows)" for k in keys]
+        lines.append("| detector | " + " | ".join(heads) + " |")
+        lines.append("|---|" + "---|" * len(keys))
+        for det in NULL_DETECTORS:
+            if any(det in null[k]["detectors"] for k in keys):
+                cells = [_fmt_rate(null[k]["detectors"].get(det)) for k in keys]
+                lines.append(f"| {det} | " + " | ".join(cells) + " |")
+        lines.append("")
+    tuned = result.get("tuned", {})
+    if tuned:
+        lines.append(
+            "| calibrated streams of | skcal_test | skcal_test_product | skcal_detect_horizon | "
+            "skcal_test_classwise | ADWIN delta | PH threshold | ECE threshold |"
+        )
+        lines.append("|---|---|---|---|---|---|---|---|")
+        for g, e in tuned.items():
+            far = e["skcal_false_alarms"]
+            lines.append(
+                f"| {g} ({e['streams']} x {result['provenance']['config']['null_rows']:,} rows) | "
+                + " | ".join(
+                    _fmt_rate(far.get(d))
+                    for d in (
+                        "skcal_test",
+                        "skcal_test_product",
+                        "skcal_detect_horizon",
+                        "skcal_test_classwise",
+                    )
+                )
+                + f" | {e.get('adwin', '-')} | {e.get('ph', '-')} | {e['ece']:.4f} |"
+            )
+        lines.append("")
+    delay = result.get("delay", {})
+    if delay:
+        for name, e in delay.items():
+            lines.append(f"**{name}**")
+            lines.append("")
+            lines.append(
+                "| detector | streams | false alarms before the change | detected | missed | "
+                "median delay | 90th percentile |"
+            )
+            lines.append("|---|---:|---:|---:|---:|---:|---:|")
+            for det, d in e["detectors"].items():
+                lines.append(
+                    f"| {det} | {d['streams']} | {d['false_alarms_before_change']} | {d['detected']} | "
+                    f"{d['missed']} | {_fmt_rows(d.get('median_delay'))} | {_fmt_rows(d.get('p90_delay'))} |"
+                )
+            loc = e["change_location"]
+            parts = [
+                f"{k}: median {v['median']:,.0f}, 90th percentile {v['p90']:,.0f} rows ({v['streams']} "
+                "streams)"
+                for k, v in loc.items()
+                if v
+            ]
+            if parts:
+                lines.append("")
+                lines.append("Change-location error |change_at_ - change|: " + "; ".join(parts) + ".")
+            lines.append("")
+    memory = result.get("memory", {})
+    if memory:
+        mems = list(memory["calibrated"])
+        lines.append(
+            "| bet memory (blocks) | " + " | ".join("all" if m == "None" else m for m in mems) + " |"
+        )
+        lines.append("|---|" + "---:|" * len(mems))
+        for name in ("bias_0.05", "bias_0.02"):
+            got = [memory[name][m] for m in mems]
+            cells = [f"{_fmt_rows(g.get('median_delay'))} / {_fmt_rows(g.get('p90_delay'))}" for g in got]
+            lines.append(f"| {name}: median / 90th percentile delay | " + " | ".join(cells) + " |")
+        lines.append(
+            "| calibrated: false alarms | "
+            + " | ".join(_fmt_rate(memory["calibrated"][m]) for m in mems)
+            + " |"
+        )
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke-test sizes (CI), no river")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="multiclass_logits folder")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
-    parser.add_argument("--parts", default="null,real,delay,speed")
+    parser.add_argument("--parts", default="null,real,delay,memory,speed")
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--block-size", type=int, default=1000)
     parser.add_argument("--null-streams", type=int, default=1000)
@@ -787,18 +919,23 @@ def main(argv=None):
     parser.add_argument("--kswin-delay-streams", type=int, default=5)
     parser.add_argument("--test-streams-delay", type=int, default=100)
     parser.add_argument("--real-rows", type=int, default=100_000)
+    parser.add_argument("--memory-streams", type=int, default=200)
     parser.add_argument("--speed-rows", type=int, default=10_000_000)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--scale-rows", type=int, default=100_000_000)
     parser.add_argument("--scale-block-size", type=int, default=100_000)
     parser.add_argument("--scratch", default=None, help="folder for the scale run's parquet files")
     parser.add_argument("--no-peers", dest="peers", action="store_false", help="leave river's detectors out")
+    parser.add_argument("--tables", type=Path, default=None, help="print the Markdown tables of a result")
     args = parser.parse_args(argv)
+    if args.tables is not None:
+        print(tables(json.loads(args.tables.read_text())))
+        return None
     if args.quick:
         args.peers = False
         args.null_streams, args.null_rows, args.long_streams, args.long_rows = 40, 20_000, 4, 100_000
         args.test_streams, args.long_test_streams, args.tune_streams = 10, 2, 20
-        args.delay_streams, args.test_streams_delay, args.real_rows = 10, 4, 20_000
+        args.delay_streams, args.test_streams_delay, args.real_rows, args.memory_streams = 10, 4, 20_000, 10
         args.speed_rows, args.repeats, args.scale_rows, args.scale_block_size = (
             1_000_000,
             3,
@@ -821,6 +958,8 @@ def main(argv=None):
         if "delay" in parts:
             result["tuned"] = tune(args, models, par)
             result["delay"] = delay_part(args, models, result["tuned"], par)
+        if "memory" in parts:
+            result["memory"] = memory_part(args, par)
     if "speed" in parts:
         result["speed"] = speed_part(args)
     stem = "monitor_quick" if args.quick else "monitor"

@@ -595,3 +595,23 @@ def test_bands_shrink_and_hold_the_sample_mean():
     inner = late.iloc[:15]  # the truth is 0.03 in every bin but the last (clipped at 1)
     assert np.all((inner["lower"] <= 0.03) & (0.03 <= inner["upper"]))
     assert (late["lower"] > 0).sum() >= 12  # the shift is visible bin by bin
+
+
+# ---------------------------------------------------------------------------------------------
+# the docstrings follow numpydoc (the codes tests/test_docstrings.py checks for skcal.__all__)
+# ---------------------------------------------------------------------------------------------
+def _monitor_public_paths():
+    paths = ["skcal.monitor._page.render_html", "skcal.monitor._monitor.CalibrationMonitor"]
+    for attr, value in vars(CalibrationMonitor).items():
+        if not attr.startswith("_") and (callable(value) or isinstance(value, (classmethod, staticmethod))):
+            paths.append(f"skcal.monitor._monitor.CalibrationMonitor.{attr}")
+    return paths
+
+
+@pytest.mark.parametrize("path", _monitor_public_paths())
+def test_numpydoc(path):
+    validate = pytest.importorskip("numpydoc.validate", reason="numpydoc is not installed").validate
+    from test_docstrings import CODES
+
+    errors = [f"{code}: {msg}" for code, msg in validate(path)["errors"] if CODES.match(code)]
+    assert not errors, f"{path}:\n" + "\n".join(errors)
