@@ -385,7 +385,10 @@ def _started():
             "time goes backwards.*before the last time",
         ),
         (lambda last: ([1, 2, 0], [0.2, 0.5, 0.7], [last + 1] * 3), "y holds labels outside"),
-        (lambda last: ([1, np.nan, 0], [0.2, 0.5, 0.7], [last + 1] * 3), "y holds labels outside"),
+        (
+            lambda last: ([1, np.nan, 0], [0.2, 0.5, 0.7], [last + 1] * 3),
+            r"y has missing labels \(NaN\): row 1",
+        ),
         (lambda last: ([1, 0, 0], [0.2, np.nan, 0.7], [last + 1] * 3), "p must hold probabilities"),
         (lambda last: ([1, 0, 0], [0.2, 1.2, 0.7], [last + 1] * 3), r"p must hold probabilities in \[0, 1\]"),
         (lambda last: ([1, 0, 0], [0.2, -1e-9, 0.7], [last + 1] * 3), "row 1 of this batch"),

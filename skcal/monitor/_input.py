@@ -81,6 +81,12 @@ def binary_labels(y, n, labels):
         bad = (raw != 0.0) & (raw != 1.0)  # NaN is bad too
         if not bad.any():
             return raw
+        missing = np.isnan(raw)
+        if missing.any():
+            i, k = _first_bad(missing)
+            raise ValueError(
+                f"y has missing labels (NaN): row {i} of this batch ({k} rows); expected 0/1 labels."
+            )
     else:
         raise ValueError(
             f"y holds labels of dtype {raw.dtype} (e.g. {raw[0]!r}); without labels= the labels must be "
