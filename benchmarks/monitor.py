@@ -1,4 +1,4 @@
-"""Calibration monitoring over time (issue 22): false alarms, detection delays, change location, speed.
+"""Calibration monitoring over time: false alarms, detection delays, change location, speed.
 
 Parts (``--parts``, default all):
 
