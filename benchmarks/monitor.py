@@ -40,8 +40,8 @@ Parts (``--parts``, default all):
 
 Usage::
 
-    nice python benchmarks/monitor.py --n-jobs 2          # full (about two hours on 2 cores)
-    python benchmarks/monitor.py --quick                  # smoke (CI): small sizes, no river
+    nice python -m benchmarks.monitor --n-jobs 2          # full (about two hours on 2 cores)
+    python -m benchmarks.monitor --quick                  # smoke (CI): small sizes, no river
 
 Writes ``monitor.json`` (with a ``"provenance"`` block) and ``monitor.png`` to ``--out``
 (``monitor_quick.*`` with ``--quick``, the file ``benchmarks/verify.py`` compares; timings sit under
@@ -52,6 +52,7 @@ Writes ``monitor.json`` (with a ``"provenance"`` block) and ``monitor.png`` to `
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -62,18 +63,14 @@ import time
 from pathlib import Path
 
 import numpy as np
+from joblib import Parallel, delayed
+from scipy.stats import beta as beta_dist
 
-ROOT = Path(__file__).resolve().parents[1]
-for _p in (ROOT, ROOT / "benchmarks"):
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
-
-from _provenance import Clock, args_config, provenance, write_json  # noqa: E402
-from joblib import Parallel, delayed  # noqa: E402
-from scipy.stats import beta as beta_dist  # noqa: E402
-
-from skcal import binned_ece, calibration_test  # noqa: E402
-from skcal.monitor import CalibrationMonitor  # noqa: E402
+from benchmarks._harness import REPO_ROOT as ROOT
+from benchmarks._harness import Timer as Clock
+from benchmarks._harness import args_config, provenance, write_json
+from skcal import binned_ece, calibration_test
+from skcal.monitor import CalibrationMonitor
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "multiclass_logits"
 ALPHA = 0.05
@@ -957,7 +954,10 @@ def main(argv=None):
             10_000,
         )
     if args.peers:
-        import river  # noqa: F401  (the bench extra: pip install -e ".[bench]")
+        if importlib.util.find_spec("river") is None:
+            parser.error(
+                'river is not installed (the bench extra: pip install -e ".[bench]"); or pass --no-peers'
+            )
     clock = Clock()
     parts = set(args.parts.split(","))
     models = load_cifar10(args.data) if args.data.is_dir() else {}

@@ -1,8 +1,7 @@
 """benchmarks/monitor.py: the quick mode runs, says what it should, and matches the stored result."""
 
-import importlib.util
+import importlib
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,13 +13,7 @@ STORED = BENCH / "results" / "quick" / "monitor_quick.json"
 
 
 def _load(name):
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(f"_bench_{name}", BENCH / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[f"_bench_{name}"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return importlib.import_module(f"benchmarks.{name}")
 
 
 @pytest.mark.slow
