@@ -22,9 +22,11 @@ from sklearn.utils._param_validation import (
     StrOptions,
     _NoneConstraint,
     make_constraint,
-    validate_parameter_constraints,
 )
 from sklearn.utils._param_validation import _ArrayLikes as _ArrayLikeConstraint
+from sklearn.utils._param_validation import (
+    validate_parameter_constraints as _sk_validate_parameter_constraints,
+)
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 #: Modules whose import-time constraints contain the set of scorer names.
@@ -88,6 +90,55 @@ class _Binder:
         return {k: v for k, v in bound.arguments.items() if k not in self.ignore}
 
 
+def _satisfied(entry, value):
+    """Whether ``value`` meets one of the compiled constraints ``entry``."""
+    if value is None and entry[0]:
+        return True
+    if entry[1] and type(value) is np.ndarray:
+        return True
+    for constraint in entry[2]:
+        if constraint.is_satisfied_by(value):
+            return True
+    return False
+
+
+#: Compiled constraints of the dicts seen by :func:`validate_parameter_constraints`, by id.
+_COMPILED = {}
+_COMPILED_MAX = 512
+
+
+def validate_parameter_constraints(parameter_constraints, params, caller_name):
+    """scikit-learn's ``validate_parameter_constraints``, with the constraint objects built once.
+
+    The same checks and, for an invalid parameter, the same ``InvalidParameterError`` (raised by
+    scikit-learn's own function). The constraint objects of a dict are kept (by the dict's
+    identity, the dict itself held so that its identity is not reused, and rebuilt when one of
+    its lists changes), so a statistics object or an estimator checked many times builds them
+    once.
+
+    Parameters
+    ----------
+    parameter_constraints : dict
+        ``name -> list of constraints`` (or ``"no_validation"``).
+    params : dict
+        ``name -> value``.
+    caller_name : str
+        The name in the error message.
+    """
+    signature = tuple((k, id(v), len(v)) for k, v in parameter_constraints.items())
+    hit = _COMPILED.get(id(parameter_constraints))
+    if hit is None or hit[0] is not parameter_constraints or hit[1] != signature:
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.clear()
+        hit = (parameter_constraints, signature, _compile_constraints(parameter_constraints))
+        _COMPILED[id(parameter_constraints)] = hit
+    compiled = hit[2]
+    for name, value in params.items():
+        entry = compiled.get(name)
+        if entry is not None and not _satisfied(entry, value):
+            _sk_validate_parameter_constraints(parameter_constraints, params, caller_name=caller_name)
+
+
 def _compile_constraints(parameter_constraints):
     """``name -> (None allowed, ndarray allowed, constraint objects)`` of a constraints dict."""
     out = {}
@@ -127,25 +178,10 @@ def validate_params(parameter_constraints, *, prefer_skip_nested_validation):
         caller = func.__qualname__
 
         def check(args, kwargs):
-            if not state:
-                state["binder"] = _Binder(func)
-                state["constraints"] = _compile_constraints(parameter_constraints)
-            params = state["binder"](args, kwargs)
-            compiled = state["constraints"]
-            for name, value in params.items():
-                entry = compiled.get(name)
-                if entry is None:
-                    continue
-                if value is None and entry[0]:
-                    continue
-                if entry[1] and type(value) is np.ndarray:
-                    continue
-                for constraint in entry[2]:
-                    if constraint.is_satisfied_by(value):
-                        break
-                else:
-                    # scikit-learn builds the message (and raises) exactly as its own decorator
-                    validate_parameter_constraints(parameter_constraints, params, caller_name=caller)
+            binder = state.get("binder")
+            if binder is None:
+                binder = state["binder"] = _Binder(func)
+            validate_parameter_constraints(parameter_constraints, binder(args, kwargs), caller)
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):

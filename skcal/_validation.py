@@ -53,6 +53,15 @@ ROW_SUM_ATOL = 1e-6
 SIGMA2_MAX = 0.25
 
 
+#: The bits of 1.0 read as an unsigned integer.
+_ONE_BITS = np.uint64(0x3FF0000000000000)
+
+
+def _unsigned(y):
+    """An integer array read as the unsigned integers of its size (negative values become large)."""
+    return y if y.dtype.kind == "u" else y.view(f"u{y.dtype.itemsize}")
+
+
 def _is_missing(v):
     """``None``, ``pandas.NA`` or ``pandas.NaT`` (the missing-value markers of object arrays)."""
     return v is None or type(v).__name__ in ("NAType", "NaTType")
@@ -395,6 +404,11 @@ def binary_labels(y_true, pos_label, name, *, has_pos_label=True):
         raise ValueError(f"{name} must be 1-dimensional; got an array of shape {y.shape}.")
     if y.size == 0:
         raise ValueError(f"{name} is empty; expected at least one sample.")
+    kind = y.dtype.kind
+    if pos_label is None and (kind == "b" or (kind in "iu" and _unsigned(y).max() <= 1)):
+        # booleans, or integers in {0, 1} (read as unsigned, negative ones are large: one
+        # reduction decides it): the labels as they are
+        return y.astype(np.float64)
     if y.dtype.kind == "f" and not np.isfinite(y).all():
         raise ValueError(f"{name} contains NaN or infinity; expected binary labels.")
     classes = _unique_labels(y)
@@ -672,6 +686,10 @@ def check_probabilities(y_prob, *, name="y_prob", out_of_bounds="raise"):
     [0.25, 0.5]
     """
     p = as_float_array(y_prob, name, ndim=(1, 2))
+    if p.ndim == 1 and p.view(np.uint64).max() <= _ONE_BITS:
+        # in [0, 1]: read as unsigned integers, the bits of 0..1 are 0..bits(1.0), and those of
+        # negative numbers, NaN and infinity larger (one reduction; -0.0 takes the path below)
+        return p
     reject_nonfinite(p, name)
     if p.ndim == 2:
         if p.shape[1] == 2:
