@@ -243,7 +243,7 @@ def node_deposit(p, y, w, m):
 
 
 #: Rows deposited per step of :func:`binary_node_deposit` (its temporaries stay a few MB).
-_DEPOSIT_CHUNK = 1 << 16
+_DEPOSIT_CHUNK = 1 << 15
 
 
 def binary_node_deposit(p, y, w, m):
@@ -253,7 +253,7 @@ def binary_node_deposit(p, y, w, m):
     one bincount adds the weights and one the weights times the right node's share ``frac``:
     node ``i`` then receives ``sum(w) - sum(w frac)`` from its own cell and ``sum(w frac)`` from
     the cell on its left, for ``W`` (both halves) and ``A`` (the ``y = 1`` half). The values
-    equal :func:`node_deposit`'s up to round-off. The rows go in chunks of 65,536, so the
+    equal :func:`node_deposit`'s up to round-off. The rows go in chunks of 32,768, so the
     temporaries never exceed a few MB whatever the number of rows.
 
     Parameters
@@ -285,18 +285,24 @@ def binary_node_deposit(p, y, w, m):
     total = np.zeros(size)
     share = np.zeros(size)
     n = p.shape[0]
-    for start in range(0, n, _DEPOSIT_CHUNK):
-        stop = min(n, start + _DEPOSIT_CHUNK)
-        t = p[start:stop] * m
-        lo = np.floor(t)
+    step = min(n, _DEPOSIT_CHUNK)
+    # buffers made once and reused: fresh chunk-sized arrays would be page-faulted every chunk
+    t_buf, lo_buf, off_buf = np.empty(step), np.empty(step), np.empty(step)
+    ids_buf = np.empty(step, dtype=np.intp)
+    for start in range(0, n, step):
+        k = min(n, start + step) - start
+        t, lo, off, ids = t_buf[:k], lo_buf[:k], off_buf[:k], ids_buf[:k]
+        np.multiply(p[start : start + k], m, out=t)
+        np.floor(t, out=lo)
         np.minimum(lo, m - 1, out=lo)  # p = 1 sits at frac = 1 of the last cell
         t -= lo  # frac, the right node's share (as hat_neighbours computes it)
-        lo += y[start:stop] * (m + 1)  # the y = 1 half of the cells (exact: small integers)
-        ids = lo.astype(np.intp)
+        np.multiply(y[start : start + k], m + 1, out=off)
+        lo += off  # the y = 1 half of the cells (exact: small integers)
+        np.copyto(ids, lo, casting="unsafe")
         if w is None:
             total += np.bincount(ids, minlength=size)
         else:
-            wc = w[start:stop]
+            wc = w[start : start + k]
             total += np.bincount(ids, weights=wc, minlength=size)
             t *= wc
         share += np.bincount(ids, weights=t, minlength=size)
