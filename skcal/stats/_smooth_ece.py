@@ -28,6 +28,7 @@ __all__ = [
     "SmoothECEStatistics",
     "fine_deposit",
     "fine_grid",
+    "reflected_gaussian",
     "smooth_ece_from_grid",
 ]
 
@@ -208,8 +209,21 @@ class FineGrid:
         return out
 
 
-def _reflected_gaussian(values, sigma):
-    """relplot's ``ReflectedGaussianKernel.convolve`` for each row of ``values`` (one FFT pass)."""
+def reflected_gaussian(values, sigma):
+    """relplot's ``ReflectedGaussianKernel.convolve`` for each row of ``values`` (one FFT pass).
+
+    Parameters
+    ----------
+    values : ndarray of shape (r, E)
+        Rows on the ``E``-point grid of [0, 1].
+    sigma : float
+        The bandwidth.
+
+    Returns
+    -------
+    ndarray of shape (r, E)
+        Each row convolved with the Gaussian reflected at 0 and 1.
+    """
     E = values.shape[-1]
     t = np.linspace(0.0, 1.0, E)
     ker = np.exp(-((t - 0.5) ** 2) / (2 * sigma**2)) / (np.sqrt(2 * np.pi) * sigma)
@@ -233,7 +247,11 @@ def _interpolate(t, y):
 def _smece_at(grid, sigma):
     E = max(2000, round(20 / sigma)) // 2 + 1
     mesh = np.linspace(0.0, 1.0, max(round(10 / sigma), MESH_POINTS))
-    smoothed = _reflected_gaussian(np.vstack(grid.deposit(E)), sigma)
+    smooth = getattr(grid, "smoothed", None)  # a grid may reuse its label-free channel's smoothing
+    if smooth is not None:
+        smoothed = smooth(E, sigma)
+    else:
+        smoothed = reflected_gaussian(np.vstack(grid.deposit(E)), sigma)
     dens = _interpolate(mesh, smoothed[0]) + DENSITY_EPS
     ys = _interpolate(mesh, smoothed[1])
     # relplot: sum(|ys / dens| * dens) / sum(dens)
