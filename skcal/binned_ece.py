@@ -74,7 +74,10 @@ def binned_statistics(
     >>> st.curve()["count"].tolist(), round(st.compute(), 6)
     ([2, 2], 0.225)
     """
-    y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
+    # read only by the bin sums: the caller's arrays need no copy
+    y, p, w = check_binary_probabilities(
+        y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight, copy=False
+    )
     if edges is None and strategy == "uniform":
         bins = {"n_bins": int(n_bins)}
     else:

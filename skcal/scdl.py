@@ -111,7 +111,10 @@ def scdl_curve(y_true, y_prob, *, max_bins="auto", sample_weight=None, pos_label
     >>> theory.n_bins.tolist(), theory.scdl, theory.at_floor
     ([2, 4, 8, 16], 0.0625, True)
     """
-    y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
+    # read only by the deposit: the caller's arrays need no copy
+    y, p, w = check_binary_probabilities(
+        y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight, copy=False
+    )
     return scdl_curve_of_validated(y, p, w, max_bins)
 
 

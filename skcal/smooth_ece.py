@@ -29,7 +29,7 @@ from skcal._validation import check_binary_probabilities
 from skcal.stats._smooth_ece import DENSITY_EPS as DENSITY_EPS  # the constants stay importable here
 from skcal.stats._smooth_ece import FINE_CELLS as FINE_CELLS
 from skcal.stats._smooth_ece import MESH_POINTS as MESH_POINTS
-from skcal.stats._smooth_ece import SmoothECEStatistics
+from skcal.stats._smooth_ece import fine_grid, smooth_ece_from_grid
 
 __all__ = ["smooth_ece"]
 
@@ -72,4 +72,5 @@ def smooth_ece(y_true, y_prob, *, sample_weight=None, pos_label=None, return_ban
     0.168
     """
     y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
-    return SmoothECEStatistics.from_validated(y, p, w).compute(return_bandwidth=return_bandwidth)
+    # the formula SmoothECEStatistics computes by (its compute() on these rows is this value)
+    return smooth_ece_from_grid(fine_grid(p, p - y, w), return_bandwidth)

@@ -692,31 +692,66 @@ _MEASURES = ("truthful_conf_ce", "classwise_lince")
 
 
 def _batched_measure(measure, P, Ylab, ids):
-    """Measure and mean proper loss for a batch of label vectors ``Ylab`` (m, n) of codes."""
-    m, n = Ylab.shape
-    k = P.shape[1]
+    """Measure and mean proper loss for a batch of label vectors ``Ylab`` (m, n) of codes.
+
+    Bin sums by one bincount over ``(label vector, bin)`` ids, never an ``n x bins`` matrix.
+    ConfCE^corr needs only ``z = 1[y = top class]``; classwise LinCE's bin sums are the fixed
+    ``sum p`` of each (class, bin) less the count of the rows labelled with that class there,
+    and its loss ``||p - e_y||^2 = ||p||^2 + 1 - 2 p_y``, so each label vector costs one gather
+    and one bincount over its ``n`` rows.
+    """
     if measure == "truthful_conf_ce":
         r, c = _top_label(P)
-        z = (Ylab == r[None, :]).astype(np.float64)
-        _, inv = np.unique(ids, return_inverse=True)
-        H = np.zeros((n, inv.max() + 1))
-        H[np.arange(n), inv] = 1.0
-        S = (c[None, :] - z) @ H
-        cal = ((S**2).sum(axis=1) + (1.0 - z).sum(axis=1)) / n**2
-        loss = (1.0 - z + (c[None, :] - z) ** 2).mean(axis=1)
+        return _conf_batch(c, Ylab == r[None, :], ids)
+    return _LinceBatch(P, ids)(Ylab)
+
+
+class _LinceBatch:
+    """Classwise LinCE and its mean loss for batches of label vectors; the label-free parts once."""
+
+    def __init__(self, P, ids):
+        self.P = P
+        self.ids = _compact(ids)
+        self.nb = int(self.ids.max()) + 1
+        self.A = _columnwise_bin_sums(P, self.ids)  # (k * nb,): sum of p_ij per class j and its bin
+        self.sq = (P**2).sum(axis=1) + 1.0
+
+    def __call__(self, Ylab):
+        m, n = Ylab.shape
+        k = self.P.shape[1]
+        knb = k * self.nb
+        rows = np.arange(n)[None, :]
+        cell = Ylab * self.nb + self.ids[rows, Ylab]  # (class, bin) cell of each row's label class
+        counts = np.bincount((cell + (np.arange(m) * knb)[:, None]).ravel(), minlength=m * knb)
+        S = self.A[None, :] - counts.reshape(m, knb)
+        cal = (S**2).sum(axis=1) / (k * n**2)
+        loss = (self.sq[None, :] - 2.0 * self.P[rows, Ylab]).mean(axis=1) / k
         return cal, loss
-    onehot = (Ylab[:, :, None] == np.arange(k)[None, None, :]).astype(np.float64)
-    R = P[None, :, :] - onehot  # (m, n, k)
-    cal = np.zeros(m)
-    for j in range(k):
-        _, inv = np.unique(ids[:, j], return_inverse=True)
-        H = np.zeros((n, inv.max() + 1))
-        H[np.arange(n), inv] = 1.0
-        S = R[:, :, j] @ H
-        cal += (S**2).sum(axis=1)
-    cal /= k * n**2
-    loss = (R**2).sum(axis=2).mean(axis=1) / k
+
+
+def _conf_batch(c, z, ids):
+    """ConfCE^corr and its mean loss for a batch of indicators ``z`` (m, n) of the top class."""
+    m, n = z.shape
+    ids = _compact(ids)
+    nb = int(ids.max()) + 1
+    resid = c[None, :] - z
+    flat = (ids[None, :] + (np.arange(m) * nb)[:, None]).ravel()
+    S = np.bincount(flat, weights=resid.ravel(), minlength=m * nb).reshape(m, nb)
+    zs = z.sum(axis=1)
+    cal = ((S**2).sum(axis=1) + (n - zs)) / n**2
+    loss = (1.0 - z + resid**2).mean(axis=1)
     return cal, loss
+
+
+#: Label entries (draws x rows x classes) per block of the Monte Carlo check, and the work that
+#: ``n_draws="auto"`` spends: ``max(100, min(20000, ceil(AUTO_DRAW_ENTRIES / (n k))))`` draws.
+_DRAW_BLOCK_ENTRIES = 1 << 22
+AUTO_DRAW_ENTRIES = 10**8
+
+
+def auto_draws(n, k):
+    """Monte Carlo draws of ``n_draws="auto"`` for ``n`` rows of ``k`` classes (see above)."""
+    return int(max(100, min(20_000, -(-AUTO_DRAW_ENTRIES // (n * k)))))
 
 
 @validate_params(
@@ -728,7 +763,7 @@ def _batched_measure(measure, P, Ylab, ids):
         "strategy": _STRATEGY,
         "method": [StrOptions({"auto", "enumerate", "monte_carlo"})],
         "max_outcomes": [StrictInterval(Integral, 1, None, closed="left")],
-        "n_draws": [StrictInterval(Integral, 2, None, closed="left")],
+        "n_draws": [StrictInterval(Integral, 2, None, closed="left"), StrOptions({"auto"})],
         "random_state": RANDOM_STATE,
     },
     prefer_skip_nested_validation=True,
@@ -742,7 +777,7 @@ def truthful_decomposition(
     strategy="quantile",
     method="auto",
     max_outcomes=200_000,
-    n_draws=20_000,
+    n_draws="auto",
     random_state=None,
 ):
     """Check ``n E[Cal] = E[proper loss] + bias`` for reports ``y_proba`` and true posteriors.
@@ -781,8 +816,11 @@ def truthful_decomposition(
         How the closed forms are checked.
     max_outcomes : int, default=200_000
         Largest number of label vectors ``k^n`` enumerated exactly.
-    n_draws : int, default=20_000
-        Monte Carlo label draws.
+    n_draws : int or "auto", default="auto"
+        Monte Carlo label draws. ``"auto"``: 20,000 up to ``n k = 5,000`` (the former default),
+        then as many as ``10^8`` label entries allow, at least 100: ``max(100, min(20000,
+        ceil(10^8 / (n k))))``, so that the check of a million rows takes seconds, not hours
+        (its standard error, ``check_stderr``, says how precise it is).
     random_state : int, RandomState instance or None, default=None
         Seeds the Monte Carlo draws.
 
@@ -846,6 +884,8 @@ def truthful_decomposition(
         cal_chk, loss_chk = float(prob @ cal), float(prob @ loss)
         stderr = (0.0, 0.0)
     else:
+        if isinstance(n_draws, str):
+            n_draws = auto_draws(n, k)
         if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 2:
             raise ValueError(
                 f"n_draws must be an integer >= 2 for the Monte Carlo check (its standard error needs "
@@ -854,14 +894,27 @@ def truthful_decomposition(
         rng = check_random_state(random_state)
         cdf = np.cumsum(Q, axis=1)
         cdf[:, -1] = 1.0
-        chunk = max(1, 2_000_000 // max(1, n * k))
+        conf = measure == "truthful_conf_ce"
+        if conf:  # y = r exactly when cdf[r - 1] <= u < cdf[r]: the same labels, no n x k pass
+            r, c = _top_label(P)
+            rows = np.arange(n)
+            below = np.where(r > 0, cdf[rows, np.maximum(r - 1, 0)], -np.inf)
+            upto = cdf[rows, r]
+        else:
+            lince = _LinceBatch(P, ids)
+        chunk = max(1, _DRAW_BLOCK_ENTRIES // max(1, n * (1 if conf else k)))
         cals, losses = [], []
         done = 0
         while done < n_draws:
             m = min(chunk, n_draws - done)
             u = rng.random_sample((m, n))
-            Ylab = (u[:, :, None] >= cdf[None, :, :]).sum(axis=2)
-            cal, loss = _batched_measure(measure, P, Ylab, ids)
+            if conf:
+                cal, loss = _conf_batch(c, (u >= below) & (u < upto), ids)
+            else:  # the label: how many of the row's cumulative probabilities u reaches
+                Ylab = np.zeros((m, n), dtype=np.intp)
+                for j in range(k):
+                    Ylab += u >= cdf[:, j]
+                cal, loss = lince(Ylab)
             cals.append(cal)
             losses.append(loss)
             done += m

@@ -26,6 +26,7 @@ LAYERS = {
         "skcal.chebyshev",
         "skcal.binning",
         "skcal._classwise_kernel",
+        "skcal._resampling_kernel",
         "skcal.datasets",
         "skcal._plotting",
     ],

@@ -213,3 +213,41 @@ def test_inputs_not_mutated():
     baseline_ce2(scores, t1, t2, method="nadaraya_watson", bandwidth=0.1, random_state=0)
     for a, b in zip((scores, t1, t2), copies, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+# ----------------------------------------------------------------------------------------------
+# the grid method of Nadaraya-Watson (large inputs) and its certified bound
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("d", [1, 2])
+@pytest.mark.parametrize("b", [0.02, 0.06])
+def test_nw_grid_error_is_within_its_bound(d, b):
+    from skcal.ce2_baselines import NW_GRID_MAX, NW_GRID_STEP, _nw_grid_predict, _nw_predict
+
+    rng = np.random.default_rng(int(b * 100) + d)
+    n = 3000
+    Z = rng.uniform(size=(n, d)) ** np.array([1.0, 2.0])[:d]  # uneven density
+    T = np.column_stack([rng.uniform(size=n), rng.uniform(size=n) ** 2])
+    Zq = np.vstack([Z[:500], rng.uniform(size=(300, d))])  # fitted rows and fresh queries
+    G = int(min(NW_GRID_MAX[d], np.ceil(1 / (NW_GRID_STEP * b))))
+    exact = _nw_predict(Z, T, Zq, b)
+    grid, bound = _nw_grid_predict(Z, T, Zq, b, G)
+    err = np.abs(grid - exact).max(axis=1)
+    assert np.all(err <= bound)
+    assert bound[:500].max() < 0.02  # at the fitted rows the bound is tight enough to matter
+
+
+def test_nadaraya_watson_switches_to_the_grid_and_reports_its_bound(monkeypatch):
+    import skcal.ce2_baselines as cb
+
+    rng = np.random.default_rng(0)
+    n = 2000
+    S = np.column_stack([rng.uniform(size=n), rng.uniform(0, 0.25, size=n)])
+    t1 = rng.uniform(size=n)
+    t2 = t1 * rng.uniform(size=n)
+    exact = cb.baseline_ce2(S, t1, t2, method="nadaraya_watson", bandwidth=2**-6, c=2.0)
+    assert exact["nw_method"] == "exact" and exact["ce2_error_bound"] == 0.0
+    monkeypatch.setattr(cb, "NW_EXACT_WEIGHTS", 0)
+    grid = cb.baseline_ce2(S, t1, t2, method="nadaraya_watson", bandwidth=2**-6, c=2.0)
+    assert grid["nw_method"] == "grid" and grid["grid_spacing"] > 0
+    assert 0 < grid["ce2_error_bound"] < 0.05
+    assert abs(grid["ce2"] - exact["ce2"]) <= grid["ce2_error_bound"]

@@ -66,9 +66,14 @@ def cutoff_from_running_sums(S, W, measure):
         raise ValueError("The statistics hold no rows with positive weight; nothing to compute.")
     if S.size == 0:
         return 0.0
+    if S.size <= 8:  # the extremes themselves (Python floats: no array operation per value)
+        values = S.tolist()
+        hi, lo = max(values), min(values)
+    else:
+        hi, lo = float(S.max()), float(S.min())
     if measure == "ks":
-        return float(max(abs(float(S.max())), abs(float(S.min()))) / W)
-    return float((max(float(S.max()), 0.0) - min(float(S.min()), 0.0)) / W)
+        return float(max(abs(hi), abs(lo)) / W)
+    return float((max(hi, 0.0) - min(lo, 0.0)) / W)
 
 
 def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
@@ -117,18 +122,23 @@ def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
     y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
     n = p.shape[0]
     if w is None:
-        key = np.ascontiguousarray(p).view(np.uint64) << np.uint64(1)
-        key |= y > 0.5
+        key = p.view(np.uint64)  # p is the validated copy: its bits become the keys in place
+        key <<= np.uint64(1)
+        key |= y.view(np.uint64) >> np.uint64(61)  # 1.0 -> 1, 0.0 -> 0 (the top bits of 1.0)
         del y, p
         key.sort()
         ps = (key >> np.uint64(1)).view(np.float64)  # the sorted p, exactly
-        last = np.empty(n, dtype=bool)
-        np.not_equal(ps[1:], ps[:-1], out=last[:-1])
-        last[-1] = True
-        np.bitwise_and(key, np.uint64(1), out=key)  # the labels, in the same order
+        key &= np.uint64(1)  # the labels, in the same order
+        tied = not (ps[1:] != ps[:-1]).all() if n > 1 else False
+        if tied:
+            last = np.empty(n, dtype=bool)
+            np.not_equal(ps[1:], ps[:-1], out=last[:-1])
+            last[-1] = True
         np.subtract(key, ps, out=ps)
         del key
         np.cumsum(ps, out=ps)
+        if not tied:  # every row ends a run of equal predictions
+            return np.array([ps.max(), ps.min()]), float(n)
         return _masked_extremes(ps, last), float(n)
     A = np.empty((n, 2))
     A[:, 0] = p
@@ -145,10 +155,6 @@ def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
     np.not_equal(B[1:, 0], B[:-1, 0], out=last[:-1])
     last[-1] = True
     return _masked_extremes(S, last), W
-
-
-def _masked_extremes(S, last):
-    return np.array([S.max(where=last, initial=-np.inf), S.min(where=last, initial=np.inf)])
 
 
 def _masked_extremes(S, last):

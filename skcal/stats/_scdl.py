@@ -17,6 +17,7 @@ grid costs ``O(M)`` in total.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ __all__ = [
     "default_max_bins",
     "masses_to_moments",
     "max_supported_bins",
+    "binary_node_deposit",
     "node_deposit",
     "resolve_max_bins",
     "scdl_curve_of_validated",
@@ -238,6 +240,77 @@ def node_deposit(p, y, w, m):
     wt = np.ones_like(p) if w is None else w
     W, A = hat_deposit(p, m, np.stack([wt, wt * y]))
     return W, A
+
+
+#: Rows deposited per step of :func:`binary_node_deposit` (its temporaries stay a few MB).
+_DEPOSIT_CHUNK = 1 << 15
+
+
+def binary_node_deposit(p, y, w, m):
+    """:func:`node_deposit` for labels ``y`` in {0, 1}, in two bincounts per chunk of rows.
+
+    Each row's cell ``lo`` (left node) is offset by ``m + 1`` when ``y = 1``, and per offset cell
+    one bincount adds the weights and one the weights times the right node's share ``frac``:
+    node ``i`` then receives ``sum(w) - sum(w frac)`` from its own cell and ``sum(w frac)`` from
+    the cell on its left, for ``W`` (both halves) and ``A`` (the ``y = 1`` half). The values
+    equal :func:`node_deposit`'s up to round-off. The rows go in chunks of 32,768, so the
+    temporaries never exceed a few MB whatever the number of rows.
+
+    Parameters
+    ----------
+    p : ndarray of shape (n,)
+        Validated probabilities in [0, 1].
+    y : ndarray of shape (n,)
+        Labels in {0, 1} (float64, validated).
+    w : ndarray of shape (n,) or None
+        Validated weights (``None``: unit weights).
+    m : int
+        The grid size (any integer >= 1).
+
+    Returns
+    -------
+    W : ndarray of shape (m + 1,)
+        The weight masses.
+    A : ndarray of shape (m + 1,)
+        The label masses.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> W, A = binary_node_deposit(np.array([0.25, 1.0]), np.array([1.0, 0.0]), None, 2)
+    >>> W.tolist(), A.tolist()
+    ([0.5, 0.5, 1.0], [0.5, 0.5, 0.0])
+    """
+    size = 2 * (m + 1)
+    total = np.zeros(size)
+    share = np.zeros(size)
+    n = p.shape[0]
+    step = min(n, _DEPOSIT_CHUNK)
+    # buffers made once and reused: fresh chunk-sized arrays would be page-faulted every chunk
+    t_buf, lo_buf, off_buf = np.empty(step), np.empty(step), np.empty(step)
+    ids_buf = np.empty(step, dtype=np.intp)
+    for start in range(0, n, step):
+        k = min(n, start + step) - start
+        t, lo, off, ids = t_buf[:k], lo_buf[:k], off_buf[:k], ids_buf[:k]
+        np.multiply(p[start : start + k], m, out=t)
+        np.floor(t, out=lo)
+        np.minimum(lo, m - 1, out=lo)  # p = 1 sits at frac = 1 of the last cell
+        t -= lo  # frac, the right node's share (as hat_neighbours computes it)
+        np.multiply(y[start : start + k], m + 1, out=off)
+        lo += off  # the y = 1 half of the cells (exact: small integers)
+        np.copyto(ids, lo, casting="unsafe")
+        if w is None:
+            total += np.bincount(ids, minlength=size)
+        else:
+            wc = w[start : start + k]
+            total += np.bincount(ids, weights=wc, minlength=size)
+            t *= wc
+        share += np.bincount(ids, weights=t, minlength=size)
+    own = total - share
+    out = own.reshape(2, m + 1)
+    out[:, 1:] += share.reshape(2, m + 1)[:, :-1]
+    W = out[0] + out[1]
+    return W, out[1].copy()
 
 
 def coarsen(V):
@@ -499,6 +572,67 @@ class SCDLCurve:
         return self.pi[g], self.q[g], self.scfdl[g]
 
 
+@functools.lru_cache(maxsize=64)
+def _level_layout(M):
+    """The dyadic grids ``2, 4, ..., M`` and where each starts in their concatenated nodes."""
+    grids = 2 ** np.arange(1, int(M).bit_length())
+    starts = np.concatenate([[0], np.cumsum(grids + 1)[:-1]])
+    grids.setflags(write=False)
+    starts.setflags(write=False)
+    return grids, starts
+
+
+@functools.lru_cache(maxsize=16)
+def _level_index(M):
+    """Per node of the concatenated grids ``2 .. M``: its grid ``m``, its index ``j`` in it, and
+    the offset of its grid's difference array (``m + 2`` entries a grid) in the concatenation."""
+    grids, starts = _level_layout(M)
+    sizes = grids + 1
+    m = np.repeat(grids, sizes)
+    j = np.arange(int(sizes.sum())) - np.repeat(starts, sizes)
+    base = np.repeat(np.concatenate([[0], np.cumsum(grids + 2)[:-1]]), sizes)
+    for arr in (m, j, base):
+        arr.setflags(write=False)
+    return m, j, base, int((grids + 2).sum())
+
+
+def _scfdl_levels(pi, a, M):
+    """:func:`scfdl` of every dyadic grid ``2 .. M`` at once, on their concatenated nodes.
+
+    The same difference arrays as :func:`scfdl`, one per grid, laid end to end: one bincount
+    fills all of them and one cumulative sum (less its value where each grid starts) integrates
+    them, so the whole search costs a few array operations instead of a few per grid. The values
+    equal :func:`scfdl` per grid up to round-off.
+    """
+    if M <= 1 << 16:
+        m, j, base, size = _level_index(M)
+    else:  # not cached: the index arrays would hold 2 M entries each
+        m, j, base, size = _level_index.__wrapped__(M)
+    pos = pi > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mq = np.where(pos, m * a / np.where(pos, pi, 1.0), 0.0)
+    pim = pi / m
+    stop_a = np.minimum(np.ceil(mq).astype(np.intp) - 1, m + 1)
+    sel_a = pos & (stop_a > j)
+    start_b = np.floor(mq).astype(np.intp) + 1
+    sel_b = pos & (start_b < j)
+    ca = (a - pim)[sel_a]
+    sa = pim[sel_a]
+    cb = a[sel_b]
+    sb = pim[sel_b]
+    idx = np.concatenate(
+        [(base + j)[sel_a], (base + stop_a)[sel_a], (base + start_b)[sel_b], (base + j)[sel_b]]
+    )
+    # cumulative sums with a leading zero; each grid's sums start from zero, so what the grids
+    # before it left (zero up to round-off) is subtracted: C[base + j + 1] - C[base]
+    C = np.zeros(size + 1)
+    np.cumsum(np.bincount(idx, weights=np.concatenate([ca, -ca, -cb, cb]), minlength=size), out=C[1:])
+    S = np.zeros(size + 1)
+    np.cumsum(np.bincount(idx, weights=np.concatenate([-sa, sa, sb, -sb]), minlength=size), out=S[1:])
+    at = base + j + 1
+    return np.maximum((C[at] - C[base]) + (S[at] - S[base]) * j, 0.0)
+
+
 def _search(stats, max_bins):
     """The dyadic SCDL search from a :class:`ScdlStatistics` (:meth:`ScdlStatistics.curve`)."""
     s = stats.stats_
@@ -510,30 +644,24 @@ def _search(stats, max_bins):
     rule = "fixed" if isinstance(max_bins, (int, np.integer)) else ("auto" if max_bins is None else max_bins)
     wanted = resolve_max_bins(max_bins, T, n_rows)
     M = min(wanted, int(stats.max_bins))
-    W, A = s["W"], s["A"]
-    while W.shape[0] - 1 > M:
-        W, A = coarsen(W), coarsen(A)
-    levels = []
-    m = M
-    while m >= 2:
-        levels.append((m, W, A))
-        if m > 2:
-            W, A = coarsen(W), coarsen(A)
-        m //= 2
-    levels.reverse()
-    grids, values, pis, qs, scfdls = [], [], [], [], []
-    for m, Wm, Am in levels:
-        pi, a = masses_to_moments(Wm, Am, total)
-        sc = scfdl(pi, a)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            q = np.where(pi > 0, a / np.where(pi > 0, pi, 1.0), np.nan)
-        grids.append(m)
-        values.append(float(sc.max()))
-        pis.append(pi)
-        qs.append(q)
-        scfdls.append(sc)
-    grids = np.asarray(grids)
-    values = np.asarray(values)
+    V = np.stack([s["W"], s["A"]])
+    while V.shape[1] - 1 > M:
+        V = coarsen(V)
+    stack = [V]
+    while stack[-1].shape[1] - 1 > 2:
+        stack.append(coarsen(stack[-1]))
+    stack.reverse()  # the grids 2, 4, ..., M
+    flat = np.concatenate(stack, axis=1)
+    pi, a = masses_to_moments(flat[0], flat[1], total)
+    grids, starts = _level_layout(M)
+    sc = _scfdl_levels(pi, a, M)
+    values = np.maximum.reduceat(sc, starts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = np.where(pi > 0, a / np.where(pi > 0, pi, 1.0), np.nan)
+    bounds = list(zip(starts.tolist(), (starts + grids + 1).tolist(), strict=True))
+    pis = [pi[i:j] for i, j in bounds]
+    qs = [q[i:j] for i, j in bounds]
+    scfdls = [sc[i:j] for i, j in bounds]
     objective = np.maximum(values, 1.0 / grids)
     # first minimiser, the smallest m, with ties taken up to round-off: SCDL_{2m} = 1/m exactly
     # (in exact arithmetic a tie with grid m) must not select 2m because the folded sums land
@@ -549,7 +677,7 @@ def _search(stats, max_bins):
             stacklevel=3,
         )
     return SCDLCurve(
-        n_bins=grids,
+        n_bins=grids.copy(),
         scdl_m=values,
         scdl=float(objective[g]),
         selected_n_bins=int(grids[g]),
@@ -651,7 +779,7 @@ class ScdlStatistics(BinaryStatistics):
         }
 
     def _sums(self, y, p, w):
-        W, A = node_deposit(p, y, w, self.max_bins)
+        W, A = binary_node_deposit(p, y, w, self.max_bins)
         n = p.shape[0]
         return {
             "W": W,

@@ -27,6 +27,8 @@ __all__ = [
     "FineGrid",
     "SmoothECEStatistics",
     "fine_deposit",
+    "fine_grid",
+    "reflected_gaussian",
     "smooth_ece_from_grid",
 ]
 
@@ -77,6 +79,54 @@ def fine_deposit(p, r, w, K=FINE_CELLS):
     return N, F, R, RF
 
 
+#: Below this many rows, :func:`fine_grid` adds the rows of the occupied cells only (found by a
+#: sort of the cell ids) instead of filling the four ``2^18``-cell arrays.
+COMPACT_ROWS = 1 << 14
+
+
+def fine_grid(p, r, w, K=FINE_CELLS):
+    """The :class:`FineGrid` of validated rows: :func:`fine_deposit` and :meth:`FineGrid.from_sums`.
+
+    The same sums as the deposit on all ``K`` cells followed by ``from_sums`` (each cell adds
+    its rows in row order either way, so the values are equal bit for bit), with the weights
+    rescaled to sum to the row count; below :data:`COMPACT_ROWS` rows only the occupied cells
+    are formed.
+
+    Parameters
+    ----------
+    p : ndarray of shape (n,)
+        Validated predictions in [0, 1].
+    r : ndarray of shape (n,)
+        Residuals ``p - y``.
+    w : ndarray of shape (n,) or None
+        Validated weights with a positive total (``None``: unit weights).
+    K : int, default=FINE_CELLS
+        Number of cells.
+
+    Returns
+    -------
+    FineGrid
+        The occupied cells.
+    """
+    n = p.shape[0]
+    scale = float(n) / (float(n) if w is None else float(w.sum()))
+    if n >= COMPACT_ROWS:
+        return FineGrid.from_sums(*fine_deposit(p, r, w, K), scale)
+    c = np.minimum((p * K).astype(np.intp), K - 1)
+    cells, inv = np.unique(c, return_inverse=True)
+    k = cells.shape[0]
+    wp = p if w is None else w * p
+    wr = r if w is None else w * r
+    N = np.bincount(inv, weights=w, minlength=k).astype(np.float64)
+    F = np.bincount(inv, weights=wp, minlength=k)
+    R = np.bincount(inv, weights=wr, minlength=k)
+    RF = np.bincount(inv, weights=wr * p, minlength=k)
+    if w is not None and not (N > 0).all():  # cells holding only rows of weight zero
+        keep = N > 0
+        N, F, R, RF = N[keep], F[keep], R[keep], RF[keep]
+    return FineGrid(N * scale, F * scale, R * scale, RF * scale, np.clip(F / N, 0.0, 1.0))
+
+
 class FineGrid:
     """The data deposited once: per occupied fine cell, weight and residual with their moments.
 
@@ -103,6 +153,7 @@ class FineGrid:
 
     def __init__(self, N, F, R, RF, centre):
         self.N, self.F, self.R, self.RF, self.centre = N, F, R, RF, centre
+        self._deposits = {}
 
     @classmethod
     def from_sums(cls, N, F, R, RF, scale=1.0):
@@ -143,6 +194,9 @@ class FineGrid:
         list of ndarray of shape (E,)
             The weight and the residual per grid point.
         """
+        cached = self._deposits.get(E)
+        if cached is not None:  # the bandwidth search asks for the same E at most bandwidths
+            return cached
         b = np.clip((self.centre * (E - 1)).astype(np.intp), 0, E - 2)
         out = []
         for V, VF in ((self.N, self.F), (self.R, self.RF)):
@@ -151,11 +205,25 @@ class FineGrid:
                 np.bincount(b, weights=V - upper, minlength=E)
                 + np.bincount(b + 1, weights=upper, minlength=E)
             )
+        self._deposits[E] = out
         return out
 
 
-def _reflected_gaussian(values, sigma):
-    """relplot's ``ReflectedGaussianKernel.convolve`` for each row of ``values`` (one FFT pass)."""
+def reflected_gaussian(values, sigma):
+    """relplot's ``ReflectedGaussianKernel.convolve`` for each row of ``values`` (one FFT pass).
+
+    Parameters
+    ----------
+    values : ndarray of shape (r, E)
+        Rows on the ``E``-point grid of [0, 1].
+    sigma : float
+        The bandwidth.
+
+    Returns
+    -------
+    ndarray of shape (r, E)
+        Each row convolved with the Gaussian reflected at 0 and 1.
+    """
     E = values.shape[-1]
     t = np.linspace(0.0, 1.0, E)
     ker = np.exp(-((t - 0.5) ** 2) / (2 * sigma**2)) / (np.sqrt(2 * np.pi) * sigma)
@@ -179,7 +247,11 @@ def _interpolate(t, y):
 def _smece_at(grid, sigma):
     E = max(2000, round(20 / sigma)) // 2 + 1
     mesh = np.linspace(0.0, 1.0, max(round(10 / sigma), MESH_POINTS))
-    smoothed = _reflected_gaussian(np.vstack(grid.deposit(E)), sigma)
+    smooth = getattr(grid, "smoothed", None)  # a grid may reuse its label-free channel's smoothing
+    if smooth is not None:
+        smoothed = smooth(E, sigma)
+    else:
+        smoothed = reflected_gaussian(np.vstack(grid.deposit(E)), sigma)
     dens = _interpolate(mesh, smoothed[0]) + DENSITY_EPS
     ys = _interpolate(mesh, smoothed[1])
     # relplot: sum(|ys / dens| * dens) / sum(dens)
