@@ -81,6 +81,7 @@ REQUIRED = {
     "CE2PlugInStatistics": {"coef": np.zeros((2, 1, 1))},
     "ClasswiseStatistics": {"labels": [0, 1]},
     "TopLabelStatistics": {"labels": [0, 1]},
+    "PoissonBootstrap": {"template": BrierScoreStatistics()},
 }
 #: a value each class must refuse at construction, for one of its parameters
 BAD = {
@@ -98,6 +99,9 @@ BAD = {
     "QuantileHistogramStatistics": ("n_cells", 1000),
     "ScdlStatistics": ("max_bins", 1000),
     "SmoothECEStatistics": ("pos_label", object()),
+    "SmoothCEStatistics": ("pos_label", object()),
+    "SmoothCEGridStatistics": ("n_cells", 0),
+    "PoissonBootstrap": ("n_replicates", 0),
     "TopLabelStatistics": ("measure", "ece"),
 }
 
@@ -115,7 +119,7 @@ def test_statistics_class_declares_constraints_for_every_parameter(cls):
     params = {
         name: p.default
         for name, p in inspect.signature(cls.__init__).parameters.items()
-        if name != "self" and p.kind is p.KEYWORD_ONLY
+        if name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
     }
     assert set(params) == set(cls._param_names)
     undeclared = set(params) - set(cls._parameter_constraints)

@@ -12,8 +12,10 @@ parameters' constraints (``_parameter_constraints``), checked when an object is 
 
 from skcal.stats._base import BaseStatistics, from_state, merge_all
 from skcal.stats._binned import BinnedStatistics
+from skcal.stats._bootstrap import PoissonBootstrap, poisson_weights
 from skcal.stats._ce2 import CE1Statistics, CE2PlugInStatistics, CE2Statistics
 from skcal.stats._cutoff import CutoffGridStatistics, CutoffStatistics
+from skcal.stats._lipschitz import SmoothCEGridStatistics, SmoothCEStatistics
 from skcal.stats._quantile import (
     QuantileCellStatistics,
     QuantileHistogramStatistics,
@@ -31,6 +33,9 @@ __all__ = [
     "BaseStatistics",
     "from_state",
     "merge_all",
+    # bootstrap replicates of any statistics object
+    "PoissonBootstrap",
+    "poisson_weights",
     # scores
     "AccuracyStatistics",
     "BrierScoreStatistics",
@@ -39,6 +44,9 @@ __all__ = [
     "BinnedStatistics",
     "CutoffGridStatistics",
     "CutoffStatistics",
+    # the Lipschitz smCE, exact and on a grid
+    "SmoothCEGridStatistics",
+    "SmoothCEStatistics",
     # SCDL (and its curve, SoftBinRounder.fit_statistics) and smECE
     "ScdlStatistics",
     "SmoothECEStatistics",

@@ -21,6 +21,7 @@ from skcal._constraints import EDGES, N_BINS, POS_LABEL
 from skcal._validation import check_bin_edges
 from skcal.binning import right_closed_bin_ids, uniform_bin_ids
 from skcal.stats._base import BinaryStatistics
+from skcal.stats._replicate import ReplicatePlan, add_bin_sums, is_sorted, stack_empty
 
 __all__ = ["BinnedStatistics", "BINNED_MEASURES"]
 
@@ -197,3 +198,63 @@ class BinnedStatistics(BinaryStatistics):
         if m == "debiased_l2_squared":
             return sq
         return float(np.sqrt(max(sq, 0.0)))
+
+
+    # -- bootstrap replicates: one weighted histogram per replicate -----------------------
+    def _replicate_plan(self, y, p, w, index=None):
+        return _BinnedPlan(self, y, p, w)
+
+    def _replicate_compute(self, stats):
+        """Every replicate's measure from its per-bin sums (NaN for a replicate of no weight)."""
+        weight, wp, wy = stats["weight"], stats["sum_wp"], stats["sum_wy"]
+        W = weight.sum(axis=1)
+        ne = weight > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            safe = np.where(ne, weight, 1.0)
+            gap = np.where(ne, (wy - wp) / safe, 0.0)
+            m = self.measure
+            if m == "ece":
+                out = np.abs(wy - wp).sum(axis=1) / W
+            elif m == "mce":
+                out = np.where(ne, np.abs(gap), -np.inf).max(axis=1)
+            elif m == "rms":
+                out = np.sqrt((weight / W[:, None] * gap * gap).sum(axis=1))
+            elif m == "ace":
+                out = np.abs(gap).sum(axis=1) / ne.sum(axis=1)
+            else:
+                ybar = np.where(ne, wy / safe, 0.0)
+                n_eff = np.where(ne, weight * weight / np.where(ne, stats["sum_w2"], 1.0), 0.0)
+                ok = ne & (stats["count"] >= 2) & (n_eff > 1.0 + 1e-12)
+                per_bin = np.where(ok, gap * gap - ybar * (1.0 - ybar) / np.where(ok, n_eff - 1.0, 1.0), 0.0)
+                out = (weight / W[:, None] * per_bin).sum(axis=1)
+                if m == "debiased_l2":
+                    out = np.sqrt(np.maximum(out, 0.0))
+        return np.where(W > 0, out, np.nan)
+
+
+class _BinnedPlan(ReplicatePlan):
+    """Replicates of the per-bin sums: the bins of the chunk's rows are found once."""
+
+    def __init__(self, stats, y, p, w):
+        self.stats, self.y, self.p, self.w = stats, y, p, w
+        self.n_rows = p.shape[0]
+        self.ids = np.concatenate(
+            [stats.bin_ids(p[s : s + (1 << 16)]) for s in range(0, p.shape[0], 1 << 16)]
+        ) if p.shape[0] else np.zeros(0, dtype=np.intp)
+        self.sorted = is_sorted(self.ids)
+
+    def empty(self, n_replicates):
+        return stack_empty(self.stats._empty(), n_replicates)
+
+    def add(self, out, W, start, stop):
+        sl = slice(start, stop)
+        ids, srt = self.ids[sl], self.sorted
+        X = W if self.w is None else W * self.w[sl]
+        count = np.zeros(out["weight"].shape)
+        add_bin_sums(count, ids, W, srt)  # copies of the rows (the resample's row count)
+        out["count"] += np.rint(count).astype(np.int64)
+        add_bin_sums(out["weight"], ids, X, srt)
+        add_bin_sums(out["sum_wp"], ids, X * self.p[sl], srt)
+        add_bin_sums(out["sum_wy"], ids, X * self.y[sl], srt)
+        add_bin_sums(out["sum_w2"], ids, X if self.w is None else X * self.w[sl], srt)
+        return out

@@ -32,8 +32,9 @@ from skcal._constraints import (
     SCDL_MAX_BINS,
     PowerOfTwoInterval,
 )
-from skcal.binning import hat_deposit
+from skcal.binning import hat_deposit, hat_neighbours
 from skcal.stats._base import BinaryStatistics, effective_sample_size
+from skcal.stats._replicate import ReplicatePlan, add_bin_sums, is_sorted, stack_empty
 
 __all__ = [
     "AUTO_FACTOR",
@@ -49,6 +50,7 @@ __all__ = [
     "resolve_max_bins",
     "scdl_curve_of_validated",
     "scdl_on_grid",
+    "scdl_replicates",
     "scdl_values",
     "scfdl",
     "theory_max_bins",
@@ -720,3 +722,91 @@ class ScdlStatistics(BinaryStatistics):
             ``min_m max(SCDL_m, 1/m)`` over the searched dyadic grids.
         """
         return self._compute()
+
+    # -- bootstrap replicates --------------------------------------------------------------
+    def _replicate_plan(self, y, p, w, index=None):
+        return _ScdlPlan(self, y, p, w)
+
+    def _replicate_compute(self, stats):
+        return scdl_replicates(stats, self.max_bins)
+
+
+class _ScdlPlan(ReplicatePlan):
+    """Replicates of the soft-bin masses: each row's two nodes and weights are found once."""
+
+    def __init__(self, stats, y, p, w):
+        self.stats, self.y, self.w = stats, y, w
+        self.n_rows = p.shape[0]
+        self.M = stats.max_bins
+        self.lo, self.frac = hat_neighbours(p, self.M)
+        self.sorted = is_sorted(self.lo)
+
+    def empty(self, n_replicates):
+        return stack_empty(self.stats._empty(), n_replicates)
+
+    def add(self, out, W, start, stop):
+        sl = slice(start, stop)
+        lo, frac, srt, M = self.lo[sl], self.frac[sl], self.sorted, self.M
+        X = W if self.w is None else W * self.w[sl]
+        for key, V in (("W", X), ("A", X * self.y[sl])):
+            hi = V * frac  # as hat_deposit: the right node gets v * frac, the left v - v * frac
+            add_bin_sums(out[key][:, :M], lo, V - hi, srt)
+            add_bin_sums(out[key][:, 1:], lo, hi, srt)
+        out["sum_w"] += X.sum(axis=1)
+        out["sum_w2"] += W.sum(axis=1) if self.w is None else X @ self.w[sl]  # copies: W w^2
+        out["n_rows"] += np.rint(W.sum(axis=1)).astype(np.int64)
+        return out
+
+
+def scdl_replicates(stats, max_bins):
+    """SCDL of every replicate from stacked :class:`ScdlStatistics` statistics (the ``"auto"`` rule).
+
+    Replicate ``r`` is what :meth:`ScdlStatistics.compute` returns for its statistics: the dyadic
+    search up to ``min(rule(T_r), max_bins)``, ``T_r`` the replicate's effective size. All
+    replicates are folded together, grid by grid, with the arithmetic of the single search.
+
+    Parameters
+    ----------
+    stats : dict of ndarray
+        ``W`` and ``A`` of shape ``(R, max_bins + 1)``, ``sum_w``, ``sum_w2`` and ``n_rows`` of
+        shape ``(R,)``.
+    max_bins : int
+        The statistics' finest grid.
+
+    Returns
+    -------
+    ndarray of shape (R,)
+        SCDL per replicate (NaN for a replicate with no weight).
+    """
+    W, A = stats["W"], stats["A"]
+    total = np.asarray(stats["sum_w"], dtype=float)
+    sw2 = np.asarray(stats["sum_w2"], dtype=float)
+    n_rows = np.asarray(stats["n_rows"])
+    R = W.shape[0]
+    ok = (n_rows > 0) & (total > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        T = np.where(sw2 > 0, total**2 / np.where(sw2 > 0, sw2, 1.0), 0.0)
+    cap = np.array(
+        [
+            min(resolve_max_bins("auto", float(T[r]), int(n_rows[r])), int(max_bins)) if ok[r] else 2
+            for r in range(R)
+        ]
+    )
+    safe_total = np.where(ok, total, 1.0)[:, None]
+    grids, objective = [], []
+    m = int(max_bins)
+    while True:
+        pi, a = masses_to_moments(W, A, safe_total)
+        values = scfdl(pi, a).max(axis=1)
+        objective.append(np.where(m <= cap, np.maximum(values, 1.0 / m), np.inf))
+        grids.append(m)
+        if m == 2:
+            break
+        W, A = coarsen(W), coarsen(A)
+        m //= 2
+    obj = np.array(objective[::-1]).T  # (R, levels), grids increasing
+    best = obj.min(axis=1)
+    tol = best + TIE_RTOL * np.maximum(best, np.finfo(float).tiny)
+    g = np.argmax(obj <= tol[:, None], axis=1)
+    out = obj[np.arange(R), g]
+    return np.where(ok, out, np.nan)

@@ -26,6 +26,7 @@ from skcal._validation import (
     check_sample_weight,
 )
 from skcal.stats._base import BaseStatistics, count_rows
+from skcal.stats._replicate import ReplicatePlan, stack_empty
 
 __all__ = ["AccuracyStatistics", "BrierScoreStatistics", "LogLossStatistics", "LOG_LOSS_EPS"]
 
@@ -118,6 +119,34 @@ class _ScoreStatistics(BaseStatistics):
                 f"{type(self).__name__} has no rows of positive weight; update it with data first."
             )
         return float(self.stats_["sum_loss"]) / sw
+
+    # -- bootstrap replicates: a weighted mean of the per-row losses ----------------------
+    def _replicate_plan(self, Y, P, w, index=None):
+        loss = self._binary_loss(Y, P) if P.ndim == 1 else self._row_loss(Y, P)
+        return _ScorePlan(self, loss, w)
+
+    def _replicate_compute(self, stats):
+        sw = stats["sum_weight"]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(sw > 0, stats["sum_loss"] / np.where(sw > 0, sw, 1.0), np.nan)
+
+
+class _ScorePlan(ReplicatePlan):
+    """Replicates of a mean of per-row losses: two matrix-vector products per tile."""
+
+    def __init__(self, stats, loss, w):
+        self.stats, self.w, self.n_rows = stats, w, loss.shape[0]
+        self.loss = loss if w is None else w * loss
+
+    def empty(self, n_replicates):
+        return stack_empty(self.stats._empty(), n_replicates)
+
+    def add(self, out, W, start, stop):
+        sl = slice(start, stop)
+        out["sum_weight"] += W.sum(axis=1) if self.w is None else W @ self.w[sl]
+        out["sum_loss"] += W @ self.loss[sl]
+        out["n_samples"] += np.rint(W.sum(axis=1)).astype(np.int64)
+        return out
 
 
 class BrierScoreStatistics(_ScoreStatistics):

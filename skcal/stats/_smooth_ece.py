@@ -19,6 +19,7 @@ from scipy.fft import irfft, next_fast_len, rfft
 from skcal._compat import validate_params
 from skcal._constraints import POS_LABEL
 from skcal.stats._base import BinaryStatistics
+from skcal.stats._replicate import ReplicatePlan, add_bin_sums, is_sorted
 
 __all__ = [
     "DENSITY_EPS",
@@ -28,6 +29,7 @@ __all__ = [
     "SmoothECEStatistics",
     "fine_deposit",
     "smooth_ece_from_grid",
+    "smooth_ece_replicates",
 ]
 
 #: Cells of the grid the data are deposited on once.
@@ -304,3 +306,218 @@ class SmoothECEStatistics(BinaryStatistics):
             The smECE, or ``(smECE, sigma)`` with ``return_bandwidth=True``.
         """
         return self._compute(return_bandwidth)
+
+    # -- bootstrap replicates: the fine deposit of each replicate, on the occupied cells -----
+    #: the replicate statistics keep only the cells the rows occupy (a sorted ``cells`` index),
+    #: so their size grows with the rows, up to ``2^18`` cells
+    _replicate_variable_shape = True
+
+    def _replicate_empty(self, n_replicates):
+        z = np.zeros((n_replicates, 0))
+        return {
+            "cells": np.zeros(0, dtype=np.int64),
+            "N": z,
+            "F": z.copy(),
+            "R": z.copy(),
+            "RF": z.copy(),
+            "sum_w": np.zeros(n_replicates),
+            "n_rows": np.zeros(n_replicates, dtype=np.int64),
+        }
+
+    def _replicate_plan(self, y, p, w, index=None):
+        return _SmoothECEPlan(self, y, p, w)
+
+    def _replicate_combine(self, a, b):
+        if a["cells"].size == 0 or b["cells"].size == 0:
+            base, other = (b, a) if a["cells"].size == 0 else (a, b)
+            out = {k: np.array(v, copy=True) for k, v in base.items()}
+            out["sum_w"] = a["sum_w"] + b["sum_w"]
+            out["n_rows"] = a["n_rows"] + b["n_rows"]
+            return out
+        cells = np.union1d(a["cells"], b["cells"])
+        ia, ib = np.searchsorted(cells, a["cells"]), np.searchsorted(cells, b["cells"])
+        out = {"cells": cells}
+        R = a["N"].shape[0]
+        for k in ("N", "F", "R", "RF"):
+            v = np.zeros((R, cells.size))
+            v[:, ia] = a[k]
+            v[:, ib] += b[k]
+            out[k] = v
+        out["sum_w"] = a["sum_w"] + b["sum_w"]
+        out["n_rows"] = a["n_rows"] + b["n_rows"]
+        return out
+
+    def _replicate_compute(self, stats):
+        return smooth_ece_replicates(stats)
+
+
+class _SmoothECEPlan(ReplicatePlan):
+    """Replicates of the fine deposit, on the cells the chunk's rows occupy."""
+
+    width = 4
+
+    def __init__(self, stats, y, p, w):
+        self.stats, self.p, self.w = stats, p, w
+        self.r = p - y
+        self.n_rows = p.shape[0]
+        c = np.minimum((p * FINE_CELLS).astype(np.intp), FINE_CELLS - 1)
+        if is_sorted(c):
+            first = np.concatenate(([True], c[1:] != c[:-1])) if c.size else np.zeros(0, dtype=bool)
+            self.cells = c[first].astype(np.int64)
+            self.cid = np.cumsum(first) - 1
+            self.sorted = True
+        else:
+            cells, cid = np.unique(c, return_inverse=True)
+            self.cells, self.cid, self.sorted = cells.astype(np.int64), cid.ravel(), False
+
+    def empty(self, n_replicates):
+        z = np.zeros((n_replicates, self.cells.size))
+        return {
+            "cells": self.cells,
+            "N": z,
+            "F": z.copy(),
+            "R": z.copy(),
+            "RF": z.copy(),
+            "sum_w": np.zeros(n_replicates),
+            "n_rows": np.zeros(n_replicates, dtype=np.int64),
+        }
+
+    def add(self, out, W, start, stop):
+        sl = slice(start, stop)
+        cid, srt, p = self.cid[sl], self.sorted, self.p[sl]
+        X = W if self.w is None else W * self.w[sl]
+        XR = X * self.r[sl]
+        add_bin_sums(out["N"], cid, X, srt)
+        add_bin_sums(out["F"], cid, X * p, srt)
+        add_bin_sums(out["R"], cid, XR, srt)
+        add_bin_sums(out["RF"], cid, XR * p, srt)
+        out["sum_w"] += X.sum(axis=1)
+        out["n_rows"] += np.rint(W.sum(axis=1)).astype(np.int64)
+        return out
+
+
+def _grid_size(sigma):
+    """``(E, mesh points)`` of :func:`_smece_at` at bandwidth ``sigma``."""
+    return max(2000, round(20 / sigma)) // 2 + 1, max(round(10 / sigma), MESH_POINTS)
+
+
+class _ReplicateGrids:
+    """The fine grids of a block of replicates (rows of ``(g, c)`` arrays), deposited per ``E`` once."""
+
+    def __init__(self, N, F, R, RF, centre):
+        self.V = ((N, F), (R, RF))
+        self.centre = centre
+        self.cache = {}
+
+    def deposit(self, E, rows):
+        """Weight and residual of replicates ``rows`` on the ``E``-point grid: ``(len(rows), 2, E)``."""
+        g_all = self.centre.shape[0]
+        store, done = self.cache.setdefault(E, (np.zeros((g_all, 2, E)), np.zeros(g_all, dtype=bool)))
+        need = rows[~done[rows]]
+        if need.size:
+            g = need.size
+            b = np.clip((self.centre[need] * (E - 1)).astype(np.intp), 0, E - 2)
+            flat = (b + (np.arange(g) * E)[:, None]).ravel()
+            for ch, (V, VF) in enumerate(self.V):
+                v, vf = V[need], VF[need]
+                upper = (E - 1) * vf - b * v  # as FineGrid.deposit
+                store[need, ch] = (
+                    np.bincount(flat, weights=(v - upper).ravel(), minlength=g * E)
+                    + np.bincount(flat + 1, weights=upper.ravel(), minlength=g * E + 1)[: g * E]
+                ).reshape(g, E)
+            done[need] = True
+        return store[rows]
+
+
+def _smece_many(grids, rows, sigmas):
+    """``_smece_at`` of replicates ``rows`` at their bandwidths ``sigmas`` (one FFT pass per grid size)."""
+    out = np.empty(rows.size)
+    sizes = [_grid_size(float(s)) for s in sigmas]
+    for E, n_mesh in sorted(set(sizes)):
+        sel = np.array([k for k, sz in enumerate(sizes) if sz == (E, n_mesh)])
+        sig = sigmas[sel]
+        values = grids.deposit(E, rows[sel])  # (g, 2, E)
+        t = np.linspace(0.0, 1.0, E)
+        sc = sig[:, None]
+        ker = np.exp(-((t[None, :] - 0.5) ** 2) / (2 * sc**2)) / (np.sqrt(2 * np.pi) * sc)
+        ext = np.concatenate([values[:, :, ::-1][:, :, :-1], values, values[:, :, ::-1][:, :, 1:]], axis=2)
+        n_ext = ext.shape[2]
+        nfft = next_fast_len(n_ext + E - 1, real=True)
+        full = irfft(rfft(ext, nfft, axis=2) * rfft(ker, nfft, axis=1)[:, None, :], nfft, axis=2)
+        smoothed = full[:, :, E - 1 : n_ext][:, :, E // 2 : E // 2 + E]
+        mesh = np.linspace(0.0, 1.0, n_mesh)
+        step = 1.0 / (E - 1)
+        inds = np.clip((mesh * (E - 1)).astype(np.intp), 0, E - 2)
+        frac = (mesh - inds * step) / step
+        interp = smoothed[:, :, inds] * (1 - frac) + smoothed[:, :, inds + 1] * frac
+        dens = interp[:, 0] + DENSITY_EPS
+        ys = interp[:, 1]
+        out[sel] = np.sum(np.abs(ys / dens) * dens, axis=1) / np.sum(dens, axis=1)
+    return out
+
+
+def smooth_ece_replicates(stats, block=None):
+    """smECE of every replicate from stacked replicate statistics, searched for all at once.
+
+    Each replicate's value is :meth:`SmoothECEStatistics.compute` of its statistics: the same
+    fine grid (weights rescaled to sum to the replicate's row count), the same ``E``-point
+    deposits, reflected Gaussian smoothing and bandwidth bisection. The bisection runs for a
+    block of replicates together: at every step the replicates are grouped by grid size, each
+    group smoothed in one FFT pass, and each replicate's deposit on an ``E``-point grid is made
+    once however often its bisection visits that grid.
+
+    Parameters
+    ----------
+    stats : dict of ndarray
+        ``cells`` (the occupied fine cells, ``(c,)``), ``N``, ``F``, ``R``, ``RF`` of shape
+        ``(R, c)``, ``sum_w`` and ``n_rows`` of shape ``(R,)``.
+    block : int, default=None
+        Replicates searched together (``None``: as many as keep a block's arrays near 16 MB).
+
+    Returns
+    -------
+    ndarray of shape (R,)
+        smECE per replicate (NaN for a replicate with no weight).
+    """
+    N, F, Rs, RF = stats["N"], stats["F"], stats["R"], stats["RF"]
+    n_rep, c = N.shape
+    n_rows = np.asarray(stats["n_rows"], dtype=float)
+    sum_w = np.asarray(stats["sum_w"], dtype=float)
+    ok = (n_rows > 0) & (sum_w > 0)
+    out = np.full(n_rep, np.nan)
+    if block is None:
+        block = max(1, (1 << 21) // max(1, 4 * c))
+    for b0 in range(0, n_rep, block):
+        idx = np.arange(b0, min(n_rep, b0 + block))
+        idx = idx[ok[idx]]
+        if idx.size == 0:
+            continue
+        scale = (n_rows[idx] / sum_w[idx])[:, None]
+        Nb = N[idx]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            centre = np.where(Nb > 0, np.clip(F[idx] / np.where(Nb > 0, Nb, 1.0), 0.0, 1.0), 0.0)
+        grids = _ReplicateGrids(Nb * scale, F[idx] * scale, Rs[idx] * scale, RF[idx] * scale, centre)
+        out[idx] = _bisect(grids, idx.size)
+    return out
+
+
+def _bisect(grids, g):
+    """relplot's bandwidth search (see :func:`smooth_ece_from_grid`) for ``g`` replicates at once."""
+    rows = np.arange(g)
+    value = _smece_many(grids, rows, np.ones(g))
+    active = ~(1.0 < value)  # check(1) fails: bisect
+    start, end = np.ones(g), np.zeros(g)
+    for _ in range(10):
+        mid = (start + end) / 2
+        chk = mid < 0.001
+        need = active & ~chk
+        vals = np.empty(g)
+        if need.any():
+            vals[need] = _smece_many(grids, rows[need], mid[need])
+            chk[need] = mid[need] < vals[need]
+        move_end = active & chk
+        move_start = active & ~chk
+        end = np.where(move_end, mid, end)
+        start = np.where(move_start, mid, start)
+        value = np.where(move_start, vals, value)  # the value at the current start
+    return value
