@@ -327,6 +327,7 @@ class PoissonBootstrap(BaseStatistics):
         return self.template._replicate_compute(self.stats_)
 
     @classmethod
+    @validate_params({"sample_weight": SAMPLE_WEIGHT}, prefer_skip_nested_validation=True)
     def from_validated(cls, *arrays, sample_weight=None, **params):
         """Not available: build the object and call :meth:`update` (the weights need row indices)."""
         raise NotImplementedError("PoissonBootstrap is built with its constructor and update().")
