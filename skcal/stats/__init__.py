@@ -24,7 +24,7 @@ from skcal.stats._quantile import (
     quantile_thresholds,
 )
 from skcal.stats._scdl import ScdlStatistics
-from skcal.stats._scores import AccuracyStatistics, BrierScoreStatistics, LogLossStatistics
+from skcal.stats._scores import AccuracyStatistics, BrierScoreStatistics, LogLossStatistics, MeanStatistics
 from skcal.stats._smooth_ece import SmoothECEStatistics
 from skcal.stats._truthful import ClasswiseStatistics, TopLabelStatistics
 
@@ -40,6 +40,7 @@ __all__ = [
     "AccuracyStatistics",
     "BrierScoreStatistics",
     "LogLossStatistics",
+    "MeanStatistics",
     # binned measures (binned ECE, MCE, RMS, ACE, debiased l2) and the cutoff error
     "BinnedStatistics",
     "CutoffGridStatistics",

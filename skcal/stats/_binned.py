@@ -21,7 +21,7 @@ from skcal._constraints import EDGES, N_BINS, POS_LABEL
 from skcal._validation import check_bin_edges
 from skcal.binning import right_closed_bin_ids, uniform_bin_ids
 from skcal.stats._base import BinaryStatistics
-from skcal.stats._replicate import ReplicatePlan, add_bin_sums, is_sorted, stack_empty
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
 
 __all__ = ["BinnedStatistics", "BINNED_MEASURES"]
 
@@ -233,28 +233,35 @@ class BinnedStatistics(BinaryStatistics):
 
 
 class _BinnedPlan(ReplicatePlan):
-    """Replicates of the per-bin sums: the bins of the chunk's rows are found once."""
+    """Replicates of the per-bin sums: the rows' bins are found once (one sparse product a tile)."""
 
     def __init__(self, stats, y, p, w):
-        self.stats, self.y, self.p, self.w = stats, y, p, w
+        self.stats = stats
         self.n_rows = p.shape[0]
-        self.ids = np.concatenate(
-            [stats.bin_ids(p[s : s + (1 << 16)]) for s in range(0, p.shape[0], 1 << 16)]
-        ) if p.shape[0] else np.zeros(0, dtype=np.intp)
-        self.sorted = is_sorted(self.ids)
+        ids = (
+            np.concatenate([stats.bin_ids(p[s : s + (1 << 16)]) for s in range(0, p.shape[0], 1 << 16)])
+            if p.shape[0]
+            else np.zeros(0, dtype=np.intp)
+        )
+        wt = np.ones_like(p) if w is None else w
+        nb = stats.n_bins
+        self.rows = ids.astype(np.int64)[:, None] + (np.arange(5, dtype=np.int64) * nb)[None, :]
+        # copies of a row count it once each (count), add w, w p, w y and w^2 each
+        self.vals = np.column_stack([np.ones_like(p), wt, wt * p, wt * y, wt * wt])
 
     def empty(self, n_replicates):
-        return stack_empty(self.stats._empty(), n_replicates)
+        return {"_acc": np.zeros((5 * self.stats.n_bins, n_replicates))}
 
     def add(self, out, W, start, stop):
         sl = slice(start, stop)
-        ids, srt = self.ids[sl], self.sorted
-        X = W if self.w is None else W * self.w[sl]
-        count = np.zeros(out["weight"].shape)
-        add_bin_sums(count, ids, W, srt)  # copies of the rows (the resample's row count)
-        out["count"] += np.rint(count).astype(np.int64)
-        add_bin_sums(out["weight"], ids, X, srt)
-        add_bin_sums(out["sum_wp"], ids, X * self.p[sl], srt)
-        add_bin_sums(out["sum_wy"], ids, X * self.y[sl], srt)
-        add_bin_sums(out["sum_w2"], ids, X if self.w is None else X * self.w[sl], srt)
+        add_sparse_sums(out["_acc"], self.rows[sl], self.vals[sl], W)
         return out
+
+    def finish(self, out):
+        acc, nb = out["_acc"], self.stats.n_bins
+        res = {k: np.ascontiguousarray(acc[i * nb : (i + 1) * nb].T) for i, k in enumerate(_BINNED_KEYS)}
+        res["count"] = np.rint(res["count"]).astype(np.int64)
+        return res
+
+
+_BINNED_KEYS = ("count", "weight", "sum_wp", "sum_wy", "sum_w2")

@@ -453,10 +453,19 @@ class PoissonBootstrap(BaseStatistics):
             "row_offset": NON_NEGATIVE_INT,
             "row_index": ["array-like", None],
             "replicate_weights": ["array-like", None],
+            "workspace": [dict, None],
         },
         prefer_skip_nested_validation=True,
     )
-    def update(self, *arrays, sample_weight=None, row_offset=0, row_index=None, replicate_weights=None):
+    def update(
+        self,
+        *arrays,
+        sample_weight=None,
+        row_offset=0,
+        row_index=None,
+        replicate_weights=None,
+        workspace=None,
+    ):
         """Add the replicate statistics of one chunk of rows; return ``self``.
 
         Parameters
@@ -476,6 +485,12 @@ class PoissonBootstrap(BaseStatistics):
             The replicate weights of the chunk's rows, when the caller has drawn them already
             (:meth:`replicate_weights`; several statistics of the same rows can share one draw).
             Any non-negative weights are accepted and counted as copies.
+        workspace : dict, default=None
+            Scratch arrays lent by a caller that makes many bootstraps one after the other and
+            discards each one's statistics before the next update with the same dict (the
+            report does, a block of replicates at a time): the large accumulators are reused
+            instead of allocated and first touched every time. The statistics of this update
+            then live in the workspace's arrays.
 
         Returns
         -------
@@ -503,17 +518,20 @@ class PoissonBootstrap(BaseStatistics):
                         f"replicate_weights must have shape ({self.n_replicates}, {prepared.n_rows}); "
                         f"got {W.shape}."
                     )
+                # two reductions (no temporary): a NaN fails the min, an infinity the sum
                 if W.dtype.kind not in "uif" or (
-                    W.dtype.kind != "u" and not (np.isfinite(W).all() and W.min() >= 0)
+                    W.dtype.kind != "u" and not (W.min() >= 0 and np.isfinite(W.sum()))
                 ):
                     raise ValueError("replicate_weights must be finite and non-negative.")
-            part = self._add_rows(prepared, W)
-            self._stats = self._combine(stats, part)
+            part = self._add_rows(prepared, W, workspace)
+            # the first chunk's statistics are the state (no copy of replicate arrays into zeros)
+            self._stats = part if self.n_updates_ == 0 else self._combine(stats, part)
         self.n_updates_ += 1
         return self
 
-    def _add_rows(self, prepared, W):
+    def _add_rows(self, prepared, W, workspace=None):
         plan = prepared.plan
+        plan.workspace = workspace
         R = self.n_replicates
         step = tile_rows(R, plan.width)
         part = plan.empty(R)
@@ -526,7 +544,8 @@ class PoissonBootstrap(BaseStatistics):
                 cols = slice(start, stop) if order is None else order[start:stop]
                 tile = np.asarray(W[:, cols], dtype=np.float64)
             part = plan.add(part, tile, start, stop)
-        return part
+        plan.workspace = None
+        return plan.finish(part)
 
     def compute(self):
         """Return the template's measure on every replicate.

@@ -26,7 +26,7 @@ from skcal._compat import StrOptions
 from skcal._constraints import N_BINS, POS_LABEL
 from skcal._validation import check_binary_probabilities
 from skcal.stats._base import BinaryStatistics
-from skcal.stats._replicate import ReplicatePlan, add_bin_sums, is_sorted, stack_empty
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, is_sorted
 
 __all__ = [
     "CutoffStatistics",
@@ -282,9 +282,10 @@ class CutoffStatistics(BinaryStatistics):
     _replicate_variable_shape = True
 
     def _replicate_empty(self, n_replicates):
+        # ``resid`` is (values, replicates): the layout of the running sums' column blocks
         return {
             "values": np.zeros(0),
-            "resid": np.zeros((n_replicates, 0)),
+            "resid": np.zeros((0, n_replicates)),
             "weight": np.zeros(n_replicates),
         }
 
@@ -304,7 +305,7 @@ def combine_replicate_runs(a, b):
     Parameters
     ----------
     a, b : dict of ndarray
-        ``values`` ``(D,)`` sorted, ``resid`` ``(R, D)``, ``weight`` ``(R,)``.
+        ``values`` ``(D,)`` sorted, ``resid`` ``(D, R)``, ``weight`` ``(R,)``.
 
     Returns
     -------
@@ -316,9 +317,9 @@ def combine_replicate_runs(a, b):
         weight = a["weight"] + b["weight"]
         return {"values": base["values"].copy(), "resid": base["resid"].copy(), "weight": weight}
     values = np.union1d(a["values"], b["values"])
-    resid = np.zeros((a["resid"].shape[0], values.size))
-    resid[:, np.searchsorted(values, a["values"])] = a["resid"]
-    resid[:, np.searchsorted(values, b["values"])] += b["resid"]
+    resid = np.zeros((values.size, a["resid"].shape[1]))
+    resid[np.searchsorted(values, a["values"])] = a["resid"]
+    resid[np.searchsorted(values, b["values"])] += b["resid"]
     return {"values": values, "resid": resid, "weight": a["weight"] + b["weight"]}
 
 
@@ -327,8 +328,8 @@ def replicate_running_sum_error(resid, weight, measure):
 
     Parameters
     ----------
-    resid : ndarray of shape (R, D)
-        Per replicate, ``sum w (y - p)`` at each distinct prediction, in increasing order.
+    resid : ndarray of shape (D, R)
+        ``sum w (y - p)`` at each distinct prediction (in increasing order) and replicate.
     weight : ndarray of shape (R,)
         Total weight of each replicate.
     measure : {"cutoff", "ks"}
@@ -339,11 +340,18 @@ def replicate_running_sum_error(resid, weight, measure):
     ndarray of shape (R,)
         The error per replicate, as :func:`cutoff_from_running_sums` (NaN without weight).
     """
-    R = resid.shape[0]
-    if resid.shape[1] == 0:
+    D, R = resid.shape
+    if D == 0:
         return np.where(weight > 0, 0.0, np.nan)
-    S = np.cumsum(resid, axis=1)
-    hi, lo = S.max(axis=1), S.min(axis=1)
+    # the running sums a block of values at a time (a small buffer instead of a (D, R) array)
+    hi, lo, carry = np.full(R, -np.inf), np.full(R, np.inf), np.zeros(R)
+    step = max(1, (1 << 18) // max(1, R))
+    for a in range(0, D, step):
+        S = np.cumsum(resid[a : a + step], axis=0)
+        S += carry[None, :]
+        np.maximum(hi, S.max(axis=0), out=hi)
+        np.minimum(lo, S.min(axis=0), out=lo)
+        carry = S[-1].copy()
     if measure == "ks":
         num = np.maximum(np.abs(hi), np.abs(lo))
     else:
@@ -369,21 +377,26 @@ class _SortedRunsPlan(ReplicatePlan):
             new[0] = True
             np.not_equal(ps[1:], ps[:-1], out=new[1:])
         self.values = ps[new]
-        self.gid = np.cumsum(new) - 1
+        self.gid = (np.cumsum(new) - 1).astype(np.int64)
         self.r, self.w = r, ww
 
     def empty(self, n_replicates):
         return {
             "values": self.values,
-            "resid": np.zeros((n_replicates, self.values.size)),
+            "resid": self.zeros("resid", (self.values.size, n_replicates)),
             "weight": np.zeros(n_replicates),
         }
 
     def add(self, out, W, start, stop):
         sl = slice(start, stop)
-        X = W if self.w is None else W * self.w[sl]
-        add_bin_sums(out["resid"], self.gid[sl], X * self.r[sl], True)
-        out["weight"] += X.sum(axis=1)
+        r = self.r[sl] if self.w is None else self.r[sl] * self.w[sl]
+        gid = self.gid[sl]
+        lo, hi = int(gid[0]), int(gid[-1])
+        if hi - lo + 1 == stop - start:  # no ties in the tile: one row per value
+            out["resid"][lo : hi + 1] += W.T * r[:, None]
+        else:
+            add_sparse_sums(out["resid"], gid[:, None], r[:, None], W)
+        out["weight"] += W @ (np.ones(stop - start) if self.w is None else self.w[sl])
         return out
 
 
@@ -481,24 +494,26 @@ class CutoffGridStatistics(BinaryStatistics):
 
 
 class _CutoffGridPlan(ReplicatePlan):
-    """Replicates of the cutoff grid: the cells of the chunk's rows are found once."""
+    """Replicates of the cutoff grid: the rows' cells are found once (one sparse product a tile)."""
 
     def __init__(self, stats, y, p, w):
-        self.stats, self.r, self.w = stats, y - p, w
+        self.stats = stats
         self.n_rows = p.shape[0]
         m = stats.n_cells
-        self.ids = np.minimum((p * m).astype(np.intp), m - 1)
-        self.sorted = is_sorted(self.ids)
+        ids = np.minimum((p * m).astype(np.intp), m - 1)
+        r = y - p if w is None else (y - p) * w
+        self.rows = ids.astype(np.int64)[:, None] + (np.arange(3, dtype=np.int64) * m)[None, :]
+        self.vals = np.column_stack([r, np.abs(r), np.ones_like(p) if w is None else w])
 
     def empty(self, n_replicates):
-        return stack_empty(self.stats._empty(), n_replicates)
+        return {"_acc": self.zeros("acc", (3 * self.stats.n_cells, n_replicates))}
 
     def add(self, out, W, start, stop):
         sl = slice(start, stop)
-        ids, srt = self.ids[sl], self.sorted
-        X = W if self.w is None else W * self.w[sl]
-        r = X * self.r[sl]
-        add_bin_sums(out["resid"], ids, r, srt)
-        add_bin_sums(out["abs_resid"], ids, np.abs(r), srt)
-        add_bin_sums(out["weight"], ids, X, srt)
+        add_sparse_sums(out["_acc"], self.rows[sl], self.vals[sl], W)
         return out
+
+    def finish(self, out):
+        acc, m = out["_acc"], self.stats.n_cells
+        keys = ("resid", "abs_resid", "weight")
+        return {k: np.ascontiguousarray(acc[i * m : (i + 1) * m].T) for i, k in enumerate(keys)}

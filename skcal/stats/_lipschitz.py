@@ -24,7 +24,7 @@ import numpy as np
 from skcal._constraints import N_BINS, POS_LABEL
 from skcal.stats._base import BinaryStatistics
 from skcal.stats._cutoff import CutoffStatistics
-from skcal.stats._replicate import ReplicatePlan, add_bin_sums, is_sorted
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
 
 __all__ = [
     "SmoothCEGridStatistics",
@@ -217,8 +217,8 @@ class SmoothCEStatistics(CutoffStatistics):
         ok = W > 0
         if stats["values"].size == 0:
             out[ok] = 0.0
-        elif ok.any():
-            out[ok] = smce_from_sorted(stats["resid"][ok] / W[ok, None], stats["values"])
+        elif ok.any():  # resid is (values, replicates)
+            out[ok] = smce_from_sorted(stats["resid"][:, ok].T / W[ok, None], stats["values"])
         return out
 
 
@@ -330,22 +330,26 @@ class _SmoothCEGridPlan(ReplicatePlan):
     def __init__(self, stats, y, p, w):
         self.stats, self.w = stats, w
         self.n_rows = p.shape[0]
-        self.ids, dist = stats._cells(p)
-        self.sorted = is_sorted(self.ids)
-        self.r = y - p
-        self.dist = np.abs(self.r) * dist
+        ids, dist = stats._cells(p)
+        r = y - p if w is None else (y - p) * w
+        self.rows = ids.astype(np.int64)[:, None]
+        self.r = r[:, None]
+        self.dist = np.abs(r) * dist
 
     def empty(self, n_replicates):
         return {
-            "resid": np.zeros((n_replicates, self.stats.n_cells)),
+            "resid": self.zeros("resid", (self.stats.n_cells, n_replicates)),
             "weight": np.zeros(n_replicates),
             "bound": np.zeros(n_replicates),
         }
 
     def add(self, out, W, start, stop):
         sl = slice(start, stop)
-        X = W if self.w is None else W * self.w[sl]
-        add_bin_sums(out["resid"], self.ids[sl], X * self.r[sl], self.sorted)
-        out["weight"] += X.sum(axis=1)
-        out["bound"] += X @ self.dist[sl]
+        add_sparse_sums(out["resid"], self.rows[sl], self.r[sl], W)
+        out["weight"] += W @ (np.ones(stop - start) if self.w is None else self.w[sl])
+        out["bound"] += W @ self.dist[sl]
+        return out
+
+    def finish(self, out):
+        out["resid"] = np.ascontiguousarray(out["resid"].T)
         return out

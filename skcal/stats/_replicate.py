@@ -24,12 +24,14 @@ plans of the classes are tested against it.
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
 __all__ = [
     "TILE_ENTRIES",
     "LoopPlan",
     "ReplicatePlan",
     "add_bin_sums",
+    "add_sparse_sums",
     "frequency_rows",
     "is_sorted",
     "stack_empty",
@@ -37,7 +39,7 @@ __all__ = [
 ]
 
 #: Largest number of entries (replicates x rows) of one tile of replicate weights.
-TILE_ENTRIES = 1 << 20
+TILE_ENTRIES = 1 << 18
 
 
 def tile_rows(n_replicates, width=1):
@@ -58,7 +60,7 @@ def tile_rows(n_replicates, width=1):
     Examples
     --------
     >>> tile_rows(16)
-    65536
+    16384
     """
     return max(256, TILE_ENTRIES // max(1, int(n_replicates) * int(width)))
 
@@ -89,22 +91,23 @@ def add_bin_sums(out, ids, X, sorted_ids=None):
     """Add ``sum_{i: ids[i] = j} X[r, i]`` to ``out[r, j]`` for every replicate ``r`` and bin ``j``.
 
     One :func:`numpy.bincount` over ``(replicate, bin)`` ids, or, when ``ids`` is non-decreasing,
-    segment sums over its runs restricted to the bins it touches.
+    segment sums over its runs restricted to the bins it touches. ``out`` and ``X`` may be lists
+    (several quantities binned alike, such as a weight and its moments): the ids are formed once.
 
     Parameters
     ----------
-    out : ndarray of shape (R, n_bins)
-        Accumulator, modified in place.
+    out : ndarray of shape (R, n_bins), or a list of them
+        Accumulator(s), modified in place.
     ids : ndarray of int of shape (n,)
         Bin of each row, in ``0..n_bins - 1``.
-    X : ndarray of shape (R, n)
+    X : ndarray of shape (R, n), or a list of them (one per accumulator)
         Values per replicate and row.
     sorted_ids : bool or None, default=None
         Whether ``ids`` is non-decreasing (``None``: checked).
 
     Returns
     -------
-    ndarray
+    ndarray or list
         ``out``.
 
     Examples
@@ -114,7 +117,9 @@ def add_bin_sums(out, ids, X, sorted_ids=None):
     >>> add_bin_sums(out, np.array([0, 2, 2]), np.array([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])).tolist()
     [[1.0, 0.0, 5.0], [1.0, 0.0, 2.0]]
     """
-    R, n = X.shape
+    single = isinstance(out, np.ndarray)
+    outs, Xs = ([out], [X]) if single else (list(out), list(X))
+    R, n = Xs[0].shape
     if n == 0:
         return out
     if sorted_ids is None:
@@ -124,16 +129,79 @@ def add_bin_sums(out, ids, X, sorted_ids=None):
         width = hi - lo + 1
         if n >= 8 * width:  # long runs: stream through the rows
             starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
-            out[:, ids[starts]] += np.add.reduceat(X, starts, axis=1)
+            cols = ids[starts]
+            for o, x in zip(outs, Xs, strict=True):
+                o[:, cols] += np.add.reduceat(x, starts, axis=1)
             return out
-        local = ids - lo
-        flat = (local[None, :] + (np.arange(R, dtype=np.intp) * width)[:, None]).ravel()
-        out[:, lo : hi + 1] += np.bincount(flat, weights=X.ravel(), minlength=R * width).reshape(R, width)
+        if n == width:  # one row per bin (distinct sorted values): nothing to add up
+            for o, x in zip(outs, Xs, strict=True):
+                o[:, lo : hi + 1] += x
+            return out
+        flat = ((ids - lo)[None, :] + (np.arange(R, dtype=np.intp) * width)[:, None]).ravel()
+        for o, x in zip(outs, Xs, strict=True):
+            o[:, lo : hi + 1] += np.bincount(flat, weights=x.ravel(), minlength=R * width).reshape(R, width)
         return out
-    nb = out.shape[1]
+    nb = outs[0].shape[1]
     flat = (ids[None, :] + (np.arange(R, dtype=np.intp) * nb)[:, None]).ravel()
-    out += np.bincount(flat, weights=X.ravel(), minlength=R * nb).reshape(R, nb)
+    for o, x in zip(outs, Xs, strict=True):
+        o += np.bincount(flat, weights=x.ravel(), minlength=R * nb).reshape(R, nb)
     return out
+
+
+try:  # the in-place product of scipy's sparse kernels (Y += A X); the public path is the fallback
+    from scipy.sparse._sparsetools import csc_matvecs as _csc_matvecs
+except ImportError:  # pragma: no cover - a scipy without it
+    _csc_matvecs = None
+
+
+def add_sparse_sums(acc, rows, vals, W):
+    """Add weighted bin sums for every replicate: ``acc[rows[i, e], r] += vals[i, e] * W[r, i]``.
+
+    The rows of a tile are the columns of a sparse matrix (one entry per ``e``) whose product
+    with the weights' transpose is added to ``acc`` in place; its inner loop runs over the
+    replicates of a row, contiguous when ``W`` is a transposed (Fortran order) array. Several
+    quantities binned alike (a weight and its moments) are stacked as row blocks of ``acc``.
+
+    Parameters
+    ----------
+    acc : ndarray of shape (n_bins, R)
+        The accumulator, C-contiguous, with the replicate axis *last* (a plan transposes it
+        once, in ``finish``); modified in place.
+    rows : ndarray of int64 of shape (n, m)
+        The row of ``acc`` of each entry of each data row (C-contiguous).
+    vals : ndarray of shape (n, m)
+        The value of each entry (row weights already applied; C-contiguous).
+    W : ndarray of shape (R, n)
+        Replicate weights.
+
+    Returns
+    -------
+    ndarray
+        ``acc``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> acc = np.zeros((3, 2))
+    >>> W = np.array([[1.0, 2.0], [0.0, 1.0]])
+    >>> add_sparse_sums(acc, np.array([[0, 2], [2, 2]]), np.array([[1.0, 5.0], [1.0, 1.0]]), W).tolist()
+    [[1.0, 0.0], [0.0, 0.0], [9.0, 2.0]]
+    """
+    n, m = rows.shape
+    if n == 0:
+        return acc
+    R = W.shape[0]
+    WT = W.T if W.T.flags.c_contiguous else np.ascontiguousarray(W.T)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    vals = np.ascontiguousarray(vals, dtype=np.float64)
+    indptr = np.arange(0, n * m + 1, m, dtype=np.int64)
+    if _csc_matvecs is not None and acc.flags.c_contiguous and acc.dtype == np.float64:
+        _csc_matvecs(acc.shape[0], n, R, indptr, rows.ravel(), vals.ravel(), WT.ravel(), acc.reshape(-1))
+        return acc
+    lo, hi = int(rows.min()), int(rows.max())  # pragma: no cover - the public path
+    S = sparse.csc_matrix((vals.ravel(), (rows - lo).ravel(), indptr), shape=(hi - lo + 1, n))
+    acc[lo : hi + 1] += S @ WT
+    return acc
 
 
 def stack_empty(empty, n_replicates):
@@ -193,6 +261,24 @@ class ReplicatePlan:
     order = None
     #: Values per row and replicate that ``add`` forms at once (sizes the tiles).
     width = 1
+    #: A dict of scratch arrays reused between updates (see ``PoissonBootstrap.update``).
+    workspace = None
+
+    def zeros(self, key, shape):
+        """A zero array of ``shape``: fresh, or a reused scratch array of the workspace.
+
+        Large fresh arrays cost their first touch (a page fault per 4 KiB) on every update; a
+        caller that discards each update's statistics before the next one lends a workspace.
+        """
+        if self.workspace is None:
+            return np.zeros(shape)
+        k = (type(self).__name__, key, tuple(shape))
+        buf = self.workspace.get(k)
+        if buf is None:
+            buf = self.workspace[k] = np.zeros(shape)
+        else:
+            buf.fill(0.0)
+        return buf
 
     def empty(self, n_replicates):
         """The statistics of no replicate row: a dict with a leading axis of ``n_replicates``."""
@@ -204,6 +290,10 @@ class ReplicatePlan:
         Returns the accumulator (modified in place where the statistics have a fixed size).
         """
         raise NotImplementedError
+
+    def finish(self, out):
+        """The accumulator as replicate statistics (a plan may accumulate in another layout)."""
+        return out
 
 
 class LoopPlan(ReplicatePlan):

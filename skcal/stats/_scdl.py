@@ -34,7 +34,7 @@ from skcal._constraints import (
 )
 from skcal.binning import hat_deposit, hat_neighbours
 from skcal.stats._base import BinaryStatistics, effective_sample_size
-from skcal.stats._replicate import ReplicatePlan, add_bin_sums, is_sorted, stack_empty
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
 
 __all__ = [
     "AUTO_FACTOR",
@@ -732,29 +732,52 @@ class ScdlStatistics(BinaryStatistics):
 
 
 class _ScdlPlan(ReplicatePlan):
-    """Replicates of the soft-bin masses: each row's two nodes and weights are found once."""
+    """Replicates of the soft-bin masses: each row's two nodes and weights are found once.
+
+    A row of weight ``w`` adds ``w (1 - frac)`` to node ``lo`` and ``w frac`` to ``lo + 1``
+    (``hat_deposit``), and the same times ``y`` to the label masses: four entries per row of
+    one sparse product per tile, accumulated as ``(nodes, replicates)`` and transposed once.
+    """
 
     def __init__(self, stats, y, p, w):
-        self.stats, self.y, self.w = stats, y, w
+        self.stats, self.w = stats, w
         self.n_rows = p.shape[0]
         self.M = stats.max_bins
-        self.lo, self.frac = hat_neighbours(p, self.M)
-        self.sorted = is_sorted(self.lo)
+        lo, frac = hat_neighbours(p, self.M)
+        wt = np.ones_like(p) if w is None else w
+        hi = wt * frac
+        wy = wt * y
+        hiA = wy * frac
+        M1 = self.M + 1
+        lo = lo.astype(np.int64)
+        self.rows = np.column_stack([lo, lo + 1, M1 + lo, M1 + lo + 1])  # W nodes, then A nodes
+        self.vals = np.column_stack([wt - hi, hi, wy - hiA, hiA])
 
     def empty(self, n_replicates):
-        return stack_empty(self.stats._empty(), n_replicates)
+        return {
+            "_acc": self.zeros("acc", (2 * (self.M + 1), n_replicates)),
+            "sum_w": np.zeros(n_replicates),
+            "sum_w2": np.zeros(n_replicates),
+            "n_rows": np.zeros(n_replicates, dtype=np.int64),
+        }
 
     def add(self, out, W, start, stop):
         sl = slice(start, stop)
-        lo, frac, srt, M = self.lo[sl], self.frac[sl], self.sorted, self.M
-        X = W if self.w is None else W * self.w[sl]
-        for key, V in (("W", X), ("A", X * self.y[sl])):
-            hi = V * frac  # as hat_deposit: the right node gets v * frac, the left v - v * frac
-            add_bin_sums(out[key][:, :M], lo, V - hi, srt)
-            add_bin_sums(out[key][:, 1:], lo, hi, srt)
-        out["sum_w"] += X.sum(axis=1)
-        out["sum_w2"] += W.sum(axis=1) if self.w is None else X @ self.w[sl]  # copies: W w^2
-        out["n_rows"] += np.rint(W.sum(axis=1)).astype(np.int64)
+        add_sparse_sums(out["_acc"], self.rows[sl], self.vals[sl], W)
+        copies = W @ np.ones(stop - start)
+        if self.w is None:
+            out["sum_w"] += copies
+            out["sum_w2"] += copies
+        else:
+            out["sum_w"] += W @ self.w[sl]
+            out["sum_w2"] += W @ (self.w[sl] * self.w[sl])  # copies of a row: W w^2
+        out["n_rows"] += np.rint(copies).astype(np.int64)
+        return out
+
+    def finish(self, out):
+        acc, M1 = out.pop("_acc"), self.M + 1
+        out["W"] = np.ascontiguousarray(acc[:M1].T)
+        out["A"] = np.ascontiguousarray(acc[M1:].T)
         return out
 
 

@@ -14,12 +14,13 @@ in-memory :func:`skcal.smooth_ece.smooth_ece` and the replicates of
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 from scipy.fft import irfft, next_fast_len, rfft
 
 from skcal._compat import validate_params
 from skcal._constraints import POS_LABEL
 from skcal.stats._base import BinaryStatistics
-from skcal.stats._replicate import ReplicatePlan, add_bin_sums, is_sorted
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, is_sorted
 
 __all__ = [
     "DENSITY_EPS",
@@ -309,11 +310,13 @@ class SmoothECEStatistics(BinaryStatistics):
 
     # -- bootstrap replicates: the fine deposit of each replicate, on the occupied cells -----
     #: the replicate statistics keep only the cells the rows occupy (a sorted ``cells`` index),
-    #: so their size grows with the rows, up to ``2^18`` cells
+    #: so their size grows with the rows, up to ``2^18`` cells; their cell arrays are
+    #: ``(cells, replicates)`` (the layout of the deposit's sparse product), the others
+    #: ``(replicates,)``
     _replicate_variable_shape = True
 
     def _replicate_empty(self, n_replicates):
-        z = np.zeros((n_replicates, 0))
+        z = np.zeros((0, n_replicates))
         return {
             "cells": np.zeros(0, dtype=np.int64),
             "N": z,
@@ -329,7 +332,7 @@ class SmoothECEStatistics(BinaryStatistics):
 
     def _replicate_combine(self, a, b):
         if a["cells"].size == 0 or b["cells"].size == 0:
-            base, other = (b, a) if a["cells"].size == 0 else (a, b)
+            base = b if a["cells"].size == 0 else a
             out = {k: np.array(v, copy=True) for k, v in base.items()}
             out["sum_w"] = a["sum_w"] + b["sum_w"]
             out["n_rows"] = a["n_rows"] + b["n_rows"]
@@ -337,11 +340,11 @@ class SmoothECEStatistics(BinaryStatistics):
         cells = np.union1d(a["cells"], b["cells"])
         ia, ib = np.searchsorted(cells, a["cells"]), np.searchsorted(cells, b["cells"])
         out = {"cells": cells}
-        R = a["N"].shape[0]
+        R = a["N"].shape[1]
         for k in ("N", "F", "R", "RF"):
-            v = np.zeros((R, cells.size))
-            v[:, ia] = a[k]
-            v[:, ib] += b[k]
+            v = np.zeros((cells.size, R))
+            v[ia] = a[k]
+            v[ib] += b[k]
             out[k] = v
         out["sum_w"] = a["sum_w"] + b["sum_w"]
         out["n_rows"] = a["n_rows"] + b["n_rows"]
@@ -352,47 +355,43 @@ class SmoothECEStatistics(BinaryStatistics):
 
 
 class _SmoothECEPlan(ReplicatePlan):
-    """Replicates of the fine deposit, on the cells the chunk's rows occupy."""
-
-    width = 4
+    """Replicates of the fine deposit, on the cells the chunk's rows occupy (one sparse product a tile)."""
 
     def __init__(self, stats, y, p, w):
-        self.stats, self.p, self.w = stats, p, w
-        self.r = p - y
+        self.stats, self.w = stats, w
         self.n_rows = p.shape[0]
         c = np.minimum((p * FINE_CELLS).astype(np.intp), FINE_CELLS - 1)
         if is_sorted(c):
             first = np.concatenate(([True], c[1:] != c[:-1])) if c.size else np.zeros(0, dtype=bool)
             self.cells = c[first].astype(np.int64)
-            self.cid = np.cumsum(first) - 1
-            self.sorted = True
+            cid = (np.cumsum(first) - 1).astype(np.int64)
         else:
             cells, cid = np.unique(c, return_inverse=True)
-            self.cells, self.cid, self.sorted = cells.astype(np.int64), cid.ravel(), False
+            self.cells, cid = cells.astype(np.int64), cid.ravel().astype(np.int64)
+        r = p - y
+        vals = np.column_stack([np.ones_like(p), p, r, r * p])
+        self.vals = vals if w is None else vals * w[:, None]
+        U = self.cells.size
+        self.rows = cid[:, None] + (np.arange(4, dtype=np.int64) * U)[None, :]
 
     def empty(self, n_replicates):
-        z = np.zeros((n_replicates, self.cells.size))
         return {
-            "cells": self.cells,
-            "N": z,
-            "F": z.copy(),
-            "R": z.copy(),
-            "RF": z.copy(),
+            "_acc": self.zeros("acc", (4 * self.cells.size, n_replicates)),  # N, F, R, RF stacked
             "sum_w": np.zeros(n_replicates),
             "n_rows": np.zeros(n_replicates, dtype=np.int64),
         }
 
     def add(self, out, W, start, stop):
         sl = slice(start, stop)
-        cid, srt, p = self.cid[sl], self.sorted, self.p[sl]
-        X = W if self.w is None else W * self.w[sl]
-        XR = X * self.r[sl]
-        add_bin_sums(out["N"], cid, X, srt)
-        add_bin_sums(out["F"], cid, X * p, srt)
-        add_bin_sums(out["R"], cid, XR, srt)
-        add_bin_sums(out["RF"], cid, XR * p, srt)
-        out["sum_w"] += X.sum(axis=1)
-        out["n_rows"] += np.rint(W.sum(axis=1)).astype(np.int64)
+        add_sparse_sums(out["_acc"], self.rows[sl], self.vals[sl], W)
+        copies = W @ np.ones(stop - start)
+        out["sum_w"] += copies if self.w is None else W @ self.w[sl]
+        out["n_rows"] += np.rint(copies).astype(np.int64)
+        return out
+
+    def finish(self, out):
+        acc, U = out.pop("_acc"), self.cells.size
+        out.update(cells=self.cells, N=acc[:U], F=acc[U : 2 * U], R=acc[2 * U : 3 * U], RF=acc[3 * U :])
         return out
 
 
@@ -402,31 +401,77 @@ def _grid_size(sigma):
 
 
 class _ReplicateGrids:
-    """The fine grids of a block of replicates (rows of ``(g, c)`` arrays), deposited per ``E`` once."""
+    """The fine grids of a block of replicates (``(c, g)``: cells by replicates), deposited per ``E`` once.
 
-    def __init__(self, N, F, R, RF, centre):
+    ``FineGrid.deposit`` places each cell at its centre of mass ``F / N``, between the nodes
+    ``b`` and ``b + 1`` of the ``E``-point grid. A cell lying strictly inside one interval of that
+    grid has the same ``b`` in every replicate, and its deposit is linear in its sums: node ``b``
+    gets ``(b + 1) V - (E - 1) VF`` and node ``b + 1`` gets ``(E - 1) VF - b V``. So the sums of
+    the cells of one interval are added first (one segment sum for all replicates) and deposited
+    once; the few cells holding a node of the grid are deposited one by one at their replicate's
+    centre, as ``FineGrid.deposit`` does.
+    """
+
+    def __init__(self, cells, N, F, R, RF, scale):
+        self.cells = cells
         self.V = ((N, F), (R, RF))
-        self.centre = centre
+        self.scale = scale  # (g,): weights rescaled to sum to the row count
         self.cache = {}
 
     def deposit(self, E, rows):
         """Weight and residual of replicates ``rows`` on the ``E``-point grid: ``(len(rows), 2, E)``."""
-        g_all = self.centre.shape[0]
-        store, done = self.cache.setdefault(E, (np.zeros((g_all, 2, E)), np.zeros(g_all, dtype=bool)))
-        need = rows[~done[rows]]
-        if need.size:
-            g = need.size
-            b = np.clip((self.centre[need] * (E - 1)).astype(np.intp), 0, E - 2)
+        if E not in self.cache:
+            self.cache[E] = self._deposit(E)
+        return self.cache[E][rows]
+
+    def _deposit(self, E):
+        g = self.scale.shape[0]
+        out = np.zeros((g, 2, E))
+        c = self.cells
+        if c.size == 0:
+            return out
+        lo_edge = c / FINE_CELLS * (E - 1)
+        hi_edge = np.nextafter((c + 1) / FINE_CELLS, 0.0) * (E - 1)
+        b_lo = np.clip(lo_edge.astype(np.intp), 0, E - 2)
+        b_hi = np.clip(hi_edge.astype(np.intp), 0, E - 2)
+        # a cell whose left edge sits (within rounding) on a node is deposited at its centre too
+        near = np.abs(lo_edge - np.round(lo_edge)) < 1e-7
+        fixed = (b_lo == b_hi) & ~near
+        # segments of consecutive cells: each run of fixed cells with one b, each other cell alone
+        key = np.where(fixed, b_lo, -1)
+        brk = np.ones(c.size, dtype=bool)
+        brk[1:] = (key[1:] != key[:-1]) | ~fixed[1:] | ~fixed[:-1]
+        starts = np.flatnonzero(brk)
+        seg_fixed = fixed[starts]
+        nodes = b_lo[starts][seg_fixed]
+        scale = self.scale[None, :]
+        # the segment sums of every replicate: one sparse product (each row adds one segment)
+        seg = sparse.csr_matrix(
+            (np.ones(c.size), np.arange(c.size), np.append(starts, c.size)), shape=(starts.size, c.size)
+        )[seg_fixed]
+        for ch, (V, VF) in enumerate(self.V):
+            sv = (seg @ V) * scale
+            svf = (seg @ VF) * scale
+            upper = (E - 1) * svf - nodes[:, None] * sv
+            # np.add.at: two runs of one b (split by a cell near a node) add up
+            np.add.at(out[:, ch].T, nodes, sv - upper)
+            np.add.at(out[:, ch].T, nodes + 1, upper)
+        s_idx = np.flatnonzero(~fixed)
+        if s_idx.size:
+            N, F = self.V[0]
+            Ns, Fs = N[s_idx].T, F[s_idx].T  # (g, s)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                centre = np.where(Ns > 0, np.clip(Fs / np.where(Ns > 0, Ns, 1.0), 0.0, 1.0), 0.0)
+            b = np.clip((centre * (E - 1)).astype(np.intp), 0, E - 2)
             flat = (b + (np.arange(g) * E)[:, None]).ravel()
             for ch, (V, VF) in enumerate(self.V):
-                v, vf = V[need], VF[need]
+                v, vf = V[s_idx].T * self.scale[:, None], VF[s_idx].T * self.scale[:, None]
                 upper = (E - 1) * vf - b * v  # as FineGrid.deposit
-                store[need, ch] = (
+                out[:, ch] += (
                     np.bincount(flat, weights=(v - upper).ravel(), minlength=g * E)
                     + np.bincount(flat + 1, weights=upper.ravel(), minlength=g * E + 1)[: g * E]
                 ).reshape(g, E)
-            done[need] = True
-        return store[rows]
+        return out
 
 
 def _smece_many(grids, rows, sigmas):
@@ -470,33 +515,34 @@ def smooth_ece_replicates(stats, block=None):
     ----------
     stats : dict of ndarray
         ``cells`` (the occupied fine cells, ``(c,)``), ``N``, ``F``, ``R``, ``RF`` of shape
-        ``(R, c)``, ``sum_w`` and ``n_rows`` of shape ``(R,)``.
+        ``(c, R)``, ``sum_w`` and ``n_rows`` of shape ``(R,)``.
     block : int, default=None
-        Replicates searched together (``None``: as many as keep a block's arrays near 16 MB).
+        Replicates searched together (``None``: all).
 
     Returns
     -------
     ndarray of shape (R,)
         smECE per replicate (NaN for a replicate with no weight).
     """
-    N, F, Rs, RF = stats["N"], stats["F"], stats["R"], stats["RF"]
-    n_rep, c = N.shape
+    N, F, Rs, RF = stats["N"], stats["F"], stats["R"], stats["RF"]  # (cells, replicates)
+    c, n_rep = N.shape
     n_rows = np.asarray(stats["n_rows"], dtype=float)
     sum_w = np.asarray(stats["sum_w"], dtype=float)
     ok = (n_rows > 0) & (sum_w > 0)
     out = np.full(n_rep, np.nan)
-    if block is None:
-        block = max(1, (1 << 21) // max(1, 4 * c))
+    if block is None:  # all replicates at once: the state is in memory already
+        block = n_rep
     for b0 in range(0, n_rep, block):
         idx = np.arange(b0, min(n_rep, b0 + block))
         idx = idx[ok[idx]]
         if idx.size == 0:
             continue
-        scale = (n_rows[idx] / sum_w[idx])[:, None]
-        Nb = N[idx]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            centre = np.where(Nb > 0, np.clip(F[idx] / np.where(Nb > 0, Nb, 1.0), 0.0, 1.0), 0.0)
-        grids = _ReplicateGrids(Nb * scale, F[idx] * scale, Rs[idx] * scale, RF[idx] * scale, centre)
+        scale = n_rows[idx] / sum_w[idx]
+        if idx.size == n_rep:  # the whole state: no copy
+            block_arrays = (N, F, Rs, RF)
+        else:  # one contiguous copy per block (the sparse products read contiguous rows)
+            block_arrays = tuple(np.ascontiguousarray(A[:, idx]) for A in (N, F, Rs, RF))
+        grids = _ReplicateGrids(stats["cells"], *block_arrays, scale)
         out[idx] = _bisect(grids, idx.size)
     return out
 

@@ -28,7 +28,7 @@ from skcal._constraints import EDGES, LABELS, N_BINS, NON_NEGATIVE_INT, SAMPLE_W
 from skcal._validation import check_bin_edges, check_multiclass_inputs
 from skcal.binning import right_closed_bin_ids, threshold_bin_ids, uniform_bin_ids
 from skcal.stats._base import BaseStatistics, count_rows
-from skcal.stats._replicate import ReplicatePlan, add_bin_sums, is_sorted, stack_empty
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
 
 __all__ = ["TopLabelStatistics", "ClasswiseStatistics", "classwise_value", "top_label_value"]
 
@@ -296,20 +296,29 @@ class TopLabelStatistics(_TruthfulBase):
 
 class _TopLabelPlan(ReplicatePlan):
     def __init__(self, stats, ids, resid, miss, w):
-        self.stats, self.ids, self.resid, self.miss, self.w = stats, ids, resid, miss, w
+        self.stats, self.w = stats, w
         self.n_rows = ids.shape[0]
-        self.sorted = is_sorted(ids)
+        self.rows = ids.astype(np.int64)[:, None]
+        self.resid = (resid if w is None else w * resid)[:, None]
+        # the resample's copies of a row of weight w add w^2 each to the correction
+        self.corr = miss if w is None else w * w * miss
 
     def empty(self, n_replicates):
-        return stack_empty(self.stats._empty(), n_replicates)
+        return {
+            "resid": np.zeros((self.stats.n_bins, n_replicates)),
+            "corr": np.zeros((n_replicates, 1)),
+            "weight": np.zeros((n_replicates, 1)),
+        }
 
     def add(self, out, W, start, stop):
         sl = slice(start, stop)
-        X = W if self.w is None else W * self.w[sl]
-        add_bin_sums(out["resid"], self.ids[sl], X * self.resid[sl], self.sorted)
-        # the resample's copies of a row of weight w add w^2 each to the correction
-        out["corr"][:, 0] += (W if self.w is None else X * self.w[sl]) @ self.miss[sl]
-        out["weight"][:, 0] += X.sum(axis=1)
+        add_sparse_sums(out["resid"], self.rows[sl], self.resid[sl], W)
+        out["corr"][:, 0] += W @ self.corr[sl]
+        out["weight"][:, 0] += W @ (np.ones(stop - start) if self.w is None else self.w[sl])
+        return out
+
+    def finish(self, out):
+        out["resid"] = np.ascontiguousarray(out["resid"].T)
         return out
 
 
@@ -396,20 +405,24 @@ class ClasswiseStatistics(_TruthfulBase):
 
 class _ClasswisePlan(ReplicatePlan):
     def __init__(self, stats, flat, label_ids, P, w):
-        self.stats, self.flat, self.label_ids, self.P, self.w = stats, flat, label_ids, P, w
+        self.stats, self.w = stats, w
         self.n_rows, self.k = P.shape
-        self.width = self.k
+        wt = np.ones(self.n_rows) if w is None else w
+        # k entries per row (w p_j in class j's bin) and one (-w in the true class's bin)
+        self.rows = np.column_stack([flat, label_ids]).astype(np.int64)
+        self.vals = np.column_stack([P * wt[:, None], -wt])
 
     def empty(self, n_replicates):
-        return stack_empty(self.stats._empty(), n_replicates)
+        k, nb = len(self.stats.labels), self.stats.n_bins
+        return {"resid": np.zeros((k * nb, n_replicates)), "weight": np.zeros((n_replicates, 1))}
 
     def add(self, out, W, start, stop):
         sl = slice(start, stop)
-        X = W if self.w is None else W * self.w[sl]
-        R = X.shape[0]
-        acc = out["resid"].reshape(R, -1)
-        XP = (X[:, :, None] * self.P[sl][None, :, :]).reshape(R, -1)
-        add_bin_sums(acc, self.flat[sl].ravel(), XP, False)
-        add_bin_sums(acc, self.label_ids[sl], -X, False)
-        out["weight"][:, 0] += X.sum(axis=1)
+        add_sparse_sums(out["resid"], self.rows[sl], self.vals[sl], W)
+        out["weight"][:, 0] += W @ (np.ones(stop - start) if self.w is None else self.w[sl])
+        return out
+
+    def finish(self, out):
+        k, nb = len(self.stats.labels), self.stats.n_bins
+        out["resid"] = np.ascontiguousarray(out["resid"].T).reshape(-1, k, nb)
         return out
