@@ -173,12 +173,14 @@ class _Replicates:
                 self.jobs.append((i, j, prepared, key, arrays[1] if spec.two_pass else None))
         self.block = int(np.clip(BLOCK_ENTRIES // max(1, largest), 4, 64))
 
-    def _buffer(self, key, shape):
-        """A float64 array reused by every block (a fresh one would be first touched each time)."""
-        buf = self._buffers.get(key)
-        if buf is None or buf.shape != tuple(shape):
-            buf = self._buffers[key] = np.empty(shape)
-        return buf
+    def _buffer(self, key, shape, dtype=np.float64):
+        """An array reused by every block (a fresh one would be first touched each time)."""
+        size = int(np.prod(shape))
+        buf = self._buffers.get((key, np.dtype(dtype)))
+        if buf is None or buf.size < size:
+            buf = self._buffers[(key, np.dtype(dtype))] = np.empty(size, dtype=dtype)
+        return buf[:size].reshape(shape)
+
 
     def weights(self, r0, count):
         """The block's Poisson weights of the validation rows, ``(count, n)`` uint8."""
@@ -196,7 +198,7 @@ class _Replicates:
         W8T = np.ascontiguousarray(W8.T)  # (rows, replicates): a row's weights are contiguous
         # converted once, shared by every statistic of the block; passed as (replicates, rows)
         # views of the (rows, replicates) arrays, the layout of the statistics' sparse products
-        W = self._buffer(("w", None), W8T.shape)
+        W = self._buffer("weights", W8T.shape)
         np.copyto(W, W8T)
         W = W.T
         gathered = {}
@@ -208,9 +210,13 @@ class _Replicates:
                 if key is None:
                     Wk = W
                 else:
-                    if key not in gathered:
-                        buf = self._buffer(("w", key), (self._rows[key].shape[0], count))
-                        np.copyto(buf, np.take(W8T, self._rows[key], axis=0))
+                    if key not in gathered:  # the jobs run model by model: one view at a time
+                        gathered.clear()
+                        shape = (self._rows[key].shape[0], count)
+                        w8 = self._buffer("gathered8", shape, np.uint8)
+                        np.take(W8T, self._rows[key], axis=0, out=w8)
+                        buf = self._buffer("gathered", shape)
+                        np.copyto(buf, w8)
                         gathered[key] = buf.T
                     Wk = gathered[key]
                 template = prepared.template

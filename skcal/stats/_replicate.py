@@ -272,13 +272,15 @@ class ReplicatePlan:
         """
         if self.workspace is None:
             return np.zeros(shape)
-        k = (type(self).__name__, key, tuple(shape))
+        k = (type(self).__name__, key)
+        size = int(np.prod(shape))
         buf = self.workspace.get(k)
-        if buf is None:
-            buf = self.workspace[k] = np.zeros(shape)
-        else:
-            buf.fill(0.0)
-        return buf
+        if buf is None or buf.size < size:  # one buffer per role, grown to the largest need
+            buf = self.workspace[k] = np.zeros(size)
+            return buf.reshape(shape)
+        out = buf[:size].reshape(shape)
+        out.fill(0.0)
+        return out
 
     def empty(self, n_replicates):
         """The statistics of no replicate row: a dict with a leading axis of ``n_replicates``."""

@@ -13,6 +13,8 @@ in-memory :func:`skcal.smooth_ece.smooth_ece` and the replicates of
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from scipy import sparse
 from scipy.fft import irfft, next_fast_len, rfft
@@ -430,33 +432,18 @@ class _ReplicateGrids:
         c = self.cells
         if c.size == 0:
             return out
-        lo_edge = c / FINE_CELLS * (E - 1)
-        hi_edge = np.nextafter((c + 1) / FINE_CELLS, 0.0) * (E - 1)
-        b_lo = np.clip(lo_edge.astype(np.intp), 0, E - 2)
-        b_hi = np.clip(hi_edge.astype(np.intp), 0, E - 2)
-        # a cell whose left edge sits (within rounding) on a node is deposited at its centre too
-        near = np.abs(lo_edge - np.round(lo_edge)) < 1e-7
-        fixed = (b_lo == b_hi) & ~near
-        # segments of consecutive cells: each run of fixed cells with one b, each other cell alone
-        key = np.where(fixed, b_lo, -1)
-        brk = np.ones(c.size, dtype=bool)
-        brk[1:] = (key[1:] != key[:-1]) | ~fixed[1:] | ~fixed[:-1]
-        starts = np.flatnonzero(brk)
-        seg_fixed = fixed[starts]
-        nodes = b_lo[starts][seg_fixed]
+        seg, nodes, unique, s_idx = _segments(c, E)
         scale = self.scale[None, :]
-        # the segment sums of every replicate: one sparse product (each row adds one segment)
-        seg = sparse.csr_matrix(
-            (np.ones(c.size), np.arange(c.size), np.append(starts, c.size)), shape=(starts.size, c.size)
-        )[seg_fixed]
         for ch, (V, VF) in enumerate(self.V):
-            sv = (seg @ V) * scale
+            sv = (seg @ V) * scale  # the segment sums of every replicate: one sparse product
             svf = (seg @ VF) * scale
             upper = (E - 1) * svf - nodes[:, None] * sv
-            # np.add.at: two runs of one b (split by a cell near a node) add up
-            np.add.at(out[:, ch].T, nodes, sv - upper)
-            np.add.at(out[:, ch].T, nodes + 1, upper)
-        s_idx = np.flatnonzero(~fixed)
+            if unique:
+                out[:, ch, nodes] += (sv - upper).T
+                out[:, ch, nodes + 1] += upper.T
+            else:  # two runs of one b (split by a cell near a node) add up
+                np.add.at(out[:, ch].T, nodes, sv - upper)
+                np.add.at(out[:, ch].T, nodes + 1, upper)
         if s_idx.size:
             N, F = self.V[0]
             Ns, Fs = N[s_idx].T, F[s_idx].T  # (g, s)
@@ -472,6 +459,46 @@ class _ReplicateGrids:
                     + np.bincount(flat + 1, weights=upper.ravel(), minlength=g * E + 1)[: g * E]
                 ).reshape(g, E)
         return out
+
+
+#: per (cells, E): the segment-sum matrix, its nodes, whether they are distinct, the other cells
+_SEGMENTS: dict = {}
+
+
+def _segments(cells, E):
+    """How the occupied fine cells ``cells`` deposit on the ``E``-point grid (cached per array and E).
+
+    Cells lying strictly inside one interval of the grid form runs of one node ``b`` (rows of a
+    sparse segment-sum matrix); the others (a node inside, or a left edge on a node) are
+    deposited one by one at their replicates' centres.
+    """
+    key = (id(cells), cells.size, E)
+    hit = _SEGMENTS.get(key)
+    if hit is not None and hit[0]() is cells:
+        return hit[1]
+    lo_edge = cells / FINE_CELLS * (E - 1)
+    hi_edge = np.nextafter((cells + 1) / FINE_CELLS, 0.0) * (E - 1)
+    b_lo = np.clip(lo_edge.astype(np.intp), 0, E - 2)
+    b_hi = np.clip(hi_edge.astype(np.intp), 0, E - 2)
+    # a cell whose left edge sits (within rounding) on a node is deposited at its centre too
+    near = np.abs(lo_edge - np.round(lo_edge)) < 1e-7
+    fixed = (b_lo == b_hi) & ~near
+    # segments of consecutive cells: each run of fixed cells with one b, each other cell alone
+    key_b = np.where(fixed, b_lo, -1)
+    brk = np.ones(cells.size, dtype=bool)
+    brk[1:] = (key_b[1:] != key_b[:-1]) | ~fixed[1:] | ~fixed[:-1]
+    starts = np.flatnonzero(brk)
+    seg_fixed = fixed[starts]
+    nodes = b_lo[starts][seg_fixed]
+    seg = sparse.csr_matrix(
+        (np.ones(cells.size), np.arange(cells.size), np.append(starts, cells.size)),
+        shape=(starts.size, cells.size),
+    )[seg_fixed]
+    value = (seg, nodes, bool(np.unique(nodes).size == nodes.size), np.flatnonzero(~fixed))
+    if len(_SEGMENTS) > 64:
+        _SEGMENTS.clear()
+    _SEGMENTS[key] = (weakref.ref(cells), value)
+    return value
 
 
 def _smece_many(grids, rows, sigmas):
