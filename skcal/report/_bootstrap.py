@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn import config_context
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController, threadpool_limits
 
 from skcal.stats import PoissonBootstrap, poisson_weights
 
@@ -146,6 +146,7 @@ class _Replicates:
         self._rows = {}  # weights key -> the validation row of each array row
         self._buffers = {}  # reused weight arrays
         self.workspace = {}  # reused accumulators of the statistics (each block's are discarded)
+        self.blas = ThreadpoolController()
         sorted_views = {}
         self.jobs = []  # (i, j, prepared, weights key, second-pass scores) or (i, j, None, ...)
         largest = self.n
@@ -204,6 +205,10 @@ class _Replicates:
         gathered = {}
         with config_context(skip_parameter_validation=True), threadpool_limits(limits=1):
             for i, j, prepared, key, second in self.jobs:
+                # one BLAS thread for the many small products (a pool fighting other processes is
+                # 10 to 50 times slower); set again per job: a nested limiter (the Chebyshev
+                # solve's) may restore the pool it saw when it was made
+                self.blas.limit(limits=1, user_api="blas")
                 if prepared is None:
                     out[:, i, j] = self._resampled(i, j, W8)
                     continue

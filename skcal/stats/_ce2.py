@@ -207,8 +207,8 @@ class _MomentPlan(ReplicatePlan):
     def __init__(self, stats, T, S, w):
         self.stats, self.T, self.S, self.w = stats, T, S, w
         self.n_rows = S.shape[0]
-        L = stats.degree
-        self.width = max(1, (2 * L + 1) ** (2 if stats._n_dims == 2 else 1) // 8)
+        # tiles of R x 2^18 / R rows: the basis products of a tile are (rows, (2L + 1)^2), a product
+        # with the tile's weights is one BLAS call
 
     def empty(self, n_replicates):
         return stack_empty(self.stats._empty(), n_replicates)
@@ -558,7 +558,6 @@ class _PlugInPlan(ReplicatePlan):
         C = stats.coef[:, : stats.order]
         self.L = C.shape[2] - 1
         self.coef = C.reshape(C.shape[0] * stats.order, -1)  # (R * order, basis functions)
-        self.width = 2 * stats.order
 
     def empty(self, n_replicates):
         if self.coef.shape[0] != n_replicates * self.stats.order:
