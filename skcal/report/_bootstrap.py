@@ -4,6 +4,13 @@ The bootstrap is *paired*: every replicate resamples the rows once and scores ev
 same resample, so two models' intervals are comparable and ``p_best`` (the fraction of
 replicates in which a model is the best or tied for best) says how stable a ranking is.
 
+It is a Poisson bootstrap computed through the statistics objects (:func:`run_bootstrap`):
+replicate ``r`` counts validation row ``i`` ``W[r, i] ~ Poisson(1)`` times
+(:func:`skcal.stats.poisson_weights`, keyed by the report's seed, the replicate and the row),
+and each built-in metric's replicates are its statistics on those counts
+(:class:`skcal.stats.PoissonBootstrap`), a block of replicates at a time; a metric given as a
+callable is recomputed on each replicate's rows (row ``i`` repeated ``W[r, i]`` times).
+
 Intervals
 ---------
 Calibration errors estimated from a sample are biased upward by its noise, and a bootstrap
