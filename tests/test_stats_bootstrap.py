@@ -239,19 +239,7 @@ def test_cutoff_grid_replicates_within_their_bound_of_the_exact_cutoff():
 # ---------------------------------------------------------------------------------------------
 # any chunking, any order, any merge tree: the same replicates
 # ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "name",
-    [
-        "scdl",
-        "smooth_ece",
-        "cutoff",
-        "smce_grid",
-        "binned_ece",
-        "truthful_conf_ce",
-        "classwise_lince",
-        "mean",
-    ],
-)
+@pytest.mark.parametrize("name", sorted(CASES))
 @settings(max_examples=12, deadline=None)
 @given(data=st.data())
 def test_any_chunking_gives_the_same_replicates(name, data):
@@ -270,6 +258,27 @@ def test_any_chunking_gives_the_same_replicates(name, data):
     np.testing.assert_allclose(
         from_state(merged.get_state()).compute(), whole.compute(), rtol=1e-12, atol=1e-15
     )
+
+
+@settings(max_examples=8, deadline=None)
+@given(data=st.data())
+def test_ce2_replicates_in_any_chunking_equal_the_whole(data):
+    """Both passes of CE2 (the moments, then each replicate's plug-in) merge across chunks."""
+    Y, S = _second_order(n=600)
+    n = Y.shape[0]
+    make = lambda: CE2Statistics(degree=3, alpha=1e-3)  # noqa: E731
+    whole = PoissonBootstrap(make(), n_replicates=4, seed=7).update(Y, S)
+    cuts = data.draw(chunkings(n))
+    spans = list(zip(cuts[:-1], cuts[1:], strict=True))
+    boots = [PoissonBootstrap(make(), n_replicates=4, seed=7) for _ in spans]
+    first = merge_tree(
+        [b.update(Y[lo:hi], S[lo:hi], row_offset=lo) for b, (lo, hi) in zip(boots, spans, strict=True)], data
+    )
+    coef = whole.compute()  # the fits' coefficients: to 1e-12 of their scale (sums in another order)
+    np.testing.assert_allclose(first.compute(), coef, rtol=1e-12, atol=1e-12 * np.abs(coef).max())
+    second = merge_tree([first.plug_in().update(Y[a:b], S[a:b], row_offset=a) for a, b in spans], data)
+    expected = whole.plug_in().update(Y, S).compute()
+    np.testing.assert_allclose(second.compute(), expected, rtol=1e-12, atol=1e-15)
 
 
 def test_rows_in_any_order_with_their_global_index():
