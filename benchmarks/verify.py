@@ -51,6 +51,7 @@ EXPERIMENTS = {
     "report_intervals": ([], "report_intervals_quick.json"),
     "scdl_synthetic": ([], "scdl_synthetic_quick.json"),
     "calibration_tests": ([], "calibration_tests_quick.json"),
+    "report_scale": ([], "report_scale_quick.json"),
 }
 
 #: name -> data folders (relative to the repository) the quick mode reads; absent -> skipped

@@ -532,8 +532,8 @@ CASES: dict[str, Entry] = {
         arrays={"y": "labels", "p": "proba"},
         samples=("y", "p"),
         ints={"n_bootstrap": 10**12},
-        floats=("confidence_level",),
-        none_ok=("random_state", "pos_label", "labels", "metrics", "n_jobs", "title"),
+        floats=("confidence_level", "max_seconds"),
+        none_ok=("random_state", "pos_label", "labels", "metrics", "n_jobs", "title", "max_seconds"),
         names={"p": "predictions"},
     ),
     "calibration_report": Entry(
@@ -542,8 +542,8 @@ CASES: dict[str, Entry] = {
         arrays={"X": "features", "y": "labels"},
         samples=("X", "y"),
         ints={"n_bootstrap": 10**12},
-        floats=("confidence_level",),
-        none_ok=("random_state", "metrics", "n_jobs", "title"),
+        floats=("confidence_level", "max_seconds"),
+        none_ok=("random_state", "metrics", "n_jobs", "title", "max_seconds"),
     ),
     "ReliabilityDisplay.from_predictions": Entry(
         lambda **kw: _close(skcal.ReliabilityDisplay.from_predictions(**kw)),
