@@ -227,10 +227,13 @@ def test_pipeline_from_raw_features(data):
 def test_multiclass_one_vs_rest():
     X, y = make_classification(n_samples=200, n_classes=3, n_informative=4, random_state=1)
     rf = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
-    with pytest.raises(ValueError, match="pass pos_label"):
-        EnsembleMoments(rf).fit(X)
     out = EnsembleMoments(rf, pos_label=2).fit_transform(X)
     np.testing.assert_allclose(out[:, 0], rf.predict_proba(X)[:, 2], rtol=1e-12)
+    # without pos_label: the moments of every class, (n, 2k), the class-2 pair equal to pos_label=2
+    every = EnsembleMoments(rf).fit(X)
+    both = every.transform(X)
+    assert both.shape == (200, 6)
+    np.testing.assert_array_equal(both[:, [2, 5]], out)
 
 
 def test_bad_input(data):

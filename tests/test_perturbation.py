@@ -113,7 +113,7 @@ def test_bad_input():
         SechPerturber().fit([[1.2, 0.1]])
     with pytest.raises(ValueError, match=r"sigma2\) must lie in \[0, 0.25\]"):
         SechPerturber().fit([[0.5, 0.3]])
-    with pytest.raises(ValueError, match="1 column .* or 2 columns"):
+    with pytest.raises(ValueError, match="1 column .* 2 columns .* or 2k columns"):
         SechPerturber().fit(np.full((4, 3), 0.1))
     with pytest.raises(ValueError, match="NaN"):
         SechPerturber().fit([[0.5, np.nan]])

@@ -142,7 +142,7 @@ def test_order1_on_single_labels_log_loss_finite(problem):
 
 def test_bad_parameters():
     X, y, f, ens, votes = _problem(n=1200)
-    for params in [{"degree": -1}, {"bandwidth": 0.0}, {"order": 3}, {"basis": "1d"}, {"alpha": -1}]:
+    for params in [{"degree": -1}, {"bandwidth": 0.0}, {"order": 3}, {"basis": "2d"}, {"alpha": -1}]:
         with pytest.raises(ValueError, match=list(params)[0]):
             SecondOrderCalibratedClassifier(FrozenEstimator(ens), **params).fit(X, votes)
     with pytest.raises(NotFittedError):

@@ -111,8 +111,10 @@ def test_single_vote_rows_and_the_message():
     v = VoteCounts([1, 0], [1, 2])
     with pytest.raises(ValueError, match="at least 2 votes.*ce1_score.*order=1"):
         check_snapshots(v)
-    with pytest.raises(ValueError, match="at least 2 votes"):
-        ce2_score(v, np.array([[0.5, 0.1], [0.5, 0.1]]), degree=1)
+    # ce2_score takes rows with one vote beside rows with pairs (the mixed rule), not single votes only
+    assert np.isfinite(ce2_score(v, np.array([[0.5, 0.1], [0.5, 0.1]]), degree=1))
+    with pytest.raises(ValueError, match="No item of snapshots has 2 votes.*ce1_score.*order=1"):
+        ce2_score(VoteCounts([1, 0], [1, 1]), np.array([[0.5, 0.1], [0.5, 0.1]]), degree=1)
     assert check_snapshots(v, min_votes=1) is v
 
 
@@ -157,12 +159,24 @@ def test_platt_fit_partial_fit_and_score_identical(order):
     np.testing.assert_allclose(p.coef_, a.coef_, rtol=1e-8, atol=1e-10)
 
 
-def test_platt_order1_takes_single_vote_counts_order2_does_not():
+def test_platt_order1_takes_single_vote_counts_order2_the_mixed_rule():
     S, v = _data(cmin=1, cmax=3)
-    assert (v.total == 1).any()
+    assert (v.total == 1).any() and (v.total >= 2).any()
     SecondOrderPlattCalibrator(degree=3, order=1).fit(S, v)
-    with pytest.raises(ValueError, match="at least 2 votes"):
-        SecondOrderPlattCalibrator(degree=3, order=2).fit(S, v)
+    # order=2: eta1 from every row, eta2 from the rows with two votes or more
+    mixed = SecondOrderPlattCalibrator(degree=3, order=2, alpha=1e-6).fit(S, v)
+    pairs = np.flatnonzero(v.total >= 2)
+    eta1 = SecondOrderPlattCalibrator(degree=3, order=1, alpha=1e-6).fit(S, v)
+    eta2 = SecondOrderPlattCalibrator(degree=3, order=2, alpha=1e-6).fit(S[pairs], v[pairs])
+    raw = mixed.predict_moments(S, project=False)
+    np.testing.assert_allclose(raw[:, 0], eta1.predict_moments(S, project=False)[:, 0], rtol=1e-10)
+    np.testing.assert_allclose(raw[:, 1], eta2.predict_moments(S, project=False)[:, 1], rtol=1e-10)
+    assert mixed.coef_.shape == (16, 2) and np.isfinite(mixed.score(S, v))
+    with pytest.raises(ValueError, match="partial_fit with order=2 needs two votes"):
+        SecondOrderPlattCalibrator(degree=3).partial_fit(S, v)
+    single = VoteCounts(v.positive.clip(0, 1), np.ones(len(v), int))
+    with pytest.raises(ValueError, match="No item of y .* has 2 votes"):
+        SecondOrderPlattCalibrator(degree=3, order=2).fit(S, single)
 
 
 def test_grid_search_with_counts():
