@@ -388,7 +388,7 @@ class SecondOrderCalibratedClassifier(ClassifierMixin, BaseEstimator):
         if label is None:
             rows, top = self._top(S3)
             return self.perturber_.transform(S3[rows, top]), S3, top
-        return self.perturber_.transform(S3[:, label])
+        return check_class_scores(self.perturber_.transform(flat_class_scores(S3)))[:, label]
 
     def predict_second_order(self, X, *, project=True):
         """The recalibrated second-order scores ``(m, sigma2)``.
