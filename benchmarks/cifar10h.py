@@ -9,43 +9,51 @@ Data (read by path from ``--data``, default ``<repo>/../shared/data``; never cop
   logits files, 2 netcal and 1 verified-calibration probability files), all in the standard
   test order (checked: identical ``y_test``). Logits are turned into probabilities by softmax.
 
-Ensemble: per image and class, ``m`` = mean of the 11 models' probabilities and
-``sigma2`` = their unbiased variance (ddof = 1), clipped to the feasible region
-``[0, m (1 - m)]``. Human votes are the repeated labels: for a task with ``a`` positive votes of
-``c``, ``t1 = a / c`` and ``t2 = a (a - 1) / (c (c - 1))``; the snapshots are the NaN-padded
-``(n, max c)`` array of ``a`` ones and ``c - a`` zeros, built with numpy in one step.
-
-Tasks: each class one-vs-rest (10 tasks) and the ensemble's top class ("top": per image, the
-class of largest ``m``, with that class's ``m``, ``sigma2`` and votes).
+Everything after loading goes through skcal's public API, as a user would write it:
+``skcal.ensemble_moments`` (per image and class the mean and unbiased variance across the 11
+models, clipped to ``[0, m (1 - m)]``; the ``(n, 20)`` layout), ``VoteCounts(counts=C)`` (the
+human votes per class; targets ``t1 = a / c``, ``t2 = a (a - 1) / (c (c - 1))`` per class),
+``SecondOrderCalibratedClassifier("precomputed", ...)`` fitted on a random half and applied to
+the other half, and ``ce2_details(..., multiclass="classwise" | "top_label")``.
 
 Per repeat (``--repeats``, joblib over repeats with ``--n-jobs``): a random half of the images
-calibrates, the other half evaluates. Scores are perturbed by ``skcal.SechPerturber(bandwidth=h)``,
-``h = 1/64`` (the perturbed ensemble is the deployed raw predictor). Calibrators
-(``skcal.SecondOrderPlattCalibrator``, ``alpha = 1e-6``): 1-D on ``m'`` alone, degree 8; 2-D on
-``(m', sigma2')``, tensor degree 6 (49 features); ``order=1`` (first-order Platt) and ``order=2``
-(second-order Platt). CE2 of each of the five predictors (raw perturbed ensemble and the four
-recalibrated ones, whose outputs ``(eta1, max(0, eta2 - eta1^2))`` are measured as they are) is
-estimated on the evaluation half with ``skcal.ce2.ce2_details`` (polynomial estimator,
-``degree="auto"`` at ``h``, ``alpha = 1e-6``), which also gives the two terms.
+calibrates (5,000), the other half evaluates. The raw predictor is the ensemble perturbed by
+``SechPerturber(bandwidth=1/64)`` class by class. Four calibrators, all with ``alpha = 1e-6``:
+1-D (``basis="1d"``, degree 8) and 2-D (tensor degree 6), each ``order=1`` (first-order Platt)
+and ``order=2`` (second-order Platt), each fitted twice: classwise (one calibrator per class, the
+ten one-vs-rest tasks) and top-label (``multiclass="top_label"``). Reported, on the evaluation
+half, with ``ce2_details`` (polynomial estimator, ``degree="auto"``, ``alpha = 1e-6``):
 
-Disagreement audit, on the evaluation half: the realised disagreement of an image is
-``g = 2 (t1 - t2)``, the unbiased estimate from its votes of the probability that two annotators
-disagree about the task. Rankers: raw ``2 m (1 - m)`` and raw ``sigma2`` (the unperturbed
-ensemble), and ``2 eta1 - 2 eta2`` of each calibrator at the perturbed scores (first-order:
-``2 eta1 (1 - eta1)``). At budgets 1%, 5% and 10% of the evaluation images, the captured fraction
-is the sum of ``g`` over a ranker's top ``ceil(f n)`` images divided by the same sum for the oracle
-ordering (by ``g`` itself); ties are broken at random. Reported: mean and 2.5-97.5 percentiles
-over repeats.
+* the one-vs-rest CE2 of every class, for the raw ensemble and the classwise calibrators'
+  outputs before the projection onto the simplex (``predict_second_order(project=False)``);
+* the classwise CE2 (mean over classes) of those and of the outputs projected onto the simplex by
+  each rule of ``skcal.platt.project_to_simplex`` (``"logit_shift"``, the classifier's default,
+  and ``"renormalize"``), with the log loss of the human votes under the projected means (mean
+  over votes of ``-log q_vote``) and the mean one-vs-rest binary log loss (defined for the
+  unprojected outputs too);
+* the top-label CE2 (``multiclass="top_label"``: each row's class of largest ``m``) of the raw
+  ensemble, of the top-label calibrators and of the projected classwise calibrators;
+* the disagreement audit: the realised disagreement of an image and task is ``g = 2 (t1 - t2)``,
+  the unbiased estimate from its votes of the chance that two annotators disagree. Rankers: raw
+  ``2 m (1 - m)`` and raw ``sigma2`` (the unperturbed ensemble), and ``2 m' (1 - m') - 2
+  sigma2'`` (``= 2 eta1 - 2 eta2``) of each calibrator's output. At budgets 1%, 5% and 10%, the
+  captured fraction is the sum of ``g`` over a ranker's top ``ceil(f n)`` images divided by the
+  same sum for the oracle ordering (by ``g``); ties are broken at random. The top-label task is
+  the unperturbed ensemble's class of largest ``m`` (the class the top-label calibrators learn).
+
+Reported: mean, standard deviation and 2.5-97.5 percentiles over repeats, and the paired
+differences (per repeat, same split) between the classifier's projected classwise CE2 and the
+best unprojected one-vs-rest calibrator of each class.
 
 Outputs in ``--out`` (default benchmarks/results/): ``cifar10h.json`` (provenance: git commit,
 command line, configuration, CPU count, wall time, date), ``cifar10h_ce2.png``,
-``cifar10h_audit.png`` and ``cifar10h_display.png`` (``skcal.SecondOrderDisplay`` of the top-class
-2-D second-order calibrator of the first repeat); ``--quick`` writes ``cifar10h_quick.*``.
+``cifar10h_audit.png`` and ``cifar10h_display.png`` (``skcal.SecondOrderDisplay`` of the top-label
+2-D second-order classifier of the first repeat); ``--quick`` writes ``cifar10h_quick.*``.
 
 Usage (from the repository root)::
 
     nice python -m benchmarks.cifar10h --repeats 20 --n-jobs 2   # full mode
-    python -m benchmarks.cifar10h --quick                        # smoke run (2 tasks, 2 repeats)
+    python -m benchmarks.cifar10h --quick                        # smoke run (2 repeats)
 """
 
 from __future__ import annotations
@@ -61,14 +69,18 @@ from benchmarks import _harness as harness
 DEFAULT_DATA = harness.REPO_ROOT.parent / "shared" / "data"
 CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 TASKS = ("top", *CLASSES)
-QUICK_TASKS = ("top", "cat")
-PREDICTORS = ("raw", "1-D first-order", "1-D second-order", "2-D first-order", "2-D second-order")
-RANKERS = ("raw 2m(1-m)", "raw sigma2", *PREDICTORS[1:])
+CALIBRATORS = {
+    "1-D first-order": {"basis": "1d", "order": 1, "degree": 8},
+    "1-D second-order": {"basis": "1d", "order": 2, "degree": 8},
+    "2-D first-order": {"basis": "tensor", "order": 1, "degree": 6},
+    "2-D second-order": {"basis": "tensor", "order": 2, "degree": 6},
+}
+PREDICTORS = ("raw", *CALIBRATORS)
+RANKERS = ("raw 2m(1-m)", "raw sigma2", *CALIBRATORS)
+PROJECTIONS = ("logit_shift", "renormalize")
 BUDGETS = (0.01, 0.05, 0.10)
 BANDWIDTH = 2**-6
 ALPHA = 1e-6
-DEGREE_1D = 8
-DEGREE_2D = 6
 N_MODELS = 11
 
 
@@ -121,27 +133,6 @@ def load(data):
     return counts.astype(np.int64), P, y_test, names
 
 
-def ensemble_moments(P):
-    """Moments: mean and unbiased variance across members, variance clipped to ``[0, m (1 - m)]``."""
-    m = P.mean(axis=0)
-    s2 = np.clip(P.var(axis=0, ddof=1), 0.0, m * (1.0 - m))
-    return np.clip(m, 0.0, 1.0), s2
-
-
-def task_arrays(m, s2, counts, task):
-    """``(m, sigma2, a, c)`` of one binary task (a class one-vs-rest, or the ensemble's top class)."""
-    c = counts.sum(axis=1)
-    col = np.argmax(m, axis=1) if task == "top" else np.full(m.shape[0], CLASSES.index(task))
-    rows = np.arange(m.shape[0])
-    return m[rows, col], s2[rows, col], counts[rows, col], c
-
-
-def snapshots_from_counts(a, c):
-    """NaN-padded snapshot rows: ``a`` ones, then ``c - a`` zeros, then NaN up to ``max c``."""
-    j = np.arange(int(c.max()))[None, :]
-    return np.where(j < c[:, None], (j < a[:, None]).astype(np.float64), np.nan)
-
-
 # ----------------------------------------------------------------------------------------------
 # one repeat
 # ----------------------------------------------------------------------------------------------
@@ -154,50 +145,101 @@ def captured_fractions(score, g, rng):
     return by_score / oracle
 
 
-def fit_calibrators(Sp, Y, cal):
-    from skcal import SecondOrderPlattCalibrator
-
-    out = {}
-    variants = (("1-D", slice(0, 1), {"degree": DEGREE_1D}), ("2-D", slice(0, 2), {"degree": DEGREE_2D}))
-    for dim, cols, kw in variants:
-        for order, label in ((1, "first-order"), (2, "second-order")):
-            est = SecondOrderPlattCalibrator(alpha=ALPHA, basis="tensor", order=order, **kw)
-            out[f"{dim} {label}"] = (est.fit(Sp[cal, cols], Y[cal]), cols)
-    return out
+def _terms(res):
+    return {"ce2": res.ce2, "term1": res.term1, "term2": res.term2, "degree": res.degree}
 
 
-def one_task(seed, task, m, s2, a, c, cal, ev):
-    from skcal import SechPerturber
-    from skcal.ce2 import ce2_details
+def _vote_log_loss(Q, counts):
+    """Mean over the human votes of ``-log q_vote`` (the multiclass log loss of every vote)."""
+    eps = np.finfo(np.float64).eps
+    return float(-(counts * np.log(np.clip(Q, eps, 1.0))).sum() / counts.sum())
+
+
+def _ovr_log_loss(M, counts):
+    """Mean over classes of the binary log loss of ``m_j`` against every vote (one-vs-rest)."""
+    eps = np.finfo(np.float64).eps
+    M = np.clip(M, eps, 1.0 - eps)
+    c = counts.sum(axis=1, keepdims=True)
+    return float(-(counts * np.log(M) + (c - counts) * np.log1p(-M)).sum() / (c.sum() * M.shape[1]))
+
+
+def one_repeat(seed, X, counts, m_raw, s2_raw, n_cal):
+    from skcal import SechPerturber, SecondOrderCalibratedClassifier, VoteCounts, ce2_details
+    from skcal.platt import project_to_simplex
 
     rng = np.random.default_rng(seed)
-    S = np.column_stack([m, s2])
-    Sp = SechPerturber(bandwidth=BANDWIDTH, random_state=seed).fit_transform(S)
-    Y = snapshots_from_counts(a, c)
-    cals = fit_calibrators(Sp, Y, cal)
-    outputs = {"raw": Sp[ev]}
-    rank = {"raw 2m(1-m)": 2 * m[ev] * (1 - m[ev]), "raw sigma2": s2[ev]}
-    for name, (est, cols) in cals.items():
-        outputs[name] = est.transform(Sp[ev, cols])
-        mom = est.predict_moments(Sp[ev, cols])
-        rank[name] = 2 * mom[:, 0] - 2 * mom[:, 1]
-    ce2 = {}
-    for name in PREDICTORS:
-        res = ce2_details(Y[ev], outputs[name], bandwidth=BANDWIDTH, alpha=ALPHA)
-        ce2[name] = {"ce2": res.ce2, "term1": res.term1, "term2": res.term2, "degree": res.degree}
-    t1 = a[ev] / c[ev]
-    t2 = a[ev] * (a[ev] - 1) / (c[ev] * (c[ev] - 1))
-    g = 2 * (t1 - t2)
-    audit = {name: captured_fractions(rank[name], g, rng).tolist() for name in RANKERS}
-    return {"ce2": ce2, "audit": audit, "mean_g_eval": float(g.mean())}
-
-
-def one_repeat(seed, tasks, arrays, n_cal):
-    rng = np.random.default_rng(seed)
-    n = next(iter(arrays.values()))[0].shape[0]
-    perm = rng.permutation(n)
+    perm = rng.permutation(X.shape[0])
     cal, ev = np.sort(perm[:n_cal]), np.sort(perm[n_cal:])
-    return {task: one_task(seed, task, *arrays[task], cal, ev) for task in tasks}
+    votes = VoteCounts(counts=counts)
+    V_cal, V_ev = votes[cal], votes[ev]
+
+    def ce2(out, task):
+        return ce2_details(V_ev, out, bandwidth=BANDWIDTH, alpha=ALPHA, multiclass=task)
+
+    raw = SechPerturber(bandwidth=BANDWIDTH, random_state=seed).fit(X[cal]).transform(X[ev])
+    classwise = {"raw": raw}
+    top_label = {"raw": raw}
+    projected = {}
+    for name, kw in CALIBRATORS.items():
+        common = {"bandwidth": BANDWIDTH, "alpha": ALPHA, "random_state": seed, **kw}
+        clf = SecondOrderCalibratedClassifier("precomputed", **common).fit(X[cal], V_cal)
+        one = clf.predict_second_order(X[ev], project=False)  # (n, 10, 2), one-vs-rest
+        classwise[name] = one
+        projected[name] = {rule: project_to_simplex(one, method=rule) for rule in PROJECTIONS}
+        top = SecondOrderCalibratedClassifier("precomputed", multiclass="top_label", **common)
+        top_label[name] = top.fit(X[cal], V_cal).predict_second_order(X[ev])
+
+    out = {"ce2": {t: {} for t in TASKS}, "classwise": {}, "projection": {}, "top_label_of_classwise": {}}
+    for name, scores in classwise.items():
+        res = ce2(scores, "classwise")
+        for j, cls in enumerate(CLASSES):
+            out["ce2"][cls][name] = _terms(res.per_class[j])
+        out["classwise"][name] = res.ce2
+        out["ce2"]["top"][name] = _terms(ce2(top_label[name], "top_label"))
+    counts_ev = counts[ev]
+    for name, rules in projected.items():
+        M = classwise[name][..., 0]
+        out["projection"][name] = {
+            "none": {"classwise_ce2": out["classwise"][name], "ovr_log_loss": _ovr_log_loss(M, counts_ev)}
+        }
+        for rule, scores in rules.items():
+            out["projection"][name][rule] = {
+                "classwise_ce2": ce2(scores, "classwise").ce2,
+                "top_label_ce2": ce2(scores, "top_label").ce2,
+                "vote_log_loss": _vote_log_loss(scores[..., 0], counts_ev),
+                "ovr_log_loss": _ovr_log_loss(scores[..., 0], counts_ev),
+                "mean_abs_change_of_m": float(np.abs(scores[..., 0] - classwise[name][..., 0]).mean()),
+            }
+        out["projection"][name]["none"]["mean_abs_row_sum_minus_1"] = float(
+            np.abs(classwise[name][..., 0].sum(axis=1) - 1.0).mean()
+        )
+    # the disagreement audit: per task the realised disagreement g = 2 (t1 - t2)
+    t1, t2 = V_ev.targets()
+    g = 2.0 * (t1 - t2)
+    rows = np.arange(ev.shape[0])
+    top = np.argmax(m_raw[ev], axis=1)  # the ensemble's top class: the task the top-label calibrators learn
+    t1_top, t2_top = V_ev.one_vs_rest(top).targets()
+    g_top = 2.0 * (t1_top - t2_top)
+    audit = {t: {} for t in TASKS}
+    for name in RANKERS:
+        if name.startswith("raw"):
+            M = m_raw[ev]
+            score = 2 * M * (1 - M) if name == "raw 2m(1-m)" else s2_raw[ev]
+            score_top = score[rows, top]
+        else:
+            S = classwise[name]
+            score = 2 * S[..., 0] * (1 - S[..., 0]) - 2 * S[..., 1]
+            T = top_label[name][rows, top]
+            score_top = 2 * T[:, 0] * (1 - T[:, 0]) - 2 * T[:, 1]
+        audit["top"][name] = captured_fractions(score_top, g_top, rng).tolist()
+        for j, cls in enumerate(CLASSES):
+            audit[cls][name] = captured_fractions(score[:, j], g[:, j], rng).tolist()
+    out["audit"] = audit
+    out["mean_g_eval"] = float(g_top.mean())
+    out["top_label_argmax_moved"] = {
+        name: float(np.mean(np.argmax(top_label[name][..., 0], axis=1) != top)) for name in CALIBRATORS
+    }
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -209,47 +251,72 @@ def _summ(values):
     return {"mean": float(v.mean()), "p2.5": float(lo), "p97.5": float(hi), "std": float(v.std(ddof=1))}
 
 
-def summarise(runs, tasks):
+def _paired(a, b):
+    """Mean of the paired differences ``a - b`` over repeats, its standard error and t 90% half-width."""
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    _, half = harness.t_interval(d[:, None], level=0.90, axis=0)
+    sem = float(d.std(ddof=1) / np.sqrt(d.size))
+    return {"mean": float(d.mean()), "sem": sem, "t90_halfwidth": float(half[0])}
+
+
+def summarise(runs):
     terms = ("ce2", "term1", "term2")
     ce2 = {
-        t: {p: {k: _summ([r[t]["ce2"][p][k] for r in runs]) for k in terms} for p in PREDICTORS}
-        for t in tasks
+        t: {p: {k: _summ([r["ce2"][t][p][k] for r in runs]) for k in terms} for p in PREDICTORS}
+        for t in TASKS
     }
     labels = [f"{int(100 * b)}%" for b in BUDGETS]
     audit = {
         t: {
-            name: {lab: _summ([r[t]["audit"][name][j] for r in runs]) for j, lab in enumerate(labels)}
+            name: {lab: _summ([r["audit"][t][name][j] for r in runs]) for j, lab in enumerate(labels)}
             for name in RANKERS
         }
-        for t in tasks
+        for t in TASKS
     }
-    # the ten one-vs-rest classes pooled: mean over classes within a repeat, then over repeats
-    classes = [t for t in tasks if t != "top"]
-    pooled = {}
-    if classes:
-        pooled["ce2"] = {
-            p: _summ([np.mean([r[t]["ce2"][p]["ce2"] for t in classes]) for r in runs]) for p in PREDICTORS
-        }
-        pooled["audit"] = {
+    pooled = {
+        "ce2": {p: _summ([r["classwise"][p] for r in runs]) for p in PREDICTORS},
+        "audit": {
             name: {
-                f"{int(100 * b)}%": _summ([np.mean([r[t]["audit"][name][j] for t in classes]) for r in runs])
-                for j, b in enumerate(BUDGETS)
+                lab: _summ([np.mean([r["audit"][t][name][j] for t in CLASSES]) for r in runs])
+                for j, lab in enumerate(labels)
             }
             for name in RANKERS
+        },
+    }
+    projection = {
+        name: {
+            rule: {key: _summ([r["projection"][name][rule][key] for r in runs]) for key in keys}
+            for rule, keys in runs[0]["projection"][name].items()
         }
-    return ce2, audit, pooled
+        for name in CALIBRATORS
+    }
+    # the targets: the classifier's projected classwise CE2 against, per class, the best of the
+    # four unprojected one-vs-rest calibrators of the same run (paired over repeats)
+    best = {cls: min(CALIBRATORS, key=lambda p, c=cls: ce2[c][p]["ce2"]["mean"]) for cls in CLASSES}
+    targets = {"best_one_vs_rest_per_class": best, "classwise": {}, "top_label": {}}
+    best_mean = [np.mean([r["ce2"][cls][best[cls]]["ce2"] for cls in CLASSES]) for r in runs]
+    for name in CALIBRATORS:
+        for rule in PROJECTIONS:
+            ours = [r["projection"][name][rule]["classwise_ce2"] for r in runs]
+            targets["classwise"][f"{name}, {rule}"] = {
+                "minus_best_per_class_mean": _paired(ours, best_mean),
+                "value": _summ(ours),
+            }
+        targets["top_label"][name] = _summ([r["ce2"]["top"][name]["ce2"] for r in runs])
+    moved = {name: _summ([r["top_label_argmax_moved"][name] for r in runs]) for name in CALIBRATORS}
+    return ce2, audit, pooled, projection, targets, moved
 
 
-def plot_ce2(ce2, tasks, path):
-    fig, ax = harness.subplots(figsize=(max(6.0, 1.0 * len(tasks) + 2), 4.2))
+def plot_ce2(ce2, path):
+    fig, ax = harness.subplots(figsize=(max(6.0, 1.0 * len(TASKS) + 2), 4.2))
     width = 0.8 / len(PREDICTORS)
-    x = np.arange(len(tasks))
+    x = np.arange(len(TASKS))
     for j, p in enumerate(PREDICTORS):
-        mean = np.array([ce2[t][p]["ce2"]["mean"] for t in tasks])
-        lo = np.array([ce2[t][p]["ce2"]["p2.5"] for t in tasks])
-        hi = np.array([ce2[t][p]["ce2"]["p97.5"] for t in tasks])
+        mean = np.array([ce2[t][p]["ce2"]["mean"] for t in TASKS])
+        lo = np.array([ce2[t][p]["ce2"]["p2.5"] for t in TASKS])
+        hi = np.array([ce2[t][p]["ce2"]["p97.5"] for t in TASKS])
         ax.bar(x + (j - 2) * width, mean, width, yerr=[mean - lo, hi - mean], capsize=2, label=p)
-    ax.set_xticks(x, tasks, rotation=30, ha="right")
+    ax.set_xticks(x, TASKS, rotation=30, ha="right")
     ax.set_ylabel("CE2 on the evaluation half")
     ax.set_title("CIFAR-10H: CE2 of the 11-model ensemble, raw and recalibrated (2.5-97.5% over repeats)")
     ax.legend(fontsize=8)
@@ -257,9 +324,7 @@ def plot_ce2(ce2, tasks, path):
 
 
 def plot_audit(audit, pooled, path):
-    panels = [("top class", audit["top"])]
-    if pooled:
-        panels.append(("10 classes one-vs-rest (mean)", pooled["audit"]))
+    panels = [("top class", audit["top"]), ("10 classes one-vs-rest (mean)", pooled["audit"])]
     fig, axes = harness.subplots(1, len(panels), figsize=(6.2 * len(panels), 4.2), squeeze=False)
     xb = 100 * np.asarray(BUDGETS)
     for ax, (title, table) in zip(axes.ravel(), panels, strict=True):
@@ -277,31 +342,33 @@ def plot_audit(audit, pooled, path):
     harness.save_figure(fig, path)
 
 
-def plot_display(seed, arrays, n_cal, path):
+def plot_display(seed, X, counts, n_cal, path):
     import matplotlib
 
     matplotlib.use("Agg")  # the display draws through pyplot: off-screen
 
-    from skcal import SechPerturber, SecondOrderDisplay
+    from skcal import SecondOrderCalibratedClassifier, SecondOrderDisplay, VoteCounts
 
-    m, s2, a, c = arrays["top"]
     rng = np.random.default_rng(seed)
-    perm = rng.permutation(m.shape[0])
+    perm = rng.permutation(X.shape[0])
     cal, ev = np.sort(perm[:n_cal]), np.sort(perm[n_cal:])
-    Sp = SechPerturber(bandwidth=BANDWIDTH, random_state=seed).fit_transform(np.column_stack([m, s2]))
-    est, _ = fit_calibrators(Sp, snapshots_from_counts(a, c), cal)["2-D second-order"]
-    disp = SecondOrderDisplay.from_estimator(est, Sp[ev], name="top class, 2-D 2nd-order Platt")
+    kw = {"bandwidth": BANDWIDTH, "alpha": ALPHA, "random_state": seed, **CALIBRATORS["2-D second-order"]}
+    clf = SecondOrderCalibratedClassifier("precomputed", multiclass="top_label", **kw)
+    clf.fit(X[cal], VoteCounts(counts=counts[cal]))
+    disp = SecondOrderDisplay.from_estimator(clf, X[ev], name="top label, 2-D 2nd-order Platt")
     harness.save_figure(disp.figure_, path, dpi=110, tight_layout=False)
     return {"fraction_sigma2_lowered": float(np.mean(disp.recalibrated_scores[:, 1] < disp.raw_scores[:, 1]))}
 
 
 # ----------------------------------------------------------------------------------------------
 def main(argv=None):
+    from skcal import ensemble_moments
+
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = harness.parser(
         __file__,
         __doc__,
-        quick="smoke run: 2 tasks (top, cat), 2 repeats",
+        quick="smoke run: 2 repeats",
         n_jobs="joblib workers over repeats",
         seed=True,
     )
@@ -313,30 +380,31 @@ def main(argv=None):
     )
     args = harness.parse_args(parser, argv)
     repeats = args.repeats or (2 if args.quick else 20)
-    tasks = QUICK_TASKS if args.quick else TASKS
     tag = "cifar10h_quick" if args.quick else "cifar10h"
 
     clock = harness.Timer()
     counts, P, y_test, names = load(args.data)
-    m, s2 = ensemble_moments(P)
-    arrays = {t: task_arrays(m, s2, counts, t) for t in tasks}
+    X = ensemble_moments(P)  # (n, 20): the 10 means, then the 10 variances
+    S3 = ensemble_moments(P, layout="classes")
+    m, s2 = S3[..., 0], S3[..., 1]
     n = counts.shape[0]
     n_cal = n // 2
     runs = Parallel(n_jobs=args.n_jobs)(
-        delayed(one_repeat)(args.seed * 1000 + r, tasks, arrays, n_cal) for r in range(repeats)
+        delayed(one_repeat)(args.seed * 1000 + r, X, counts, m, s2, n_cal) for r in range(repeats)
     )
-    ce2, audit, pooled = summarise(runs, tasks)
-    display_info = plot_display(args.seed * 1000, arrays, n_cal, args.out / f"{tag}_display.png")
-    plot_ce2(ce2, tasks, args.out / f"{tag}_ce2.png")
+    ce2, audit, pooled, projection, targets, moved = summarise(runs)
+    display_info = plot_display(args.seed * 1000, X, counts, n_cal, args.out / f"{tag}_display.png")
+    plot_ce2(ce2, args.out / f"{tag}_ce2.png")
     plot_audit(audit, pooled, args.out / f"{tag}_audit.png")
 
     top = np.argmax(m, axis=1)
     majority = np.argmax(counts, axis=1)
-    mt, st, at, ct = arrays["top"] if "top" in arrays else task_arrays(m, s2, counts, "top")
+    rows = np.arange(n)
+    mt, st, at, ct = m[rows, top], s2[rows, top], counts[rows, top], counts.sum(axis=1)
     g_top = 2 * (at / ct - at * (at - 1) / (ct * (ct - 1)))
     data_summary = {
         "n_images": n,
-        "votes_per_image": [int(counts.sum(axis=1).min()), int(counts.sum(axis=1).max())],
+        "votes_per_image": [int(ct.min()), int(ct.max())],
         "models": names,
         "ensemble_accuracy_vs_y_test": float(np.mean(top == y_test)),
         "ensemble_top_equals_human_majority": float(np.mean(top == majority)),
@@ -359,15 +427,17 @@ def main(argv=None):
             "repeats": repeats,
             "n_jobs": args.n_jobs,
             "seed": args.seed,
-            "tasks": list(tasks),
+            "tasks": list(TASKS),
             "n_cal": n_cal,
             "n_eval": n - n_cal,
             "bandwidth": BANDWIDTH,
             "alpha": ALPHA,
-            "degree_1d": DEGREE_1D,
-            "degree_2d_tensor": DEGREE_2D,
-            "ce2_estimator": "skcal.ce2.ce2_details, polynomial, degree='auto', alpha=1e-6, "
-            "on the evaluation half",
+            "calibrators": CALIBRATORS,
+            "pipeline": "skcal.ensemble_moments -> SecondOrderCalibratedClassifier('precomputed', ...) "
+            "(classwise and multiclass='top_label'), fitted on the calibration half",
+            "ce2_estimator": "skcal.ce2_details(VoteCounts(counts=C), scores, multiclass=...), polynomial, "
+            "degree='auto', alpha=1e-6, on the evaluation half",
+            "projections": list(PROJECTIONS),
             "budgets": list(BUDGETS),
             "intervals": "2.5-97.5 percentiles over repeats (random calibration/evaluation splits)",
             "data_citation": "Peterson, Battleday, Griffiths and Russakovsky, Human uncertainty makes "
@@ -377,17 +447,22 @@ def main(argv=None):
         "ce2": ce2,
         "audit_captured_fraction": audit,
         "ten_classes_pooled": pooled,
+        "projection": projection,
+        "targets": targets,
+        "top_label_argmax_moved": moved,
         "display": display_info,
     }
     prov = harness.provenance(__file__, argv, config=result["config"], clock=clock)
     harness.write_json(args.out / f"{tag}.json", result, provenance=prov)
-    print(f"{tag}: {repeats} repeats, {len(tasks)} tasks in {prov['wall_time_s']:.1f}s")
-    for t in tasks:
+    print(f"{tag}: {repeats} repeats in {prov['wall_time_s']:.1f}s")
+    for t in TASKS:
         row = "  ".join(f"{p} {ce2[t][p]['ce2']['mean']:.4f}" for p in PREDICTORS)
         print(f"  CE2 {t:10s} {row}")
-    for t in tasks:
-        row = "  ".join(f"{name} {audit[t][name]['5%']['mean']:.3f}" for name in RANKERS)
-        print(f"  audit@5% {t:10s} {row}")
+    for name in CALIBRATORS:
+        row = "  ".join(
+            f"{rule} {projection[name][rule]['classwise_ce2']['mean']:.4f}" for rule in ("none", *PROJECTIONS)
+        )
+        print(f"  classwise CE2 {name:17s} {row}")
     return result
 
 

@@ -47,6 +47,7 @@ EXPERIMENTS = {
     "truthful_bins": (["--skip-real"], "truthful_bins_quick.json"),
     "weather_amt": ([], "weather_amt_quick.json"),
     "doubly_labelled": (["--seeds", "2"], "doubly_labelled_quick.json"),
+    "mixed_labels": ([], "mixed_labels_quick.json"),
     "cifar10h": ([], "cifar10h_quick.json"),
     "report_intervals": ([], "report_intervals_quick.json"),
     "scdl_synthetic": ([], "scdl_synthetic_quick.json"),

@@ -26,7 +26,7 @@ from skcal.ce2 import CE2Result, ce1_score, ce2_details, ce2_score
 from skcal.ce2_baselines import baseline_ce2
 from skcal.cutoff import cutoff_calibration_error
 from skcal.display import ReliabilityDisplay, SecondOrderDisplay
-from skcal.ensemble import EnsembleMoments
+from skcal.ensemble import EnsembleMoments, ensemble_moments
 from skcal.ks_calibration_error import ks_calibration_error
 from skcal.lipschitz import smooth_calibration_error
 from skcal.perturbation import SechPerturber
@@ -107,6 +107,7 @@ __all__ = [
     # second-order scores
     "EnsembleMoments",
     "SechPerturber",
+    "ensemble_moments",
     "sech_cdf",
     "sech_pdf",
     "sech_ppf",

@@ -44,9 +44,17 @@ from skcal.chebyshev import (
 )
 from skcal.stats._base import effective_sample_size
 from skcal.stats._ce2 import CE1Statistics, CE2PlugInStatistics, CE2Statistics
-from skcal.votes import VoteCounts, check_snapshots, snapshot_targets
+from skcal.votes import (
+    VoteCounts,
+    check_class_scores,
+    check_class_votes,
+    check_snapshots,
+    class_scores_layout,
+    require_pairs,
+    snapshot_targets,
+)
 
-__all__ = ["CE2Result", "DEFAULT_ALPHAS", "ce1_score", "ce2_details", "ce2_score"]
+__all__ = ["CE2Result", "DEFAULT_ALPHAS", "MULTICLASS", "ce1_score", "ce2_details", "ce2_score"]
 
 #: Ridge multipliers ``alpha`` of the data-driven selection schedule (*Minimax Rate*).
 DEFAULT_ALPHAS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
@@ -107,7 +115,19 @@ class CE2Result:
     extra : dict
         Diagnostics only: ``"model"`` (the fitted :class:`~skcal.chebyshev.ChebyshevRidge`) for
         the polynomial method; ``"validation_loss"`` and ``"n_cells"`` or
-        ``"kernel_bandwidth"`` for the baselines.
+        ``"kernel_bandwidth"`` for the baselines. With rows of a single vote (the mixed rule):
+        ``"n_pairs"`` (rows with two votes or more), ``"eta2_model"``, ``"eta2_degree"``,
+        ``"eta2_alpha"`` (and ``"eta2_cv_results"``) of the second-moment regression; ``degree``
+        and ``alpha`` are then those of ``eta1``. For ``multiclass="top_label"``:
+        ``"top_class"``, the column of each row's top label.
+    multiclass : {"classwise", "top_label"} or None
+        The k-class task (``None`` for binary scores).
+    per_class : list of CE2Result or None
+        ``multiclass="classwise"``: the one-vs-rest result of every class (each with its own
+        degree and ridge); ``ce2``, ``term1`` and ``term2`` are their (weighted) means, and
+        ``eta1`` / ``eta2`` take k-class scores and return ``(n, k)``.
+    class_weights : ndarray of shape (k,) or None
+        ``multiclass="classwise"``: the weights of the classes in the mean (summing to 1).
     """
 
     ce2: float
@@ -125,6 +145,9 @@ class CE2Result:
     c: float | None = None
     cv_results: dict | None = None
     extra: dict = field(default_factory=dict)
+    multiclass: str | None = None
+    per_class: list | None = None
+    class_weights: Any = None
 
 
 def _check_degree_for_data(degree, n, basis, name="degree"):
@@ -284,7 +307,7 @@ def _fit_moments(S, T, w, *, degree, alpha, bandwidth, basis, cv, random_state, 
             degrees = fit or [degrees[-1]]
         deg, alph, cv_results = _select(S, T, w, degrees, cand_alphas, eff_basis, splits)
     ridge_basis = basis if basis != "1d" else "tensor"
-    if n_basis_functions(deg, eff_basis) <= n:
+    if n_basis_functions(deg, eff_basis) <= n and S.shape[1] == T.shape[1]:
         # the mergeable statistics path (skcal.stats), the one skcal.dask uses
         if S.shape[1] == 2 and T.shape[1] == 2:
             stats = CE2Statistics.from_validated(T, S, w, degree=deg, alpha=alph, basis=ridge_basis)
@@ -339,6 +362,11 @@ def _baseline_function(method, S, T, c, h, column):
 # ---------------------------------------------------------------------------------------------
 # public functions
 # ---------------------------------------------------------------------------------------------
+#: The k-class tasks of ``multiclass`` (``"auto"``: binary scores stay binary, k-class ones
+#: are classwise).
+MULTICLASS = ("auto", "classwise", "top_label")
+
+
 _PARAMS = {
     # an integer degree, "auto", or candidates for cv (each checked against DEGREE)
     "degree": [StrOptions({"auto"}), *DEGREE, "array-like"],
@@ -349,6 +377,8 @@ _PARAMS = {
     "random_state": RANDOM_STATE,
     "alphas": ["array-like", None],
     "sample_weight": SAMPLE_WEIGHT,
+    "multiclass": [StrOptions(set(MULTICLASS))],
+    "average": [StrOptions({"macro", "weighted"}), "array-like"],
 }
 _CE2_PARAMS = {
     "snapshots": ["array-like"],
@@ -359,6 +389,186 @@ _CE2_PARAMS = {
 }
 
 
+# ---------------------------------------------------------------------------------------------
+# one binary (one-vs-rest) task: all rows with pairs, or the mixed rule
+# ---------------------------------------------------------------------------------------------
+def _polynomial_result(t1, t2, S, w, fit):
+    """The polynomial CE2 of binary targets; ``t2`` is NaN on the rows with a single vote."""
+    pairs = ~np.isnan(t2)
+    if pairs.all():
+        T = np.column_stack([t1, t2])
+        model, deg, alph, cv_results, plug = _fit_moments(S, T, w, **fit)
+        E, (term1, term2) = _plug_in(model, plug, S, w)
+        return CE2Result(
+            ce2=term1 + term2,
+            term1=term1,
+            term2=term2,
+            method="polynomial",
+            n_samples=S.shape[0],
+            eta1=_clipped_function(model, 0, 2),
+            eta2=_clipped_function(model, 1, 2),
+            eta1_values=E[:, 0],
+            eta2_values=E[:, 1],
+            degree=deg,
+            alpha=alph,
+            basis=model.basis_,
+            cv_results=cv_results,
+            extra={"model": model},
+        )
+    # The mixed rule: E[Y | S] from every row (t1 = a / c exists for one vote), E[f*^2 | S] from
+    # the rows with two votes or more only; each regression has its own degree (the "auto" rule
+    # counts its own rows) and both plug-in averages run over every row.
+    model1, deg1, alph1, cv1, _ = _fit_moments(S, t1[:, None], w, **fit)
+    wp = None if w is None else w[pairs]
+    if wp is not None and not wp.sum() > 0:
+        raise ValueError("sample_weight is zero on every row with two votes; E[f*^2] has no data.")
+    model2, deg2, alph2, cv2, _ = _fit_moments(S[pairs], t2[pairs, None], wp, **fit)
+    E1 = np.clip(model1.predict(S)[:, 0], 0.0, 1.0)
+    E2 = np.clip(model2.predict(S)[:, 0], 0.0, 1.0)
+    m = S[:, 0]
+    term1 = float(np.average(np.abs(E1 - m), weights=w))
+    term2 = float(np.average(np.abs(E2 - (m * m + S[:, 1])), weights=w))
+    extra = {"model": model1, "n_pairs": int(pairs.sum()), "eta2_model": model2, "eta2_degree": deg2}
+    extra["eta2_alpha"] = alph2
+    if cv2 is not None:
+        extra["eta2_cv_results"] = cv2
+    return CE2Result(
+        ce2=term1 + term2,
+        term1=term1,
+        term2=term2,
+        method="polynomial",
+        n_samples=S.shape[0],
+        eta1=_clipped_function(model1, 0, 2),
+        eta2=_clipped_function(model2, 0, 2),
+        eta1_values=E1,
+        eta2_values=E2,
+        degree=deg1,
+        alpha=alph1,
+        basis=model1.basis_,
+        cv_results=cv1,
+        extra=extra,
+    )
+
+
+def _binary_result(t1, t2, S, w, sample_weight, params, caller):
+    """CE2 of one binary task: validated scores ``S`` ``(n, 2)``, targets and weights."""
+    method = params["method"]
+    if method != "polynomial":
+        if np.isnan(t2).any():
+            raise ValueError(
+                f"method={method!r} needs two votes on every row; rows with a single vote (the mixed "
+                "rule: eta1 from every row, eta2 from the rows with pairs) need method='polynomial'."
+            )
+        return _baseline(
+            method,
+            S,
+            t1,
+            t2,
+            params["bandwidth"],
+            sample_weight,
+            params["random_state"],
+            params["degree"],
+            params["cv"],
+        )
+    fit = {k: params[k] for k in ("degree", "alpha", "bandwidth", "basis", "cv", "random_state", "alphas")}
+    return _polynomial_result(t1, t2, S, w, {**fit, "caller": caller})
+
+
+# ---------------------------------------------------------------------------------------------
+# k classes: classwise (one-vs-rest per class) and top label
+# ---------------------------------------------------------------------------------------------
+def _k_class_inputs(labels, scores, *, labels_name, mean_only=False, min_votes=1):
+    """``(VoteCounts of k classes, (n, k, 2) scores)``; binary scores become the k = 2 view."""
+    if class_scores_layout(scores) is None:
+        S = check_scores(scores, name="scores")
+        if S.shape[1] == 1 and not mean_only:
+            raise ValueError(
+                f"scores must have 2 columns (m, sigma2) for CE2; got shape {S.shape}. For a score m "
+                "alone use ce1_score."
+            )
+        m = S[:, :1]
+        # binary scores of class 1 as the two-class scores: class 0 has 1 - m and the same sigma2
+        S3 = np.stack([np.concatenate([1.0 - m, S[:, 1:]], axis=1), S], axis=1)
+    else:
+        S3 = check_class_scores(scores, name="scores", allow_mean_only=mean_only)
+    n, k = S3.shape[:2]
+    V = check_class_votes(labels, k, name=labels_name, n_samples=None, min_votes=min_votes)
+    check_consistent_length(**{labels_name: np.empty(len(V)), "scores": S3})
+    return V, S3
+
+
+def _class_weights(average, t1, w, k):
+    if isinstance(average, str):
+        if average == "macro":
+            return np.full(k, 1.0 / k)
+        share = np.average(t1, axis=0, weights=w)  # the classes' shares of the votes
+        return share / share.sum()
+    a = np.asarray(average, dtype=object)
+    if a.ndim != 1 or a.shape[0] != k:
+        raise ValueError(f"average must be 'macro', 'weighted' or {k} class weights; got {average!r}.")
+    try:
+        a = a.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"average must hold {k} non-negative numbers; got {average!r}.") from None
+    if not np.isfinite(a).all() or (a < 0).any() or not a.sum() > 0:
+        raise ValueError(f"average must hold {k} finite non-negative weights, not all zero; got {average!r}.")
+    return a / a.sum()
+
+
+def _class_function(per, name):
+    def eta(scores):
+        S3 = check_class_scores(scores, name="scores", n_classes=len(per))
+        return np.column_stack([getattr(r, name)(S3[:, j]) for j, r in enumerate(per)])
+
+    eta.__doc__ = f"Fitted {name}(scores) of every class: k-class scores in, (n, k) out."
+    return eta
+
+
+def _classwise_result(per, weights, n, method):
+    terms = np.array([[r.ce2, r.term1, r.term2] for r in per])
+    ce2, term1, term2 = (float(x) for x in weights @ terms)
+    return CE2Result(
+        ce2=ce2,
+        term1=term1,
+        term2=term2,
+        method=method,
+        n_samples=n,
+        eta1=_class_function(per, "eta1"),
+        eta2=_class_function(per, "eta2"),
+        eta1_values=np.column_stack([r.eta1_values for r in per]),
+        eta2_values=np.column_stack([r.eta2_values for r in per]),
+        multiclass="classwise",
+        per_class=per,
+        class_weights=weights,
+    )
+
+
+def _k_class_details(snapshots, scores, multiclass, average, sample_weight, params):
+    V, S3 = _k_class_inputs(snapshots, scores, labels_name="snapshots")
+    n, k = S3.shape[:2]
+    require_pairs(V.total, "snapshots")
+    t1, t2 = V.targets()
+    w = check_sample_weight(sample_weight, n) if params["method"] == "polynomial" else None
+    if multiclass == "top_label":
+        top = np.argmax(S3[..., 0], axis=1)  # ties: the lowest class index
+        rows = np.arange(n)
+        res = _binary_result(
+            t1[rows, top], t2[rows, top], S3[rows, top], w, sample_weight, params, "ce2_details"
+        )
+        res.multiclass = "top_label"
+        res.extra["top_class"] = top
+        return res
+    per = [
+        _binary_result(t1[:, j], t2[:, j], S3[:, j], w, sample_weight, params, "ce2_details")
+        for j in range(k)
+    ]
+    weights = _class_weights(average, t1, w, k)
+    return _classwise_result(per, weights, n, params["method"])
+
+
+# ---------------------------------------------------------------------------------------------
+# public functions
+# ---------------------------------------------------------------------------------------------
 @validate_params(_CE2_PARAMS, prefer_skip_nested_validation=True)
 def ce2_details(
     snapshots,
@@ -373,17 +583,24 @@ def ce2_details(
     basis="tensor",
     alphas=None,
     sample_weight=None,
+    multiclass="auto",
+    average="macro",
 ):
     """Estimate CE2 and return the fitted calibration functions with it.
 
     Parameters
     ----------
-    snapshots : array-like of shape (n, k)
-        ``k >= 2`` binary labels per input (NaN marks a missing vote; each row needs 2 votes).
-    scores : array-like of shape (n, 2)
+    snapshots : array-like of shape (n, r), skcal.votes.VoteCounts
+        Binary scores: ``r >= 2`` binary labels per input (NaN marks a missing vote) or binary
+        vote counts. k-class scores: snapshots of class labels (codes ``0..k-1``, NaN for a
+        missing vote) or counts per class (``VoteCounts(counts=C)``; the same results). Rows with
+        a single vote are allowed beside rows with several (the mixed rule, see Notes).
+    scores : array-like of shape (n, 2), (n, k, 2) or (n, 2k)
         The second-order scores ``(m, sigma2)`` of the predictor being measured, *already*
         sech-perturbed (the perturbed predictor is the one that is measured; see
-        ``skcal.SechPerturber``).
+        ``skcal.SechPerturber``): binary, or k-class (``m`` at ``[..., 0]``, ``sigma2`` at
+        ``[..., 1]``, or the ``(n, 2k)`` layout of ``EnsembleMoments``: the k means, then the k
+        variances).
     degree : "auto", int or list of int, default="auto"
         ``"auto"``: the analytic rule ``ceil(2 log n / log theta)`` capped at
         ``ceil(11 / sqrt(bandwidth))`` (44 at ``h = 1/16``, 88 at ``h = 1/64``; at most 88), and
@@ -401,7 +618,8 @@ def ce2_details(
         solve may hold at most ``MAX_SOLVE_FLOATS`` numbers (2 GiB: ``d^2`` primal, ``n d + n^2``
         dual); the error names the largest degree the data support. At a fixed degree with
         ``d <= n`` the estimate is computed through :class:`skcal.stats.CE2Statistics` and
-        :class:`skcal.stats.CE2PlugInStatistics`, the objects ``skcal.dask`` merges.
+        :class:`skcal.stats.CE2PlugInStatistics`, the objects ``skcal.dask`` merges. For k
+        classes every one-vs-rest task makes its own choice.
     alpha : float, default=1e-6
         Ridge multiplier (``lam = alpha * trace(G) / d``), used when ``cv`` is None.
     bandwidth : float, default=2**-6
@@ -425,13 +643,41 @@ def ce2_details(
         Candidate ridge multipliers for ``cv`` (default ``1e-6, 1e-5, ..., 1``).
     sample_weight : array-like of shape (n,), default=None
         Weights for the regressions and the averages (polynomial method only).
+    multiclass : {"auto", "classwise", "top_label"}, default="auto"
+        The task for k-class scores (see Notes). ``"auto"``: binary scores give the binary CE2,
+        k-class scores the classwise one. ``"classwise"`` or ``"top_label"`` with binary scores
+        treat them as two classes (class 1 with ``(m, sigma2)``, class 0 with ``(1 - m,
+        sigma2)``).
+    average : {"macro", "weighted"} or array-like of shape (k,), default="macro"
+        ``multiclass="classwise"``: the weights of the classes' CE2 in the mean. ``"macro"``:
+        equal weights; ``"weighted"``: each class's share of the votes (``mean_w t1[:, j]``);
+        an array: the given non-negative weights (normalised to sum 1).
 
     Returns
     -------
     CE2Result
         ``ce2``, ``term1``, ``term2``, the ``degree`` and ``alpha`` used, the callables
         ``eta1`` and ``eta2`` (fitted calibration functions on new scores) and, with ``cv``,
-        ``cv_results``.
+        ``cv_results``; for ``"classwise"`` also ``per_class`` (the result of every class)
+        and ``class_weights``.
+
+    Notes
+    -----
+    **k classes.** With ``a_j`` votes for class ``j`` out of ``c``, the one-vs-rest task of class
+    ``j`` has the scores ``(m_j, sigma2_j)`` and the targets ``t1 = a_j / c``,
+    ``t2 = a_j (a_j - 1) / (c (c - 1))``, and ``CE2_j`` is the binary estimate on it.
+    ``"classwise"`` is ``sum_j w_j CE2_j`` with the weights of ``average`` (``1 / k`` each by
+    default), every class with its own degree choice. ``"top_label"`` is the binary estimate on
+    the top-label task: per row the class ``J = argmax_j m_j`` (ties: the lowest index), its
+    ``(m_J, sigma2_J)`` and its votes ``a_J`` of ``c``. Snapshots of class labels are counted
+    per class first (counts are sufficient), so they give the same numbers as the counts.
+
+    **Rows with a single vote** (mixed data): ``t1 = a / c`` exists for every row, ``t2`` only for
+    rows with ``c >= 2``. ``eta1_hat`` is then fitted on every row and ``eta2_hat`` on the rows
+    with pairs only, each with its own degree (``"auto"`` counts that regression's rows), and
+    both averages of the plug-in run over every row. ``benchmarks/doubly_labelled.py`` measures
+    this rule's error against the number of rows with pairs (``docs/guide/crowd_labels.md``). At
+    least one row needs two votes.
 
     Examples
     --------
@@ -446,43 +692,24 @@ def ce2_details(
     >>> res.eta1(np.array([[0.5, 0.1]])).round(1)
     array([0.5])
     """
-    Y = check_snapshots(snapshots, name="snapshots")
+    params = {
+        "degree": degree,
+        "alpha": alpha,
+        "bandwidth": bandwidth,
+        "method": method,
+        "cv": cv,
+        "random_state": random_state,
+        "basis": basis,
+        "alphas": alphas,
+    }
+    if multiclass != "auto" or class_scores_layout(scores) is not None:
+        return _k_class_details(snapshots, scores, multiclass, average, sample_weight, params)
+    Y = check_snapshots(snapshots, name="snapshots", min_votes=1)
     S = _check_second_order_scores(scores, Y.shape[0])
-    t1, t2, _ = snapshot_targets(Y)
-    if method != "polynomial":
-        return _baseline(method, S, t1, t2, bandwidth, sample_weight, random_state, degree, cv)
-    w = check_sample_weight(sample_weight, S.shape[0])
-    T = np.column_stack([t1, t2])
-    model, deg, alph, cv_results, plug = _fit_moments(
-        S,
-        T,
-        w,
-        degree=degree,
-        alpha=alpha,
-        bandwidth=bandwidth,
-        basis=basis,
-        cv=cv,
-        random_state=random_state,
-        alphas=alphas,
-        caller="ce2_details",
-    )
-    E, (term1, term2) = _plug_in(model, plug, S, w)
-    return CE2Result(
-        ce2=term1 + term2,
-        term1=term1,
-        term2=term2,
-        method="polynomial",
-        n_samples=S.shape[0],
-        eta1=_clipped_function(model, 0, 2),
-        eta2=_clipped_function(model, 1, 2),
-        eta1_values=E[:, 0],
-        eta2_values=E[:, 1],
-        degree=deg,
-        alpha=alph,
-        basis=model.basis_,
-        cv_results=cv_results,
-        extra={"model": model},
-    )
+    t1, t2, c = snapshot_targets(Y)
+    require_pairs(c, "snapshots")
+    w = check_sample_weight(sample_weight, S.shape[0]) if method == "polynomial" else None
+    return _binary_result(t1, t2, S, w, sample_weight, params, "ce2_details")
 
 
 def _baseline(method, S, t1, t2, bandwidth, sample_weight, random_state, degree, cv):
@@ -526,6 +753,8 @@ def ce2_score(
     basis="tensor",
     alphas=None,
     sample_weight=None,
+    multiclass="auto",
+    average="macro",
 ):
     """Estimate the second-order calibration error CE2 (lower is better).
 
@@ -533,17 +762,22 @@ def ce2_score(
     ``eta1_hat`` on ``t1`` and ``eta2_hat`` on ``t2`` (the snapshot targets ``t1 = a / c``,
     ``t2 = a (a - 1) / (c (c - 1))`` for ``a`` positive votes out of ``c``) by Chebyshev ridge
     regression on the scores, clips both to [0, 1] and averages the absolute
-    deviations over the sample (in-sample plug-in).
+    deviations over the sample (in-sample plug-in). For k-class scores it is the classwise
+    (one-vs-rest) or the top-label CE2 (``multiclass``; the formulas are in
+    :func:`ce2_details`).
 
     Parameters
     ----------
-    snapshots : array-like of shape (n, k) or skcal.votes.VoteCounts
-        ``k >= 2`` binary labels per input (NaN marks a missing vote; each row needs 2 votes), or
-        vote counts (same results, no padded array).
-    scores : array-like of shape (n, 2)
+    snapshots : array-like of shape (n, r) or skcal.votes.VoteCounts
+        Binary scores: ``r >= 2`` binary labels per input (NaN marks a missing vote), or vote
+        counts (same results, no padded array). k-class scores: snapshots of class labels (codes
+        ``0..k-1``) or counts per class (``VoteCounts(counts=C)``). Rows with a single vote are
+        allowed beside rows with several (``eta2`` is then fitted on the rows with pairs; see
+        :func:`ce2_details`).
+    scores : array-like of shape (n, 2), (n, k, 2) or (n, 2k)
         The second-order scores ``(m, sigma2)`` of the predictor being measured, *already*
         sech-perturbed (the perturbed predictor is the one that is measured; see
-        ``skcal.SechPerturber``).
+        ``skcal.SechPerturber``): binary, or per class.
     degree : "auto", int or list of int, default="auto"
         ``"auto"``: the analytic rule ``ceil(2 log n / log theta)`` capped at
         ``ceil(11 / sqrt(bandwidth))`` (44 at ``h = 1/16``, 88 at ``h = 1/64``; at most 88), and
@@ -585,6 +819,12 @@ def ce2_score(
         Candidate ridge multipliers for ``cv`` (default ``1e-6, 1e-5, ..., 1``).
     sample_weight : array-like of shape (n,), default=None
         Weights for the regressions and the averages (polynomial method only).
+    multiclass : {"auto", "classwise", "top_label"}, default="auto"
+        For k-class scores: the (weighted) mean of the one-vs-rest CE2 over the classes
+        (``"classwise"``, what ``"auto"`` gives) or the CE2 of the top-label task
+        (``"top_label"``: each row's class of largest ``m``, its ``(m, sigma2)`` and its votes).
+    average : {"macro", "weighted"} or array-like of shape (k,), default="macro"
+        The class weights of ``"classwise"`` (equal, the classes' shares of the votes, or given).
 
     Returns
     -------
@@ -608,6 +848,17 @@ def ce2_score(
     >>> overconfident = np.column_stack([m, np.zeros(n)])
     >>> ce2_score(Y, honest, degree=4) < ce2_score(Y, overconfident, degree=4)
     True
+
+    Three classes, counts per class (the classwise mean of the one-vs-rest CE2, and the top label):
+
+    >>> from skcal.votes import VoteCounts
+    >>> M = rng.dirichlet(np.ones(3), n)  # a calibrated predictor: votes drawn from m itself
+    >>> counts = np.stack([rng.multinomial(3, p) for p in M])
+    >>> scores = np.stack([M, np.zeros_like(M)], axis=2)  # (n, 3, 2), sigma2 = 0
+    >>> bool(ce2_score(VoteCounts(counts=counts), scores, degree=3) < 0.05)
+    True
+    >>> bool(ce2_score(VoteCounts(counts=counts), scores, degree=3, multiclass="top_label") < 0.05)
+    True
     """
     return ce2_details(
         snapshots,
@@ -621,7 +872,15 @@ def ce2_score(
         basis=basis,
         alphas=alphas,
         sample_weight=sample_weight,
+        multiclass=multiclass,
+        average=average,
     ).ce2
+
+
+def _ce1(t1, m, w, fit):
+    """CE1 of binary targets ``t1`` against the score ``m`` ``(n, 1)``."""
+    model, _, _, _, plug = _fit_moments(m, t1[:, None], w, basis="tensor", **fit)
+    return _plug_in(model, plug, m, w)[1][0]
 
 
 @validate_params(
@@ -638,21 +897,27 @@ def ce1_score(
     random_state=None,
     alphas=None,
     sample_weight=None,
+    multiclass="auto",
+    average="macro",
 ):
     """Estimate the first-order calibration error ``CE1 = E|E[Y | m] - m|`` (lower is better).
 
     ``eta1_hat`` is the 1-D Chebyshev ridge regression of the labels (or of ``t1``) on ``m``,
-    clipped to [0, 1]; ``CE1_hat = mean |eta1_hat(m_i) - m_i|``.
+    clipped to [0, 1]; ``CE1_hat = mean |eta1_hat(m_i) - m_i|``. For k-class scores it is the
+    (weighted) mean of the one-vs-rest CE1 over the classes (``"classwise"``) or the CE1 of the
+    top-label task (``"top_label"``), as in :func:`ce2_details`.
 
     Parameters
     ----------
-    y_true : array-like of shape (n,) or (n, k), or skcal.votes.VoteCounts
-        Binary labels (``{0, 1}``, ``{-1, 1}`` or booleans), or snapshots or vote counts (``t1``
-        is used; one vote per row suffices).
-    scores : array-like of shape (n,), (n, 1) or (n, 2)
+    y_true : array-like of shape (n,) or (n, r), or skcal.votes.VoteCounts
+        Binary scores: binary labels (``{0, 1}``, ``{-1, 1}`` or booleans), or snapshots or vote
+        counts (``t1`` is used; one vote per row suffices). k-class scores: class labels (codes
+        ``0..k-1``), one per row or as snapshots, or counts per class (``VoteCounts(counts=C)``).
+    scores : array-like of shape (n,), (n, 1), (n, 2), (n, k, 2), (n, k, 1) or (n, 2k)
         The (perturbed) score ``m``; for ``(n, 2)`` second-order scores ``(m, sigma2)`` only
         column 0 is used. Note: an ``(n, 2)`` array is read as ``(m, sigma2)``, *not* as
-        ``predict_proba`` output.
+        ``predict_proba`` output. k-class scores give ``m`` per class (``[..., 0]``; the ``(n,
+        2k)`` layout holds the k means, then the k variances).
     degree : "auto", int or list of int, default="auto"
         As in :func:`ce2_score`, with the 1-D basis (degree cap ``ceil(11 / sqrt(h))``, not
         limited to 88 but to ``MAX_DEGREE_LIMIT`` = 512; the sample-size guard counts the
@@ -669,6 +934,10 @@ def ce1_score(
         Candidate ridge multipliers for ``cv``.
     sample_weight : array-like of shape (n,), default=None
         Weights for the regression and the average.
+    multiclass : {"auto", "classwise", "top_label"}, default="auto"
+        As in :func:`ce2_score` (``"auto"``: binary for binary scores, classwise for k classes).
+    average : {"macro", "weighted"} or array-like of shape (k,), default="macro"
+        The class weights of ``"classwise"``.
 
     Returns
     -------
@@ -685,6 +954,26 @@ def ce1_score(
     >>> ce1_score(y, m, degree=3) < 0.02 < ce1_score(y, m**2, degree=3)
     True
     """
+    fit = {
+        "degree": degree,
+        "alpha": alpha,
+        "bandwidth": bandwidth,
+        "cv": cv,
+        "random_state": random_state,
+        "alphas": alphas,
+        "caller": "ce1_score",
+    }
+    if multiclass != "auto" or class_scores_layout(scores) is not None:
+        V, S3 = _k_class_inputs(y_true, scores, labels_name="y_true", mean_only=True)
+        n, k = S3.shape[:2]
+        t1 = V.targets()[0]
+        w = check_sample_weight(sample_weight, n)
+        if multiclass == "top_label":
+            top = np.argmax(S3[..., 0], axis=1)
+            rows = np.arange(n)
+            return _ce1(t1[rows, top], S3[rows, top, :1], w, fit)
+        per = np.array([_ce1(t1[:, j], S3[:, j, :1], w, fit) for j in range(k)])
+        return float(_class_weights(average, t1, w, k) @ per)
     S = check_scores(scores, name="scores")[:, :1]
     arr = y_true if isinstance(y_true, VoteCounts) else (
         y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
@@ -697,17 +986,4 @@ def ce1_score(
         t1 = binary_labels(arr, None, "y_true", has_pos_label=False)
     check_consistent_length(y_true=t1, scores=S)
     w = check_sample_weight(sample_weight, S.shape[0])
-    model, _, _, _, plug = _fit_moments(
-        S,
-        t1[:, None],
-        w,
-        degree=degree,
-        alpha=alpha,
-        bandwidth=bandwidth,
-        basis="tensor",
-        cv=cv,
-        random_state=random_state,
-        alphas=alphas,
-        caller="ce1_score",
-    )
-    return _plug_in(model, plug, S, w)[1][0]
+    return _ce1(t1, S, w, fit)

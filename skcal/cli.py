@@ -36,6 +36,7 @@ from skcal._demo import run_demo
 from skcal.monitor._cli import add_parser as add_monitor_parser
 from skcal.monitor._cli import run as run_monitor
 from skcal.report import CalibrationReport, render_html, render_json
+from skcal.votes import VoteCounts
 
 __all__ = ["main", "read_predictions_csv", "CSVFormatError"]
 
@@ -52,6 +53,11 @@ CSV column convention (comma-separated; one row per validation example, a header
                  is a missing vote (every row needs at least two votes)
     NAME:m       one pair of columns per model: its mean m in [0, 1] ...
     NAME:sigma2  ... and its epistemic variance sigma2 in [0, 1/4]
+
+  second-order report from vote counts (several labels per row, counted):
+    y:positive, y:total    binary counts: positive votes and all votes (models: NAME:m, NAME:sigma2)
+    y[CLASS]    one column of votes per class (k >= 2; rows may have different totals); models give
+                NAME[CLASS]:m and NAME[CLASS]:sigma2 for every class (classwise and top-label CE2)
 
   multiclass report (one of k > 2 classes per row):
     y            the class label (any text or number)
@@ -143,12 +149,56 @@ _CLASS_COLUMN = re.compile(r"^(.+)\[(.+)\]$")
 
 
 def _model_base(col):
-    """The model a column belongs to: NAME for NAME, NAME:m, NAME:sigma2 and NAME[CLASS]."""
-    m = _CLASS_COLUMN.match(col)
-    if m:
-        return m.group(1)
+    """The model a column belongs to: NAME for NAME, NAME:m, NAME:sigma2, NAME[CLASS](:m, :sigma2)."""
     base, sep, kind = col.rpartition(":")
-    return base if sep and kind in ("m", "sigma2") and base else col
+    col = base if sep and kind in ("m", "sigma2") and base else col
+    m = _CLASS_COLUMN.match(col)
+    return m.group(1) if m else col
+
+
+def _vote_counts(df, path, label, cols, count_cols):
+    """Counts from LABEL[CLASS] (per class) or LABEL:positive and LABEL:total columns, and the scores."""
+    binary = [f"{label}:positive", f"{label}:total"]
+    per_class = [c for c in count_cols if c not in binary]
+    if per_class and len(per_class) != len(count_cols) or (not per_class and len(count_cols) != 2):
+        raise CSVFormatError(
+            f"{path}: count columns {count_cols}: give {label}:positive and {label}:total (binary counts) or "
+            f"one column {label}[CLASS] per class, not a mix."
+        )
+    counts = []
+    for c in per_class or binary:
+        values, empty = _parse_numeric(df, c, path)
+        bad = empty | ~np.isfinite(values) | (values < 0) | (values != np.round(values))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise CSVFormatError(
+                f"{path}: count column {c!r} must hold vote counts (integers >= 0); line {_line(i)} holds "
+                f"{df[c].iloc[i]!r}."
+            )
+        counts.append(values.astype(np.int64))
+    classes = [_CLASS_COLUMN.match(c).group(2) for c in per_class]
+    try:
+        y = VoteCounts(counts=np.column_stack(counts), classes=classes) if per_class else VoteCounts(*counts)
+    except ValueError as exc:
+        raise CSVFormatError(f"{path}: {exc}") from None
+    suffixes = [f"[{c}]" for c in classes] or [""]
+    preds = {}
+    for name in dict.fromkeys(_model_base(c) for c in cols if c not in count_cols):
+        need = [f"{name}{sfx}:{kind}" for kind in ("m", "sigma2") for sfx in suffixes]
+        missing = [c for c in need if c not in cols]
+        if missing:
+            raise CSVFormatError(
+                f"{path}: model {name!r} has no column {missing[0]!r} (a vote-count file gives every model "
+                "NAME:m and NAME:sigma2, or with counts per class NAME[CLASS]:m and NAME[CLASS]:sigma2)."
+            )
+        m = [_model_column(df, f"{name}{x}:m", path, 0, 1, "mean", "means") for x in suffixes]
+        v = [_model_column(df, f"{name}{x}:sigma2", path, 0, 0.25, "variance", "variances") for x in suffixes]
+        preds[name] = np.stack([np.column_stack(m), np.column_stack(v)], axis=2) if per_class else (
+            np.column_stack([m[0], v[0]])
+        )
+    if not preds:
+        raise CSVFormatError(f"{path}: no model columns (NAME:m, NAME:sigma2) beside the counts {count_cols}")
+    return y, preds
 
 
 @validate_params(
@@ -235,19 +285,27 @@ def read_predictions_csv(path, *, label="y", pos_label=None, ignore=(), models=N
         raise CSVFormatError(f"{path}: the file has a header but no data rows.")
     cols = [c for c in header if c not in set(ignore)]
     snap_re = re.compile(rf"^{re.escape(label)}\d+$")
+    count_re = re.compile(rf"^{re.escape(label)}(\[.+\]|:positive|:total)$")  # vote-count columns
+    labelled = {c for c in cols if c == label or snap_re.match(c) or count_re.match(c)}
     if models is not None:
         keep = set(models)
-        found = {_model_base(c) for c in cols if c != label and not snap_re.match(c)}
+        found = {_model_base(c) for c in cols if c not in labelled}
         missing = [m for m in models if m not in found]
         if missing:
             raise CSVFormatError(f"{path}: --models names models that are not in the file: {missing}.")
-        cols = [c for c in cols if c == label or snap_re.match(c) or _model_base(c) in keep]
+        cols = [c for c in cols if c in labelled or _model_base(c) in keep]
     snap_cols = [c for c in cols if snap_re.match(c)]
+    count_cols = [c for c in cols if count_re.match(c)]
     if label in cols and snap_cols:
         raise CSVFormatError(
             f"{path}: found both a label column {label!r} and snapshot columns {snap_cols}; use one or "
             "the other (or --ignore some)."
         )
+    if count_cols and (label in cols or snap_cols):
+        raise CSVFormatError(f"{path}: found both vote-count columns {count_cols} and other label columns.")
+    if count_cols:
+        y, preds = _vote_counts(df, path, label, cols, count_cols)
+        return (y, preds, None) if return_labels else (y, preds)
     if label in cols:
         model_cols = [c for c in cols if c != label]
         if not model_cols:
@@ -598,7 +656,9 @@ def _run_report_csv(args):
     )
     metrics = None if args.metrics is None else [m.strip() for m in args.metrics.split(",") if m.strip()]
     if not args.quiet:
-        kind = "snapshots" if y.ndim == 2 else ("class labels" if labels else "labels")
+        kind = "vote counts" if not hasattr(y, "ndim") else "snapshots" if y.ndim == 2 else (
+            "class labels" if labels else "labels"
+        )
         print(
             f"[skcal] {args.csv}: {y.shape[0]} rows, {kind}, {len(preds)} models: {', '.join(preds)}",
             file=sys.stderr,

@@ -2,7 +2,10 @@
 
 As in *The Minimax Rate of Second-Order Calibration*, the second-order score of an
 ensemble is the mean ``m`` of its members' positive-class probabilities and their unbiased
-variance ``sigma2``.
+variance ``sigma2``. For a k-class ensemble the scores are per class: ``m[:, j]`` (the rows
+sum to 1) and ``sigma2[:, j]`` of every class ``j``, in the ``(n, 2k)`` layout of a transformer
+(the k means, then the k variances) or as an ``(n, k, 2)`` array (:func:`ensemble_moments`, for
+stored member probabilities).
 """
 
 from __future__ import annotations
@@ -14,9 +17,71 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.frozen import FrozenEstimator
 
-from skcal._compat import check_is_fitted, fit_context, validate_data
+from skcal._compat import StrOptions, check_is_fitted, fit_context, validate_data, validate_params
+from skcal._validation import ROW_SUM_ATOL, as_float_array, reject_nonfinite
+from skcal.votes import flat_class_scores
 
-__all__ = ["EnsembleMoments"]
+__all__ = ["EnsembleMoments", "ensemble_moments"]
+
+
+@validate_params(
+    {"probas": ["array-like"], "layout": [StrOptions({"flat", "classes"})]},
+    prefer_skip_nested_validation=True,
+)
+def ensemble_moments(probas, *, layout="flat"):
+    """Second-order scores of an ensemble from its members' stored class probabilities.
+
+    For every row and class, ``m`` is the mean of the members' probabilities and ``sigma2``
+    their unbiased variance (``ddof=1``), clipped to the feasible region ``[0, m (1 - m)]``:
+    what :class:`EnsembleMoments` computes from fitted members, for outputs already on disk (a
+    deep ensemble's softmax outputs, for instance).
+
+    Parameters
+    ----------
+    probas : array-like of shape (n_members, n_samples, n_classes)
+        Each member's class probabilities (rows summing to 1 within ``1e-6``), at least two
+        members and two classes.
+    layout : {"flat", "classes"}, default="flat"
+        ``"flat"``: ``(n, 2k)``, the k means then the k variances (the layout of
+        :class:`EnsembleMoments` and of ``SecondOrderCalibratedClassifier("precomputed")``).
+        ``"classes"``: ``(n, k, 2)``, ``m`` at ``[..., 0]`` and ``sigma2`` at ``[..., 1]``.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, 2 * n_classes) or (n_samples, n_classes, 2)
+        The scores; the means of a row sum to 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal import ensemble_moments
+    >>> P = np.array([[[0.7, 0.2, 0.1]], [[0.5, 0.4, 0.1]]])  # 2 members, 1 row, 3 classes
+    >>> ensemble_moments(P).round(3).tolist()
+    [[0.6, 0.3, 0.1, 0.02, 0.02, 0.0]]
+    >>> ensemble_moments(P, layout="classes").shape
+    (1, 3, 2)
+    """
+    P = as_float_array(probas, "probas", ndim=(3,))
+    reject_nonfinite(P, "probas")
+    M, n, k = P.shape
+    if M < 2 or k < 2 or n < 1:
+        raise ValueError(
+            f"probas must have shape (n_members, n_samples, n_classes) with at least 2 members, 1 sample "
+            f"and 2 classes; got {P.shape}."
+        )
+    if P.min() < 0.0 or P.max() > 1.0:
+        raise ValueError(f"probas must lie in [0, 1]; got values in [{P.min():.6g}, {P.max():.6g}].")
+    dev = np.abs(P.sum(axis=2) - 1.0)
+    if dev.max() > ROW_SUM_ATOL:
+        j, i = np.unravel_index(int(np.argmax(dev)), dev.shape)
+        raise ValueError(
+            f"probas rows must sum to 1 (within {ROW_SUM_ATOL:g}); member {j}, row {i} sums to "
+            f"{P[j, i].sum():.8g}."
+        )
+    m = P.mean(axis=0)
+    s2 = np.clip(P.var(axis=0, ddof=1), 0.0, m * (1.0 - m))
+    S = np.stack([np.clip(m, 0.0, 1.0), s2], axis=2)
+    return S if layout == "classes" else flat_class_scores(S)
 
 _CLONE_HINT = (
     "EnsembleMoments uses members that are already fitted and never fits them. If this "
@@ -65,6 +130,11 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
     :class:`~skcal.SechPerturber` and :class:`~skcal.SecondOrderPlattCalibrator` in a
     :class:`~sklearn.pipeline.Pipeline` that starts from raw features.
 
+    A k-class ensemble (``k > 2``) without ``pos_label`` gives the moments of every class: the
+    output is ``(n, 2k)``, the k means ``m[c]`` (rows summing to 1) and then the k variances
+    ``sigma2[c]``, named by :meth:`get_feature_names_out` (2-D, as scikit-learn's pipelines
+    need; ``skcal.votes.check_class_scores`` turns it into ``(n, k, 2)``).
+
     Parameters
     ----------
     estimator : list of fitted classifiers, or a fitted ensemble
@@ -79,8 +149,8 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
     pos_label : int, float, bool, str or None, default=None
         The positive class. ``None`` takes the greater of two classes (``classes[1]``, the
         column scikit-learn's ``predict_proba`` uses for the positive class); with more than two
-        classes it must be given, and the moments are those of the one-vs-rest probability of
-        ``pos_label``.
+        classes ``None`` gives the moments of every class (the ``(n, 2k)`` output), and a class
+        gives the moments of its one-vs-rest probability alone.
 
     Attributes
     ----------
@@ -90,14 +160,19 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
     classes_ : ndarray
         The ensemble's class labels.
     pos_label_ : object
-        The positive class.
+        The positive class (``None`` for the moments of every class).
     pos_columns_ : ndarray of int
         For each member, the column of its ``predict_proba`` holding the positive class, or -1
         if the member never saw that class (its probability is then 0, as in scikit-learn's
         bagging).
+    class_columns_ : ndarray of int of shape (n_members, n_classes)
+        For the moments of every class: the column of each member's ``predict_proba`` holding
+        each class (-1 if the member never saw it). For one positive class: column
+        ``pos_columns_`` of the positive class.
     clipped_fraction_ : float
-        Fraction of the rows of the ``X`` seen in :meth:`fit` whose unbiased variance exceeded
-        ``m (1 - m)`` and was clipped (a diagnostic of small ensembles).
+        Fraction of the rows (of the row-class pairs, for every class) of the ``X`` seen in
+        :meth:`fit` whose unbiased variance exceeded ``m (1 - m)`` and was clipped (a diagnostic
+        of small ensembles).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` in :meth:`fit` has column names.
@@ -225,7 +300,7 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_samples, 2)
+        ndarray of shape (n_samples, 2) or (n_samples, 2 * n_classes)
             The second-order scores ``(m, sigma2)``, as :meth:`transform` returns them.
         """
         if fit_params:
@@ -248,13 +323,12 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
                 raise ValueError("Multi-output ensembles are not supported; classes_ must be 1-d.")
             classes = np.asarray(classes)
             by_code = all(_is_code_vector(c, len(classes)) for c in member_classes)
+        if len(classes) < 2:
+            raise ValueError(
+                f"The ensemble has {len(classes)} class(es) {classes.tolist()}; expected 2 or more."
+            )
         if self.pos_label is None:
-            if len(classes) != 2:
-                raise ValueError(
-                    f"The ensemble has {len(classes)} classes {classes.tolist()[:10]}; pass pos_label "
-                    "to take the one-vs-rest probability of one class."
-                )
-            pos_label = classes[1]
+            pos_label = classes[1] if len(classes) == 2 else None
         else:
             matches = [c for c in classes.tolist() if c == self.pos_label]
             if not matches:
@@ -262,11 +336,18 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
                     f"pos_label={self.pos_label!r} is not one of the classes {classes.tolist()}."
                 )
             pos_label = matches[0]
-        pos_code = int(np.flatnonzero(classes == pos_label)[0])
-        cols = []
-        for c in member_classes:
-            hit = np.flatnonzero(c == (pos_code if by_code else pos_label))
-            cols.append(int(hit[0]) if hit.size else -1)
+        table = np.full((len(members), len(classes)), -1, dtype=np.intp)
+        for i, c in enumerate(member_classes):
+            for j, label in enumerate(classes.tolist()):
+                hit = np.flatnonzero(c == (j if by_code else label))
+                if hit.size:
+                    table[i, j] = int(hit[0])
+        if pos_label is not None:
+            pos_code = int(np.flatnonzero(classes == pos_label)[0])
+            cols = table[:, pos_code].tolist()
+            table = table[:, [pos_code]]
+        else:
+            cols = [-1] * len(members)
 
         _check_2d(X)
         validate_data(self, X, reset=True, skip_check_array=True)
@@ -280,10 +361,11 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
         self.classes_ = classes
         self.pos_label_ = pos_label
         self.pos_columns_ = np.asarray(cols, dtype=np.intp)
+        self.class_columns_ = table
         self._feature_subsets = getattr(container, "estimators_features_", None)
         self._in_container = container is not None
         scores, n_clipped = self._moments(X)
-        self.clipped_fraction_ = n_clipped / scores.shape[0]
+        self.clipped_fraction_ = n_clipped / (scores.shape[0] * self.class_columns_.shape[1])
         return scores
 
     def transform(self, X):
@@ -296,9 +378,11 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_samples, 2)
+        ndarray of shape (n_samples, 2) or (n_samples, 2 * n_classes)
             Columns ``m`` in [0, 1] and ``sigma2`` in ``[0, m (1 - m)]`` (a DataFrame with
-            columns ``"m"``, ``"sigma2"`` after ``set_output(transform="pandas")``).
+            columns ``"m"``, ``"sigma2"`` after ``set_output(transform="pandas")``); for the
+            moments of every class the k means, then the k variances (names
+            ``m[c]``, ``sigma2[c]``).
         """
         check_is_fitted(self)
         _check_2d(X)
@@ -316,9 +400,10 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
                 X_plain = X.to_numpy()
             elif not hasattr(X, "shape"):
                 X_plain = np.asarray(X)
+        cols = self.class_columns_
         mean = None
         m2 = None
-        for j, (mem, col) in enumerate(zip(self.members_, self.pos_columns_, strict=True)):
+        for j, mem in enumerate(self.members_):
             if subsets is not None:
                 Xj = X_plain[:, subsets[j]]
             elif self._in_container and not hasattr(mem, "feature_names_in_"):
@@ -328,11 +413,13 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
             proba = np.asarray(mem.predict_proba(Xj), dtype=np.float64)
             if proba.ndim != 2:
                 raise ValueError(f"Member {j} returned predict_proba of shape {proba.shape}; expected 2-d.")
-            p = proba[:, col] if col >= 0 else np.zeros(proba.shape[0])
+            p = np.zeros((proba.shape[0], cols.shape[1]))
+            seen = cols[j] >= 0
+            p[:, seen] = proba[:, cols[j][seen]]
             if mean is None:
                 mean = p.copy()
                 m2 = np.zeros_like(p)
-            else:  # Welford's update, vectorised over rows
+            else:  # Welford's update, vectorised over rows (and classes)
                 delta = p - mean
                 mean += delta / (j + 1)
                 m2 += delta * (p - mean)
@@ -343,10 +430,10 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
         cap = mean * (1.0 - mean)
         n_clipped = int(np.count_nonzero(var > cap))
         var = np.clip(var, 0.0, cap)
-        return np.column_stack([mean, var]), n_clipped
+        return np.concatenate([mean, var], axis=1), n_clipped
 
     def get_feature_names_out(self, input_features=None):
-        """Return the output names ``["m", "sigma2"]``.
+        """Return the output names: ``["m", "sigma2"]``, or ``m[c]`` then ``sigma2[c]`` per class.
 
         Parameters
         ----------
@@ -356,10 +443,14 @@ class EnsembleMoments(TransformerMixin, BaseEstimator):
         Returns
         -------
         ndarray of str
-            ``["m", "sigma2"]``.
+            ``["m", "sigma2"]`` for one positive class; for the moments of every class
+            ``["m[c0]", ..., "m[ck]", "sigma2[c0]", ..., "sigma2[ck]"]`` with the class labels.
         """
         check_is_fitted(self)
-        return np.asarray(["m", "sigma2"], dtype=object)
+        if self.pos_label_ is not None:
+            return np.asarray(["m", "sigma2"], dtype=object)
+        labels = [str(c) for c in self.classes_.tolist()]
+        return np.asarray([f"m[{c}]" for c in labels] + [f"sigma2[{c}]" for c in labels], dtype=object)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -17,6 +17,7 @@ from skcal._compat import check_is_fitted, fit_context, validate_data
 from skcal._constraints import BANDWIDTH, OUT_OF_BOUNDS, RANDOM_STATE
 from skcal._validation import SIGMA2_MAX, as_float_array, check_scores, reject_strings
 from skcal.sech import sech_pdf, sech_ppf, uniform_draws
+from skcal.votes import check_class_scores, flat_class_scores
 
 __all__ = ["SechPerturber"]
 
@@ -32,6 +33,13 @@ class SechPerturber(TransformerMixin, BaseEstimator):
     are perturbed coordinate-wise and independently on the rectangle ``[0, 1] x [0, 1/4]``,
     each coordinate with the same bandwidth ``h`` (in the units of the score). A perturbed
     score stays in the rectangle but may leave the feasible region ``sigma2 <= m (1 - m)``.
+
+    k-class scores, in the ``(n, 2k)`` layout of :class:`~skcal.EnsembleMoments` (the k means,
+    then the k variances) or as an ``(n, k, 2)`` array (returned in the same layout), are
+    perturbed class by class: the pair ``(m[c], sigma2[c])`` of class ``c`` gets exactly the draw
+    that perturbing the ``(n, 2)`` scores of its one-vs-rest task would give (with an int
+    ``random_state`` the generator is seeded from the pair's own values), so a k-class chain
+    reproduces the binary chain of every class. The perturbed means need not sum to 1.
     The perturbed predictor is the one that is deployed, measured and recalibrated: put this
     transformer in front of :class:`~skcal.SecondOrderPlattCalibrator` in a pipeline, and use
     the same bandwidth when estimating CE2.
@@ -57,15 +65,17 @@ class SechPerturber(TransformerMixin, BaseEstimator):
         Scores outside the box raise a ``ValueError`` by default; ``"clip"`` clips them to the
         box first.
     bounds : None, pair of floats or sequence of pairs, default=None
-        The box. ``None`` is the convention of *Minimax Rate*: one column ``m`` on ``[0, 1]`` or two
-        columns ``(m, sigma2)`` on ``[0, 1] x [0, 1/4]`` (any other number of columns is an error).
+        The box. ``None`` is the convention of *Minimax Rate*: one column ``m`` on ``[0, 1]``, two
+        columns ``(m, sigma2)`` on ``[0, 1] x [0, 1/4]``, or ``2k`` columns (``k >= 2``) of k-class
+        scores (any other number of columns is an error).
         A pair ``(lo, hi)`` perturbs every column, however many, independently on ``[lo, hi]``; a
         sequence of pairs gives one interval per column.
 
     Attributes
     ----------
     n_features_in_ : int
-        1 (``m`` alone) or 2 (``m``, ``sigma2``) with the default ``bounds``.
+        1 (``m`` alone), 2 (``m``, ``sigma2``) or ``2k`` (k-class scores) with the default
+        ``bounds``.
     bounds_ : ndarray of shape (n_features_in_, 2)
         The interval of each column.
     feature_names_in_ : ndarray of str
@@ -117,11 +127,15 @@ class SechPerturber(TransformerMixin, BaseEstimator):
 
     def _resolve_bounds(self, n_features):
         if self.bounds is None:
-            if n_features not in (1, 2):
+            if n_features not in (1, 2) and (n_features < 4 or n_features % 2):
                 raise ValueError(
-                    f"X (scores) must have 1 column (m) or 2 columns (m, sigma2); got {n_features} "
-                    "columns. Pass bounds=(lo, hi) to perturb other bounded features."
+                    f"X (scores) must have 1 column (m), 2 columns (m, sigma2) or 2k columns (k-class "
+                    f"scores: the k means, then the k variances); got {n_features} columns. Pass "
+                    "bounds=(lo, hi) to perturb other bounded features."
                 )
+            if n_features >= 4:
+                k = n_features // 2
+                return np.array([_BOUNDS[0]] * k + [_BOUNDS[1]] * k, dtype=np.float64)
             return np.array(_BOUNDS[:n_features], dtype=np.float64)
         try:  # complex or string bounds are as wrong as a wrong shape
             b = as_float_array(self.bounds, "bounds", ensure_non_empty=False)
@@ -140,9 +154,14 @@ class SechPerturber(TransformerMixin, BaseEstimator):
 
     def _check_scores(self, X, *, reset):
         reject_strings(X, "X (scores)")
+        if self.bounds is None and np.ndim(X) == 3:  # (n, k, 2) k-class scores
+            X = flat_class_scores(check_class_scores(X, name="X (scores)", out_of_bounds=self.out_of_bounds))
         X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_min_samples=1)
         bounds = self._resolve_bounds(X.shape[1]) if reset else self.bounds_
         if self.bounds is None:
+            if X.shape[1] >= 4:
+                S = check_class_scores(X, name="X (scores)", out_of_bounds=self.out_of_bounds)
+                return flat_class_scores(S), bounds
             return check_scores(X, name="X (scores)", out_of_bounds=self.out_of_bounds), bounds
         X = X.copy()
         for j, (lo, hi) in enumerate(bounds):
@@ -198,7 +217,18 @@ class SechPerturber(TransformerMixin, BaseEstimator):
             The perturbed scores, inside the box (a DataFrame after ``set_output("pandas")``).
         """
         check_is_fitted(self)
+        three_d = self.bounds is None and np.ndim(X) == 3
         S, bounds = self._check_scores(X, reset=False)
+        if self.bounds is None and S.shape[1] >= 4:
+            # class by class, each pair (m[c], sigma2[c]) as the binary scores of its task
+            k = S.shape[1] // 2
+            out = np.empty_like(S)
+            for c in range(k):
+                out[:, [c, k + c]] = self._perturb(S[:, [c, k + c]], bounds[[c, k + c]])
+            return check_class_scores(out) if three_d else out
+        return self._perturb(S, bounds)
+
+    def _perturb(self, S, bounds):
         u = uniform_draws(self._generator(S), S.shape)
         out = np.empty_like(S)
         for j, (lo, hi) in enumerate(bounds):
@@ -274,6 +304,10 @@ class SechPerturber(TransformerMixin, BaseEstimator):
         if names is not None:
             return np.asarray(names, dtype=object)
         if self.bounds is None:
+            if self.n_features_in_ >= 4:
+                k = self.n_features_in_ // 2
+                names = [f"m[{c}]" for c in range(k)] + [f"sigma2[{c}]" for c in range(k)]
+                return np.asarray(names, dtype=object)
             return np.asarray(_DEFAULT_NAMES[: self.n_features_in_], dtype=object)
         return np.asarray([f"x{j}" for j in range(self.n_features_in_)], dtype=object)
 

@@ -347,3 +347,145 @@ def test_baseline_methods_delegate_to_baseline_ce2(method):
     # all three estimators see the same miscalibration (sigma2 > 0 while f* is a function of m)
     poly = ce2_score(Y, S, bandwidth=1 / 16, degree=4)
     assert abs(res.ce2 - poly) < 0.05
+
+
+# ------------------------------------------------------------------------------ k classes
+def _class_data(n=1500, k=3, seed=0):
+    from skcal.votes import VoteCounts
+
+    rng = np.random.default_rng(seed)
+    M = rng.dirichlet(np.ones(k), n)
+    s2 = rng.uniform(0, 0.3, (n, k)) * M * (1 - M)
+    c = rng.integers(2, 6, n)
+    F = np.clip(M + rng.normal(0, 0.05, (n, k)), 0.001, None)
+    F /= F.sum(axis=1, keepdims=True)
+    counts = np.stack([rng.multinomial(int(t), p) for t, p in zip(c, F, strict=True)])
+    return np.stack([M, s2], axis=2), VoteCounts(counts=counts)
+
+
+def test_classwise_is_the_mean_of_the_one_vs_rest_ce2():
+    S, V = _class_data()
+    res = ce2_details(V, S, degree=3)
+    assert res.multiclass == "classwise" and len(res.per_class) == 3
+    per = [ce2_details(V.one_vs_rest(j), S[:, j], degree=3) for j in range(3)]
+    for j in range(3):
+        assert res.per_class[j].ce2 == per[j].ce2  # each class exactly its binary estimate
+        np.testing.assert_array_equal(res.eta1_values[:, j], per[j].eta1_values)
+    assert res.ce2 == pytest.approx(np.mean([p.ce2 for p in per]), rel=1e-12)
+    assert res.term1 + res.term2 == pytest.approx(res.ce2, rel=1e-12)
+    np.testing.assert_allclose(res.eta1(S), res.eta1_values)
+    assert ce2_score(V, S, degree=3) == res.ce2 == ce2_score(V, S, degree=3, multiclass="classwise")
+
+
+def test_k2_reproduces_the_binary_estimators():
+    from skcal.votes import VoteCounts
+
+    S, Y = _data(800)
+    V = VoteCounts.from_snapshots(Y)
+    two = ce2_details(V, S, degree=4, multiclass="classwise")
+    binary = ce2_details(V, S, degree=4)
+    assert two.per_class[1].ce2 == binary.ce2  # class 1 is the binary task, exactly
+    S3 = np.stack([np.column_stack([1 - S[:, 0], S[:, 1]]), S], axis=1)
+    C = VoteCounts(counts=np.column_stack([V.total - V.positive, V.positive]))
+    assert ce2_score(C, S3, degree=4) == two.ce2
+    # class 0 is the complement: a different task (term2 compares E[(1 - f)^2] with (1 - m)^2 + s2)
+    np.testing.assert_allclose(two.per_class[0].eta1_values, 1 - binary.eta1_values, atol=1e-4)
+    top = ce2_details(V, S, degree=4, multiclass="top_label")
+    assert top.multiclass == "top_label"
+    np.testing.assert_array_equal(top.extra["top_class"], (S[:, 0] > 0.5).astype(int))
+    # ce1: the classwise mean of the binary CE1 of the two classes
+    assert ce1_score(V, S, degree=3, multiclass="classwise") == pytest.approx(
+        np.mean([ce1_score(C.one_vs_rest(j), S3[:, j], degree=3) for j in range(2)]), rel=1e-12
+    )
+
+
+def test_top_label_is_the_binary_estimate_of_each_rows_top_class():
+    S, V = _class_data(seed=1)
+    top = np.argmax(S[..., 0], axis=1)
+    rows = np.arange(S.shape[0])
+    res = ce2_details(V, S, multiclass="top_label", degree=3)
+    ref = ce2_details(V.one_vs_rest(top), S[rows, top], degree=3)
+    assert res.ce2 == ref.ce2 and res.degree == ref.degree
+    ce1_top = ce1_score(V, S, multiclass="top_label", degree=3)
+    assert ce1_top == ce1_score(V.one_vs_rest(top), S[rows, top], degree=3)
+
+
+def test_class_counts_snapshots_and_layouts_give_identical_results():
+    from skcal.votes import flat_class_scores
+
+    S, V = _class_data(n=900, seed=2)
+    Y = V.to_snapshots()  # class codes, NaN padded
+    flat = flat_class_scores(S)
+    for kw in ({}, {"multiclass": "top_label"}, {"average": "weighted"}, {"cv": 3, "random_state": 0}):
+        ref = ce2_score(V, S, **kw)
+        assert ce2_score(Y, S, **kw) == ref
+        assert ce2_score(V, flat, **kw) == ref
+    assert ce1_score(Y, S) == ce1_score(V, S) == ce1_score(V, flat) == ce1_score(V, S[..., :1])
+
+
+def test_classwise_average_weights():
+    S, V = _class_data(n=900, seed=3)
+    res = ce2_details(V, S, degree=2)
+    per = np.array([r.ce2 for r in res.per_class])
+    share = V.targets()[0].mean(axis=0)
+    weighted = ce2_details(V, S, degree=2, average="weighted")
+    np.testing.assert_allclose(weighted.class_weights, share / share.sum())
+    assert weighted.ce2 == pytest.approx(per @ (share / share.sum()), rel=1e-12)
+    assert ce2_score(V, S, degree=2, average=[1, 0, 0]) == pytest.approx(per[0], rel=1e-12)
+    for bad in ([1, 2], [-1, 1, 1], [0, 0, 0], ["a", 1, 1]):
+        with pytest.raises(ValueError, match="average"):
+            ce2_score(V, S, degree=2, average=bad)
+
+
+def test_k_class_bad_input():
+    from skcal.votes import VoteCounts
+
+    S, V = _class_data(n=200)
+    with pytest.raises(ValueError, match="binary counts .* 3 classes"):
+        ce2_score(VoteCounts(V.counts[:, 0], V.total), S)
+    with pytest.raises(ValueError, match="votes of 3 classes, but the scores have 4"):
+        ce2_score(V, np.concatenate([S, S[:, :1]], axis=1))
+    with pytest.raises(ValueError, match="Inconsistent|200"):
+        ce2_score(V, S[:-1])
+    with pytest.raises(ValueError, match="votes of 3 classes, but this takes binary"):
+        ce2_score(V, S[:, 0])
+    with pytest.raises(ValueError, match="multiclass"):
+        ce2_score(V, S, multiclass="micro")
+    with pytest.raises(ValueError, match=r"No item of snapshots has 2 votes"):
+        ce2_score(VoteCounts(counts=np.eye(3, dtype=int)[np.arange(200) % 3]), S)
+
+
+# ------------------------------------------------------------------------------ the mixed rule
+def test_mixed_rule_fits_eta2_on_the_rows_with_pairs():
+    from skcal.chebyshev import auto_degree
+    from skcal.votes import VoteCounts
+
+    S, Y = _data(4000, seed=5)
+    c = np.where(np.arange(4000) < 1500, 2, 1)
+    a = Y[:, 0] + np.where(c == 2, Y[:, 1], 0.0)
+    V = VoteCounts(a, c)
+    res = ce2_details(V, S, alpha=1e-6)
+    pairs = c == 2
+    d1, d2 = auto_degree(4000, 2**-6), auto_degree(1500, 2**-6)
+    assert (res.degree, res.extra["eta2_degree"], res.extra["n_pairs"]) == (d1, d2, 1500)
+    t1, t2 = a / c, Y[:, 0] * Y[:, 1]
+    e1 = np.clip(ChebyshevRidge(d1, 1e-6).fit(S, t1[:, None]).predict(S)[:, 0], 0, 1)
+    e2 = np.clip(ChebyshevRidge(d2, 1e-6).fit(S[pairs], t2[pairs, None]).predict(S)[:, 0], 0, 1)
+    ref = np.mean(np.abs(e1 - S[:, 0])) + np.mean(np.abs(e2 - S[:, 0] ** 2 - S[:, 1]))
+    assert res.ce2 == pytest.approx(ref, rel=1e-9)
+    np.testing.assert_allclose(res.eta2(S), e2, atol=1e-9)
+    # snapshots with NaN give the same; every row with pairs is the ordinary estimator
+    Yn = np.where(pairs[:, None], Y, np.column_stack([Y[:, 0], np.full(4000, np.nan)]))
+    assert ce2_score(Yn, S, alpha=1e-6) == pytest.approx(res.ce2, rel=1e-12)
+    with pytest.raises(ValueError, match="needs two votes on every row"):
+        ce2_score(V, S, method="bucketing")
+    # k classes: every class by the same rule
+    rng = np.random.default_rng(0)
+    S3, C = _class_data(n=1200, seed=6)
+    one = rng.random(1200) < 0.6
+    counts = C.counts.copy()
+    for i in np.flatnonzero(one):
+        keep = rng.choice(np.repeat(np.arange(3), counts[i]))
+        counts[i] = np.eye(3, dtype=int)[keep]
+    mixed = ce2_details(VoteCounts(counts=counts), S3, degree=2)
+    assert all(r.extra["n_pairs"] == int((~one).sum()) for r in mixed.per_class)

@@ -18,6 +18,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_val_score
 from sklearn.pipeline import Pipeline
+from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.validation import check_array
 
@@ -227,10 +228,13 @@ def test_pipeline_from_raw_features(data):
 def test_multiclass_one_vs_rest():
     X, y = make_classification(n_samples=200, n_classes=3, n_informative=4, random_state=1)
     rf = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
-    with pytest.raises(ValueError, match="pass pos_label"):
-        EnsembleMoments(rf).fit(X)
     out = EnsembleMoments(rf, pos_label=2).fit_transform(X)
     np.testing.assert_allclose(out[:, 0], rf.predict_proba(X)[:, 2], rtol=1e-12)
+    # without pos_label: the moments of every class, (n, 2k), the class-2 pair equal to pos_label=2
+    every = EnsembleMoments(rf).fit(X)
+    both = every.transform(X)
+    assert both.shape == (200, 6)
+    np.testing.assert_array_equal(both[:, [2, 5]], out)
 
 
 def test_bad_input(data):
@@ -289,3 +293,59 @@ def test_grid_search_over_the_full_pipeline_is_reproducible(data):
     np.testing.assert_array_equal(a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"])
     out = a.best_estimator_.transform(X[:5])
     assert out.shape == (5, 2) and np.all(out[:, 1] <= out[:, 0] * (1 - out[:, 0]) + 1e-15)
+
+
+# ------------------------------------------------------------------------------ every class
+def test_every_class_moments_match_the_soft_vote_and_the_stored_outputs():
+    from skcal import ensemble_moments
+
+    X, y = make_classification(n_samples=300, n_classes=4, n_informative=5, random_state=2)
+    tree = DecisionTreeClassifier(max_depth=3)
+    bag = BaggingClassifier(tree, n_estimators=8, max_samples=0.2, max_features=0.7, random_state=0).fit(X, y)
+    em = EnsembleMoments(bag).fit(X)
+    S = em.transform(X)
+    assert S.shape == (300, 8) and em.pos_label_ is None and em.class_columns_.shape == (8, 4)
+    np.testing.assert_allclose(S[:, :4], bag.predict_proba(X), atol=1e-12)  # a missing class counts 0
+    np.testing.assert_allclose(S[:, :4].sum(axis=1), 1.0)
+    assert (S[:, 4:] <= S[:, :4] * (1 - S[:, :4]) + 1e-15).all()
+    names = em.get_feature_names_out().tolist()
+    assert names[:2] == ["m[0]", "m[1]"] and names[4:6] == ["sigma2[0]", "sigma2[1]"]
+    # the stored-output function: the same moments from the members' probabilities
+    P = np.stack([_member_proba(bag, i, X) for i in range(8)])
+    np.testing.assert_allclose(ensemble_moments(P), S, atol=1e-12)
+    S3 = ensemble_moments(P, layout="classes")
+    np.testing.assert_array_equal(S3[..., 0], ensemble_moments(P)[:, :4])
+
+
+def _member_proba(bag, i, X):
+    mem, cols = bag.estimators_[i], bag.estimators_features_[i]
+    out = np.zeros((X.shape[0], 4))
+    out[:, mem.classes_.astype(int)] = mem.predict_proba(X[:, cols])
+    return out
+
+
+def test_two_classes_reproduce_the_binary_moments(data):
+    from skcal import ensemble_moments
+
+    X, y = data
+    members = [LogisticRegression(C=c).fit(X, y) for c in (0.1, 1.0, 10.0)]
+    binary = EnsembleMoments(members).fit_transform(X)
+    P = np.stack([m.predict_proba(X) for m in members])
+    np.testing.assert_allclose(ensemble_moments(P, layout="classes")[:, 1], binary, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize(
+    "P, match",
+    [
+        (np.full((1, 5, 3), 1 / 3), "at least 2 members"),
+        (np.full((2, 5, 1), 1.0), "2 classes"),
+        (np.full((2, 5, 3), 0.5), "sum to 1"),
+        (np.full((2, 5), 0.5), "3-dimensional"),
+        (np.stack([np.full((5, 2), [1.5, -0.5])] * 2), r"lie in \[0, 1\]"),
+    ],
+)
+def test_ensemble_moments_bad_input(P, match):
+    from skcal import ensemble_moments
+
+    with pytest.raises(ValueError, match=match):
+        ensemble_moments(P)

@@ -113,7 +113,7 @@ def test_bad_input():
         SechPerturber().fit([[1.2, 0.1]])
     with pytest.raises(ValueError, match=r"sigma2\) must lie in \[0, 0.25\]"):
         SechPerturber().fit([[0.5, 0.3]])
-    with pytest.raises(ValueError, match="1 column .* or 2 columns"):
+    with pytest.raises(ValueError, match="1 column .* 2 columns .* or 2k columns"):
         SechPerturber().fit(np.full((4, 3), 0.1))
     with pytest.raises(ValueError, match="NaN"):
         SechPerturber().fit([[0.5, np.nan]])
@@ -206,3 +206,26 @@ def test_complex_scores_are_rejected():
             SechPerturber().fit(np.array([["0.5", "0.1"]], dtype=object))
         with pytest.raises(ValueError, match="T is complex"):
             SechPerturber().density(np.array([[0.5 + 1j, 0.1]]), [[0.5, 0.1]])
+
+
+def test_k_class_scores_are_perturbed_class_by_class_as_their_binary_tasks():
+    from skcal import ensemble_moments
+
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.ones(4), size=(5, 300))
+    flat = ensemble_moments(P)
+    pert = SechPerturber(random_state=7).fit(flat)
+    T = pert.transform(flat)
+    assert T.shape == (300, 8) and pert.n_features_in_ == 8
+    for c in range(4):
+        alone = SechPerturber(random_state=7).fit_transform(flat[:, [c, 4 + c]])
+        np.testing.assert_array_equal(T[:, [c, 4 + c]], alone)  # the binary chain's draw, exactly
+    assert (T[:, :4] >= 0).all() and (T[:, :4] <= 1).all() and (T[:, 4:] <= 0.25).all()
+    S3 = ensemble_moments(P, layout="classes")
+    T3 = SechPerturber(random_state=7).fit_transform(S3)
+    assert T3.shape == (300, 4, 2)
+    np.testing.assert_array_equal(T3[..., 0], T[:, :4])
+    assert pert.get_feature_names_out()[[0, 4]].tolist() == ["m[0]", "sigma2[0]"]
+    assert SechPerturber(bandwidth=0.1).density(T[:3], flat[:3]).shape == (3,)
+    with pytest.raises(ValueError, match="2k columns"):
+        SechPerturber().fit(np.full((3, 5), 0.1))

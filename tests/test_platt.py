@@ -516,3 +516,46 @@ def test_pipeline_from_raw_features_with_ensemble_moments():
     assert out.shape == (1000, 2) and (out[:, 1] <= out[:, 0] * (1 - out[:, 0]) + 1e-15).all()
     scores = cross_val_score(pipe, X[1000:], Y[1000:], scoring="ce2", cv=2)
     assert np.isfinite(scores).all() and (scores < 0).all()
+
+
+# ------------------------------------------------------------------------------ the simplex projection
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 8), st.sampled_from(["renormalize", "logit_shift"]))
+def test_projection_keeps_rows_on_the_simplex(seed, k, method):
+    from skcal.platt import project_to_simplex
+
+    rng = np.random.default_rng(seed)
+    m = rng.uniform(0, 1, (30, k)) ** rng.uniform(0.3, 3)
+    m[rng.random((30, k)) < 0.1] = 0.0
+    m[rng.random((30, k)) < 0.05] = 1.0
+    s2 = rng.uniform(0, 1, (30, k)) * m * (1 - m)
+    out = project_to_simplex(np.stack([m, s2], axis=2), method=method)
+    q, v = out[..., 0], out[..., 1]
+    assert (q >= 0).all() and (q <= 1).all()
+    np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-12)
+    assert (v >= 0).all() and (v <= q * (1 - q) + 1e-15).all()
+    # the order of the classes within a row is kept (ties may break)
+    order = np.argsort(m, axis=1)
+    assert (np.diff(np.take_along_axis(q, order, axis=1), axis=1) >= -1e-12).all()
+
+
+def test_projection_leaves_rows_on_the_simplex_unchanged_and_has_closed_forms():
+    from skcal.platt import project_to_simplex
+
+    rng = np.random.default_rng(0)
+    M = rng.dirichlet(np.ones(5), 100)
+    S = np.stack([M, 0.5 * M * (1 - M)], axis=2)
+    for method in ("renormalize", "logit_shift"):
+        np.testing.assert_allclose(project_to_simplex(S, method=method), S, atol=1e-10)
+    scaled = np.stack([1.2 * M * 0.8, 0.5 * M * (1 - M)], axis=2)  # rows sum to 0.96
+    out = project_to_simplex(scaled)
+    np.testing.assert_allclose(out[..., 0], M, atol=1e-12)
+    np.testing.assert_allclose(out[..., 1], np.minimum(scaled[..., 1] / 0.96**2, M * (1 - M)), atol=1e-12)
+    lg = project_to_simplex(scaled, method="logit_shift")[..., 0]
+    logit = np.log(lg) - np.log1p(-lg)
+    shift = logit - (np.log(scaled[..., 0]) - np.log1p(-scaled[..., 0]))
+    np.testing.assert_allclose(shift, np.repeat(shift[:, :1], 5, axis=1), atol=1e-8)  # one per row
+    zero = project_to_simplex(np.zeros((1, 3, 2)))
+    np.testing.assert_allclose(zero[0, :, 0], 1 / 3)
+    with pytest.raises(ValueError, match="method"):
+        project_to_simplex(S, method="softmax")

@@ -17,7 +17,16 @@ from skcal import (
     ce2_score,
 )
 from skcal.report import CalibrationReport
-from skcal.votes import VoteCounts, check_snapshots, snapshot_targets, snapshot_votes
+from skcal.votes import (
+    VoteCounts,
+    check_class_scores,
+    check_class_votes,
+    check_snapshots,
+    class_scores_layout,
+    flat_class_scores,
+    snapshot_targets,
+    snapshot_votes,
+)
 
 
 def _data(n=600, seed=0, cmin=2, cmax=6):
@@ -111,8 +120,10 @@ def test_single_vote_rows_and_the_message():
     v = VoteCounts([1, 0], [1, 2])
     with pytest.raises(ValueError, match="at least 2 votes.*ce1_score.*order=1"):
         check_snapshots(v)
-    with pytest.raises(ValueError, match="at least 2 votes"):
-        ce2_score(v, np.array([[0.5, 0.1], [0.5, 0.1]]), degree=1)
+    # ce2_score takes rows with one vote beside rows with pairs (the mixed rule), not single votes only
+    assert np.isfinite(ce2_score(v, np.array([[0.5, 0.1], [0.5, 0.1]]), degree=1))
+    with pytest.raises(ValueError, match="No item of snapshots has 2 votes.*ce1_score.*order=1"):
+        ce2_score(VoteCounts([1, 0], [1, 1]), np.array([[0.5, 0.1], [0.5, 0.1]]), degree=1)
     assert check_snapshots(v, min_votes=1) is v
 
 
@@ -157,12 +168,24 @@ def test_platt_fit_partial_fit_and_score_identical(order):
     np.testing.assert_allclose(p.coef_, a.coef_, rtol=1e-8, atol=1e-10)
 
 
-def test_platt_order1_takes_single_vote_counts_order2_does_not():
+def test_platt_order1_takes_single_vote_counts_order2_the_mixed_rule():
     S, v = _data(cmin=1, cmax=3)
-    assert (v.total == 1).any()
+    assert (v.total == 1).any() and (v.total >= 2).any()
     SecondOrderPlattCalibrator(degree=3, order=1).fit(S, v)
-    with pytest.raises(ValueError, match="at least 2 votes"):
-        SecondOrderPlattCalibrator(degree=3, order=2).fit(S, v)
+    # order=2: eta1 from every row, eta2 from the rows with two votes or more
+    mixed = SecondOrderPlattCalibrator(degree=3, order=2, alpha=1e-6).fit(S, v)
+    pairs = np.flatnonzero(v.total >= 2)
+    eta1 = SecondOrderPlattCalibrator(degree=3, order=1, alpha=1e-6).fit(S, v)
+    eta2 = SecondOrderPlattCalibrator(degree=3, order=2, alpha=1e-6).fit(S[pairs], v[pairs])
+    raw = mixed.predict_moments(S, project=False)
+    np.testing.assert_allclose(raw[:, 0], eta1.predict_moments(S, project=False)[:, 0], rtol=1e-10)
+    np.testing.assert_allclose(raw[:, 1], eta2.predict_moments(S, project=False)[:, 1], rtol=1e-10)
+    assert mixed.coef_.shape == (16, 2) and np.isfinite(mixed.score(S, v))
+    with pytest.raises(ValueError, match="partial_fit with order=2 needs two votes"):
+        SecondOrderPlattCalibrator(degree=3).partial_fit(S, v)
+    single = VoteCounts(v.positive.clip(0, 1), np.ones(len(v), int))
+    with pytest.raises(ValueError, match="No item of y .* has 2 votes"):
+        SecondOrderPlattCalibrator(degree=3, order=2).fit(S, single)
 
 
 def test_grid_search_with_counts():
@@ -229,3 +252,138 @@ def test_one_label_per_row_errors_name_the_first_order_tools():
         ce2_score(v.positive.clip(0, 1), S)
     with pytest.raises(ValueError, match="order=1"):
         SecondOrderPlattCalibrator().fit(S, v.positive.clip(0, 1))
+
+
+# ------------------------------------------------------------------------------ k classes
+def _class_data(n=500, k=4, seed=0, cmin=2, cmax=6):
+    rng = np.random.default_rng(seed)
+    M = rng.dirichlet(np.ones(k), n)
+    s2 = rng.uniform(0, 0.5, (n, k)) * M * (1 - M)
+    c = rng.integers(cmin, cmax + 1, n)
+    counts = np.stack([rng.multinomial(int(t), p) for t, p in zip(c, M, strict=True)])
+    return np.stack([M, s2], axis=2), VoteCounts(counts=counts)
+
+
+def test_class_counts_targets_are_the_one_vs_rest_targets():
+    S, V = _class_data()
+    t1, t2 = V.targets()
+    assert t1.shape == t2.shape == (500, 4)
+    np.testing.assert_allclose(t1.sum(axis=1), 1.0)
+    for j in range(4):
+        b = V.one_vs_rest(j)
+        a, c = V.counts[:, j].astype(float), V.total.astype(float)
+        np.testing.assert_array_equal(b.positive, V.counts[:, j])
+        np.testing.assert_allclose(t1[:, j], a / c)
+        np.testing.assert_allclose(t2[:, j], a * (a - 1) / (c * (c - 1)))
+        np.testing.assert_array_equal(b.targets()[1], t2[:, j])
+        assert VoteCounts.from_class_counts(V.counts, j).positive.tolist() == b.positive.tolist()
+    per_row = V.one_vs_rest(np.argmax(V.counts, axis=1))
+    np.testing.assert_array_equal(per_row.positive, V.counts.max(axis=1))
+    assert V.n_classes == 4 and V.shape == (500, 4) and V.positive is None and repr(V).endswith("classes=4)")
+
+
+def test_class_snapshots_round_trip_to_the_same_counts():
+    S, V = _class_data(n=60, k=3, cmin=1)
+    Y = V.to_snapshots()
+    assert np.array_equal((~np.isnan(Y)).sum(axis=1), V.total)
+    back = check_class_votes(Y, 3)
+    np.testing.assert_array_equal(back.counts, V.counts)
+    np.testing.assert_array_equal(VoteCounts.from_snapshots(Y, n_classes=3).counts, V.counts)
+    rows, codes = V.votes()
+    np.testing.assert_array_equal(codes, Y[~np.isnan(Y)])
+    np.testing.assert_array_equal(rows, np.nonzero(~np.isnan(Y))[0])
+    V2 = pickle.loads(pickle.dumps(V))
+    np.testing.assert_array_equal(V2.counts, V.counts)
+    assert not V2.counts.flags.writeable and V[[0, 5]].counts.tolist() == V.counts[[0, 5]].tolist()
+    # one class label per row: counts with one vote each
+    np.testing.assert_array_equal(check_class_votes(np.array([2, 0, 1]), 3).counts, np.eye(3)[[2, 0, 1]])
+
+
+def test_two_class_counts_are_binary_counts():
+    rng = np.random.default_rng(0)
+    C = rng.integers(0, 4, (50, 2))
+    C[:, 0] += 2
+    V = VoteCounts(counts=C)
+    b = check_snapshots(V)
+    np.testing.assert_array_equal(b.positive, C[:, 1])
+    np.testing.assert_array_equal(b.total, C.sum(axis=1))
+    S = np.column_stack([rng.uniform(0, 1, 50), rng.uniform(0, 0.05, 50)])
+    assert ce2_score(V, S, degree=2) == ce2_score(VoteCounts(C[:, 1], C.sum(axis=1)), S, degree=2)
+
+
+def test_class_counts_classes_by_name():
+    import pandas as pd
+
+    df = pd.DataFrame({"cat": [1, 0, 2], "dog": [1, 3, 0], "eel": [0, 0, 1]})
+    V = VoteCounts(counts=df)
+    assert V.classes.tolist() == ["cat", "dog", "eel"]
+    re = check_class_votes(V, 3, classes=["eel", "cat", "dog"])
+    np.testing.assert_array_equal(re.counts, df[["eel", "cat", "dog"]].to_numpy())
+    with pytest.raises(ValueError, match=r"missing \['fox'\].*not a class of the model: \['eel'\]"):
+        check_class_votes(V, 3, classes=["cat", "dog", "fox"])
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"counts": [[1, 2], [3, 0]], "total": [3, 4]}, r"counts row 1 sums to 3 votes but total\[1\] is 4"),
+        ({"counts": [[1, -2], [3, 0]]}, r"counts\[:, 1\] must hold non-negative integers"),
+        ({"counts": [[1, 0.5], [3, 0]]}, "non-negative integers"),
+        ({"counts": [[0, 0], [3, 0]]}, "row 0 has no votes"),
+        ({"counts": [[1], [3]]}, r"shape \(n, k\).*k >= 2"),
+        ({"counts": [[1, 2]], "positive": [1]}, "either positive and total"),
+        ({"counts": [[1, 2]], "classes": ["a"]}, "one label per column"),
+        ({"counts": [[1, 2]], "classes": ["a", "a"]}, "distinct"),
+        ({"positive": [1], "total": [2], "classes": ["a", "b"]}, "binary counts"),
+    ],
+)
+def test_class_counts_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        VoteCounts(**kwargs)
+
+
+def test_class_votes_and_scores_bad_input():
+    S, V = _class_data(n=30, k=3)
+    with pytest.raises(ValueError, match="votes of 3 classes, but the scores have 4"):
+        check_class_votes(V, 4)
+    with pytest.raises(ValueError, match=r"class codes 0..2 .*VoteCounts\(counts=C\)"):
+        check_class_votes(np.array([[0, 3], [1, 2]]), 3)
+    with pytest.raises(ValueError, match="binary counts"):
+        check_class_votes(VoteCounts([1], [2]), 3)
+    with pytest.raises(ValueError, match="votes of 3 classes, but this takes binary votes"):
+        check_snapshots(V)
+    with pytest.raises(ValueError, match="not among the classes"):
+        check_class_votes(np.array([[5.0, 7.0]]), 2, classes=[5, 6])
+    with pytest.raises(ValueError, match=r"\(n, 2k\).*k >= 2"):
+        check_class_scores(np.zeros((4, 3)))
+    with pytest.raises(ValueError, match=r"scores \(m\) must lie in \[0, 1\]"):
+        check_class_scores(S + 1.0)
+    with pytest.raises(ValueError, match=r"scores \(sigma2\) must lie in \[0, 0.25\]"):
+        check_class_scores(np.stack([S[..., 0], S[..., 1] + 0.3], axis=2))
+    with pytest.raises(ValueError, match="has 3 classes; expected 2"):
+        check_class_scores(S, n_classes=2)
+
+
+def test_class_scores_layouts_agree():
+    S, _ = _class_data(n=20, k=3)
+    flat = flat_class_scores(S)
+    assert flat.shape == (20, 6) and class_scores_layout(flat) == "flat"
+    assert class_scores_layout(S) == "classes"
+    assert class_scores_layout(S[:, 0]) is None and class_scores_layout(S[:, 0, :1]) is None
+    np.testing.assert_array_equal(check_class_scores(flat), S)
+    np.testing.assert_array_equal(check_class_scores(S), S)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 6))
+def test_class_votes_from_snapshots_match_counts_property(seed, k):
+    rng = np.random.default_rng(seed)
+    n = 12
+    c = rng.integers(1, 6, n)
+    Y = np.full((n, 5), np.nan)
+    for i in range(n):
+        Y[i, : c[i]] = rng.integers(0, k, c[i])
+    V = check_class_votes(Y, k)
+    np.testing.assert_array_equal(V.total, c)
+    for j in range(k):
+        np.testing.assert_array_equal(V.counts[:, j], (Y == j).sum(axis=1))

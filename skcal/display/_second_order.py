@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skcal._compat import validate_params
+from skcal._compat import StrOptions, validate_params
 from skcal._constraints import MAX_BINS_LIMIT, Integral, Real, StrictInterval
 from skcal._plotting import (
     COLOR_DATA,
@@ -22,6 +22,7 @@ from skcal._plotting import (
 )
 from skcal._validation import check_scores
 from skcal.display._common import NAME, check_no_drawing_arguments, estimator_name
+from skcal.votes import check_class_scores, class_scores_layout
 
 __all__ = ["SecondOrderDisplay"]
 
@@ -44,19 +45,37 @@ def _check_drawing(caller, plot, ax):
 class _ScoresOf:
     """The score-producing part of a SecondOrderCalibratedClassifier, as a ``transform``."""
 
-    def __init__(self, estimator):
+    def __init__(self, estimator, label=None):
         self.estimator = estimator
+        self.label = label
 
     def transform(self, X):
-        return self.estimator._raw_scores(X)
+        out = self.estimator._raw_scores(X, self.label)
+        return out[0] if isinstance(out, tuple) else out  # the top label's scores
 
 
-def _find_calibrator(estimator):
+def _find_calibrator(estimator, pos_label=None, multiclass="classwise"):
     """Split a fitted estimator into (score-producing prefix or None, second-order calibrator)."""
     if hasattr(estimator, "predict_moments"):
         return None, estimator
+    if hasattr(estimator, "predict_second_order") and hasattr(estimator, "calibrators_"):
+        # a k-class SecondOrderCalibratedClassifier: one calibrator per class
+        classes = list(np.asarray(estimator.classes_).tolist())
+        if multiclass == "top_label" or pos_label is None:
+            raise ValueError(
+                f"estimator calibrates each of its {len(classes)} classes: pass pos_label (one of "
+                f"{classes[:10]}) to show that class's calibrator (a classifier fitted with "
+                "multiclass='top_label' shows the top label)."
+            )
+        if pos_label not in classes:
+            raise ValueError(f"pos_label={pos_label!r} is not one of the classes {classes[:10]}.")
+        j = classes.index(pos_label)
+        return _ScoresOf(estimator, j), estimator.calibrators_[j]
     if hasattr(estimator, "predict_second_order") and hasattr(estimator, "calibrator_"):
         # SecondOrderCalibratedClassifier: raw features -> perturbed ensemble scores -> calibrator
+        # (of the binary task, or of the top-label task)
+        if pos_label is not None:
+            raise ValueError("pos_label applies to a classifier fitted with one calibrator per class.")
         return _ScoresOf(estimator), estimator.calibrator_
     steps = getattr(estimator, "steps", None)
     if steps:
@@ -96,6 +115,41 @@ def _pearson(a, b):
     if np.std(a) == 0 or np.std(b) == 0:
         return float("nan")
     return float(np.corrcoef(a, b)[0, 1])
+
+
+def _select_task(raw, new, true_sigma2, true_prob, pos_label, multiclass):
+    """k-class scores ``(n, k, 2)`` / ``(n, 2k)``: one class's, or each row's top label's, as ``(n, 2)``."""
+    if class_scores_layout(raw) is None and class_scores_layout(new) is None:
+        if pos_label is not None or multiclass != "classwise":
+            raise ValueError("pos_label and multiclass='top_label' apply to k-class scores only.")
+        return raw, new, true_sigma2, true_prob
+    R = check_class_scores(raw, name="raw_scores")
+    N = check_class_scores(new, name="recalibrated_scores", n_classes=R.shape[1])
+    n, k = R.shape[:2]
+    rows = np.arange(n)
+    if multiclass == "top_label":
+        if pos_label is not None:
+            raise ValueError("pass pos_label or multiclass='top_label', not both.")
+        col = np.argmax(R[..., 0], axis=1)  # the raw scores' top class, for both
+    else:
+        if pos_label is None:
+            raise ValueError(
+                f"raw_scores hold {k} classes: pass pos_label (a column 0..{k - 1}) or "
+                "multiclass='top_label'."
+            )
+        if isinstance(pos_label, bool) or not 0 <= pos_label < k:
+            raise ValueError(
+                f"pos_label must be a column 0..{k - 1} of the k-class scores; got {pos_label!r}."
+            )
+        col = np.full(n, int(pos_label))
+
+    def pick(values):
+        if values is None:
+            return None
+        arr = np.asarray(values, dtype=float)
+        return arr[rows, col] if arr.ndim == 2 and arr.shape == (n, k) else arr
+
+    return R[rows, col], N[rows, col], pick(true_sigma2), pick(true_prob)
 
 
 def _second_order_numbers(raw, new, true_sigma2, true_prob, n_bins):
@@ -258,6 +312,8 @@ class SecondOrderDisplay:
             "name": NAME,
             "ax": "no_validation",
             "plot": ["boolean"],
+            "pos_label": [Integral, None],
+            "multiclass": [StrOptions({"classwise", "top_label"})],
         },
         prefer_skip_nested_validation=True,
     )
@@ -272,18 +328,21 @@ class SecondOrderDisplay:
         name=None,
         ax=None,
         plot=True,
+        pos_label=None,
+        multiclass="classwise",
     ):
         """Compare raw and recalibrated scores (no maps: no calibrator is given), then plot.
 
         Parameters
         ----------
-        raw_scores : array-like of shape (n, 2)
-            ``(m, sigma2)`` before recalibration.
-        recalibrated_scores : array-like of shape (n, 2)
+        raw_scores : array-like of shape (n, 2), (n, k, 2) or (n, 2k)
+            ``(m, sigma2)`` before recalibration (per class for k-class scores).
+        recalibrated_scores : array-like of the shape of ``raw_scores``
             ``(m, sigma2)`` after recalibration, for the same samples.
-        true_sigma2 : array-like of shape (n,), default=None
-            Known conditional variance of ``f*`` at each score, in [0, 1/4].
-        true_prob : array-like of shape (n,), default=None
+        true_sigma2 : array-like of shape (n,) or (n, k), default=None
+            Known conditional variance of ``f*`` at each score, in [0, 1/4] (per class: the
+            shown class's column is used).
+        true_prob : array-like of shape (n,) or (n, k), default=None
             Known ``f*`` at each sample, in [0, 1].
         n_bins : int, default=10
             Equal-mass bins for the ``true_prob`` panel.
@@ -293,6 +352,11 @@ class SecondOrderDisplay:
             Axes to draw on; a new figure when None.
         plot : bool, default=True
             Draw the display (``False`` only computes it; ``ax`` is then refused).
+        pos_label : int, default=None
+            k-class scores: the class (column) whose one-vs-rest scores are shown.
+        multiclass : {"classwise", "top_label"}, default="classwise"
+            k-class scores: ``"top_label"`` shows, per row, the class of largest raw ``m`` (in
+            both the raw and the recalibrated scores) instead of one class.
 
         Returns
         -------
@@ -311,6 +375,9 @@ class SecondOrderDisplay:
         (0.987, 0.859)
         """
         _check_drawing("SecondOrderDisplay.from_predictions", plot, ax)
+        raw_scores, recalibrated_scores, true_sigma2, true_prob = _select_task(
+            raw_scores, recalibrated_scores, true_sigma2, true_prob, pos_label, multiclass
+        )
         kw = _second_order_numbers(raw_scores, recalibrated_scores, true_sigma2, true_prob, n_bins)
         disp = cls(estimator_name=name, **kw)
         return disp.plot(ax=ax) if plot else disp
@@ -327,6 +394,7 @@ class SecondOrderDisplay:
             "name": NAME,
             "ax": "no_validation",
             "plot": ["boolean"],
+            "pos_label": "no_validation",
         },
         prefer_skip_nested_validation=True,
     )
@@ -342,15 +410,18 @@ class SecondOrderDisplay:
         name=None,
         ax=None,
         plot=True,
+        pos_label=None,
     ):
         """Compute from a fitted second-order calibrator (or a pipeline containing one), then plot.
 
         Parameters
         ----------
-        estimator : fitted SecondOrderPlattCalibrator or Pipeline
+        estimator : fitted SecondOrderPlattCalibrator, Pipeline or SecondOrderCalibratedClassifier
             A calibrator (then ``X`` are its input scores), or a pipeline with a calibrator step
             (then ``X`` are the pipeline's inputs: the raw scores are the output of the steps
-            before the calibrator, and the recalibrated scores the calibrator's output on them).
+            before the calibrator, and the recalibrated scores the calibrator's output on them),
+            or a fitted ``SecondOrderCalibratedClassifier`` (its binary or top-label calibrator;
+            for a k-class classwise one the calibrator of class ``pos_label``).
         X : array-like
             Scores ``(m, sigma2)`` or the pipeline's inputs.
         true_sigma2 : array-like of shape (n,), default=None
@@ -367,6 +438,10 @@ class SecondOrderDisplay:
             Axes to draw on; a new figure when None.
         plot : bool, default=True
             Draw the display (``False`` only computes it; ``ax`` is then refused).
+        pos_label : object, default=None
+            A k-class ``SecondOrderCalibratedClassifier`` fitted with ``multiclass="classwise"``:
+            the class (one of ``classes_``) whose calibrator is shown. (One fitted with
+            ``multiclass="top_label"`` shows its top-label calibrator.)
 
         Returns
         -------
@@ -374,12 +449,13 @@ class SecondOrderDisplay:
             The computed (and drawn) display.
         """
         _check_drawing("SecondOrderDisplay.from_estimator", plot, ax)
-        prefix, calibrator = _find_calibrator(estimator)
+        prefix, calibrator = _find_calibrator(estimator, pos_label)
         raw = X if prefix is None else prefix.transform(X)
         raw = check_scores(raw, name="raw scores")
         if raw.shape[1] != 2:
             raise ValueError(f"the raw scores must have 2 columns (m, sigma2); got shape {raw.shape}.")
-        new = np.asarray(calibrator.transform(raw))
+        width = getattr(calibrator, "n_features_in_", 2)
+        new = np.asarray(calibrator.transform(raw[:, :width]))
         kw = _second_order_numbers(raw, new, true_sigma2, true_prob, n_bins)
         # The maps cover the region of the data: sigma2 up to 1.25 times the largest raw sigma2
         # (at most 1/4); beyond it the polynomials extrapolate.

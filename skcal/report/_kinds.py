@@ -13,6 +13,7 @@ Adding a kind means adding one class here and listing it in :data:`KINDS` (first
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
@@ -35,7 +36,15 @@ from skcal.report._metrics import (
     user_metric,
 )
 from skcal.truthful import classwise_lince, conf_ece, truthful_conf_ce
-from skcal.votes import VoteCounts, check_snapshots, snapshot_targets, snapshot_votes
+from skcal.votes import (
+    VoteCounts,
+    check_class_scores,
+    check_class_votes,
+    check_snapshots,
+    class_scores_layout,
+    snapshot_targets,
+    snapshot_votes,
+)
 
 _FROM_PREDICTIONS_HINT = (
     "calibration_report takes fitted models; for stored predictions use "
@@ -84,6 +93,23 @@ class SecondOrderData:
         return SecondOrderData(self.Y[idx])
 
 
+class ClassVotesData:
+    """Counts per class (:class:`~skcal.votes.VoteCounts`) with per-class targets and every vote."""
+
+    def __init__(self, V):
+        self.Y = V
+        self.target = V
+        self.n = len(V)
+        self.n_classes = V.counts.shape[1]
+        self.t1, self.t2 = V.targets()  # (n, k)
+        self.c = V.total
+        self.vote_rows, codes = V.votes()
+        self.vote_classes = codes.astype(np.intp)
+
+    def take(self, idx):
+        return ClassVotesData(self.Y[idx])
+
+
 class MulticlassData:
     """Class labels as column indices ``0..k-1`` of the probability matrices."""
 
@@ -115,6 +141,27 @@ def snapshots_view(d, s):
 
 def codes_view(d, P):
     return d.codes, P
+
+
+def top_label_votes_view(d, S):
+    """k-class second order: each vote against the mean ``m`` of its row's top class."""
+    top = np.argmax(S[..., 0], axis=1)[d.vote_rows]
+    return (d.vote_classes == top).astype(float), S[d.vote_rows, top, 0]
+
+
+top_label_votes_view.replicate_rows = "vote_rows"  # a vote's bootstrap weight is its input row's
+
+
+def classwise_votes_view(d, S):
+    """k-class second order: every class's mean against whether each vote is for that class."""
+    y = (d.vote_classes[:, None] == np.arange(d.n_classes)[None, :]).astype(float)
+    return y.ravel(), S[d.vote_rows, :, 0].ravel()
+
+
+def top_label_task(d, S):
+    """The top-label task of k-class scores: ``((n, 2) scores, VoteCounts of the top class)``."""
+    top = np.argmax(S[..., 0], axis=1)
+    return S[np.arange(d.n), top], d.Y.one_vs_rest(top)
 
 
 def top_label_view(d, P):
@@ -167,6 +214,65 @@ def second_moment_mse_rows(d, s):
 def variance_bias_rows(d, s):
     """Per row, ``sigma2 - (t2 - 2 m t1 + m^2)`` (the bootstrap's rows of ``variance_bias``)."""
     return s[:, 1] - squared_error_estimate(d, s)
+
+
+def ce2_classwise_prepare(d, S):
+    """Per class, CE2's degree and ridge chosen once per model by 5-fold CV (as for two classes)."""
+    out = {"degree": [], "alpha": []}
+    for j in range(d.n_classes):
+        res = ce2_details(
+            d.Y.one_vs_rest(j), S[:, j], degree=list(CE2_DEGREES), cv=CE2_FOLDS, bandwidth=CE2_BANDWIDTH,
+            random_state=0,
+        )
+        out["degree"].append(int(res.degree))
+        out["alpha"].append(float(res.alpha))
+    return out
+
+
+def _ce2_per_class(d, S, degree=None, alpha=None):
+    return [
+        float(
+            ce2_score(
+                d.Y.one_vs_rest(j),
+                S[:, j],
+                bandwidth=CE2_BANDWIDTH,
+                **({} if degree is None else {"degree": degree[j], "alpha": alpha[j]}),
+            )
+        )
+        for j in range(d.n_classes)
+    ]
+
+
+def ce2_classwise(d, S, degree=None, alpha=None):
+    return float(np.mean(_ce2_per_class(d, S, degree, alpha)))
+
+
+def ce2_classwise_details(d, S):
+    params = ce2_classwise_prepare(d, S)
+    values = _ce2_per_class(d, S, **params)
+    return {f"CE2[{j}]": v for j, v in enumerate(values)}
+
+
+def ce2_top_prepare(d, S):
+    St, Vt = top_label_task(d, S)
+    return ce2_prepare(SimpleNamespace(Y=Vt), St)
+
+
+def ce2_top_label(d, S, degree=None, alpha=1e-6):
+    St, Vt = top_label_task(d, S)
+    return ce2(SimpleNamespace(Y=Vt), St, degree, alpha)
+
+
+def classwise_second_moment_mse(d, S):
+    v = S[..., 0] ** 2 + S[..., 1]
+    return float(np.mean((v - d.t2) ** 2))
+
+
+def top_label_variance_bias(d, S):
+    St, Vt = top_label_task(d, S)
+    t1, t2 = Vt.targets()
+    m = St[:, 0]
+    return float(np.mean(St[:, 1]) - np.mean(t2 - 2.0 * m * t1 + m**2))
 
 
 def mc_truthful_conf_ce(d, P):
@@ -598,10 +704,10 @@ class SecondOrderKind(ReportKind):
                     "models that output (m, sigma2) (" + _FROM_PREDICTIONS_HINT + ")"
                 )
             S = np.asarray(getattr(est, method)(X), dtype=float)
-            if S.ndim != 2 or S.shape[1] != 2:
+            if (S.ndim != 2 or S.shape[1] != 2) and class_scores_layout(S) is None:
                 raise ValueError(
                     f"estimators[{name!r}].{method} returned shape {S.shape}; a second-order report needs "
-                    "(n, 2) scores (m, sigma2)."
+                    "(n, 2) scores (m, sigma2), or k-class scores (n, k, 2) or (n, 2k)."
                 )
             preds[name] = S
         return preds, {}
@@ -731,6 +837,172 @@ class SecondOrderKind(ReportKind):
         return lines
 
 
+class ClassSecondOrderKind(SecondOrderKind):
+    """Repeated labels over k classes; each model gives k-class scores ``(n, k, 2)`` or ``(n, 2k)``.
+
+    The labels are counts per class (``VoteCounts(counts=C)``) or snapshots of class labels
+    (codes ``0..k-1``). CE2 is reported classwise (the mean of the one-vs-rest CE2, each class
+    with its degree and ridge chosen by CV) and for the top label; the figures and the
+    calibration test look at the top label (each row's class of largest ``m``), the classwise
+    reliability diagram pools every class's ``m`` against its votes.
+    """
+
+    name = "second-order (k classes)"
+    default_title = "Second-order calibration report (k classes)"
+    default_metrics = ("ce2_classwise", "ce2_top_label", "smooth_ece", "second_moment_mse", "variance_bias")
+    headline = "ce2_classwise"
+    user_view = staticmethod(snapshots_view)
+
+    @classmethod
+    def accepts_target(cls, y):
+        return isinstance(y, VoteCounts) and y.counts is not None and y.counts.shape[1] > 2
+
+    @classmethod
+    def accepts(cls, y, predictions):
+        if cls.accepts_target(y):
+            return True
+        if not SecondOrderKind.accepts_target(y):
+            return False
+        return any(class_scores_layout(_array(s)) is not None for s in predictions.values())
+
+    def validate(self, y, predictions, *, pos_label=None, labels=None):
+        preds, k = {}, None
+        for name, s in predictions.items():
+            S = check_class_scores(s, name=f"predictions[{name!r}]", n_classes=k)
+            k = S.shape[1]
+            preds[name] = S
+        data = ClassVotesData(check_class_votes(y, k, name="y", min_votes=2))
+        for name, S in preds.items():
+            if S.shape[0] != data.n:
+                raise ValueError(
+                    f"predictions[{name!r}] has {S.shape[0]} rows; expected {data.n} (one per row of y)."
+                )
+        return data, preds
+
+    def catalog(self):
+        out = {
+            name: binary_metric(name, top_label_votes_view, suffix="; the top label's m against each vote")
+            for name in BINARY
+        }
+        out["ce2_classwise"] = Metric(
+            "ce2_classwise",
+            "CE2-cw",
+            ce2_classwise,
+            False,
+            "classwise second-order calibration error: the mean over classes of the one-vs-rest CE2 "
+            "E|eta1 - m_j| + E|eta2 - (m_j^2 + sigma2_j)|, each class's degree and ridge chosen once per "
+            "model by 5-fold CV",
+            prepare=ce2_classwise_prepare,
+            details=ce2_classwise_details,
+            is_calibration=True,
+        )
+        out["ce2_top_label"] = Metric(
+            "ce2_top_label",
+            "CE2-top",
+            ce2_top_label,
+            False,
+            "top-label second-order calibration error: CE2 of each row's class of largest m, its "
+            "(m, sigma2) and its votes (degree and ridge by 5-fold CV)",
+            prepare=ce2_top_prepare,
+            is_calibration=True,
+        )
+        out["second_moment_mse"] = Metric(
+            "second_moment_mse",
+            "MSE(m^2+s2)",
+            classwise_second_moment_mse,
+            False,
+            "mean over rows and classes of (m_j^2 + sigma2_j - t2_j)^2, a proper loss for E[f*_j^2]",
+        )
+        out["variance_bias"] = Metric(
+            "variance_bias",
+            "mean s2 - (f*-m)^2",
+            top_label_variance_bias,
+            False,
+            "top label: mean stated variance sigma2 minus the unbiased estimate of the mean squared error "
+            "(f* - m)^2 (positive: overstated uncertainty; negative: over-confident); ranked by |value|",
+            rank_by_abs=True,
+            bounds=(None, None),
+        )
+        return out
+
+    def reliability_inputs(self, data, predictions):
+        return (
+            {name: top_label_votes_view(data, s) for name, s in predictions.items()},
+            "top-label mean m",
+            "observed frequency of a vote for the top class",
+            "Reliability of the top label's m against every vote",
+        )
+
+    def test_inputs(self, data, predictions):
+        # one vote per row drawn uniformly among its votes (seeded), against the top label's m
+        pick = np.random.default_rng(0).random(data.n) * data.c
+        ends = np.cumsum(data.Y.counts, axis=1)
+        vote = (ends <= pick[:, None]).sum(axis=1)
+        out = {}
+        for name, S in predictions.items():
+            top = np.argmax(S[..., 0], axis=1)
+            out[name] = ((vote == top).astype(float), S[np.arange(data.n), top, 0])
+        return out
+
+    def test_description(self):
+        return "the top label's mean m against one vote of each row (a seeded random one)"
+
+    def sample_description(self, report):
+        d = report.data
+        return f"{d.n} validation inputs with {int(d.c.sum())} votes over {d.n_classes} classes"
+
+    def figures(self, report):
+        inputs, xlabel, ylabel, title = self.reliability_inputs(report.data, report.predictions)
+        classwise = {name: classwise_votes_view(report.data, s) for name, s in report.predictions.items()}
+        top = {name: top_label_task(report.data, s)[0] for name, s in report.predictions.items()}
+        errors = {}
+        for name, s in report.predictions.items():
+            St, Vt = top_label_task(report.data, s)
+            t1, t2 = Vt.targets()
+            errors[name] = t2 - 2.0 * St[:, 0] * t1 + St[:, 0] ** 2
+        view = SimpleNamespace(predictions=top)
+        return {
+            title: _figures.reliability_figure(report, inputs, xlabel=xlabel, ylabel=ylabel),
+            "Classwise reliability: every class's m against its votes": _figures.reliability_figure(
+                report, classwise, xlabel="mean m of a class", ylabel="observed frequency of a vote for it"
+            ),
+            "Is the stated uncertainty right? (top label)": _figures.variance_figure(view, errors),
+            "Every metric with its interval": _figures.interval_figure(report),
+        }
+
+    def figure_explanations(self, report):
+        out = ReportKind.figure_explanations(self, report)
+        inputs, _, _, title = self.reliability_inputs(report.data, report.predictions)
+        generic = out[title]
+        out[title] = (
+            "First-order check of the top label: each panel compares a model's mean m of each row's most "
+            "probable class with how often a vote is for that class. " + generic.split(". ", 1)[1]
+        )
+        out["Classwise reliability: every class's m against its votes"] = (
+            "The same check for every class at once: each row contributes its k means m_j, each against "
+            "whether a vote is for class j (the one-vs-rest tasks pooled)."
+        )
+        out["Is the stated uncertainty right? (top label)"] = (
+            "Second-order check of the top label's variance: rows grouped by the stated variance sigma2 of "
+            "their most probable class, against the squared error (f* - m)^2 of its mean, estimated without "
+            "bias from the votes. On the dotted diagonal the model is exactly as uncertain as its errors; "
+            "above it, over-confident; below it, it overstates its uncertainty."
+        )
+        return out
+
+    def advice(self, results, miscalibrated):
+        lines = super().advice(results, miscalibrated)
+        return [
+            line.replace(
+                "SecondOrderPlattCalibrator(order=2) after the model",
+                "SecondOrderCalibratedClassifier(model, multiclass='classwise') (one second-order Platt "
+                "calibrator per class, then the projection onto the simplex; multiclass='top_label' for the "
+                "top label alone)",
+            )
+            for line in lines
+        ]
+
+
 def _names(models):
     models = [str(m) for m in models]
     if len(models) == 1:
@@ -739,7 +1011,7 @@ def _names(models):
 
 
 #: The report kinds, tried in order (first match wins).
-KINDS = (SecondOrderKind, MulticlassKind, FirstOrderKind)
+KINDS = (ClassSecondOrderKind, SecondOrderKind, MulticlassKind, FirstOrderKind)
 
 
 def _check_target_shape(y):
