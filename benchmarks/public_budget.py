@@ -16,6 +16,12 @@ the peak resident set of the process (``VmHWM`` of ``/proc/self/status`` after
 resident set before the call. A child that runs past ``--timeout`` seconds (wall time, default
 120) is stopped and recorded as such (its CPU at least that much). ``--quick`` runs every case in
 this process at ``n = 1000`` rows (the CI smoke run, ``tests/test_benchmarks_public_budget.py``).
+``--in-process`` runs the cases at ``--n`` rows in this process too (each on its own fresh data,
+made outside the measurement), except the reports (``CHILD_CASES``), which keep their child
+process and its timeout: on a loaded machine an interpreter start and ``import skcal`` per case
+cost more wall time than most calls. In this process the peak resident set of a case also holds
+what earlier cases left allocated (the process's heap does not shrink), so its ``peak_rss_mib``
+can only overstate; ``peak_growth_mib`` is the case's own growth.
 
 Callables not run are listed in ``EXCLUDED`` with the reason (each public name is either a case
 here or there; ``public_names()`` is checked against both in the smoke test).
@@ -23,6 +29,7 @@ here or there; ``public_names()`` is checked against both in the smoke test).
 Usage (from the repository root)::
 
     nice python -m benchmarks.public_budget               # n = 1e6, every case in a child process
+    nice python -m benchmarks.public_budget --in-process  # n = 1e6, the reports in child processes
     python -m benchmarks.public_budget --quick            # n = 1e3, in this process
     python -m benchmarks.public_budget --only ce2_score   # cases whose name contains a string
 
@@ -206,6 +213,23 @@ def _votes(d):
 
     _, Y = d.second_order
     return skcal.VoteCounts.from_snapshots(Y), Y
+
+
+def _class_votes(d):
+    """Two votes per row over ``K`` classes (one from ``y``, one from the rolled labels)."""
+    import skcal
+
+    y, _ = d.multiclass
+    C = np.zeros((d.n, K), dtype=np.int64)
+    np.add.at(C, (np.arange(d.n), y), 1)
+    np.add.at(C, (np.arange(d.n), np.roll(y, 1)), 1)
+    return skcal.VoteCounts(counts=C)
+
+
+def _member_probas(d):
+    """Three members' class probabilities, shape ``(3, n, K)``."""
+    _, P = d.multiclass
+    return np.stack([P, d.q_true, np.roll(P, 1, axis=1)])
 
 
 def _stats_case(cls_name, inputs, **params):
@@ -448,6 +472,14 @@ def cases():
     )
     for meth in ("targets", "to_snapshots", "votes"):
         out[f"VoteCounts.{meth}"] = _fitted(so, _votes, meth, lambda Y: ())
+    out["VoteCounts.one_vs_rest"] = (
+        "multiclass",
+        lambda d: (lambda votes: lambda: votes.one_vs_rest(d.multiclass[0]))(_class_votes(d)),
+    )
+    out["ensemble_moments"] = (
+        "multiclass",
+        lambda d: (lambda probas: lambda: skcal.ensemble_moments(probas))(_member_probas(d)),
+    )
     # estimators wrapping fitted classifiers
     out["EnsembleMoments.fit"] = (
         "features",
@@ -528,6 +560,10 @@ def cases():
     )
     out["datasets.load_weather_sentiment_amt"] = ("none", lambda d: skcal.datasets.load_weather_sentiment_amt)
     return out
+
+
+#: Cases that keep a child process (and its timeout) with ``--in-process``.
+CHILD_CASES = ("CalibrationReport.from_predictions", "calibration_report")
 
 
 #: Public callables not run, with the reason.
@@ -642,6 +678,11 @@ def main(argv=None):
     parser.add_argument(
         "--only", nargs="*", default=None, help="run the cases whose names contain one of these"
     )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run the cases in this process (the reports still in child processes)",
+    )
     parser.add_argument("--_child", default=None, help=argparse.SUPPRESS)
     args = harness.parse_args(parser, argv)
     n = int(args.n) if args.n else (1000 if args.quick else 10**6)
@@ -654,7 +695,9 @@ def main(argv=None):
     names = [k for k in table if not args.only or any(s in k for s in args.only)]
     rows = {}
     for name in names:
-        row = measure(name, n, table) if args.quick else run_child(name, n, args.timeout)
+        here = args.quick or (args.in_process and not name.startswith(CHILD_CASES))
+        row = measure(name, n, table) if here else run_child(name, n, args.timeout)
+        row["process"] = "this" if here else "child"
         row["within_budget"] = verdict(row)
         rows[name] = row
         cpu = "-" if row.get("cpu_s") is None else f"{row['cpu_s']:8.2f} s"
