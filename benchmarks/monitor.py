@@ -65,9 +65,10 @@ import numpy as np
 from joblib import Parallel, delayed
 from scipy.stats import beta as beta_dist
 
+from benchmarks import _harness as harness
 from benchmarks._harness import REPO_ROOT as ROOT
 from benchmarks._harness import Timer as Clock
-from benchmarks._harness import args_config, parse_args, provenance, write_json
+from benchmarks._harness import args_config, provenance, write_json
 from benchmarks._harness import parser as harness_parser
 from skcal import binned_ece, calibration_test
 from skcal.monitor import CalibrationMonitor
@@ -937,7 +938,7 @@ def main(argv=None):
     parser.add_argument("--scratch", default=None, help="folder for the scale run's parquet files")
     parser.add_argument("--no-peers", dest="peers", action="store_false", help="leave river's detectors out")
     parser.add_argument("--tables", type=Path, default=None, help="print the Markdown tables of a result")
-    args = parse_args(parser, argv)
+    args = harness.parse_args(parser, argv)
     if args.tables is not None:
         print(tables(json.loads(args.tables.read_text())))
         return None
