@@ -14,8 +14,16 @@ children (joblib's worker processes, where a callable uses them) over the call; 
 the peak resident set of the process (``VmHWM`` of ``/proc/self/status`` after
 ``reset_peak_rss``: the interpreter, the data and the call together) and its growth over the
 resident set before the call. A child that runs past ``--timeout`` seconds (wall time, default
-120) is stopped and recorded as such (its CPU at least that much). ``--quick`` runs every case in
+120) is stopped and recorded as such; a child whose call uses more than ``--cpu-limit`` seconds
+of CPU (default 60, twice the budget; ``RLIMIT_CPU``, so the machine's load does not matter) is
+stopped by the kernel and recorded as ``"cpu_limit"``, over the budget. ``--quick`` runs every case in
 this process at ``n = 1000`` rows (the CI smoke run, ``tests/test_benchmarks_public_budget.py``).
+``--in-process`` runs the cases at ``--n`` rows in this process too (each on its own fresh data,
+made outside the measurement), except the reports (``CHILD_CASES``), which keep their child
+process and its timeout: on a loaded machine an interpreter start and ``import skcal`` per case
+cost more wall time than most calls. In this process the peak resident set of a case also holds
+what earlier cases left allocated (the process's heap does not shrink), so its ``peak_rss_mib``
+can only overstate; ``peak_growth_mib`` is the case's own growth.
 
 Callables not run are listed in ``EXCLUDED`` with the reason (each public name is either a case
 here or there; ``public_names()`` is checked against both in the smoke test).
@@ -23,6 +31,7 @@ here or there; ``public_names()`` is checked against both in the smoke test).
 Usage (from the repository root)::
 
     nice python -m benchmarks.public_budget               # n = 1e6, every case in a child process
+    nice python -m benchmarks.public_budget --in-process  # n = 1e6, the reports in child processes
     python -m benchmarks.public_budget --quick            # n = 1e3, in this process
     python -m benchmarks.public_budget --only ce2_score   # cases whose name contains a string
 
@@ -37,6 +46,7 @@ import inspect
 import json
 import os
 import resource
+import signal
 import subprocess
 import time
 
@@ -206,6 +216,23 @@ def _votes(d):
 
     _, Y = d.second_order
     return skcal.VoteCounts.from_snapshots(Y), Y
+
+
+def _class_votes(d):
+    """Two votes per row over ``K`` classes (one from ``y``, one from the rolled labels)."""
+    import skcal
+
+    y, _ = d.multiclass
+    C = np.zeros((d.n, K), dtype=np.int64)
+    np.add.at(C, (np.arange(d.n), y), 1)
+    np.add.at(C, (np.arange(d.n), np.roll(y, 1)), 1)
+    return skcal.VoteCounts(counts=C)
+
+
+def _member_probas(d):
+    """Three members' class probabilities, shape ``(3, n, K)``."""
+    _, P = d.multiclass
+    return np.stack([P, d.q_true, np.roll(P, 1, axis=1)])
 
 
 def _stats_case(cls_name, inputs, **params):
@@ -450,16 +477,11 @@ def cases():
         out[f"VoteCounts.{meth}"] = _fitted(so, _votes, meth, lambda Y: ())
     out["VoteCounts.one_vs_rest"] = (
         "multiclass",
-        lambda d: (lambda V: lambda: V.one_vs_rest(np.argmax(d.multiclass[1], axis=1)))(
-            skcal.VoteCounts(counts=np.eye(d.multiclass[1].shape[1], dtype=np.int64)[d.multiclass[0]] * 2)
-        ),
+        lambda d: (lambda votes: lambda: votes.one_vs_rest(d.multiclass[0]))(_class_votes(d)),
     )
     out["ensemble_moments"] = (
         "multiclass",
-        # three members' stored probabilities (the outputs and two column rotations of them)
-        lambda d: (lambda P3: lambda: skcal.ensemble_moments(P3))(
-            np.stack([np.roll(d.multiclass[1], r, axis=1) for r in range(3)])
-        ),
+        lambda d: (lambda probas: lambda: skcal.ensemble_moments(probas))(_member_probas(d)),
     )
     # estimators wrapping fitted classifiers
     out["EnsembleMoments.fit"] = (
@@ -543,6 +565,10 @@ def cases():
     return out
 
 
+#: Cases that keep a child process (and its timeout) with ``--in-process``.
+CHILD_CASES = ("CalibrationReport.from_predictions", "calibration_report")
+
+
 #: Public callables not run, with the reason.
 EXCLUDED = {
     "CalibrationReport.format_value / formatted_table / to_frame / to_text / to_markdown / to_dict / "
@@ -595,12 +621,28 @@ def _cpu():
     return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
 
 
-def measure(name, n, table=None):
-    """CPU seconds, wall seconds and memory of one call of case ``name`` at ``n`` rows (this process)."""
+def _limit_cpu(seconds):
+    """Let the kernel stop this process (``SIGXCPU``) after ``seconds`` more of its own CPU time."""
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    soft = int(used.ru_utime + used.ru_stime + seconds) + 1
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def measure(name, n, table=None, cpu_limit=None):
+    """CPU seconds, wall seconds and memory of one call of case ``name`` at ``n`` rows (this process).
+
+    ``cpu_limit`` (seconds; a child process only): the kernel stops the process once the call
+    has used that much CPU, and the parent records the case as stopped (see :func:`run_child`).
+    """
     table = cases() if table is None else table
     kind, setup = table[name]
     fn = setup(Data(n))
     gc.collect()
+    if cpu_limit is not None:
+        _limit_cpu(cpu_limit)
     rss0 = harness.reset_peak_rss()
     c0, t0 = _cpu(), time.perf_counter()
     error = None
@@ -619,10 +661,16 @@ def measure(name, n, table=None):
     return out
 
 
-def run_child(name, n, timeout):
-    """:func:`measure` in a fresh interpreter (``--_child``), stopped after ``timeout`` seconds."""
+def run_child(name, n, timeout, cpu_limit=None):
+    """:func:`measure` in a fresh interpreter (``--_child``), stopped after ``timeout`` seconds.
+
+    With ``cpu_limit``, the kernel also stops the child once the call has used that many CPU
+    seconds (``RLIMIT_CPU``, whatever the machine's load): the case is recorded as
+    ``"cpu_limit"``, over the budget, with its CPU at least the limit.
+    """
+    extra = () if cpu_limit is None else ("--cpu-limit", cpu_limit)
     try:
-        stdout = harness.run_module(__file__, "--_child", name, "--n", n, timeout=timeout)
+        stdout = harness.run_module(__file__, "--_child", name, "--n", n, *extra, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {
             "status": "timeout",
@@ -631,12 +679,19 @@ def run_child(name, n, timeout):
             "note": f"stopped after {timeout} s",
         }
     except RuntimeError as exc:
+        if f"exited with {-signal.SIGXCPU}" in str(exc):
+            return {
+                "status": "cpu_limit",
+                "cpu_s": None,
+                "cpu_s_at_least": float(cpu_limit),
+                "note": f"stopped by the kernel after {cpu_limit:g} s of CPU in the call",
+            }
         return {"status": "error", "error": str(exc)[-300:]}
     return json.loads(stdout.strip().splitlines()[-1])
 
 
 def verdict(row):
-    if row["status"] == "timeout":
+    if row["status"] in ("timeout", "cpu_limit"):
         return False
     if row["status"] != "done":
         return None
@@ -655,19 +710,32 @@ def main(argv=None):
     parser.add_argument(
         "--only", nargs="*", default=None, help="run the cases whose names contain one of these"
     )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run the cases in this process (the reports still in child processes)",
+    )
+    parser.add_argument(
+        "--cpu-limit",
+        type=float,
+        default=2 * CPU_BUDGET_S,
+        help="CPU seconds after which a child's call is stopped (recorded as over the budget)",
+    )
     parser.add_argument("--_child", default=None, help=argparse.SUPPRESS)
     args = harness.parse_args(parser, argv)
     n = int(args.n) if args.n else (1000 if args.quick else 10**6)
     os.environ.setdefault("MPLBACKEND", "Agg")
     if args._child is not None:
-        print(json.dumps(measure(args._child, n)))
+        print(json.dumps(measure(args._child, n, cpu_limit=args.cpu_limit)))
         return None
     clock = harness.Timer()
     table = cases()
     names = [k for k in table if not args.only or any(s in k for s in args.only)]
     rows = {}
     for name in names:
-        row = measure(name, n, table) if args.quick else run_child(name, n, args.timeout)
+        here = args.quick or (args.in_process and not name.startswith(CHILD_CASES))
+        row = measure(name, n, table) if here else run_child(name, n, args.timeout, args.cpu_limit)
+        row["process"] = "this" if here else "child"
         row["within_budget"] = verdict(row)
         rows[name] = row
         cpu = "-" if row.get("cpu_s") is None else f"{row['cpu_s']:8.2f} s"

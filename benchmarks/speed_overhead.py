@@ -15,6 +15,12 @@ per call):
   (``tracemalloc``, one untimed call) against the input's bytes (``y`` int64 and ``p``
   float64), with ``calibration_curve`` with 16,384 bins beside it at the largest size.
 
+A second part times ``skcal.calibration_test(y, p, measure="cutoff")`` with its default 1000
+consistency resamples against one ``np.sort(p)`` of the same ``p`` (``--test-n`` rows, default
+1e6), side by side in rotated rounds (``--test-rounds``, default 3) after one untimed warm-up call
+(the compiled null is loaded from numba's cache or compiled there); the target is a ratio of at
+most 10. Whether the compiled null (numba) or the numpy one ran is recorded.
+
 Small sizes repeat each call so that one timed call lasts about 10^5 rows' worth of work (a
 1e3-row measure runs 100 times per timed call; the time reported is per call). The targets, in
 ``"targets"`` with their numbers: every measure at least as fast as its peer or floor (ratio
@@ -39,7 +45,7 @@ import numpy as np
 from sklearn.calibration import calibration_curve
 
 from benchmarks import _harness as harness
-from skcal import binned_ece, cutoff_calibration_error, scdl_curve, scdl_score, smooth_ece
+from skcal import binned_ece, calibration_test, cutoff_calibration_error, scdl_curve, scdl_score, smooth_ece
 
 #: Rows' worth of work per timed call at small sizes (a call of n rows is repeated 1e5 / n times).
 WORK_PER_CALL = 10**5
@@ -126,7 +132,30 @@ def run_size(n, rounds, smece):
     return row
 
 
-def targets(rows):
+def calibration_test_part(n, rounds):
+    """``calibration_test(measure="cutoff")`` (1000 resamples) against one ``np.sort(p)``, side by side."""
+    import importlib.util
+
+    y, p = harness.binary_predictions(n)
+    test = lambda y, p: calibration_test(y, p, measure="cutoff", random_state=0).pvalue  # noqa: E731
+    test(*harness.binary_predictions(1000))  # warm-up: the compiled null loaded (or compiled) here
+    funcs = {"calibration_test_cutoff": test, "floor_np_sort": lambda y, p: np.sort(p)}
+    timings = harness.time_rotated(funcs, y, p, rounds=rounds)
+    med = timings.median
+    ratio = med["calibration_test_cutoff"] / med["floor_np_sort"]
+    print(f"calibration_test(cutoff, 1000 resamples) at n={n}: {ratio:.2f}x one np.sort", flush=True)
+    return {
+        "n": int(n),
+        "n_resamples": 1000,
+        "compiled_null": importlib.util.find_spec("numba") is not None,
+        "median_s_per_call": med,
+        "times_s": timings.times,
+        "p_value": timings.values.get("calibration_test_cutoff"),
+        "ratio_test_over_sort": ratio,
+    }
+
+
+def targets(rows, test=None):
     out = {}
     for row in rows:
         n = f"{row['n']:.0e}".replace("+0", "")
@@ -138,6 +167,11 @@ def targets(rows):
                 out[f"scdl_within_10x_one_bincount_n_{n}"] = {"ratio": ratio, "met": bool(ratio <= 10.0)}
         ratio = row["scdl_peak_over_input"]
         out[f"scdl_peak_memory_within_2x_input_n_{n}"] = {"ratio": ratio, "met": bool(ratio <= 2.0)}
+    if test is not None:
+        n = f"{test['n']:.0e}".replace("+0", "")
+        ratio = test["ratio_test_over_sort"]
+        key = f"calibration_test_cutoff_within_10x_one_sort_n_{n}"
+        out[key] = {"ratio": ratio, "met": bool(ratio <= 10.0)}
     return out
 
 
@@ -176,6 +210,12 @@ def main(argv=None):
     parser = harness.parser(__file__, __doc__, quick="smoke run: 1e3, 1e4 rows, 2 rounds")
     parser.add_argument("--rounds", type=int, default=None, help="rotated rounds (default 5, quick 2)")
     parser.add_argument("--sizes", type=float, nargs="*", default=None, help="row counts (default 1e3..1e7)")
+    parser.add_argument(
+        "--test-n", type=float, default=None, help="rows of the calibration_test part (1e6; quick 1e4)"
+    )
+    parser.add_argument(
+        "--test-rounds", type=int, default=3, help="rotated rounds of the calibration_test part"
+    )
     args = harness.parse_args(parser, argv)
     clock = harness.Timer()
     if args.sizes:
@@ -188,16 +228,20 @@ def main(argv=None):
     big = harness.binary_predictions(sizes[-1])
     cc_peak = harness.traced_peak(lambda y, p: calibration_curve(y, p, n_bins=16384), *big)
     del big
+    test_n = int(args.test_n) if args.test_n else (10**4 if args.quick else 10**6)
+    test = calibration_test_part(test_n, args.test_rounds)
     result = {
         "quick": args.quick,
         "rows": rows,
         "calibration_curve_16384_bins_peak_bytes_at_largest_n": cc_peak,
-        "targets": targets(rows),
+        "calibration_test": test,
+        "targets": targets(rows, test),
     }
     config = harness.args_config(
         args,
         sizes_used=sizes,
         rounds_used=rounds,
+        test_n_used=test_n,
         work_per_call=WORK_PER_CALL,
         data=f"{harness.BINARY_PREDICTIONS}, seed 0",
         peers={"smooth_ece": "relplot.smECE", "cutoff": "np.cumsum((y - p)[np.argsort(p)])",

@@ -56,7 +56,10 @@ def test_child_measurement_reports_cpu_and_memory():
 
 def test_speed_overhead_quick(tmp_path):
     mod = _load("speed_overhead")
-    result = mod.main(["--quick", "--rounds", "1", "--sizes", "1000", "--out", str(tmp_path)])
+    result = mod.main(
+        ["--quick", "--rounds", "1", "--sizes", "1000", "--test-n", "2000", "--test-rounds", "1",
+         "--out", str(tmp_path)]
+    )
     assert (tmp_path / "speed_overhead_quick.json").exists()
     assert (tmp_path / "speed_overhead_quick.png").exists()
     row = result["rows"][0]
@@ -65,3 +68,7 @@ def test_speed_overhead_quick(tmp_path):
     if "relplot_smECE" in row["values"]:  # the same smECE as relplot on the timed data
         assert row["values"]["skcal_smooth_ece"] == pytest.approx(row["values"]["relplot_smECE"], abs=1e-9)
     assert any(k.startswith("scdl_peak_memory_within_2x_input") for k in result["targets"])
+    test = result["calibration_test"]  # calibration_test(cutoff) beside one np.sort of p
+    assert test["n"] == 2000 and test["ratio_test_over_sort"] > 0
+    assert 0 < test["p_value"] <= 1
+    assert result["targets"]["calibration_test_cutoff_within_10x_one_sort_n_2e3"]["ratio"] > 0

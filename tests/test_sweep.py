@@ -1027,3 +1027,18 @@ def test_sech_names_t_and_s_when_their_shapes_do_not_broadcast(func):
     with pytest.raises(ValueError, match="^u and s must broadcast together"):
         skcal.sech_ppf(POINTS, np.array([0.2, 0.5, 0.8]), 0.1)
     assert func(POINTS[:, None], np.array([0.2, 0.5, 0.8])[None, :], 0.1).shape == (7, 3)
+
+
+def test_truthful_decomposition_n_draws_auto():
+    # the default n_draws="auto": 20,000 draws at these sizes (n k = 2,100 entries), the same
+    # result as asking for them; any other string is refused, naming n_draws
+    rng = np.random.RandomState(1)
+    Q = rng.dirichlet(np.ones(3), size=700)
+    auto = skcal.truthful_decomposition(Q, Q, random_state=0)
+    explicit = skcal.truthful_decomposition(Q, Q, n_draws=20_000, random_state=0)
+    assert auto["check_method"] == "monte_carlo"
+    for key, value in auto.items():
+        np.testing.assert_array_equal(np.asarray(value), np.asarray(explicit[key]))
+    for bad in ("Auto", "auto ", "", "20000"):
+        with pytest.raises(ValueError, match="n_draws"):
+            skcal.truthful_decomposition(Q, Q, n_draws=bad)
