@@ -10,6 +10,9 @@ Commands
     table.
 ``skcal demo``
     The same as ``skcal report --demo``.
+``skcal monitor LOG --time COL [--out monitor.html]``
+    Anytime-valid calibration monitoring of a CSV or parquet log (see :mod:`skcal.monitor`);
+    exit status 1 on an alarm, 0 without, 2 on bad input.
 
 Run ``skcal report --help`` for the CSV column convention.
 """
@@ -27,9 +30,11 @@ from importlib.metadata import PackageNotFoundError, version
 import numpy as np
 import pandas as pd
 
-from skcal import __version__
+from skcal import __version__, _io
 from skcal._compat import validate_params
 from skcal._demo import run_demo
+from skcal.monitor._cli import add_parser as add_monitor_parser
+from skcal.monitor._cli import run as run_monitor
 from skcal.report import CalibrationReport, render_html, render_json
 
 __all__ = ["main", "read_predictions_csv", "CSVFormatError"]
@@ -538,6 +543,7 @@ def _build_parser():
         ),
     )
     _add_common(demo)
+    add_monitor_parser(sub)  # skcal monitor (skcal/monitor/_cli.py)
     return parser
 
 
@@ -624,6 +630,8 @@ def main(argv=None):
     """
     parser = _build_parser()
     args = parser.parse_args(argv)
+    if args.command == "monitor":
+        return run_monitor(args, _io)
     if args.command == "report":
         if args.demo and args.csv:
             parser.error("give either PREDICTIONS.csv or --demo, not both")
