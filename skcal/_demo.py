@@ -61,6 +61,7 @@ def first_order_part(
     n_jobs,
     random_state,
     verbose,
+    max_seconds=None,
     n_resamples=1000,
     n_bins=10,
     strategy="uniform",
@@ -112,6 +113,7 @@ def first_order_part(
             f"seed {random_state}).",
         ],
         verbose=verbose,
+        max_seconds=max_seconds,
     )
 
 
@@ -156,6 +158,7 @@ def second_order_part(
     n_jobs,
     random_state,
     verbose,
+    max_seconds=None,
     n_resamples=1000,
     n_bins=10,
     strategy="uniform",
@@ -225,6 +228,7 @@ def second_order_part(
             "set (squared error of both moment regressions).",
         ],
         verbose=verbose,
+        max_seconds=max_seconds,
     )
     pipe = models["bagged trees + second-order Platt"]
     report.add_figure(
@@ -262,6 +266,7 @@ def multiclass_part(
     n_jobs,
     random_state,
     verbose,
+    max_seconds=None,
     n_resamples=1000,
     n_bins=10,
     strategy="uniform",
@@ -302,6 +307,7 @@ def multiclass_part(
             f"evaluated on {X_te.shape[0]} (stratified 50/50 split, seed {random_state}).",
         ],
         verbose=verbose,
+        max_seconds=max_seconds,
     )
 
 
@@ -316,11 +322,13 @@ def run_demo(
     n_bins=10,
     strategy="uniform",
     parts=None,
+    max_seconds=None,
 ):
     """Run the demo; return ``(reports, title, intro)`` for :func:`skcal.report.render_html`.
 
     ``parts`` selects some of ``("first", "second", "multiclass")`` (all when None), for a quick
-    look or a test; ``n_bins`` and ``strategy`` are those of the reliability diagrams.
+    look or a test; ``n_bins`` and ``strategy`` are those of the reliability diagrams;
+    ``max_seconds`` is each report's time budget (see :func:`skcal.report.calibration_report`).
     """
     t0 = time.perf_counter()
     builders = {"first": first_order_part, "second": second_order_part, "multiclass": multiclass_part}
@@ -338,6 +346,7 @@ def run_demo(
             n_resamples=n_resamples,
             n_bins=n_bins,
             strategy=strategy,
+            max_seconds=max_seconds,
         )
         for name in chosen
     ]

@@ -418,6 +418,16 @@ def _positive_int(text):
     return v
 
 
+def _positive_float(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not (v > 0.0 and v < float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a positive finite number of seconds, got {text}")
+    return v
+
+
 def _confidence(text):
     try:
         v = float(text)
@@ -477,8 +487,18 @@ def _add_common(p):
         type=int,
         default=None,
         help=(
-            "joblib workers over bootstrap replicates, -1 for every core (default: 1; worth raising for "
-            "large files or many replicates, not for the small demo)"
+            "threads over blocks of bootstrap replicates, -1 for every core (default: 1; results do not "
+            "depend on it)"
+        ),
+    )
+    p.add_argument(
+        "--max-seconds",
+        type=_positive_float,
+        default=None,
+        help=(
+            "time budget of each report in seconds: the first block of bootstrap replicates is timed "
+            "and the number of replicates lowered to fit (the report says how many it used; the "
+            "intervals' Monte Carlo error grows as 1/sqrt(replicates)); default: no budget"
         ),
     )
     p.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
@@ -598,6 +618,7 @@ def _run_report_csv(args):
         labels=None if labels is None else list(range(len(labels))),
         title=args.title or f"Calibration report: {args.csv}",
         verbose=0 if args.quiet else 1,
+        max_seconds=args.max_seconds,
     )
     return [report], report.title, []
 
@@ -662,6 +683,7 @@ def main(argv=None):
                 n_resamples=max(args.n_resamples, 1),
                 n_bins=args.n_bins if args.n_bins else None,
                 strategy=args.strategy,
+                max_seconds=args.max_seconds,
             )
         else:
             reports, title, intro = _run_report_csv(args)

@@ -171,7 +171,7 @@ def _methods():
     for path, cls in _exported():
         if not inspect.isclass(cls) or issubclass(cls, BaseEstimator):
             continue
-        for klass in cls.__mro__:
+        for klass in reversed(cls.__mro__):  # a subclass's own method replaces its parent's below
             if not klass.__module__.startswith("skcal"):
                 continue
             for name, value in vars(klass).items():

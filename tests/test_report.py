@@ -115,7 +115,8 @@ def test_scdl_grid_floor_and_rule_shown_in_every_output():
 
 
 def test_pointwise_bootstrap_equals_recomputing_the_metric():
-    """Brier, log loss and accuracy replicates come from per-row losses: same as recomputing."""
+    """Brier, log loss and accuracy replicates are weighted means of per-row losses: the same as
+    recomputing them on each Poisson resample (row i repeated W[r, i] times)."""
     y, preds = _binary(n=150)
     rep = CalibrationReport.from_predictions(
         y,
@@ -125,9 +126,11 @@ def test_pointwise_bootstrap_equals_recomputing_the_metric():
         random_state=3,
         test_calibration=False,
     )
-    seeds = np.random.RandomState(3).randint(0, np.iinfo(np.int32).max, size=5)
-    for r, seed in enumerate(seeds):
-        idx = np.random.RandomState(seed).randint(0, 150, size=150)
+    from skcal.stats import poisson_weights
+
+    W = poisson_weights(rep.results.bootstrap_seed, range(5), range(150))
+    for r in range(5):
+        idx = np.repeat(np.arange(150), W[r])  # the resample: row i counted W[r, i] times
         for i, p in enumerate(preds.values()):
             assert rep.bootstrap_values[r, i, 0] == pytest.approx(brier_score_loss(y[idx], p[idx]))
             assert rep.bootstrap_values[r, i, 1] == pytest.approx(log_loss(y[idx], p[idx], labels=[0, 1]))

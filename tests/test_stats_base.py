@@ -81,6 +81,7 @@ REQUIRED = {
     "CE2PlugInStatistics": {"coef": np.zeros((2, 1, 1))},
     "ClasswiseStatistics": {"labels": [0, 1]},
     "TopLabelStatistics": {"labels": [0, 1]},
+    "PoissonBootstrap": {"template": BrierScoreStatistics()},
 }
 #: a value each class must refuse at construction, for one of its parameters
 BAD = {
@@ -98,12 +99,20 @@ BAD = {
     "QuantileHistogramStatistics": ("n_cells", 1000),
     "ScdlStatistics": ("max_bins", 1000),
     "SmoothECEStatistics": ("pos_label", object()),
+    "SmoothCEStatistics": ("pos_label", object()),
+    "SmoothCEGridStatistics": ("n_cells", 0),
+    "PoissonBootstrap": ("n_replicates", 0),
     "TopLabelStatistics": ("measure", "ece"),
 }
 
 
+#: classes without parameters (nothing to refuse)
+NO_PARAMETERS = {"MeanStatistics"}
+
+
 def test_every_statistics_class_is_tested():
-    assert {c.__name__ for c in STATISTICS} == set(BAD)
+    assert {c.__name__ for c in STATISTICS} == set(BAD) | NO_PARAMETERS
+    assert all(not c._param_names for c in STATISTICS if c.__name__ in NO_PARAMETERS)
 
 
 @pytest.mark.parametrize("cls", STATISTICS, ids=lambda c: c.__name__)
@@ -115,7 +124,7 @@ def test_statistics_class_declares_constraints_for_every_parameter(cls):
     params = {
         name: p.default
         for name, p in inspect.signature(cls.__init__).parameters.items()
-        if name != "self" and p.kind is p.KEYWORD_ONLY
+        if name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
     }
     assert set(params) == set(cls._param_names)
     undeclared = set(params) - set(cls._parameter_constraints)
@@ -124,7 +133,9 @@ def test_statistics_class_declares_constraints_for_every_parameter(cls):
     validate_parameter_constraints(cls._parameter_constraints, defaults, caller_name=cls.__name__)
 
 
-@pytest.mark.parametrize("cls", STATISTICS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize(
+    "cls", [c for c in STATISTICS if c.__name__ not in NO_PARAMETERS], ids=lambda c: c.__name__
+)
 def test_bad_parameter_is_refused_at_construction(cls):
     from sklearn.utils._param_validation import InvalidParameterError
 

@@ -29,13 +29,15 @@ from __future__ import annotations
 import sys
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn import config_context
-from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
+
+from skcal.stats import PoissonBootstrap, poisson_weights
 
 #: Interval methods (see the module docstring).
 INTERVAL_METHODS = ("bc-percentile", "percentile", "basic")
@@ -61,49 +63,263 @@ def score_all(data, preds, metrics, params):
     )
 
 
-def _chunk(data, preds, metrics, params, seeds):
-    # metrics that are means of per-row losses are resampled from those losses
-    rows = [[m.pointwise(data, p) if m.pointwise is not None else None for m in metrics] for p in preds]
-    out = np.empty((len(seeds), len(preds), len(metrics)))
-    # many small problems: one BLAS thread each is faster than a pool fighting other processes
-    with config_context(skip_parameter_validation=True), threadpool_limits(limits=1):
-        for r, seed in enumerate(seeds):
-            idx = np.random.RandomState(seed).randint(0, data.n, size=data.n)
-            sub = data.take(idx)
-            for i, p in enumerate(preds):
-                pi = p[idx]
-                for j, m in enumerate(metrics):
-                    lr = rows[i][j]
-                    out[r, i, j] = lr[idx].mean() if lr is not None else m.func(sub, pi, **params[i][j])
-    return out
+#: Largest number of replicate weights (replicates x rows) drawn for one block of replicates.
+BLOCK_ENTRIES = 1 << 24
 
 
-def run_bootstrap(data, preds, metrics, params, n_bootstrap, n_jobs, random_state, verbose):
-    """Every metric of every model on ``n_bootstrap`` paired resamples: ``(B, n_models, n_metrics)``.
+@dataclass(frozen=True)
+class BootstrapRun:
+    """The replicates of a report and how they were obtained.
 
-    Every replicate draws its rows from its own seed, so results do not depend on ``n_jobs``.
+    Attributes
+    ----------
+    values : ndarray of shape (n_replicates, n_models, n_metrics)
+        Every metric of every model on every replicate.
+    n_requested : int
+        Replicates asked for (``n_bootstrap``).
+    seconds : float
+        Wall time of the bootstrap.
+    budget_limited : bool
+        Whether ``max_seconds`` lowered the number of replicates.
     """
-    rng = check_random_state(random_state)
-    seeds = rng.randint(0, np.iinfo(np.int32).max, size=n_bootstrap)
-    if n_bootstrap == 0:
-        return np.empty((0, len(preds), len(metrics)))
-    n_workers = effective_n_jobs(n_jobs)
-    n_chunks = int(min(n_bootstrap, max(1, 4 * n_workers), 50))
-    chunks = [c for c in np.array_split(seeds, n_chunks) if c.size]
-    t0 = last = time.perf_counter()
-    results, done = [], 0
-    parallel = Parallel(n_jobs=n_jobs, return_as="generator")
-    for res in parallel(delayed(_chunk)(data, preds, metrics, params, c) for c in chunks):
-        results.append(res)
-        done += res.shape[0]
-        if verbose and (done == n_bootstrap or time.perf_counter() - last >= 1.0):
-            last = time.perf_counter()
+
+    values: np.ndarray
+    n_requested: int
+    seconds: float = 0.0
+    budget_limited: bool = False
+
+
+class Progress:
+    """Progress of a report stage on stderr: a bar on a terminal, lines with ``verbose`` elsewhere.
+
+    On a terminal (``sys.stderr.isatty()``) the bar is redrawn in place with ``\\r``; without
+    one, a line is printed at most once a second when ``verbose`` is positive.
+    """
+
+    def __init__(self, label, total, unit, verbose=0, stream=None):
+        self.label, self.total, self.unit = label, int(total), unit
+        self.stream = sys.stderr if stream is None else stream
+        isatty = getattr(self.stream, "isatty", None)
+        self.bar = bool(isatty()) if callable(isatty) else False
+        self.verbose = bool(verbose)
+        self.t0 = self.last = time.perf_counter()
+        self.drawn = False
+
+    def update(self, done, total=None):
+        """Report ``done`` of ``total`` units (``total`` may shrink, as under ``max_seconds``)."""
+        if total is not None:
+            self.total = int(total)
+        now = time.perf_counter()
+        finished = done >= self.total
+        if self.bar:
+            width = 24
+            k = int(width * done / max(1, self.total))
             print(
-                f"[skcal] bootstrap: {done}/{n_bootstrap} replicates ({time.perf_counter() - t0:.1f} s)",
-                file=sys.stderr,
+                f"\r[skcal] {self.label} [{'#' * k}{'.' * (width - k)}] {done}/{self.total} {self.unit} "
+                f"({now - self.t0:.1f} s)",
+                end="\n" if finished else "",
+                file=self.stream,
                 flush=True,
             )
-    return np.concatenate(results, axis=0)
+            self.drawn = not finished
+        elif self.verbose and (finished or now - self.last >= 1.0):
+            print(
+                f"[skcal] {self.label}: {done}/{self.total} {self.unit} ({now - self.t0:.1f} s)",
+                file=self.stream,
+                flush=True,
+            )
+        self.last = now
+
+    def close(self):
+        """End an unfinished bar's line."""
+        if self.bar and self.drawn:
+            print(file=self.stream, flush=True)
+            self.drawn = False
+
+
+class _Replicates:
+    """One report's replicate machinery: per model and metric a prepared statistics template."""
+
+    def __init__(self, data, preds, metrics, params, seed):
+        self.data, self.preds, self.metrics, self.params, self.seed = data, preds, metrics, params, int(seed)
+        self.n = int(data.n)
+        self._rows = {}  # weights key -> the validation row of each array row
+        self._buffers = {}  # reused weight arrays
+        self.workspace = {}  # reused accumulators of the statistics (each block's are discarded)
+        sorted_views = {}
+        self.jobs = []  # (i, j, prepared, weights key, second-pass scores) or (i, j, None, ...)
+        largest = self.n
+        for i, p in enumerate(preds):
+            for j, m in enumerate(metrics):
+                spec = m.replicates(data, p, **params[i][j]) if m.replicates is not None else None
+                if spec is None:
+                    self.jobs.append((i, j, None, None, None))
+                    continue
+                arrays, rows = spec.arrays, spec.rows
+                key = None if rows is None else ("rows", i, id(rows))
+                if spec.sort_by is not None:
+                    share = (i, spec.share)
+                    if share not in sorted_views:
+                        order = np.argsort(arrays[spec.sort_by], kind="stable")
+                        srows = order if rows is None else np.asarray(rows)[order]
+                        sorted_views[share] = (tuple(a[order] for a in arrays), srows)
+                    arrays, rows = sorted_views[share]
+                    key = ("sorted", share)
+                if rows is not None:
+                    self._rows[key] = rows
+                    largest = max(largest, rows.shape[0])
+                boot = PoissonBootstrap(spec.template, n_replicates=1, seed=self.seed)
+                prepared = boot.prepare(*arrays, row_index=rows)
+                self.jobs.append((i, j, prepared, key, arrays[1] if spec.two_pass else None))
+        self.block = int(np.clip(BLOCK_ENTRIES // max(1, largest), 4, 64))
+
+    def _buffer(self, key, shape):
+        """A float64 array reused by every block (a fresh one would be first touched each time)."""
+        buf = self._buffers.get(key)
+        if buf is None or buf.shape != tuple(shape):
+            buf = self._buffers[key] = np.empty(shape)
+        return buf
+
+    def weights(self, r0, count):
+        """The block's Poisson weights of the validation rows, ``(count, n)`` uint8."""
+        W = np.empty((count, self.n), dtype=np.uint8)
+        step = max(1, (1 << 20) // count)
+        reps = np.arange(r0, r0 + count)
+        for a in range(0, self.n, step):
+            W[:, a : a + step] = poisson_weights(self.seed, reps, np.arange(a, min(self.n, a + step)))
+        return W
+
+    def run_block(self, r0, count):
+        """Every metric of every model on replicates ``r0 .. r0 + count - 1``."""
+        out = np.full((count, len(self.preds), len(self.metrics)), np.nan)
+        W8 = self.weights(r0, count)
+        W8T = np.ascontiguousarray(W8.T)  # (rows, replicates): a row's weights are contiguous
+        # converted once, shared by every statistic of the block; passed as (replicates, rows)
+        # views of the (rows, replicates) arrays, the layout of the statistics' sparse products
+        W = self._buffer(("w", None), W8T.shape)
+        np.copyto(W, W8T)
+        W = W.T
+        gathered = {}
+        with config_context(skip_parameter_validation=True), threadpool_limits(limits=1):
+            for i, j, prepared, key, second in self.jobs:
+                if prepared is None:
+                    out[:, i, j] = self._resampled(i, j, W8)
+                    continue
+                if key is None:
+                    Wk = W
+                else:
+                    if key not in gathered:
+                        buf = self._buffer(("w", key), (self._rows[key].shape[0], count))
+                        np.copyto(buf, np.take(W8T, self._rows[key], axis=0))
+                        gathered[key] = buf.T
+                    Wk = gathered[key]
+                template = prepared.template
+                boot = PoissonBootstrap(template, n_replicates=count, first_replicate=r0, seed=self.seed)
+                boot.update(prepared, replicate_weights=Wk, workspace=self.workspace)
+                if second is not None:  # CE2: each replicate's fit, evaluated for its own weights
+                    boot = boot.plug_in().update(None, second, replicate_weights=W, workspace=self.workspace)
+                out[:, i, j] = boot.compute()
+        return out
+
+    def _resampled(self, i, j, W):
+        """A metric without statistics (a user's callable): recomputed on each resample's rows."""
+        m, p, kw = self.metrics[j], self.preds[i], self.params[i][j]
+        rows = np.arange(self.n)
+        vals = np.empty(W.shape[0])
+        for r in range(W.shape[0]):
+            idx = np.repeat(rows, W[r])
+            vals[r] = m.func(self.data.take(idx), p[idx], **kw) if idx.size else np.nan
+        return vals
+
+
+def run_bootstrap(
+    data,
+    preds,
+    metrics,
+    params,
+    n_bootstrap,
+    seed,
+    *,
+    n_jobs=None,
+    verbose=0,
+    max_seconds=None,
+    started=None,
+):
+    """Every metric of every model on ``n_bootstrap`` paired Poisson-bootstrap replicates.
+
+    Replicate ``r`` weights validation row ``i`` by ``W[r, i] ~ Poisson(1)``
+    (:func:`skcal.stats.poisson_weights` with ``seed``), the same weights for every model and
+    metric (the paired design). A built-in metric's replicates are its statistics on those
+    weights (:class:`skcal.stats.PoissonBootstrap` of the metric's template, blocks of
+    replicates at a time); a metric without statistics (a user's callable) is recomputed on
+    each replicate's rows, row ``i`` repeated ``W[r, i]`` times. The replicates do not depend
+    on the block size or ``n_jobs``.
+
+    With ``max_seconds``, the first block is timed and the number of replicates lowered so that
+    the report (counted from ``started``) ends within ``max_seconds``; never below the first
+    block.
+
+    Parameters
+    ----------
+    data : object
+        The kind's validated data.
+    preds : list
+        Validated predictions, one per model.
+    metrics : list of Metric
+        The metrics.
+    params : list of list of dict
+        Per model and metric, the parameters fixed on the full sample.
+    n_bootstrap : int
+        Replicates asked for.
+    seed : int
+        Key of the weight stream.
+    n_jobs : int, default=None
+        Threads over blocks of replicates (results do not depend on it).
+    verbose : int, default=0
+        Progress lines without a terminal.
+    max_seconds : float, default=None
+        Time budget of the report.
+    started : float, default=None
+        ``time.perf_counter()`` when the report started (default: now).
+
+    Returns
+    -------
+    BootstrapRun
+        The replicates and how many were made.
+    """
+    t0 = time.perf_counter()
+    started = t0 if started is None else started
+    n_models, n_metrics = len(preds), len(metrics)
+    if n_bootstrap == 0:
+        return BootstrapRun(np.empty((0, n_models, n_metrics)), 0)
+    engine = _Replicates(data, preds, metrics, params, seed)
+    size = engine.block
+    progress = Progress("bootstrap", n_bootstrap, "replicates", verbose)
+    first = min(size, n_bootstrap)
+    parts = [engine.run_block(0, first)]
+    target = n_bootstrap
+    if max_seconds is not None:
+        per_replicate = (time.perf_counter() - t0) / first
+        remaining = float(max_seconds) - (time.perf_counter() - started)
+        target = min(n_bootstrap, max(first, first + int(max(0.0, remaining) / max(per_replicate, 1e-12))))
+    progress.update(first, target)
+    blocks = [(r0, min(size, target - r0)) for r0 in range(first, target, size)]
+    done = first
+    if blocks:
+        if effective_n_jobs(n_jobs) > 1:
+            results = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
+                delayed(engine.run_block)(r0, c) for r0, c in blocks
+            )
+        else:
+            results = (engine.run_block(r0, c) for r0, c in blocks)
+        for res in results:
+            parts.append(res)
+            done += res.shape[0]
+            progress.update(done, target)
+    progress.close()
+    return BootstrapRun(
+        np.concatenate(parts, axis=0), int(n_bootstrap), time.perf_counter() - t0, target < n_bootstrap
+    )
 
 
 def intervals(values, replicates, confidence_level, method="bc-percentile", bounds=(None, None)):

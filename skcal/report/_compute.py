@@ -9,8 +9,9 @@ except the figures, which are drawn from the report on first access), and
 Randomness
 ----------
 One ``random_state`` seeds everything, through :func:`sklearn.utils.check_random_state`: the
-bootstrap draws its replicates' seeds from it, then the calibration tests draw one seed per model
-from the same generator, then the figures' seed is drawn from it. So a report is reproducible
+bootstrap draws the 64-bit key of its weight stream from it (two 32-bit draws), then the
+calibration tests draw one seed per model from the same generator, then the figures' seed is
+drawn from it. So a report is reproducible
 from an int or from a ``RandomState`` instance in the same state (two reports made from
 ``RandomState(0)`` are equal), and ``None`` means fresh randomness. For an int, the tests' seeds
 come from their own ``RandomState(int)`` and the figures use the int itself (the layout reports
@@ -28,7 +29,15 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import check_random_state
 
-from skcal.report._bootstrap import intervals, p_best, prepare_all, ranks, run_bootstrap, score_all
+from skcal.report._bootstrap import (
+    Progress,
+    intervals,
+    p_best,
+    prepare_all,
+    ranks,
+    run_bootstrap,
+    score_all,
+)
 from skcal.report._pvalues import calibration_pvalue
 from skcal.report._render import fmt
 
@@ -57,6 +66,8 @@ class ReportSettings:
         joblib workers over bootstrap replicates (results do not depend on it).
     random_state : int, RandomState instance or None
         Seeds the bootstrap, the tests and the figures (see the module docstring).
+    max_seconds : float or None
+        Time budget of the report: the bootstrap's replicates are lowered to fit it.
     """
 
     n_bootstrap: int = 200
@@ -68,6 +79,7 @@ class ReportSettings:
     n_resamples: int = 1000
     n_jobs: int | None = None
     random_state: object = None
+    max_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +107,13 @@ class ReportResults:
         Rows of the validation data.
     figure_seed : int or None
         Seed of the figures' bootstrap, drawn when the report was computed.
+    n_bootstrap_requested : int
+        Replicates asked for (``n_bootstrap``); ``bootstrap_values`` holds fewer when
+        ``max_seconds`` lowered them.
+    bootstrap_seconds : float
+        Wall time of the bootstrap.
+    bootstrap_seed : int or None
+        Key of the bootstrap's weight stream (:func:`skcal.stats.poisson_weights`).
     """
 
     metrics: tuple
@@ -106,6 +125,19 @@ class ReportResults:
     calibration_tests: pd.DataFrame | None
     n_samples: int
     figure_seed: int | None = None
+    n_bootstrap_requested: int = 0
+    bootstrap_seconds: float = 0.0
+    bootstrap_seed: int | None = None
+
+    @property
+    def n_bootstrap(self):
+        """Replicates behind the intervals."""
+        return int(self.bootstrap_values.shape[0])
+
+    @property
+    def budget_limited(self):
+        """Whether ``max_seconds`` lowered the number of replicates."""
+        return self.n_bootstrap < self.n_bootstrap_requested
 
     @property
     def metric_names(self):
@@ -137,7 +169,10 @@ class _Seeds:
         self.rng = check_random_state(random_state)
 
     def bootstrap(self):
-        return self.rng
+        """The 64-bit key of the bootstrap's weight stream (two 32-bit draws)."""
+        hi = int(self.rng.randint(0, 1 << 32, dtype=np.int64))
+        lo = int(self.rng.randint(0, 1 << 32, dtype=np.int64))
+        return (hi << 32) | lo
 
     def tests(self):
         """A generator of per-model test seeds, or None for fresh randomness."""
@@ -167,10 +202,11 @@ def build_table(point, replicates, metrics, model_names, confidence_level, inter
     return table
 
 
-def run_calibration_tests(test_inputs, n_resamples, seeds):
+def run_calibration_tests(test_inputs, n_resamples, seeds, verbose=0):
     """Per model, the calibration test of its binary ``(y, p)``: a DataFrame indexed by model."""
     rows = {}
-    for model, (y, p) in test_inputs.items():
+    progress = Progress("calibration tests", len(test_inputs), "models", verbose)
+    for k, (model, (y, p)) in enumerate(test_inputs.items()):
         seed = None if seeds is None else int(seeds.randint(0, np.iinfo(np.int32).max))
         res = calibration_pvalue(y, p, n_resamples=n_resamples, random_state=seed)
         rows[model] = {
@@ -180,11 +216,16 @@ def run_calibration_tests(test_inputs, n_resamples, seeds):
             "method": res.method,
             "n_resamples": res.n_resamples,
         }
+        progress.update(k + 1)
+    progress.close()
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("model")
 
 
-def compute_results(kind, data, predictions, metrics, settings, *, verbose=0):
+def compute_results(kind, data, predictions, metrics, settings, *, verbose=0, started=None):
     """Compute a report's results from validated data and predictions.
+
+    The values, details and calibration tests first, then the paired bootstrap (whose number of
+    replicates ``settings.max_seconds`` may lower; see :func:`~skcal.report._bootstrap.run_bootstrap`).
 
     Parameters
     ----------
@@ -200,21 +241,22 @@ def compute_results(kind, data, predictions, metrics, settings, *, verbose=0):
         How to compute them.
     verbose : int, default=0
         Print progress lines to stderr when positive.
+    started : float, default=None
+        ``time.perf_counter()`` when the report started (the budget counts from it).
 
     Returns
     -------
     ReportResults
         The table, replicates, details, tests and the figures' seed.
     """
+    started = time.perf_counter() if started is None else started
     seeds = _Seeds(settings.random_state)
+    boot_seed = seeds.bootstrap()  # drawn first, whatever the order of the stages below
+    test_seeds = seeds.tests()
     names = tuple(predictions)
     plist = list(predictions.values())
     params = prepare_all(data, plist, metrics)
-    boot = run_bootstrap(
-        data, plist, metrics, params, settings.n_bootstrap, settings.n_jobs, seeds.bootstrap(), verbose
-    )
     point = score_all(data, plist, metrics, params)
-    table = build_table(point, boot, metrics, names, settings.confidence_level, settings.interval_method)
     details = {
         m.name: {model: m.details(data, p) for model, p in predictions.items()}
         for m in metrics
@@ -230,18 +272,49 @@ def compute_results(kind, data, predictions, metrics, settings, *, verbose=0):
             )
         t0 = time.perf_counter()
         tests = run_calibration_tests(
-            kind.test_inputs(data, predictions), settings.n_resamples, seeds.tests()
+            kind.test_inputs(data, predictions), settings.n_resamples, test_seeds, verbose
         )
         if verbose:
             print(f"[skcal] calibration tests done ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+    if verbose and settings.n_bootstrap:
+        print(
+            f"[skcal] bootstrap ({settings.n_bootstrap} paired Poisson replicates"
+            + (f", within max_seconds={settings.max_seconds:g}" if settings.max_seconds is not None else "")
+            + ")",
+            file=sys.stderr,
+            flush=True,
+        )
+    run = run_bootstrap(
+        data,
+        plist,
+        metrics,
+        params,
+        settings.n_bootstrap,
+        boot_seed,
+        n_jobs=settings.n_jobs,
+        verbose=verbose,
+        max_seconds=settings.max_seconds,
+        started=started,
+    )
+    if verbose and settings.n_bootstrap:
+        print(
+            f"[skcal] bootstrap done: {run.values.shape[0]} replicates ({run.seconds:.1f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+    level, method = settings.confidence_level, settings.interval_method
+    table = build_table(point, run.values, metrics, names, level, method)
     return ReportResults(
         metrics=tuple(metrics),
         model_names=names,
         params=params,
         table=table,
-        bootstrap_values=boot,
+        bootstrap_values=run.values,
         metric_details=details,
         calibration_tests=tests,
         n_samples=int(data.n),
         figure_seed=seeds.figures(),
+        n_bootstrap_requested=int(settings.n_bootstrap),
+        bootstrap_seconds=float(run.seconds),
+        bootstrap_seed=int(boot_seed),
     )

@@ -25,7 +25,15 @@ from skcal._validation import (
 )
 from skcal.ce2 import ce2_details, ce2_score
 from skcal.report import _figures
-from skcal.report._metrics import BINARY, Metric, binary_metric, user_metric
+from skcal.report._metrics import (
+    BINARY,
+    CE2Replicates,
+    MeanReplicates,
+    Metric,
+    TruthfulReplicates,
+    binary_metric,
+    user_metric,
+)
 from skcal.truthful import classwise_lince, conf_ece, truthful_conf_ce
 from skcal.votes import VoteCounts, check_snapshots, snapshot_targets, snapshot_votes
 
@@ -98,6 +106,9 @@ def votes_view(d, s):
     return d.votes, s[d.vote_rows, 0]
 
 
+votes_view.replicate_rows = "vote_rows"  # a vote's bootstrap weight is its input row's
+
+
 def snapshots_view(d, s):
     return d.Y, s
 
@@ -146,6 +157,16 @@ def squared_error_estimate(d, s):
 
 def variance_bias(d, s):
     return float(np.mean(s[:, 1]) - np.mean(squared_error_estimate(d, s)))
+
+
+def second_moment_mse_rows(d, s):
+    """Per row, ``(m^2 + sigma2 - t2)^2`` (the bootstrap's rows of ``second_moment_mse``)."""
+    return (s[:, 0] ** 2 + s[:, 1] - d.t2) ** 2
+
+
+def variance_bias_rows(d, s):
+    """Per row, ``sigma2 - (t2 - 2 m t1 + m^2)`` (the bootstrap's rows of ``variance_bias``)."""
+    return s[:, 1] - squared_error_estimate(d, s)
 
 
 def mc_truthful_conf_ce(d, P):
@@ -509,6 +530,7 @@ class MulticlassKind(_ClassifierKind):
                 is_calibration=is_cal,
                 bounds=(0.0, None),
                 pointwise=rows.get(name),
+                replicates=MeanReplicates(rows[name]) if name in rows else TruthfulReplicates(name),
             )
             for name, (label, func, gib, desc, is_cal) in spec.items()
         }
@@ -612,6 +634,7 @@ class SecondOrderKind(ReportKind):
             "estimate, degree and ridge chosen once per model by 5-fold CV on the full validation set",
             prepare=ce2_prepare,
             is_calibration=True,
+            replicates=CE2Replicates(),
         )
         out["second_moment_mse"] = Metric(
             "second_moment_mse",
@@ -619,6 +642,7 @@ class SecondOrderKind(ReportKind):
             second_moment_mse,
             False,
             "mean of (m^2 + sigma2 - t2)^2, a proper loss for E[f*^2] (includes label noise)",
+            replicates=MeanReplicates(second_moment_mse_rows),
         )
         out["variance_bias"] = Metric(
             "variance_bias",
@@ -629,6 +653,7 @@ class SecondOrderKind(ReportKind):
             "(positive: the model overstates its uncertainty; negative: over-confident); ranked by |value|",
             rank_by_abs=True,
             bounds=(None, None),
+            replicates=MeanReplicates(variance_bias_rows),
         )
         return out
 

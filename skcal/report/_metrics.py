@@ -5,6 +5,16 @@ where ``data`` is the validated validation data of the report kind (see :mod:`._
 proper scores and accuracy come from :mod:`sklearn.metrics`; the calibration errors from
 skcal's own modules. Everything here is a module-level function or a small class, so a report
 (and its metrics) can be pickled.
+
+A built-in metric also says how its bootstrap replicates are computed through the statistics
+objects of :mod:`skcal.stats` (``Metric.replicates``, returning a :class:`ReplicateSpec`): the
+statistics template, the arrays it is updated with and the input row of each array row (the
+votes of a second-order report share their input's weight). The replicates' data-driven
+choices are made once, on the full validation set: SCDL's finest grid (the ``"auto"`` rule at
+``n``), the truthful measures' quantile bins, CE2's degree and ridge; a replicate then moves the
+row weights only. smCE's replicates use its fine-grid form (:class:`~skcal.stats.SmoothCEGridStatistics`,
+``smce_grid_cells(n)`` cells, within its stated bound of the exact smCE); every other replicate
+is the exact measure of its resample.
 """
 
 from __future__ import annotations
@@ -15,10 +25,23 @@ import numpy as np
 from sklearn.metrics import accuracy_score, brier_score_loss, log_loss, roc_auc_score
 
 from skcal.binned_ece import binned_ece
+from skcal.binning import column_bin_ids
 from skcal.cutoff import cutoff_calibration_error
 from skcal.lipschitz import smooth_calibration_error
 from skcal.scdl import scdl_curve, scdl_score
 from skcal.smooth_ece import smooth_ece
+from skcal.stats import (
+    BinnedStatistics,
+    CE2Statistics,
+    ClasswiseStatistics,
+    CutoffStatistics,
+    MeanStatistics,
+    ScdlStatistics,
+    SmoothCEGridStatistics,
+    SmoothECEStatistics,
+    TopLabelStatistics,
+)
+from skcal.stats._scdl import resolve_max_bins
 
 
 @dataclass(frozen=True)
@@ -46,9 +69,95 @@ class Metric:
     #: A calibration error (the verdict's "best calibrated" uses one of these).
     is_calibration: bool = False
     #: For a metric that is a mean of per-row losses: ``pointwise(data, prediction) -> (n,)``
-    #: losses, whose mean over a resample's rows is the metric on that resample (the bootstrap
-    #: then skips recomputing it; the value on the full sample still comes from ``func``).
+    #: losses, whose mean over a resample's rows is the metric on that resample (the value on
+    #: the full sample still comes from ``func``).
     pointwise: object = None
+    #: ``replicates(data, prediction, **params) -> ReplicateSpec`` (or None): how the bootstrap
+    #: computes the metric's replicates through a statistics object. A metric without it (a
+    #: user's callable) is recomputed on each resample's rows.
+    replicates: object = None
+
+
+@dataclass(frozen=True)
+class ReplicateSpec:
+    """How one model's replicates of one metric are computed: a statistics template and its rows.
+
+    ``template`` is updated with ``arrays`` (as its ``update`` takes them) inside a
+    :class:`~skcal.stats.PoissonBootstrap`; ``rows`` gives the validation row (whose bootstrap
+    weight applies) of each array row (``None``: array row ``i`` is validation row ``i``);
+    ``sort_by`` names the array (a probability) by which the rows are sorted once per model, and
+    ``share`` the key under which that sort is shared by the model's metrics (the view). A
+    ``two_pass`` template (CE2) is followed by its plug-in pass on the same rows.
+    """
+
+    template: object
+    arrays: tuple
+    rows: object = None
+    sort_by: object = None
+    share: object = None
+    two_pass: bool = False
+
+
+def smce_grid_cells(n):
+    """Cells of the grid on which smCE's bootstrap replicates are computed for ``n`` rows.
+
+    The smallest power of two ``>= 4 sqrt(n)`` (SCDL's ``"auto"`` rule), between 1024 and
+    ``2**16``. A replicate's grid value is within ``E[|y - p| |p - x_c|]`` of its exact smCE
+    (:class:`~skcal.stats.SmoothCEGridStatistics`, whose ``bound()`` states it per replicate),
+    which is at most ``E|y - p| / (2 G)``.
+
+    Parameters
+    ----------
+    n : int
+        Rows.
+
+    Returns
+    -------
+    int
+        ``G``.
+
+    Examples
+    --------
+    >>> smce_grid_cells(300), smce_grid_cells(10**5), smce_grid_cells(10**6)
+    (1024, 2048, 4096)
+    """
+    G = 1024
+    while G < 4.0 * np.sqrt(max(int(n), 0)) and G < 1 << 16:
+        G *= 2
+    return G
+
+
+def quantile_bin_thresholds(values, n_bins):
+    """``(values, indices)`` thresholds reproducing the equal-mass bins of ``values`` (or None).
+
+    The thresholds of :class:`~skcal.stats.TopLabelStatistics` (``thresholds=``): the
+    ``(value, row)`` of the first row of every bin but the first in the stable order by value,
+    so that :func:`skcal.binning.threshold_bin_ids` gives the ids of
+    :func:`skcal.binning.assign_bins` with ``strategy="quantile"``. None when a bin is empty
+    (fewer rows than bins).
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,)
+        The binned values.
+    n_bins : int
+        Bins.
+
+    Returns
+    -------
+    tuple of ndarray or None
+        ``(threshold values, threshold row indices)``, each of shape ``(n_bins - 1,)``.
+    """
+    n = values.shape[0]
+    if n < n_bins:
+        return None
+    ids = column_bin_ids(np.ascontiguousarray(values), int(n_bins), "quantile", "values")
+    order = np.argsort(values, kind="stable")
+    ranked = ids[order]
+    starts = np.flatnonzero(ranked[1:] != ranked[:-1]) + 1
+    if starts.size != n_bins - 1:
+        return None
+    return values[order[starts]], order[starts]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -217,6 +326,93 @@ class OnView:
         return self.func(*self.view(data, prediction), **params)
 
 
+def _scdl_template(n):
+    # the "auto" grid of the full validation set: a resample of about n rows searches the same
+    return ScdlStatistics(max_bins=resolve_max_bins("auto", float(n), n))
+
+
+#: name -> template of a binary measure's replicates, from the number of rows
+BINARY_TEMPLATES = {
+    "scdl": _scdl_template,
+    "smooth_ece": lambda n: SmoothECEStatistics(),
+    "smooth_calibration_error": lambda n: SmoothCEGridStatistics(n_cells=smce_grid_cells(n)),
+    "cutoff": lambda n: CutoffStatistics(),
+    "binned_ece": lambda n: BinnedStatistics(n_bins=11),
+}
+
+
+class BinaryReplicates:
+    """The :class:`ReplicateSpec` of binary measure ``name`` applied through ``view``.
+
+    A view may name, in its attribute ``replicate_rows``, the data's attribute holding the
+    validation row of each of its rows (the second-order votes view: ``vote_rows``).
+    """
+
+    def __init__(self, name, view):
+        self.name = name
+        self.view = view
+
+    def __call__(self, data, prediction, **params):
+        y, p = self.view(data, prediction)
+        attr = getattr(self.view, "replicate_rows", None)
+        rows = None if attr is None else getattr(data, attr)
+        if self.name in BINARY_POINTWISE:
+            return ReplicateSpec(MeanStatistics(), (BINARY_POINTWISE[self.name](y, p),), rows)
+        make = BINARY_TEMPLATES.get(self.name)
+        if make is None:
+            return None
+        return ReplicateSpec(make(p.shape[0]), (y, p), rows, sort_by=1, share=self.view)
+
+
+class MeanReplicates:
+    """The :class:`ReplicateSpec` of a mean of per-row losses ``rows(data, prediction)``."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def __call__(self, data, prediction, **params):
+        return ReplicateSpec(MeanStatistics(), (np.asarray(self.rows(data, prediction), dtype=float),))
+
+
+class TruthfulReplicates:
+    """The :class:`ReplicateSpec` of a truthful multiclass measure with the full sample's quantile bins."""
+
+    def __init__(self, measure, n_bins=15):
+        self.measure = measure
+        self.n_bins = n_bins
+
+    def __call__(self, data, P, **params):
+        labels = list(range(data.n_classes))
+        nb = self.n_bins
+        if self.measure == "classwise_lince":
+            thr = [quantile_bin_thresholds(np.ascontiguousarray(P[:, j]), nb) for j in range(P.shape[1])]
+            if any(t is None for t in thr):
+                return None
+            pair = (np.stack([t[0] for t in thr]), np.stack([t[1] for t in thr]))
+            template = ClasswiseStatistics(labels=labels, n_bins=nb, thresholds=pair)
+        else:
+            thr = quantile_bin_thresholds(P[np.arange(P.shape[0]), np.argmax(P, axis=1)], nb)
+            if thr is None:
+                return None
+            template = TopLabelStatistics(labels=labels, n_bins=nb, measure=self.measure, thresholds=thr)
+        return ReplicateSpec(template, (data.codes, P))
+
+
+class CE2Replicates:
+    """The :class:`ReplicateSpec` of CE2 at the degree and ridge chosen once on the full sample.
+
+    The replicates go through :class:`~skcal.stats.CE2Statistics` (the Chebyshev moments of each
+    replicate, one ridge fit each) and its plug-in pass (each replicate's fit evaluated for its
+    own weights): each is :func:`skcal.ce2.ce2_score` of its resample at that degree and ridge.
+    """
+
+    def __call__(self, data, S, degree=None, alpha=1e-6):
+        if degree is None:
+            return None
+        template = CE2Statistics(degree=int(degree), alpha=float(alpha))
+        return ReplicateSpec(template, (data.Y, S), two_pass=True)
+
+
 def binary_metric(name, view, *, suffix="", rowwise=False):
     """The :class:`Metric` of binary measure ``name`` applied through ``view``.
 
@@ -237,6 +433,7 @@ def binary_metric(name, view, *, suffix="", rowwise=False):
         bounds=bounds,
         is_calibration=is_cal,
         pointwise=pointwise,
+        replicates=BinaryReplicates(name, view),
     )
 
 

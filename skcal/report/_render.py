@@ -84,6 +84,22 @@ def to_text(report, digits=4, intervals=False):
     return "\n".join([*report.verdict, "", body])
 
 
+def bootstrap_sentence(report):
+    """How the replicates were drawn and how many were used (with the budget, when it lowered them)."""
+    B, asked = report.n_bootstrap, report.n_bootstrap_requested
+    words = (
+        f"Bootstrap: {B} paired Poisson replicates (each validation row counted Poisson(1) times, the "
+        "same counts for every model), computed through the metrics' statistics; the intervals' end "
+        "points and P(best) carry a Monte Carlo error that grows as 1/sqrt(B)"
+    )
+    if B < asked:
+        words += (
+            f". max_seconds={report.max_seconds:g} lowered the replicates from the {asked} asked to {B}: "
+            f"that error is about {np.sqrt(asked / B):.1f} times that of {asked} replicates"
+        )
+    return words + "."
+
+
 def legend_lines(report):
     level = int(round(100 * report.confidence_level))
     lines = []
@@ -104,6 +120,7 @@ def legend_lines(report):
             f"best) from a paired bootstrap of {report.n_bootstrap} replicates ({method}); P(best) is the "
             "fraction of replicates in which the model is the best."
         )
+        lines.append(bootstrap_sentence(report))
     if report.calibration_tests is not None:
         t = report.calibration_tests
         lines.append(
@@ -208,6 +225,14 @@ def report_to_dict(report):
         "title": report.title,
         "n_samples": int(report.n_samples),
         "n_bootstrap": int(report.n_bootstrap),
+        "bootstrap": {
+            "method": "poisson",
+            "n_replicates": int(report.n_bootstrap),
+            "n_requested": int(report.n_bootstrap_requested),
+            "max_seconds": None if report.max_seconds is None else float(report.max_seconds),
+            "budget_limited": bool(report.n_bootstrap < report.n_bootstrap_requested),
+            "monte_carlo_error": "grows as 1/sqrt(n_replicates)",
+        },
         "confidence_level": float(report.confidence_level),
         "interval_method": report.interval_method,
         "models": list(report.model_names),
@@ -255,6 +280,18 @@ JSON_SCHEMA = {
         "title": {"type": "string"},
         "n_samples": {"type": "integer", "minimum": 1},
         "n_bootstrap": {"type": "integer", "minimum": 0},
+        "bootstrap": {
+            "type": "object",
+            "required": ["method", "n_replicates", "n_requested", "max_seconds", "budget_limited"],
+            "properties": {
+                "method": {"const": "poisson"},
+                "n_replicates": {"type": "integer", "minimum": 0},
+                "n_requested": {"type": "integer", "minimum": 0},
+                "max_seconds": {"type": ["number", "null"]},
+                "budget_limited": {"type": "boolean"},
+                "monte_carlo_error": {"type": "string"},
+            },
+        },
         "confidence_level": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
         "interval_method": {"enum": ["bc-percentile", "percentile", "basic"]},
         "models": {"type": "array", "items": {"type": "string"}},

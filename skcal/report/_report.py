@@ -44,6 +44,7 @@ _COMMON = {
     "title": [str, None],
     "notes": [list, tuple],
     "verbose": VERBOSE,
+    "max_seconds": [StrictInterval(Real, 0, None, closed="neither"), None],
 }
 
 
@@ -206,6 +207,16 @@ class CalibrationReport:
         return int(self.results.bootstrap_values.shape[0])
 
     @property
+    def n_bootstrap_requested(self):
+        """Replicates asked for; more than :attr:`n_bootstrap` when ``max_seconds`` lowered them."""
+        return int(self.results.n_bootstrap_requested)
+
+    @property
+    def max_seconds(self):
+        """The time budget the report was made with (``None``: none)."""
+        return self.settings.max_seconds
+
+    @property
     def metric_descriptions(self):
         """Metric name -> one-line description."""
         return {m.name: m.description for m in self.results.metrics}
@@ -260,6 +271,7 @@ class CalibrationReport:
         title=None,
         notes=(),
         verbose=0,
+        max_seconds=None,
     ):
         """Build a report from predictions that were already made.
 
@@ -304,6 +316,8 @@ class CalibrationReport:
             Free text shown in the outputs.
         verbose : int, default=0
             As in :func:`calibration_report`.
+        max_seconds : float, default=None
+            As in :func:`calibration_report`.
 
         Returns
         -------
@@ -333,6 +347,7 @@ class CalibrationReport:
             n_resamples=n_resamples,
             n_jobs=n_jobs,
             random_state=random_state,
+            max_seconds=max_seconds,
         )
         return cls._compute(
             y,
@@ -368,7 +383,7 @@ class CalibrationReport:
         kind = kind_for(y, predictions)
         data, preds = kind.validate(y, predictions, pos_label=pos_label, labels=labels)
         metric_objs = kind.resolve_metrics(metrics)
-        results = compute_results(kind, data, preds, metric_objs, settings, verbose=verbose)
+        results = compute_results(kind, data, preds, metric_objs, settings, verbose=verbose, started=t0)
         return cls(
             kind=kind,
             results=results,
@@ -745,6 +760,7 @@ def calibration_report(
     title=None,
     notes=(),
     verbose=0,
+    max_seconds=None,
 ):
     """Compare the calibration of several fitted models on the same validation data.
 
@@ -781,8 +797,14 @@ def calibration_report(
         not a default, ``"smooth_calibration_error"`` of the top-label confidence (callables
         receive class codes ``0..k-1`` and the ``(n, k)`` matrix). ``None`` means the kind's defaults.
     n_bootstrap : int, default=200
-        Paired bootstrap replicates (rows resampled with replacement, every model scored on the
-        same resample), at most 10**5. 0 skips the intervals.
+        Paired bootstrap replicates, at most 10**5; 0 skips the intervals. Replicate ``r`` counts
+        validation row ``i`` ``W[r, i] ~ Poisson(1)`` times (the Poisson bootstrap, on a
+        counter-based stream keyed by the row: :func:`skcal.stats.poisson_weights`), the same
+        weights for every model and metric (paired). The built-in metrics' replicates are their
+        statistics on those weights (:class:`skcal.stats.PoissonBootstrap`; smCE's on its fine
+        grid, within a stated bound far below the interval's width, see
+        :func:`skcal.report._metrics.smce_grid_cells`); a metric given as a callable is
+        recomputed on each replicate's rows (row ``i`` repeated ``W[r, i]`` times).
     confidence_level : float, default=0.9
         Nominal coverage of the intervals.
     interval_method : {"bc-percentile", "percentile", "basic"}, default="bc-percentile"
@@ -803,7 +825,7 @@ def calibration_report(
     n_resamples : int, default=1000
         Resamples of each calibration test.
     n_jobs : int, default=None
-        Number of joblib workers over bootstrap replicates. Results do not depend on it.
+        Number of threads over blocks of bootstrap replicates. Results do not depend on it.
     random_state : int, RandomState instance or None, default=None
         Seeds the bootstrap and the tests.
     title : str, default=None
@@ -811,7 +833,17 @@ def calibration_report(
     notes : sequence of str, default=()
         Free text shown in the outputs (data provenance, caveats).
     verbose : int, default=0
-        Print progress lines to stderr when positive.
+        Print the report's stages to stderr when positive. On a terminal
+        (``sys.stderr.isatty()``) a progress bar of the bootstrap and of the calibration tests
+        is drawn whatever ``verbose`` is.
+    max_seconds : float, default=None
+        Time budget of the report, in seconds. The first block of bootstrap replicates is timed
+        after the values and the calibration tests, and the number of replicates lowered so that
+        the report ends within the budget (never below that first block, 4 to 64 replicates).
+        The report then says how many replicates it used (:attr:`CalibrationReport.n_bootstrap`,
+        ``to_dict()["bootstrap"]``, the legend and the verdict): the intervals' end points and
+        ``P(best)`` carry a Monte Carlo error that grows as ``1/sqrt(B)`` for ``B`` replicates.
+        ``None`` (the default) computes all ``n_bootstrap``.
 
     Returns
     -------
@@ -853,6 +885,7 @@ def calibration_report(
         n_resamples=n_resamples,
         n_jobs=n_jobs,
         random_state=random_state,
+        max_seconds=max_seconds,
     )
     return CalibrationReport._compute(
         y,

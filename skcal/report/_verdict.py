@@ -105,6 +105,13 @@ def build_verdict(kind, results):
                 f"test of {what}; smallest {format_pvalue(tests['pvalue'].min())})."
             )
     lines += kind.advice(results, mis)
+    if results.budget_limited:
+        B, asked = results.n_bootstrap, results.n_bootstrap_requested
+        lines.append(
+            f"The intervals and P(best) come from {B} bootstrap replicates, not the {asked} asked, to fit "
+            f"the time budget (max_seconds): their Monte Carlo error grows as 1/sqrt(B), about "
+            f"{np.sqrt(asked / B):.1f} times that of {asked} replicates."
+        )
     for proper in ("log_loss", "brier"):
         if proper in results.metric_names:
             t = results.table[proper]

@@ -12,8 +12,10 @@ parameters' constraints (``_parameter_constraints``), checked when an object is 
 
 from skcal.stats._base import BaseStatistics, from_state, merge_all
 from skcal.stats._binned import BinnedStatistics
+from skcal.stats._bootstrap import PoissonBootstrap, poisson_weights
 from skcal.stats._ce2 import CE1Statistics, CE2PlugInStatistics, CE2Statistics
 from skcal.stats._cutoff import CutoffGridStatistics, CutoffStatistics
+from skcal.stats._lipschitz import SmoothCEGridStatistics, SmoothCEStatistics
 from skcal.stats._quantile import (
     QuantileCellStatistics,
     QuantileHistogramStatistics,
@@ -22,7 +24,7 @@ from skcal.stats._quantile import (
     quantile_thresholds,
 )
 from skcal.stats._scdl import ScdlStatistics
-from skcal.stats._scores import AccuracyStatistics, BrierScoreStatistics, LogLossStatistics
+from skcal.stats._scores import AccuracyStatistics, BrierScoreStatistics, LogLossStatistics, MeanStatistics
 from skcal.stats._smooth_ece import SmoothECEStatistics
 from skcal.stats._truthful import ClasswiseStatistics, TopLabelStatistics
 
@@ -31,14 +33,21 @@ __all__ = [
     "BaseStatistics",
     "from_state",
     "merge_all",
+    # bootstrap replicates of any statistics object
+    "PoissonBootstrap",
+    "poisson_weights",
     # scores
     "AccuracyStatistics",
     "BrierScoreStatistics",
     "LogLossStatistics",
+    "MeanStatistics",
     # binned measures (binned ECE, MCE, RMS, ACE, debiased l2) and the cutoff error
     "BinnedStatistics",
     "CutoffGridStatistics",
     "CutoffStatistics",
+    # the Lipschitz smCE, exact and on a grid
+    "SmoothCEGridStatistics",
+    "SmoothCEStatistics",
     # SCDL (and its curve, SoftBinRounder.fit_statistics) and smECE
     "ScdlStatistics",
     "SmoothECEStatistics",

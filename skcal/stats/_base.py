@@ -35,6 +35,7 @@ import numpy as np
 from skcal._compat import HasMethods, validate_parameter_constraints, validate_params
 from skcal._constraints import SAMPLE_WEIGHT, SPLIT_EVERY
 from skcal._validation import check_binary_probabilities
+from skcal.stats._replicate import LoopPlan, stack_empty
 
 __all__ = [
     "BaseStatistics",
@@ -45,6 +46,8 @@ __all__ = [
     "effective_sample_size",
     "from_state",
     "merge_all",
+    "params_equal",
+    "plain_value",
     "statistics_class",
 ]
 
@@ -228,7 +231,7 @@ class BaseStatistics:
                 f"Cannot merge {type(self).__name__} with {type(other).__name__}; "
                 "both must be the same kind of statistics."
             )
-        if not _params_equal(self.get_params(), other.get_params()):
+        if not params_equal(self.get_params(), other.get_params()):
             raise ValueError(
                 f"Cannot merge {type(self).__name__} objects built with different parameters: "
                 f"{self.get_params()} vs {other.get_params()}."
@@ -304,7 +307,7 @@ class BaseStatistics:
             "kind": self._kind(),
             "format_version": STATE_FORMAT_VERSION,
             "state_version": self._state_version,
-            "params": {k: _plain(v) for k, v in self.get_params().items()},
+            "params": {k: plain_value(v) for k, v in self.get_params().items()},
             "n_updates": int(self.n_updates_),
             "arrays": {k: np.array(v, copy=True if copy else None) for k, v in stats.items()},
         }
@@ -345,6 +348,8 @@ class BaseStatistics:
                 f"{state.get('state_version')}; this skcal reads format {STATE_FORMAT_VERSION}, "
                 f"version {target._state_version}."
             )
+        if hasattr(target, "_from_state"):  # a state that nests another (PoissonBootstrap)
+            return target._from_state(state, copy)
         obj = target(**state["params"])
         empty = obj._empty()
         arrays = {k: np.asarray(v) for k, v in state["arrays"].items()}
@@ -360,6 +365,48 @@ class BaseStatistics:
     def __repr__(self):
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({params})"
+
+    # -- bootstrap replicates (see skcal.stats.PoissonBootstrap) ----------------------------
+    def _replicate_plan(self, *validated, index=None):
+        """The per-row work of a chunk for its bootstrap replicates (:mod:`skcal.stats._replicate`).
+
+        ``validated`` is what ``_check_chunk`` returns (weights last) and ``index`` the rows'
+        global indices. The default repeats the rows of each replicate and calls ``_sums``
+        (:class:`~skcal.stats._replicate.LoopPlan`): exact for any class of fixed-size
+        statistics, one replicate at a time. Classes whose statistic is a weighted histogram
+        override it with a plan that adds a whole block of replicates at once.
+        """
+        return LoopPlan(self, validated)
+
+    def _replicate_empty(self, n_replicates):
+        """The statistics of ``n_replicates`` empty replicates (a leading replicate axis)."""
+        return stack_empty(self._empty(), n_replicates)
+
+    def _replicate_combine(self, a, b):
+        """Combine two replicate statistics dicts (default: add key by key)."""
+        return {k: a[k] + b[k] for k in a}
+
+    def _replicate_compute(self, stats):
+        """The measure of every replicate: an array with one entry per replicate.
+
+        The default rebuilds an object per replicate and calls ``_compute``; classes override it
+        with a vectorised form where one exists.
+        """
+        n = next(iter(stats.values())).shape[0]
+        out = []
+        for r in range(n):
+            obj = type(self)(**self.get_params())
+            obj._stats = {k: v[r] for k, v in stats.items()}
+            obj.n_updates_ = 1
+            try:
+                out.append(obj._compute())
+            except ValueError:  # a replicate with no row of positive weight: undefined
+                out.append(None)
+        shaped = [np.shape(v) for v in out if v is not None]
+        shape = shaped[0] if shaped else ()
+        if shape == ():
+            return np.array([np.nan if v is None else float(v) for v in out])
+        return np.stack([np.full(shape, np.nan) if v is None else np.asarray(v, dtype=float) for v in out])
 
 
 class BinaryStatistics(BaseStatistics):
@@ -429,7 +476,25 @@ class BinaryStatistics(BaseStatistics):
         return super().update(y_true, y_prob, sample_weight=sample_weight)
 
 
-def _params_equal(a, b):
+def params_equal(a, b):
+    """Whether two parameter dicts are equal (arrays compared by value).
+
+    Parameters
+    ----------
+    a, b : dict
+        ``get_params()`` of two statistics objects.
+
+    Returns
+    -------
+    bool
+        True when both have the same keys and equal values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> params_equal({"edges": np.array([0.0, 1.0])}, {"edges": np.array([0.0, 1.0])})
+    True
+    """
     if a.keys() != b.keys():
         return False
     for k in a:
@@ -442,14 +507,31 @@ def _params_equal(a, b):
     return True
 
 
-def _plain(value):
-    """Parameters as plain Python values (lists for arrays, Python scalars for numpy ones)."""
+def plain_value(value):
+    """A parameter as a plain Python value (lists for arrays, Python scalars for numpy ones).
+
+    Parameters
+    ----------
+    value : object
+        A parameter.
+
+    Returns
+    -------
+    object
+        Its plain form (what a state's ``params`` hold).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> plain_value(np.array([1, 2])), plain_value(np.float64(0.5))
+    ([1, 2], 0.5)
+    """
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, tuple):
-        return [_plain(v) for v in value]
+        return [plain_value(v) for v in value]
     return value
 
 

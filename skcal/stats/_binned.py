@@ -21,6 +21,7 @@ from skcal._constraints import EDGES, N_BINS, POS_LABEL
 from skcal._validation import check_bin_edges
 from skcal.binning import right_closed_bin_ids, uniform_bin_ids
 from skcal.stats._base import BinaryStatistics
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
 
 __all__ = ["BinnedStatistics", "BINNED_MEASURES"]
 
@@ -197,3 +198,70 @@ class BinnedStatistics(BinaryStatistics):
         if m == "debiased_l2_squared":
             return sq
         return float(np.sqrt(max(sq, 0.0)))
+
+
+    # -- bootstrap replicates: one weighted histogram per replicate -----------------------
+    def _replicate_plan(self, y, p, w, index=None):
+        return _BinnedPlan(self, y, p, w)
+
+    def _replicate_compute(self, stats):
+        """Every replicate's measure from its per-bin sums (NaN for a replicate of no weight)."""
+        weight, wp, wy = stats["weight"], stats["sum_wp"], stats["sum_wy"]
+        W = weight.sum(axis=1)
+        ne = weight > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            safe = np.where(ne, weight, 1.0)
+            gap = np.where(ne, (wy - wp) / safe, 0.0)
+            m = self.measure
+            if m == "ece":
+                out = np.abs(wy - wp).sum(axis=1) / W
+            elif m == "mce":
+                out = np.where(ne, np.abs(gap), -np.inf).max(axis=1)
+            elif m == "rms":
+                out = np.sqrt((weight / W[:, None] * gap * gap).sum(axis=1))
+            elif m == "ace":
+                out = np.abs(gap).sum(axis=1) / ne.sum(axis=1)
+            else:
+                ybar = np.where(ne, wy / safe, 0.0)
+                n_eff = np.where(ne, weight * weight / np.where(ne, stats["sum_w2"], 1.0), 0.0)
+                ok = ne & (stats["count"] >= 2) & (n_eff > 1.0 + 1e-12)
+                per_bin = np.where(ok, gap * gap - ybar * (1.0 - ybar) / np.where(ok, n_eff - 1.0, 1.0), 0.0)
+                out = (weight / W[:, None] * per_bin).sum(axis=1)
+                if m == "debiased_l2":
+                    out = np.sqrt(np.maximum(out, 0.0))
+        return np.where(W > 0, out, np.nan)
+
+
+class _BinnedPlan(ReplicatePlan):
+    """Replicates of the per-bin sums: the rows' bins are found once (one sparse product a tile)."""
+
+    def __init__(self, stats, y, p, w):
+        self.stats = stats
+        self.n_rows = p.shape[0]
+        ids = (
+            np.concatenate([stats.bin_ids(p[s : s + (1 << 16)]) for s in range(0, p.shape[0], 1 << 16)])
+            if p.shape[0]
+            else np.zeros(0, dtype=np.intp)
+        )
+        wt = np.ones_like(p) if w is None else w
+        nb = stats.n_bins
+        self.rows = ids.astype(np.int64)[:, None] + (np.arange(5, dtype=np.int64) * nb)[None, :]
+        # copies of a row count it once each (count), add w, w p, w y and w^2 each
+        self.vals = np.column_stack([np.ones_like(p), wt, wt * p, wt * y, wt * wt])
+
+    def empty(self, n_replicates):
+        return {"_acc": np.zeros((5 * self.stats.n_bins, n_replicates))}
+
+    def add(self, out, W, start, stop):
+        sl = slice(start, stop)
+        add_sparse_sums(out["_acc"], self.rows[sl], self.vals[sl], W)
+        return out
+
+    def finish(self, out):
+        acc, nb = out["_acc"], self.stats.n_bins
+        res = {k: np.ascontiguousarray(acc[i * nb : (i + 1) * nb].T) for i, k in enumerate(_BINNED_KEYS)}
+        res["count"] = np.rint(res["count"]).astype(np.int64)
+        return res
+
+
+_BINNED_KEYS = ("count", "weight", "sum_wp", "sum_wy", "sum_w2")

@@ -25,8 +25,9 @@ import numpy as np
 from skcal._compat import validate_params
 from skcal._constraints import ALPHA, BASIS, DEGREE, ORDER, SAMPLE_WEIGHT
 from skcal._validation import binary_labels, check_consistent_length, check_sample_weight, check_scores
-from skcal.chebyshev import ChebyshevMoments, ChebyshevRidge, chebyshev_evaluate
+from skcal.chebyshev import ChebyshevMoments, ChebyshevRidge, chebyshev_design, chebyshev_evaluate
 from skcal.stats._base import BaseStatistics, count_rows
+from skcal.stats._replicate import ReplicatePlan, stack_empty
 from skcal.votes import check_snapshots, snapshot_targets
 
 __all__ = ["CE1Statistics", "CE2PlugInStatistics", "CE2Statistics", "MomentStatistics"]
@@ -190,6 +191,44 @@ class MomentStatistics(BaseStatistics):
             ``compute`` for the estimate.
         """
         return CE2PlugInStatistics(coef=self.compute(), order=self._n_targets if self._n_dims == 2 else 1)
+
+    # -- bootstrap replicates: the moments of every replicate, then one fit each -----------
+    def _replicate_plan(self, T, S, w, index=None):
+        return _MomentPlan(self, T, S, w)
+
+    def _replicate_second_pass(self, coefs):
+        """The plug-in template of the replicates' fits (see :meth:`PoissonBootstrap.plug_in`)."""
+        return CE2PlugInStatistics(coef=coefs, order=self._n_targets if self._n_dims == 2 else 1)
+
+
+class _MomentPlan(ReplicatePlan):
+    """Replicates of the Chebyshev moments: per tile the basis products, then one product with the weights."""
+
+    def __init__(self, stats, T, S, w):
+        self.stats, self.T, self.S, self.w = stats, T, S, w
+        self.n_rows = S.shape[0]
+        L = stats.degree
+        self.width = max(1, (2 * L + 1) ** (2 if stats._n_dims == 2 else 1) // 8)
+
+    def empty(self, n_replicates):
+        return stack_empty(self.stats._empty(), n_replicates)
+
+    def add(self, out, W, start, stop):
+        sl = slice(start, stop)
+        st = self.stats
+        L = st.degree
+        S, T = self.S[sl], self.T[sl]
+        X = W if self.w is None else W * self.w[sl]
+        R = X.shape[0]
+        out["M"] += (X @ chebyshev_design(S, 2 * L)).reshape(R, *out["M"].shape[1:])
+        Phi = chebyshev_design(S, L)
+        for r in range(T.shape[1]):
+            out["AtB"][:, r] += ((X * T[:, r]) @ Phi).reshape(R, *out["AtB"].shape[2:])
+        out["tt"] += X @ (T * T)
+        out["sum_weight"] += X.sum(axis=1)
+        out["sum_weight_sq"] += W.sum(axis=1) if self.w is None else X @ self.w[sl]
+        out["n_samples"] += np.rint(W.sum(axis=1)).astype(np.int64)
+        return out
 
 
 class CE2Statistics(MomentStatistics):
@@ -366,9 +405,11 @@ class CE2PlugInStatistics(BaseStatistics):
 
     def __init__(self, *, coef, order=2):
         C = np.array(coef, dtype=np.float64)
-        if C.ndim != 3 or C.shape[0] < order or C.shape[1] < 1 or not np.isfinite(C).all():
+        core = C.shape[1:] if C.ndim == 4 else C.shape
+        if C.ndim not in (3, 4) or core[0] < order or core[1] < 1 or not np.isfinite(C).all():
             raise ValueError(
-                f"coef must be a finite (r, l + 1, l + 1) array with r >= {order}; got {C.shape}."
+                f"coef must be a finite (r, l + 1, l + 1) array with r >= {order}, or one such array per "
+                f"bootstrap replicate; got {C.shape}."
             )
         self.coef = C
         self.order = int(order)
@@ -382,6 +423,11 @@ class CE2PlugInStatistics(BaseStatistics):
 
     def _sums(self, S, w, E=None):
         """The plug-in sums at validated scores ``S`` of the clipped fits ``E`` (evaluated if None)."""
+        if self.coef.ndim == 4:
+            raise ValueError(
+                "coef holds one fit per bootstrap replicate: this object is the template of "
+                "PoissonBootstrap.plug_in() and is updated through that bootstrap."
+            )
         if E is None:
             E = self._evaluate(S)
         m = S[:, 0]
@@ -409,7 +455,8 @@ class CE2PlugInStatistics(BaseStatistics):
             raise ValueError(f"scores must have 2 columns (m, sigma2) for CE2; got shape {S.shape}.")
         if self.order == 1:
             S = S[:, :1]
-        if self.coef.shape[1] > 1 and (self.coef.shape[2] > 1) != (S.shape[1] == 2):
+        core = self.coef.shape[-3:]
+        if core[1] > 1 and (core[2] > 1) != (S.shape[1] == 2):
             raise ValueError(
                 f"coef of shape {self.coef.shape} does not match scores with {S.shape[1]} column(s)."
             )
@@ -486,3 +533,51 @@ class CE2PlugInStatistics(BaseStatistics):
     def _compute(self):
         t1, t2 = self.terms()
         return t1 + t2
+
+    # -- bootstrap replicates: replicate r's fit evaluated for replicate r's weights ----------
+    def _replicate_plan(self, S, w, index=None):
+        if self.coef.ndim != 4:
+            raise ValueError(
+                "The replicates of the plug-in pass need one fit per replicate: use "
+                "PoissonBootstrap(CE2Statistics(...)).plug_in()."
+            )
+        return _PlugInPlan(self, S, w)
+
+    def _replicate_compute(self, stats):
+        sw = stats["sum_weight"]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(sw > 0, stats["sum_abs"].sum(axis=1) / np.where(sw > 0, sw, 1.0), np.nan)
+
+
+class _PlugInPlan(ReplicatePlan):
+    """Every replicate's clipped fit at the tile's scores: one product of the basis with all the fits."""
+
+    def __init__(self, stats, S, w):
+        self.stats, self.S, self.w = stats, S, w
+        self.n_rows = S.shape[0]
+        C = stats.coef[:, : stats.order]
+        self.L = C.shape[2] - 1
+        self.coef = C.reshape(C.shape[0] * stats.order, -1)  # (R * order, basis functions)
+        self.width = 2 * stats.order
+
+    def empty(self, n_replicates):
+        if self.coef.shape[0] != n_replicates * self.stats.order:
+            raise ValueError(
+                f"coef holds {self.coef.shape[0] // self.stats.order} fits for {n_replicates} replicates."
+            )
+        return stack_empty(self.stats._empty(), n_replicates)
+
+    def add(self, out, W, start, stop):
+        sl = slice(start, stop)
+        S = self.S[sl]
+        X = W if self.w is None else W * self.w[sl]
+        R, order = X.shape[0], self.stats.order
+        E = np.clip(chebyshev_design(S, self.L) @ self.coef.T, 0.0, 1.0).reshape(S.shape[0], R, order)
+        m = S[:, 0]
+        out["sum_abs"][:, 0] += np.einsum("rn,nr->r", X, np.abs(E[:, :, 0] - m[:, None]))
+        if order == 2:
+            v = m * m + S[:, 1]
+            out["sum_abs"][:, 1] += np.einsum("rn,nr->r", X, np.abs(E[:, :, 1] - v[:, None]))
+        out["sum_weight"] += X.sum(axis=1)
+        out["n_samples"] += np.rint(W.sum(axis=1)).astype(np.int64)
+        return out

@@ -26,8 +26,16 @@ from skcal._compat import StrOptions
 from skcal._constraints import N_BINS, POS_LABEL
 from skcal._validation import check_binary_probabilities
 from skcal.stats._base import BinaryStatistics
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, is_sorted
 
-__all__ = ["CutoffStatistics", "CutoffGridStatistics", "cutoff_from_running_sums", "running_sum_extremes"]
+__all__ = [
+    "CutoffStatistics",
+    "CutoffGridStatistics",
+    "combine_replicate_runs",
+    "cutoff_from_running_sums",
+    "replicate_running_sum_error",
+    "running_sum_extremes",
+]
 
 _MEASURES = ("cutoff", "ks")
 _MEASURE = [StrOptions(set(_MEASURES))]
@@ -269,6 +277,129 @@ class CutoffStatistics(BinaryStatistics):
         return cutoff_from_running_sums(np.cumsum(s["resid"]), float(s["weight"].sum()), self.measure)
 
 
+    # -- bootstrap replicates: the running sums of every replicate on one sort of the chunk --
+    #: the replicate statistics keep one column per distinct prediction (they grow with the rows)
+    _replicate_variable_shape = True
+
+    def _replicate_empty(self, n_replicates):
+        # ``resid`` is (values, replicates): the layout of the running sums' column blocks
+        return {
+            "values": np.zeros(0),
+            "resid": np.zeros((0, n_replicates)),
+            "weight": np.zeros(n_replicates),
+        }
+
+    def _replicate_plan(self, y, p, w, index=None):
+        return _SortedRunsPlan(y, p, w)
+
+    def _replicate_combine(self, a, b):
+        return combine_replicate_runs(a, b)
+
+    def _replicate_compute(self, stats):
+        return replicate_running_sum_error(stats["resid"], stats["weight"], self.measure)
+
+
+def combine_replicate_runs(a, b):
+    """Merge two replicate states of sorted runs: the union of the values, the sums added.
+
+    Parameters
+    ----------
+    a, b : dict of ndarray
+        ``values`` ``(D,)`` sorted, ``resid`` ``(D, R)``, ``weight`` ``(R,)``.
+
+    Returns
+    -------
+    dict of ndarray
+        The merged state.
+    """
+    if a["values"].size == 0 or b["values"].size == 0:
+        base = b if a["values"].size == 0 else a
+        weight = a["weight"] + b["weight"]
+        return {"values": base["values"].copy(), "resid": base["resid"].copy(), "weight": weight}
+    values = np.union1d(a["values"], b["values"])
+    resid = np.zeros((values.size, a["resid"].shape[1]))
+    resid[np.searchsorted(values, a["values"])] = a["resid"]
+    resid[np.searchsorted(values, b["values"])] += b["resid"]
+    return {"values": values, "resid": resid, "weight": a["weight"] + b["weight"]}
+
+
+def replicate_running_sum_error(resid, weight, measure):
+    """The cutoff or KS error of every replicate from its sums per distinct prediction.
+
+    Parameters
+    ----------
+    resid : ndarray of shape (D, R)
+        ``sum w (y - p)`` at each distinct prediction (in increasing order) and replicate.
+    weight : ndarray of shape (R,)
+        Total weight of each replicate.
+    measure : {"cutoff", "ks"}
+        Which error.
+
+    Returns
+    -------
+    ndarray of shape (R,)
+        The error per replicate, as :func:`cutoff_from_running_sums` (NaN without weight).
+    """
+    D, R = resid.shape
+    if D == 0:
+        return np.where(weight > 0, 0.0, np.nan)
+    # the running sums a block of values at a time (a small buffer instead of a (D, R) array)
+    hi, lo, carry = np.full(R, -np.inf), np.full(R, np.inf), np.zeros(R)
+    step = max(1, (1 << 18) // max(1, R))
+    for a in range(0, D, step):
+        S = np.cumsum(resid[a : a + step], axis=0)
+        S += carry[None, :]
+        np.maximum(hi, S.max(axis=0), out=hi)
+        np.minimum(lo, S.min(axis=0), out=lo)
+        carry = S[-1].copy()
+    if measure == "ks":
+        num = np.maximum(np.abs(hi), np.abs(lo))
+    else:
+        num = np.maximum(hi, 0.0) - np.minimum(lo, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(weight > 0, num / np.where(weight > 0, weight, 1.0), np.nan)[:R]
+
+
+class _SortedRunsPlan(ReplicatePlan):
+    """The chunk sorted once (not at all when it comes sorted); each replicate's sums per distinct value."""
+
+    def __init__(self, y, p, w):
+        self.n_rows = p.shape[0]
+        if is_sorted(p):
+            self.order, ps, r, ww = None, p, y - p, w
+        else:
+            self.order = np.argsort(p, kind="stable")
+            ps = p[self.order]
+            r = (y - p)[self.order]
+            ww = None if w is None else w[self.order]
+        new = np.empty(ps.shape[0], dtype=bool)
+        if ps.size:
+            new[0] = True
+            np.not_equal(ps[1:], ps[:-1], out=new[1:])
+        self.values = ps[new]
+        self.gid = (np.cumsum(new) - 1).astype(np.int64)
+        self.r, self.w = r, ww
+
+    def empty(self, n_replicates):
+        return {
+            "values": self.values,
+            "resid": self.zeros("resid", (self.values.size, n_replicates)),
+            "weight": np.zeros(n_replicates),
+        }
+
+    def add(self, out, W, start, stop):
+        sl = slice(start, stop)
+        r = self.r[sl] if self.w is None else self.r[sl] * self.w[sl]
+        gid = self.gid[sl]
+        lo, hi = int(gid[0]), int(gid[-1])
+        if hi - lo + 1 == stop - start:  # no ties in the tile: one row per value
+            out["resid"][lo : hi + 1] += W.T * r[:, None]
+        else:
+            add_sparse_sums(out["resid"], gid[:, None], r[:, None], W)
+        out["weight"] += W @ (np.ones(stop - start) if self.w is None else self.w[sl])
+        return out
+
+
 class CutoffGridStatistics(BinaryStatistics):
     """Fixed-size statistics of the cutoff (or KS) error on a grid, with a tested error bound.
 
@@ -338,3 +469,51 @@ class CutoffGridStatistics(BinaryStatistics):
         W = float(s["weight"].sum())
         factor = 1.0 if self.measure == "ks" else 2.0
         return float(factor * s["abs_resid"].max() / W)
+
+    # -- bootstrap replicates: one histogram per replicate ----------------------------------
+    def _replicate_plan(self, y, p, w, index=None):
+        return _CutoffGridPlan(self, y, p, w)
+
+    def _replicate_compute(self, stats):
+        S = np.cumsum(stats["resid"], axis=1)
+        W = stats["weight"].sum(axis=1)
+        hi, lo = S.max(axis=1), S.min(axis=1)
+        if self.measure == "ks":
+            num = np.maximum(np.abs(hi), np.abs(lo))
+        else:
+            num = np.maximum(hi, 0.0) - np.minimum(lo, 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(W > 0, num / np.where(W > 0, W, 1.0), np.nan)
+
+    def _replicate_bounds(self, stats):
+        """Per replicate, :meth:`bound` of its statistics."""
+        W = stats["weight"].sum(axis=1)
+        factor = 1.0 if self.measure == "ks" else 2.0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(W > 0, factor * stats["abs_resid"].max(axis=1) / np.where(W > 0, W, 1.0), np.nan)
+
+
+class _CutoffGridPlan(ReplicatePlan):
+    """Replicates of the cutoff grid: the rows' cells are found once (one sparse product a tile)."""
+
+    def __init__(self, stats, y, p, w):
+        self.stats = stats
+        self.n_rows = p.shape[0]
+        m = stats.n_cells
+        ids = np.minimum((p * m).astype(np.intp), m - 1)
+        r = y - p if w is None else (y - p) * w
+        self.rows = ids.astype(np.int64)[:, None] + (np.arange(3, dtype=np.int64) * m)[None, :]
+        self.vals = np.column_stack([r, np.abs(r), np.ones_like(p) if w is None else w])
+
+    def empty(self, n_replicates):
+        return {"_acc": self.zeros("acc", (3 * self.stats.n_cells, n_replicates))}
+
+    def add(self, out, W, start, stop):
+        sl = slice(start, stop)
+        add_sparse_sums(out["_acc"], self.rows[sl], self.vals[sl], W)
+        return out
+
+    def finish(self, out):
+        acc, m = out["_acc"], self.stats.n_cells
+        keys = ("resid", "abs_resid", "weight")
+        return {k: np.ascontiguousarray(acc[i * m : (i + 1) * m].T) for i, k in enumerate(keys)}

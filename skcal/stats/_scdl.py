@@ -32,8 +32,9 @@ from skcal._constraints import (
     SCDL_MAX_BINS,
     PowerOfTwoInterval,
 )
-from skcal.binning import hat_deposit
+from skcal.binning import hat_deposit, hat_neighbours
 from skcal.stats._base import BinaryStatistics, effective_sample_size
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
 
 __all__ = [
     "AUTO_FACTOR",
@@ -49,6 +50,7 @@ __all__ = [
     "resolve_max_bins",
     "scdl_curve_of_validated",
     "scdl_on_grid",
+    "scdl_replicates",
     "scdl_values",
     "scfdl",
     "theory_max_bins",
@@ -720,3 +722,114 @@ class ScdlStatistics(BinaryStatistics):
             ``min_m max(SCDL_m, 1/m)`` over the searched dyadic grids.
         """
         return self._compute()
+
+    # -- bootstrap replicates --------------------------------------------------------------
+    def _replicate_plan(self, y, p, w, index=None):
+        return _ScdlPlan(self, y, p, w)
+
+    def _replicate_compute(self, stats):
+        return scdl_replicates(stats, self.max_bins)
+
+
+class _ScdlPlan(ReplicatePlan):
+    """Replicates of the soft-bin masses: each row's two nodes and weights are found once.
+
+    A row of weight ``w`` adds ``w (1 - frac)`` to node ``lo`` and ``w frac`` to ``lo + 1``
+    (``hat_deposit``), and the same times ``y`` to the label masses: four entries per row of
+    one sparse product per tile, accumulated as ``(nodes, replicates)`` and transposed once.
+    """
+
+    def __init__(self, stats, y, p, w):
+        self.stats, self.w = stats, w
+        self.n_rows = p.shape[0]
+        self.M = stats.max_bins
+        lo, frac = hat_neighbours(p, self.M)
+        wt = np.ones_like(p) if w is None else w
+        hi = wt * frac
+        wy = wt * y
+        hiA = wy * frac
+        M1 = self.M + 1
+        lo = lo.astype(np.int64)
+        self.rows = np.column_stack([lo, lo + 1, M1 + lo, M1 + lo + 1])  # W nodes, then A nodes
+        self.vals = np.column_stack([wt - hi, hi, wy - hiA, hiA])
+
+    def empty(self, n_replicates):
+        return {
+            "_acc": self.zeros("acc", (2 * (self.M + 1), n_replicates)),
+            "sum_w": np.zeros(n_replicates),
+            "sum_w2": np.zeros(n_replicates),
+            "n_rows": np.zeros(n_replicates, dtype=np.int64),
+        }
+
+    def add(self, out, W, start, stop):
+        sl = slice(start, stop)
+        add_sparse_sums(out["_acc"], self.rows[sl], self.vals[sl], W)
+        copies = W @ np.ones(stop - start)
+        if self.w is None:
+            out["sum_w"] += copies
+            out["sum_w2"] += copies
+        else:
+            out["sum_w"] += W @ self.w[sl]
+            out["sum_w2"] += W @ (self.w[sl] * self.w[sl])  # copies of a row: W w^2
+        out["n_rows"] += np.rint(copies).astype(np.int64)
+        return out
+
+    def finish(self, out):
+        acc, M1 = out.pop("_acc"), self.M + 1
+        out["W"] = np.ascontiguousarray(acc[:M1].T)
+        out["A"] = np.ascontiguousarray(acc[M1:].T)
+        return out
+
+
+def scdl_replicates(stats, max_bins):
+    """SCDL of every replicate from stacked :class:`ScdlStatistics` statistics (the ``"auto"`` rule).
+
+    Replicate ``r`` is what :meth:`ScdlStatistics.compute` returns for its statistics: the dyadic
+    search up to ``min(rule(T_r), max_bins)``, ``T_r`` the replicate's effective size. All
+    replicates are folded together, grid by grid, with the arithmetic of the single search.
+
+    Parameters
+    ----------
+    stats : dict of ndarray
+        ``W`` and ``A`` of shape ``(R, max_bins + 1)``, ``sum_w``, ``sum_w2`` and ``n_rows`` of
+        shape ``(R,)``.
+    max_bins : int
+        The statistics' finest grid.
+
+    Returns
+    -------
+    ndarray of shape (R,)
+        SCDL per replicate (NaN for a replicate with no weight).
+    """
+    W, A = stats["W"], stats["A"]
+    total = np.asarray(stats["sum_w"], dtype=float)
+    sw2 = np.asarray(stats["sum_w2"], dtype=float)
+    n_rows = np.asarray(stats["n_rows"])
+    R = W.shape[0]
+    ok = (n_rows > 0) & (total > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        T = np.where(sw2 > 0, total**2 / np.where(sw2 > 0, sw2, 1.0), 0.0)
+    cap = np.array(
+        [
+            min(resolve_max_bins("auto", float(T[r]), int(n_rows[r])), int(max_bins)) if ok[r] else 2
+            for r in range(R)
+        ]
+    )
+    safe_total = np.where(ok, total, 1.0)[:, None]
+    grids, objective = [], []
+    m = int(max_bins)
+    while True:
+        pi, a = masses_to_moments(W, A, safe_total)
+        values = scfdl(pi, a).max(axis=1)
+        objective.append(np.where(m <= cap, np.maximum(values, 1.0 / m), np.inf))
+        grids.append(m)
+        if m == 2:
+            break
+        W, A = coarsen(W), coarsen(A)
+        m //= 2
+    obj = np.array(objective[::-1]).T  # (R, levels), grids increasing
+    best = obj.min(axis=1)
+    tol = best + TIE_RTOL * np.maximum(best, np.finfo(float).tiny)
+    g = np.argmax(obj <= tol[:, None], axis=1)
+    out = obj[np.arange(R), g]
+    return np.where(ok, out, np.nan)

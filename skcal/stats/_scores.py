@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from skcal._constraints import LABELS, POS_LABEL
+from skcal._compat import validate_params
+from skcal._constraints import LABELS, POS_LABEL, SAMPLE_WEIGHT
 from skcal._validation import (
     binary_labels,
     check_consistent_length,
@@ -26,8 +27,15 @@ from skcal._validation import (
     check_sample_weight,
 )
 from skcal.stats._base import BaseStatistics, count_rows
+from skcal.stats._replicate import ReplicatePlan, stack_empty
 
-__all__ = ["AccuracyStatistics", "BrierScoreStatistics", "LogLossStatistics", "LOG_LOSS_EPS"]
+__all__ = [
+    "AccuracyStatistics",
+    "BrierScoreStatistics",
+    "LogLossStatistics",
+    "LOG_LOSS_EPS",
+    "MeanStatistics",
+]
 
 #: Log loss clips probabilities to ``[eps, 1 - eps]`` with the float64 machine epsilon, as
 #: ``sklearn.metrics.log_loss`` does since 1.5 for float64 input (``eps`` is no longer a
@@ -118,6 +126,35 @@ class _ScoreStatistics(BaseStatistics):
                 f"{type(self).__name__} has no rows of positive weight; update it with data first."
             )
         return float(self.stats_["sum_loss"]) / sw
+
+    # -- bootstrap replicates: a weighted mean of the per-row losses ----------------------
+    def _replicate_plan(self, Y, P, w, index=None):
+        loss = self._binary_loss(Y, P) if P.ndim == 1 else self._row_loss(Y, P)
+        return _ScorePlan(self, loss, w)
+
+    def _replicate_compute(self, stats):
+        sw = stats["sum_weight"]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(sw > 0, stats["sum_loss"] / np.where(sw > 0, sw, 1.0), np.nan)
+
+
+class _ScorePlan(ReplicatePlan):
+    """Replicates of a mean of per-row losses: two matrix-vector products per tile."""
+
+    def __init__(self, stats, loss, w):
+        self.stats, self.w, self.n_rows = stats, w, loss.shape[0]
+        self.loss = loss if w is None else w * loss
+
+    def empty(self, n_replicates):
+        return stack_empty(self.stats._empty(), n_replicates)
+
+    def add(self, out, W, start, stop):
+        sl = slice(start, stop)
+        copies = W @ np.ones(stop - start)
+        out["sum_weight"] += copies if self.w is None else W @ self.w[sl]
+        out["sum_loss"] += W @ self.loss[sl]
+        out["n_samples"] += np.rint(copies).astype(np.int64)
+        return out
 
 
 class BrierScoreStatistics(_ScoreStatistics):
@@ -249,3 +286,100 @@ class AccuracyStatistics(_ScoreStatistics):
     def _binary_loss(self, y, p):
         # argmax over the columns (1 - p, p), the first on ties
         return ((p > 1.0 - p) == (y == 1.0)).astype(np.float64)
+
+
+class MeanStatistics(BaseStatistics):
+    """Mergeable statistics of a weighted mean of per-row values (any mean of per-row losses).
+
+    ``update(values, sample_weight=None)`` adds the weight and the weighted sum of the values;
+    ``compute`` returns their ratio. The report scores its means of per-row losses (Brier, log
+    loss, accuracy, the second-order moment losses) and bootstraps them through it.
+
+    Attributes
+    ----------
+    stats_ : dict
+        ``"sum_weight"``, ``"sum_value"`` (0-d float arrays) and ``"n_samples"``.
+    n_updates_ : int
+        Number of ``update`` calls folded in.
+
+    Examples
+    --------
+    >>> from skcal.stats import MeanStatistics
+    >>> a = MeanStatistics().update([1.0, 3.0])
+    >>> b = MeanStatistics().update([5.0], sample_weight=[2.0])
+    >>> (a + b).compute()
+    3.5
+    """
+
+    def _empty(self):
+        return {
+            "sum_weight": np.zeros(()),
+            "sum_value": np.zeros(()),
+            "n_samples": np.zeros((), dtype=np.int64),
+        }
+
+    def _check_chunk(self, values, sample_weight=None):
+        raw = values.to_numpy() if hasattr(values, "to_numpy") else values
+        v = np.asarray(raw)
+        if v.dtype.kind not in "biuf" or v.ndim != 1:
+            raise ValueError(
+                f"values must be a 1-d array of real numbers; got shape {v.shape}, dtype {v.dtype}."
+            )
+        if v.shape[0] == 0:
+            return None
+        v = v.astype(np.float64)
+        if not np.isfinite(v).all():
+            raise ValueError("values must be finite.")
+        return v, check_sample_weight(sample_weight, v.shape[0], allow_zero_total=True)
+
+    def _sums(self, v, w):
+        n = v.shape[0]
+        return {
+            "sum_weight": np.asarray(float(n) if w is None else float(w.sum())),
+            "sum_value": np.asarray(float(v.sum()) if w is None else float(w @ v)),
+            "n_samples": np.asarray(n, dtype=np.int64),
+        }
+
+    def _compute(self):
+        sw = float(self.stats_["sum_weight"])
+        if not sw > 0:
+            raise ValueError("MeanStatistics has no rows of positive weight; update it with data first.")
+        return float(self.stats_["sum_value"]) / sw
+
+    @validate_params(
+        {"values": ["array-like"], "sample_weight": SAMPLE_WEIGHT}, prefer_skip_nested_validation=True
+    )
+    def update(self, values, sample_weight=None):
+        """Add a chunk of per-row values; return ``self``.
+
+        Parameters
+        ----------
+        values : array-like of shape (n,)
+            Finite per-row values (``n`` may be 0).
+        sample_weight : array-like of shape (n,), default=None
+            Non-negative weights.
+
+        Returns
+        -------
+        MeanStatistics
+            The updated object.
+        """
+        return super().update(values, sample_weight=sample_weight)
+
+    def _replicate_plan(self, v, w, index=None):
+        return _MeanPlan(self, v, w)
+
+    def _replicate_compute(self, stats):
+        sw = stats["sum_weight"]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(sw > 0, stats["sum_value"] / np.where(sw > 0, sw, 1.0), np.nan)
+
+
+class _MeanPlan(_ScorePlan):
+    def add(self, out, W, start, stop):
+        sl = slice(start, stop)
+        copies = W @ np.ones(stop - start)
+        out["sum_weight"] += copies if self.w is None else W @ self.w[sl]
+        out["sum_value"] += W @ self.loss[sl]
+        out["n_samples"] += np.rint(copies).astype(np.int64)
+        return out

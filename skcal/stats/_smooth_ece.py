@@ -14,11 +14,13 @@ in-memory :func:`skcal.smooth_ece.smooth_ece` and the replicates of
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 from scipy.fft import irfft, next_fast_len, rfft
 
 from skcal._compat import validate_params
 from skcal._constraints import POS_LABEL
 from skcal.stats._base import BinaryStatistics
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, is_sorted
 
 __all__ = [
     "DENSITY_EPS",
@@ -28,6 +30,7 @@ __all__ = [
     "SmoothECEStatistics",
     "fine_deposit",
     "smooth_ece_from_grid",
+    "smooth_ece_replicates",
 ]
 
 #: Cells of the grid the data are deposited on once.
@@ -304,3 +307,263 @@ class SmoothECEStatistics(BinaryStatistics):
             The smECE, or ``(smECE, sigma)`` with ``return_bandwidth=True``.
         """
         return self._compute(return_bandwidth)
+
+    # -- bootstrap replicates: the fine deposit of each replicate, on the occupied cells -----
+    #: the replicate statistics keep only the cells the rows occupy (a sorted ``cells`` index),
+    #: so their size grows with the rows, up to ``2^18`` cells; their cell arrays are
+    #: ``(cells, replicates)`` (the layout of the deposit's sparse product), the others
+    #: ``(replicates,)``
+    _replicate_variable_shape = True
+
+    def _replicate_empty(self, n_replicates):
+        z = np.zeros((0, n_replicates))
+        return {
+            "cells": np.zeros(0, dtype=np.int64),
+            "N": z,
+            "F": z.copy(),
+            "R": z.copy(),
+            "RF": z.copy(),
+            "sum_w": np.zeros(n_replicates),
+            "n_rows": np.zeros(n_replicates, dtype=np.int64),
+        }
+
+    def _replicate_plan(self, y, p, w, index=None):
+        return _SmoothECEPlan(self, y, p, w)
+
+    def _replicate_combine(self, a, b):
+        if a["cells"].size == 0 or b["cells"].size == 0:
+            base = b if a["cells"].size == 0 else a
+            out = {k: np.array(v, copy=True) for k, v in base.items()}
+            out["sum_w"] = a["sum_w"] + b["sum_w"]
+            out["n_rows"] = a["n_rows"] + b["n_rows"]
+            return out
+        cells = np.union1d(a["cells"], b["cells"])
+        ia, ib = np.searchsorted(cells, a["cells"]), np.searchsorted(cells, b["cells"])
+        out = {"cells": cells}
+        R = a["N"].shape[1]
+        for k in ("N", "F", "R", "RF"):
+            v = np.zeros((cells.size, R))
+            v[ia] = a[k]
+            v[ib] += b[k]
+            out[k] = v
+        out["sum_w"] = a["sum_w"] + b["sum_w"]
+        out["n_rows"] = a["n_rows"] + b["n_rows"]
+        return out
+
+    def _replicate_compute(self, stats):
+        return smooth_ece_replicates(stats)
+
+
+class _SmoothECEPlan(ReplicatePlan):
+    """Replicates of the fine deposit, on the cells the chunk's rows occupy (one sparse product a tile)."""
+
+    def __init__(self, stats, y, p, w):
+        self.stats, self.w = stats, w
+        self.n_rows = p.shape[0]
+        c = np.minimum((p * FINE_CELLS).astype(np.intp), FINE_CELLS - 1)
+        if is_sorted(c):
+            first = np.concatenate(([True], c[1:] != c[:-1])) if c.size else np.zeros(0, dtype=bool)
+            self.cells = c[first].astype(np.int64)
+            cid = (np.cumsum(first) - 1).astype(np.int64)
+        else:
+            cells, cid = np.unique(c, return_inverse=True)
+            self.cells, cid = cells.astype(np.int64), cid.ravel().astype(np.int64)
+        r = p - y
+        vals = np.column_stack([np.ones_like(p), p, r, r * p])
+        self.vals = vals if w is None else vals * w[:, None]
+        U = self.cells.size
+        self.rows = cid[:, None] + (np.arange(4, dtype=np.int64) * U)[None, :]
+
+    def empty(self, n_replicates):
+        return {
+            "_acc": self.zeros("acc", (4 * self.cells.size, n_replicates)),  # N, F, R, RF stacked
+            "sum_w": np.zeros(n_replicates),
+            "n_rows": np.zeros(n_replicates, dtype=np.int64),
+        }
+
+    def add(self, out, W, start, stop):
+        sl = slice(start, stop)
+        add_sparse_sums(out["_acc"], self.rows[sl], self.vals[sl], W)
+        copies = W @ np.ones(stop - start)
+        out["sum_w"] += copies if self.w is None else W @ self.w[sl]
+        out["n_rows"] += np.rint(copies).astype(np.int64)
+        return out
+
+    def finish(self, out):
+        acc, U = out.pop("_acc"), self.cells.size
+        out.update(cells=self.cells, N=acc[:U], F=acc[U : 2 * U], R=acc[2 * U : 3 * U], RF=acc[3 * U :])
+        return out
+
+
+def _grid_size(sigma):
+    """``(E, mesh points)`` of :func:`_smece_at` at bandwidth ``sigma``."""
+    return max(2000, round(20 / sigma)) // 2 + 1, max(round(10 / sigma), MESH_POINTS)
+
+
+class _ReplicateGrids:
+    """The fine grids of a block of replicates (``(c, g)``: cells by replicates), deposited per ``E`` once.
+
+    ``FineGrid.deposit`` places each cell at its centre of mass ``F / N``, between the nodes
+    ``b`` and ``b + 1`` of the ``E``-point grid. A cell lying strictly inside one interval of that
+    grid has the same ``b`` in every replicate, and its deposit is linear in its sums: node ``b``
+    gets ``(b + 1) V - (E - 1) VF`` and node ``b + 1`` gets ``(E - 1) VF - b V``. So the sums of
+    the cells of one interval are added first (one segment sum for all replicates) and deposited
+    once; the few cells holding a node of the grid are deposited one by one at their replicate's
+    centre, as ``FineGrid.deposit`` does.
+    """
+
+    def __init__(self, cells, N, F, R, RF, scale):
+        self.cells = cells
+        self.V = ((N, F), (R, RF))
+        self.scale = scale  # (g,): weights rescaled to sum to the row count
+        self.cache = {}
+
+    def deposit(self, E, rows):
+        """Weight and residual of replicates ``rows`` on the ``E``-point grid: ``(len(rows), 2, E)``."""
+        if E not in self.cache:
+            self.cache[E] = self._deposit(E)
+        return self.cache[E][rows]
+
+    def _deposit(self, E):
+        g = self.scale.shape[0]
+        out = np.zeros((g, 2, E))
+        c = self.cells
+        if c.size == 0:
+            return out
+        lo_edge = c / FINE_CELLS * (E - 1)
+        hi_edge = np.nextafter((c + 1) / FINE_CELLS, 0.0) * (E - 1)
+        b_lo = np.clip(lo_edge.astype(np.intp), 0, E - 2)
+        b_hi = np.clip(hi_edge.astype(np.intp), 0, E - 2)
+        # a cell whose left edge sits (within rounding) on a node is deposited at its centre too
+        near = np.abs(lo_edge - np.round(lo_edge)) < 1e-7
+        fixed = (b_lo == b_hi) & ~near
+        # segments of consecutive cells: each run of fixed cells with one b, each other cell alone
+        key = np.where(fixed, b_lo, -1)
+        brk = np.ones(c.size, dtype=bool)
+        brk[1:] = (key[1:] != key[:-1]) | ~fixed[1:] | ~fixed[:-1]
+        starts = np.flatnonzero(brk)
+        seg_fixed = fixed[starts]
+        nodes = b_lo[starts][seg_fixed]
+        scale = self.scale[None, :]
+        # the segment sums of every replicate: one sparse product (each row adds one segment)
+        seg = sparse.csr_matrix(
+            (np.ones(c.size), np.arange(c.size), np.append(starts, c.size)), shape=(starts.size, c.size)
+        )[seg_fixed]
+        for ch, (V, VF) in enumerate(self.V):
+            sv = (seg @ V) * scale
+            svf = (seg @ VF) * scale
+            upper = (E - 1) * svf - nodes[:, None] * sv
+            # np.add.at: two runs of one b (split by a cell near a node) add up
+            np.add.at(out[:, ch].T, nodes, sv - upper)
+            np.add.at(out[:, ch].T, nodes + 1, upper)
+        s_idx = np.flatnonzero(~fixed)
+        if s_idx.size:
+            N, F = self.V[0]
+            Ns, Fs = N[s_idx].T, F[s_idx].T  # (g, s)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                centre = np.where(Ns > 0, np.clip(Fs / np.where(Ns > 0, Ns, 1.0), 0.0, 1.0), 0.0)
+            b = np.clip((centre * (E - 1)).astype(np.intp), 0, E - 2)
+            flat = (b + (np.arange(g) * E)[:, None]).ravel()
+            for ch, (V, VF) in enumerate(self.V):
+                v, vf = V[s_idx].T * self.scale[:, None], VF[s_idx].T * self.scale[:, None]
+                upper = (E - 1) * vf - b * v  # as FineGrid.deposit
+                out[:, ch] += (
+                    np.bincount(flat, weights=(v - upper).ravel(), minlength=g * E)
+                    + np.bincount(flat + 1, weights=upper.ravel(), minlength=g * E + 1)[: g * E]
+                ).reshape(g, E)
+        return out
+
+
+def _smece_many(grids, rows, sigmas):
+    """``_smece_at`` of replicates ``rows`` at their bandwidths ``sigmas`` (one FFT pass per grid size)."""
+    out = np.empty(rows.size)
+    sizes = [_grid_size(float(s)) for s in sigmas]
+    for E, n_mesh in sorted(set(sizes)):
+        sel = np.array([k for k, sz in enumerate(sizes) if sz == (E, n_mesh)])
+        sig = sigmas[sel]
+        values = grids.deposit(E, rows[sel])  # (g, 2, E)
+        t = np.linspace(0.0, 1.0, E)
+        sc = sig[:, None]
+        ker = np.exp(-((t[None, :] - 0.5) ** 2) / (2 * sc**2)) / (np.sqrt(2 * np.pi) * sc)
+        ext = np.concatenate([values[:, :, ::-1][:, :, :-1], values, values[:, :, ::-1][:, :, 1:]], axis=2)
+        n_ext = ext.shape[2]
+        nfft = next_fast_len(n_ext + E - 1, real=True)
+        full = irfft(rfft(ext, nfft, axis=2) * rfft(ker, nfft, axis=1)[:, None, :], nfft, axis=2)
+        smoothed = full[:, :, E - 1 : n_ext][:, :, E // 2 : E // 2 + E]
+        mesh = np.linspace(0.0, 1.0, n_mesh)
+        step = 1.0 / (E - 1)
+        inds = np.clip((mesh * (E - 1)).astype(np.intp), 0, E - 2)
+        frac = (mesh - inds * step) / step
+        interp = smoothed[:, :, inds] * (1 - frac) + smoothed[:, :, inds + 1] * frac
+        dens = interp[:, 0] + DENSITY_EPS
+        ys = interp[:, 1]
+        out[sel] = np.sum(np.abs(ys / dens) * dens, axis=1) / np.sum(dens, axis=1)
+    return out
+
+
+def smooth_ece_replicates(stats, block=None):
+    """smECE of every replicate from stacked replicate statistics, searched for all at once.
+
+    Each replicate's value is :meth:`SmoothECEStatistics.compute` of its statistics: the same
+    fine grid (weights rescaled to sum to the replicate's row count), the same ``E``-point
+    deposits, reflected Gaussian smoothing and bandwidth bisection. The bisection runs for a
+    block of replicates together: at every step the replicates are grouped by grid size, each
+    group smoothed in one FFT pass, and each replicate's deposit on an ``E``-point grid is made
+    once however often its bisection visits that grid.
+
+    Parameters
+    ----------
+    stats : dict of ndarray
+        ``cells`` (the occupied fine cells, ``(c,)``), ``N``, ``F``, ``R``, ``RF`` of shape
+        ``(c, R)``, ``sum_w`` and ``n_rows`` of shape ``(R,)``.
+    block : int, default=None
+        Replicates searched together (``None``: all).
+
+    Returns
+    -------
+    ndarray of shape (R,)
+        smECE per replicate (NaN for a replicate with no weight).
+    """
+    N, F, Rs, RF = stats["N"], stats["F"], stats["R"], stats["RF"]  # (cells, replicates)
+    c, n_rep = N.shape
+    n_rows = np.asarray(stats["n_rows"], dtype=float)
+    sum_w = np.asarray(stats["sum_w"], dtype=float)
+    ok = (n_rows > 0) & (sum_w > 0)
+    out = np.full(n_rep, np.nan)
+    if block is None:  # all replicates at once: the state is in memory already
+        block = n_rep
+    for b0 in range(0, n_rep, block):
+        idx = np.arange(b0, min(n_rep, b0 + block))
+        idx = idx[ok[idx]]
+        if idx.size == 0:
+            continue
+        scale = n_rows[idx] / sum_w[idx]
+        if idx.size == n_rep:  # the whole state: no copy
+            block_arrays = (N, F, Rs, RF)
+        else:  # one contiguous copy per block (the sparse products read contiguous rows)
+            block_arrays = tuple(np.ascontiguousarray(A[:, idx]) for A in (N, F, Rs, RF))
+        grids = _ReplicateGrids(stats["cells"], *block_arrays, scale)
+        out[idx] = _bisect(grids, idx.size)
+    return out
+
+
+def _bisect(grids, g):
+    """relplot's bandwidth search (see :func:`smooth_ece_from_grid`) for ``g`` replicates at once."""
+    rows = np.arange(g)
+    value = _smece_many(grids, rows, np.ones(g))
+    active = ~(1.0 < value)  # check(1) fails: bisect
+    start, end = np.ones(g), np.zeros(g)
+    for _ in range(10):
+        mid = (start + end) / 2
+        chk = mid < 0.001
+        need = active & ~chk
+        vals = np.empty(g)
+        if need.any():
+            vals[need] = _smece_many(grids, rows[need], mid[need])
+            chk[need] = mid[need] < vals[need]
+        move_end = active & chk
+        move_start = active & ~chk
+        end = np.where(move_end, mid, end)
+        start = np.where(move_start, mid, start)
+        value = np.where(move_start, vals, value)  # the value at the current start
+    return value

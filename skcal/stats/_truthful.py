@@ -28,6 +28,7 @@ from skcal._constraints import EDGES, LABELS, N_BINS, NON_NEGATIVE_INT, SAMPLE_W
 from skcal._validation import check_bin_edges, check_multiclass_inputs
 from skcal.binning import right_closed_bin_ids, threshold_bin_ids, uniform_bin_ids
 from skcal.stats._base import BaseStatistics, count_rows
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
 
 __all__ = ["TopLabelStatistics", "ClasswiseStatistics", "classwise_value", "top_label_value"]
 
@@ -203,6 +204,13 @@ class _TruthfulBase(BaseStatistics):
         return np.arange(n, dtype=np.int64) + getattr(self, "_row_offset", 0)
 
 
+    def _plan_index(self, n, index):
+        """Global row indices for the thresholds' tie-breaking (``None`` without thresholds)."""
+        if self.thresholds is None:
+            return None
+        return np.arange(n, dtype=np.int64) if index is None else np.asarray(index, dtype=np.int64)
+
+
 class TopLabelStatistics(_TruthfulBase):
     """Mergeable top-label bin sums: ConfCE^corr (truthful), ConfCE and ConfECE.
 
@@ -265,6 +273,54 @@ class TopLabelStatistics(_TruthfulBase):
         s = self.stats_
         return top_label_value(s["resid"], float(s["corr"][0]), float(s["weight"][0]), self.measure)
 
+    # -- bootstrap replicates: one bincount over (replicate, bin) per tile -----------------
+    def _replicate_plan(self, P, codes, w, index=None):
+        n = P.shape[0]
+        r = np.argmax(P, axis=1)
+        c = P[np.arange(n), r]
+        miss = (codes != r).astype(np.float64)
+        ids = self._ids(c, self._plan_index(n, index))
+        return _TopLabelPlan(self, ids, c - 1.0 + miss, miss, w)
+
+    def _replicate_compute(self, stats):
+        sums, corr, W = stats["resid"], stats["corr"][:, 0], stats["weight"][:, 0]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if self.measure == "truthful_conf_ce":
+                out = (np.einsum("rb,rb->r", sums, sums) + corr) / W**2
+            elif self.measure == "conf_ce":
+                out = np.einsum("rb,rb->r", sums, sums) / W**2
+            else:
+                out = np.abs(sums).sum(axis=1) / W
+        return np.where(W > 0, out, np.nan)
+
+
+class _TopLabelPlan(ReplicatePlan):
+    def __init__(self, stats, ids, resid, miss, w):
+        self.stats, self.w = stats, w
+        self.n_rows = ids.shape[0]
+        self.rows = ids.astype(np.int64)[:, None]
+        self.resid = (resid if w is None else w * resid)[:, None]
+        # the resample's copies of a row of weight w add w^2 each to the correction
+        self.corr = miss if w is None else w * w * miss
+
+    def empty(self, n_replicates):
+        return {
+            "resid": np.zeros((self.stats.n_bins, n_replicates)),
+            "corr": np.zeros((n_replicates, 1)),
+            "weight": np.zeros((n_replicates, 1)),
+        }
+
+    def add(self, out, W, start, stop):
+        sl = slice(start, stop)
+        add_sparse_sums(out["resid"], self.rows[sl], self.resid[sl], W)
+        out["corr"][:, 0] += W @ self.corr[sl]
+        out["weight"][:, 0] += W @ (np.ones(stop - start) if self.w is None else self.w[sl])
+        return out
+
+    def finish(self, out):
+        out["resid"] = np.ascontiguousarray(out["resid"].T)
+        return out
+
 
 class ClasswiseStatistics(_TruthfulBase):
     """Mergeable per-class bin sums: classwise LinCE (truthful) and classwise ECE.
@@ -324,3 +380,49 @@ class ClasswiseStatistics(_TruthfulBase):
     def _compute(self):
         s = self.stats_
         return classwise_value(list(s["resid"]), len(self.labels), float(s["weight"][0]), self.measure)
+
+    # -- bootstrap replicates ----------------------------------------------------------------
+    def _replicate_plan(self, P, codes, w, index=None):
+        n, k = P.shape
+        nb = self.n_bins
+        idx = self._plan_index(n, index)
+        ids = np.empty((n, k), dtype=np.intp)
+        for j in range(k):
+            ids[:, j] = self._ids(np.ascontiguousarray(P[:, j]), idx, j)
+        flat = ids + np.arange(k)[None, :] * nb
+        return _ClasswisePlan(self, flat, ids[np.arange(n), codes] + codes * nb, P, w)
+
+    def _replicate_compute(self, stats):
+        sums, W = stats["resid"], stats["weight"][:, 0]
+        k = len(self.labels)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if self.measure == "classwise_lince":
+                out = np.einsum("rkb,rkb->r", sums, sums) / (k * W**2)
+            else:
+                out = np.abs(sums).sum(axis=(1, 2)) / (k * W)
+        return np.where(W > 0, out, np.nan)
+
+
+class _ClasswisePlan(ReplicatePlan):
+    def __init__(self, stats, flat, label_ids, P, w):
+        self.stats, self.w = stats, w
+        self.n_rows, self.k = P.shape
+        wt = np.ones(self.n_rows) if w is None else w
+        # k entries per row (w p_j in class j's bin) and one (-w in the true class's bin)
+        self.rows = np.column_stack([flat, label_ids]).astype(np.int64)
+        self.vals = np.column_stack([P * wt[:, None], -wt])
+
+    def empty(self, n_replicates):
+        k, nb = len(self.stats.labels), self.stats.n_bins
+        return {"resid": np.zeros((k * nb, n_replicates)), "weight": np.zeros((n_replicates, 1))}
+
+    def add(self, out, W, start, stop):
+        sl = slice(start, stop)
+        add_sparse_sums(out["resid"], self.rows[sl], self.vals[sl], W)
+        out["weight"][:, 0] += W @ (np.ones(stop - start) if self.w is None else self.w[sl])
+        return out
+
+    def finish(self, out):
+        k, nb = len(self.stats.labels), self.stats.n_bins
+        out["resid"] = np.ascontiguousarray(out["resid"].T).reshape(-1, k, nb)
+        return out

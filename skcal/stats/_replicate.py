@@ -1,0 +1,336 @@
+"""Bootstrap replicates of the statistics objects: the plan protocol and the weighted-histogram kernels.
+
+A bootstrap replicate of a statistics object is its statistics on a *resample*: the rows of a
+chunk, row ``i`` repeated ``W[r, i]`` times in replicate ``r`` (:class:`skcal.stats.PoissonBootstrap`
+draws the ``W`` and holds the replicates). Every statistics class turns a chunk into a
+:class:`ReplicatePlan` once (``_replicate_plan``: bin ids, per-row products, sort orders, all that
+does not depend on the replicate weights), and the plan then adds the statistics of any tile of
+rows for a whole block of replicates at once (``add``), with the replicate axis first. Where a
+statistic is a weighted histogram (binned, SCDL's soft bins, smECE's fine grid, the truthful
+bins, the cutoff grid) a tile of ``R`` replicates is one :func:`add_bin_sums` over
+``(replicate, cell)`` ids; where the rows come sorted by the binning value the same sums are
+segment sums (:func:`numpy.add.reduceat`), which stream through memory.
+
+**Frequency weights.** ``W[r, i]`` counts copies of row ``i`` (row weights ``w_i``, when given,
+stay on every copy). Where a statistic is linear in the weights (almost all of them), the
+replicate equals the statistics updated with ``sample_weight = W[r] * w``. Where it is not, the
+copies decide: a row's ``w^2`` terms (Kish's effective size, the truthful correction, the
+debiased binned error) add ``W[r, i] w_i^2`` and the row counts add ``W[r, i]``, exactly as the
+statistics of the resample with its repeated rows would. :class:`LoopPlan`, the default plan of
+every class, computes exactly that (it repeats the rows), replicate by replicate; the vectorised
+plans of the classes are tested against it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+__all__ = [
+    "TILE_ENTRIES",
+    "LoopPlan",
+    "ReplicatePlan",
+    "add_bin_sums",
+    "add_sparse_sums",
+    "frequency_rows",
+    "is_sorted",
+    "stack_empty",
+    "tile_rows",
+]
+
+#: Largest number of entries (replicates x rows) of one tile of replicate weights.
+TILE_ENTRIES = 1 << 18
+
+
+def tile_rows(n_replicates, width=1):
+    """Rows per tile for ``n_replicates`` replicates and ``width`` values per row (at least 256).
+
+    Parameters
+    ----------
+    n_replicates : int
+        Replicates of a tile.
+    width : int, default=1
+        Values per row and replicate that the plan forms at once (for example ``k`` class columns).
+
+    Returns
+    -------
+    int
+        The number of rows.
+
+    Examples
+    --------
+    >>> tile_rows(16)
+    16384
+    """
+    return max(256, TILE_ENTRIES // max(1, int(n_replicates) * int(width)))
+
+
+def is_sorted(values):
+    """Whether a 1-d array is non-decreasing.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,)
+        The array.
+
+    Returns
+    -------
+    bool
+        True for arrays of fewer than two entries.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> is_sorted(np.array([0, 0, 2])), is_sorted(np.array([1, 0]))
+    (True, False)
+    """
+    return values.shape[0] < 2 or bool(np.all(values[1:] >= values[:-1]))
+
+
+def add_bin_sums(out, ids, X, sorted_ids=None):
+    """Add ``sum_{i: ids[i] = j} X[r, i]`` to ``out[r, j]`` for every replicate ``r`` and bin ``j``.
+
+    One :func:`numpy.bincount` over ``(replicate, bin)`` ids, or, when ``ids`` is non-decreasing,
+    segment sums over its runs restricted to the bins it touches. ``out`` and ``X`` may be lists
+    (several quantities binned alike, such as a weight and its moments): the ids are formed once.
+
+    Parameters
+    ----------
+    out : ndarray of shape (R, n_bins), or a list of them
+        Accumulator(s), modified in place.
+    ids : ndarray of int of shape (n,)
+        Bin of each row, in ``0..n_bins - 1``.
+    X : ndarray of shape (R, n), or a list of them (one per accumulator)
+        Values per replicate and row.
+    sorted_ids : bool or None, default=None
+        Whether ``ids`` is non-decreasing (``None``: checked).
+
+    Returns
+    -------
+    ndarray or list
+        ``out``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> out = np.zeros((2, 3))
+    >>> add_bin_sums(out, np.array([0, 2, 2]), np.array([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])).tolist()
+    [[1.0, 0.0, 5.0], [1.0, 0.0, 2.0]]
+    """
+    single = isinstance(out, np.ndarray)
+    outs, Xs = ([out], [X]) if single else (list(out), list(X))
+    R, n = Xs[0].shape
+    if n == 0:
+        return out
+    if sorted_ids is None:
+        sorted_ids = is_sorted(ids)
+    if sorted_ids:
+        lo, hi = int(ids[0]), int(ids[-1])
+        width = hi - lo + 1
+        if n >= 8 * width:  # long runs: stream through the rows
+            starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+            cols = ids[starts]
+            for o, x in zip(outs, Xs, strict=True):
+                o[:, cols] += np.add.reduceat(x, starts, axis=1)
+            return out
+        if n == width:  # one row per bin (distinct sorted values): nothing to add up
+            for o, x in zip(outs, Xs, strict=True):
+                o[:, lo : hi + 1] += x
+            return out
+        flat = ((ids - lo)[None, :] + (np.arange(R, dtype=np.intp) * width)[:, None]).ravel()
+        for o, x in zip(outs, Xs, strict=True):
+            o[:, lo : hi + 1] += np.bincount(flat, weights=x.ravel(), minlength=R * width).reshape(R, width)
+        return out
+    nb = outs[0].shape[1]
+    flat = (ids[None, :] + (np.arange(R, dtype=np.intp) * nb)[:, None]).ravel()
+    for o, x in zip(outs, Xs, strict=True):
+        o += np.bincount(flat, weights=x.ravel(), minlength=R * nb).reshape(R, nb)
+    return out
+
+
+try:  # the in-place product of scipy's sparse kernels (Y += A X); the public path is the fallback
+    from scipy.sparse._sparsetools import csc_matvecs as _csc_matvecs
+except ImportError:  # pragma: no cover - a scipy without it
+    _csc_matvecs = None
+
+
+def add_sparse_sums(acc, rows, vals, W):
+    """Add weighted bin sums for every replicate: ``acc[rows[i, e], r] += vals[i, e] * W[r, i]``.
+
+    The rows of a tile are the columns of a sparse matrix (one entry per ``e``) whose product
+    with the weights' transpose is added to ``acc`` in place; its inner loop runs over the
+    replicates of a row, contiguous when ``W`` is a transposed (Fortran order) array. Several
+    quantities binned alike (a weight and its moments) are stacked as row blocks of ``acc``.
+
+    Parameters
+    ----------
+    acc : ndarray of shape (n_bins, R)
+        The accumulator, C-contiguous, with the replicate axis *last* (a plan transposes it
+        once, in ``finish``); modified in place.
+    rows : ndarray of int64 of shape (n, m)
+        The row of ``acc`` of each entry of each data row (C-contiguous).
+    vals : ndarray of shape (n, m)
+        The value of each entry (row weights already applied; C-contiguous).
+    W : ndarray of shape (R, n)
+        Replicate weights.
+
+    Returns
+    -------
+    ndarray
+        ``acc``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> acc = np.zeros((3, 2))
+    >>> W = np.array([[1.0, 2.0], [0.0, 1.0]])
+    >>> add_sparse_sums(acc, np.array([[0, 2], [2, 2]]), np.array([[1.0, 5.0], [1.0, 1.0]]), W).tolist()
+    [[1.0, 0.0], [0.0, 0.0], [9.0, 2.0]]
+    """
+    n, m = rows.shape
+    if n == 0:
+        return acc
+    R = W.shape[0]
+    WT = W.T if W.T.flags.c_contiguous else np.ascontiguousarray(W.T)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    vals = np.ascontiguousarray(vals, dtype=np.float64)
+    indptr = np.arange(0, n * m + 1, m, dtype=np.int64)
+    if _csc_matvecs is not None and acc.flags.c_contiguous and acc.dtype == np.float64:
+        _csc_matvecs(acc.shape[0], n, R, indptr, rows.ravel(), vals.ravel(), WT.ravel(), acc.reshape(-1))
+        return acc
+    lo, hi = int(rows.min()), int(rows.max())  # pragma: no cover - the public path
+    S = sparse.csc_matrix((vals.ravel(), (rows - lo).ravel(), indptr), shape=(hi - lo + 1, n))
+    acc[lo : hi + 1] += S @ WT
+    return acc
+
+
+def stack_empty(empty, n_replicates):
+    """``n_replicates`` copies of a statistics dict, stacked along a new first axis (zeros).
+
+    Parameters
+    ----------
+    empty : dict of ndarray
+        A statistics object's ``_empty()``.
+    n_replicates : int
+        The number of replicates.
+
+    Returns
+    -------
+    dict of ndarray
+        Zero arrays of shape ``(n_replicates,) + shape`` with the dtypes of ``empty``.
+    """
+    return {k: np.zeros((n_replicates, *np.shape(v)), dtype=np.asarray(v).dtype) for k, v in empty.items()}
+
+
+def frequency_rows(arrays, counts):
+    """The rows of ``arrays`` repeated ``counts`` times (the resample of frequency weights).
+
+    Parameters
+    ----------
+    arrays : sequence of ndarray or None
+        Arrays with the rows on the first axis (``None`` entries stay ``None``).
+    counts : ndarray of shape (n,)
+        Non-negative integer copies of each row.
+
+    Returns
+    -------
+    list
+        The repeated arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> frequency_rows([np.array([1.0, 2.0]), None], np.array([0, 2]))[0].tolist()
+    [2.0, 2.0]
+    """
+    c = np.asarray(counts).astype(np.intp)
+    return [None if a is None else np.repeat(a, c, axis=0) for a in arrays]
+
+
+class ReplicatePlan:
+    """What a statistics object precomputes from one chunk to add its bootstrap replicates fast.
+
+    Subclasses set ``n_rows`` and implement :meth:`empty` and :meth:`add`; ``order`` (a
+    permutation of the chunk's rows, or ``None``) says in which order the tiles visit the rows,
+    so that the caller draws the weights of the right rows.
+    """
+
+    #: Rows of the chunk.
+    n_rows = 0
+    #: Order in which ``add`` visits the chunk's rows (``None``: as given).
+    order = None
+    #: Values per row and replicate that ``add`` forms at once (sizes the tiles).
+    width = 1
+    #: A dict of scratch arrays reused between updates (see ``PoissonBootstrap.update``).
+    workspace = None
+
+    def zeros(self, key, shape):
+        """A zero array of ``shape``: fresh, or a reused scratch array of the workspace.
+
+        Large fresh arrays cost their first touch (a page fault per 4 KiB) on every update; a
+        caller that discards each update's statistics before the next one lends a workspace.
+        """
+        if self.workspace is None:
+            return np.zeros(shape)
+        k = (type(self).__name__, key, tuple(shape))
+        buf = self.workspace.get(k)
+        if buf is None:
+            buf = self.workspace[k] = np.zeros(shape)
+        else:
+            buf.fill(0.0)
+        return buf
+
+    def empty(self, n_replicates):
+        """The statistics of no replicate row: a dict with a leading axis of ``n_replicates``."""
+        raise NotImplementedError
+
+    def add(self, out, weights, start, stop):
+        """Add rows ``start..stop-1`` (in plan order) with replicate weights ``(R, stop - start)``.
+
+        Returns the accumulator (modified in place where the statistics have a fixed size).
+        """
+        raise NotImplementedError
+
+    def finish(self, out):
+        """The accumulator as replicate statistics (a plan may accumulate in another layout)."""
+        return out
+
+
+class LoopPlan(ReplicatePlan):
+    """The default plan: each replicate's statistics computed from its resample, one at a time.
+
+    Exact by construction for every statistics class whose statistics have a fixed shape: the
+    rows of a tile are repeated as the replicate weights say (:func:`frequency_rows`) and the
+    class's own ``_sums`` adds them. The vectorised plans are tested against it.
+
+    Parameters
+    ----------
+    stats : BaseStatistics
+        The template.
+    arrays : tuple
+        The chunk's validated arrays, the weights (or ``None``) last.
+    """
+
+    def __init__(self, stats, arrays):
+        self.stats = stats
+        self.arrays = tuple(arrays)
+        first = next(a for a in self.arrays if a is not None)
+        self.n_rows = int(np.shape(first)[0])
+
+    def empty(self, n_replicates):
+        return stack_empty(self.stats._empty(), n_replicates)
+
+    def add(self, out, weights, start, stop):
+        parts = [None if a is None else a[start:stop] for a in self.arrays]
+        *data, w = parts
+        for r in range(weights.shape[0]):
+            rows = frequency_rows([*data, w], weights[r])
+            sums = self.stats._sums(*rows[:-1], rows[-1]) if rows[0].shape[0] else self.stats._empty()
+            for k, v in sums.items():
+                if np.shape(v) != out[k].shape[1:]:
+                    raise NotImplementedError(
+                        f"{type(self.stats).__name__} has no replicate plan and its statistics change shape "
+                        "with the rows; it cannot be bootstrapped."
+                    )
+                out[k][r] += v
+        return out

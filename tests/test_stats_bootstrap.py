@@ -1,0 +1,372 @@
+"""skcal.stats.PoissonBootstrap: the weight stream, the replicates of every statistics class, merging."""
+
+import numpy as np
+import pytest
+from _stats_helpers import chunkings, merge_tree
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats as sps
+
+from skcal.stats import (
+    AccuracyStatistics,
+    BinnedStatistics,
+    BrierScoreStatistics,
+    CE1Statistics,
+    CE2Statistics,
+    ClasswiseStatistics,
+    CutoffGridStatistics,
+    CutoffStatistics,
+    LogLossStatistics,
+    MeanStatistics,
+    PoissonBootstrap,
+    ScdlStatistics,
+    SmoothCEGridStatistics,
+    SmoothCEStatistics,
+    SmoothECEStatistics,
+    TopLabelStatistics,
+    from_state,
+    merge_all,
+    poisson_weights,
+)
+from skcal.stats._bootstrap import POISSON_THRESHOLDS
+from skcal.stats._replicate import LoopPlan
+
+R = 6
+
+
+# ---------------------------------------------------------------------------------------------
+# the counter-based Poisson(1) stream
+# ---------------------------------------------------------------------------------------------
+def test_thresholds_are_the_poisson_distribution_function():
+    k = np.arange(POISSON_THRESHOLDS.size)
+    np.testing.assert_allclose(
+        POISSON_THRESHOLDS.astype(float) / 2.0**64, sps.poisson.cdf(k, 1.0), rtol=1e-15
+    )
+    t = [int(v) for v in POISSON_THRESHOLDS]
+    assert all(a < b for a, b in zip(t[:-1], t[1:], strict=True)) and t[-1] < 2**64
+
+
+def test_weights_are_poisson_one():
+    W = poisson_weights(7, range(20), range(50_000))  # 10**6 draws
+    counts = np.bincount(W.ravel(), minlength=8)
+    expected = W.size * sps.poisson.pmf(np.arange(8), 1.0)
+    expected[-1] = W.size - expected[:-1].sum()  # 7 or more
+    observed = np.append(counts[:7], counts[7:].sum())
+    chi2 = float(((observed - expected) ** 2 / expected).sum())
+    assert sps.chi2.sf(chi2, df=7) > 1e-3, (observed, expected)
+    assert abs(W.mean() - 1.0) < 4 / np.sqrt(W.size) and abs(W.var() - 1.0) < 10 / np.sqrt(W.size)
+
+
+def test_weights_are_uncorrelated_across_replicates_and_rows():
+    W = poisson_weights(3, range(50), range(20_000)).astype(float)
+    C = np.corrcoef(W)  # replicates
+    off = C[~np.eye(50, dtype=bool)]
+    assert np.abs(off).max() < 5 / np.sqrt(20_000)
+    lag = np.mean([np.corrcoef(w[:-1], w[1:])[0, 1] for w in W])  # neighbouring rows
+    assert abs(lag) < 4 / np.sqrt(50 * 20_000)
+
+
+def test_weights_depend_only_on_seed_replicate_and_row():
+    rng = np.random.default_rng(0)
+    rows = rng.permutation(5000)
+    reps = np.array([4, 0, 9])
+    W = poisson_weights(11, range(10), range(5000))
+    np.testing.assert_array_equal(poisson_weights(11, reps, rows), W[reps][:, rows])
+    assert not np.array_equal(poisson_weights(12, range(10), range(5000)), W)
+    # a block of replicates of a bootstrap is the same stream
+    b = PoissonBootstrap(MeanStatistics(), n_replicates=3, first_replicate=4, seed=11)
+    np.testing.assert_array_equal(b.replicate_weights(5000), W[4:7])
+
+
+def test_weights_refuse_bad_input():
+    with pytest.raises(ValueError, match="rows must be non-negative integers"):
+        poisson_weights(0, [0], [-1])
+    with pytest.raises(ValueError, match="seed"):
+        PoissonBootstrap(MeanStatistics(), seed=-1)
+
+
+# ---------------------------------------------------------------------------------------------
+# every class: the bootstrap equals the statistics of each resample (rows repeated W[r, i] times)
+# ---------------------------------------------------------------------------------------------
+def _binary(n=1500, ties=False, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(size=n)
+    if ties:
+        p = np.round(p, 2)
+    y = (rng.uniform(size=n) < p**1.2).astype(int)
+    return y, p
+
+
+def _multiclass(n=1500, k=4, seed=1):
+    rng = np.random.default_rng(seed)
+    P = np.exp(1.5 * rng.normal(size=(n, k)))
+    P /= P.sum(axis=1, keepdims=True)
+    y = (P.cumsum(axis=1) < rng.uniform(size=(n, 1))).sum(axis=1)
+    return y, P
+
+
+def _second_order(n=1500, seed=2):
+    rng = np.random.default_rng(seed)
+    m = rng.uniform(0.05, 0.95, n)
+    S = np.column_stack([m, rng.uniform(0, 0.05, n)])
+    f = np.clip(m + rng.normal(0, 0.15, n), 0, 1)
+    return (rng.uniform(size=(n, 2)) < f[:, None]).astype(float), S
+
+
+CASES = {
+    "scdl": (lambda: ScdlStatistics(max_bins=256), "binary"),
+    "smooth_ece": (SmoothECEStatistics, "binary"),
+    "cutoff": (CutoffStatistics, "binary"),
+    "ks": (lambda: CutoffStatistics(measure="ks"), "binary"),
+    "cutoff_grid": (lambda: CutoffGridStatistics(n_cells=512), "binary"),
+    "smce": (SmoothCEStatistics, "binary"),
+    "smce_grid": (lambda: SmoothCEGridStatistics(n_cells=512), "binary"),
+    "binned_ece": (BinnedStatistics, "binary"),
+    "binned_mce": (lambda: BinnedStatistics(n_bins=7, measure="mce"), "binary"),
+    "binned_ace": (lambda: BinnedStatistics(n_bins=7, measure="ace"), "binary"),
+    "binned_rms": (lambda: BinnedStatistics(n_bins=7, measure="rms"), "binary"),
+    "binned_debiased": (lambda: BinnedStatistics(n_bins=7, measure="debiased_l2_squared"), "binary"),
+    "brier": (BrierScoreStatistics, "binary"),
+    "log_loss": (LogLossStatistics, "binary"),
+    "accuracy": (AccuracyStatistics, "binary"),
+    "mean": (MeanStatistics, "mean"),
+    "truthful_conf_ce": (lambda: TopLabelStatistics(labels=[0, 1, 2, 3], n_bins=6), "multiclass"),
+    "conf_ece": (lambda: TopLabelStatistics(labels=[0, 1, 2, 3], n_bins=6, measure="conf_ece"), "multiclass"),
+    "classwise_lince": (lambda: ClasswiseStatistics(labels=[0, 1, 2, 3], n_bins=6), "multiclass"),
+    "multiclass_brier": (lambda: BrierScoreStatistics(labels=[0, 1, 2, 3]), "multiclass"),
+}
+
+
+def _arrays(kind, ties=False):
+    if kind == "binary":
+        return _binary(ties=ties)
+    if kind == "mean":
+        y, p = _binary()
+        return ((p - y) ** 2,)
+    return _multiclass()
+
+
+def _resampled(make, arrays, w, counts):
+    rows = [np.repeat(a, counts, axis=0) for a in arrays]
+    sw = None if w is None else np.repeat(w, counts)
+    return make().update(*rows, sample_weight=sw).compute()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("presorted", [False, True])
+def test_replicates_equal_the_statistics_of_each_resample(name, weighted, presorted):
+    make, kind = CASES[name]
+    arrays = _arrays(kind, ties=name in ("cutoff", "smce"))
+    n = arrays[0].shape[0]
+    w = np.random.default_rng(5).uniform(0.2, 2.0, n) if weighted else None
+    if presorted and kind == "binary":  # the fast paths of sorted rows
+        order = np.argsort(arrays[1], kind="stable")
+        arrays = tuple(a[order] for a in arrays)
+        w = None if w is None else w[order]
+    boot = PoissonBootstrap(make(), n_replicates=R, seed=3).update(*arrays, sample_weight=w)
+    values = boot.compute()
+    W = boot.replicate_weights(n).astype(int)
+    direct = np.array([_resampled(make, arrays, w, W[r]) for r in range(R)])
+    np.testing.assert_allclose(values, direct, rtol=1e-12, atol=1e-15)
+
+
+def test_the_default_plan_is_the_definition():
+    """LoopPlan (repeat the rows, call _sums) and a vectorised plan give the same replicates."""
+    y, p = _binary()
+    t = BinnedStatistics(n_bins=9, measure="rms")
+    checked = t._check_chunk(y, p)
+    W = PoissonBootstrap(t, n_replicates=R, seed=1).replicate_weights(y.shape[0])
+    loop = LoopPlan(t, checked)
+    a = t._replicate_compute(loop.add(loop.empty(R), W, 0, y.shape[0]))
+    plan = t._replicate_plan(*checked)
+    b = t._replicate_compute(plan.finish(plan.add(plan.empty(R), W, 0, y.shape[0])))
+    np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_ce2_replicates_through_the_moments_and_the_plug_in_pass():
+    from skcal.ce2 import ce1_score, ce2_score
+
+    Y, S = _second_order()
+    boot = PoissonBootstrap(CE2Statistics(degree=3, alpha=1e-3), n_replicates=4, seed=2).update(Y, S)
+    coefs = boot.compute()
+    assert coefs.shape == (4, 2, 4, 4)
+    values = boot.plug_in().update(Y, S).compute()
+    W = boot.replicate_weights(Y.shape[0]).astype(int)
+    direct = [
+        ce2_score(np.repeat(Y, W[r], axis=0), np.repeat(S, W[r], axis=0), degree=3, alpha=1e-3)
+        for r in range(4)
+    ]
+    np.testing.assert_allclose(values, direct, rtol=1e-12)
+    b1 = PoissonBootstrap(CE1Statistics(degree=3), n_replicates=4, seed=2).update(Y[:, 0], S[:, 0])
+    v1 = b1.plug_in().update(Y[:, 0], S[:, 0]).compute()
+    direct1 = [ce1_score(np.repeat(Y[:, 0], W[r]), np.repeat(S[:, 0], W[r]), degree=3) for r in range(4)]
+    np.testing.assert_allclose(v1, direct1, rtol=1e-12)
+    with pytest.raises(ValueError, match="one fit per bootstrap replicate"):
+        from skcal.stats import CE2PlugInStatistics
+
+        CE2PlugInStatistics(coef=coefs).update(Y, S)
+
+
+# ---------------------------------------------------------------------------------------------
+# the fine-grid forms of the exact measures: within their stated bounds
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("n_cells", [64, 1024, 4096])
+def test_smce_grid_replicates_within_their_bound_of_the_exact_smce(n_cells):
+    from skcal.lipschitz import smooth_calibration_error
+
+    y, p = _binary(n=3000)
+    boot = PoissonBootstrap(SmoothCEGridStatistics(n_cells=n_cells), n_replicates=R, seed=4).update(y, p)
+    values, bounds = boot.compute(), boot.bounds()
+    W = boot.replicate_weights(y.shape[0]).astype(int)
+    exact = np.array([smooth_calibration_error(np.repeat(y, W[r]), np.repeat(p, W[r])) for r in range(R)])
+    assert (np.abs(values - exact) <= bounds + 1e-15).all()
+    mean_abs_resid = np.array([np.mean(np.abs(np.repeat(y - p, W[r]))) for r in range(R)])
+    assert (bounds <= mean_abs_resid / (2 * n_cells) + 1e-15).all()
+
+
+def test_cutoff_grid_replicates_within_their_bound_of_the_exact_cutoff():
+    from skcal.cutoff import cutoff_calibration_error
+
+    y, p = _binary(n=3000)
+    boot = PoissonBootstrap(CutoffGridStatistics(n_cells=256), n_replicates=R, seed=4).update(y, p)
+    values, bounds = boot.compute(), boot.bounds()
+    W = boot.replicate_weights(y.shape[0]).astype(int)
+    exact = np.array([cutoff_calibration_error(np.repeat(y, W[r]), np.repeat(p, W[r])) for r in range(R)])
+    assert (values <= exact + 1e-15).all() and (exact <= values + bounds + 1e-15).all()
+
+
+# ---------------------------------------------------------------------------------------------
+# any chunking, any order, any merge tree: the same replicates
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name",
+    [
+        "scdl",
+        "smooth_ece",
+        "cutoff",
+        "smce_grid",
+        "binned_ece",
+        "truthful_conf_ce",
+        "classwise_lince",
+        "mean",
+    ],
+)
+@settings(max_examples=12, deadline=None)
+@given(data=st.data())
+def test_any_chunking_gives_the_same_replicates(name, data):
+    make, kind = CASES[name]
+    arrays = _arrays(kind, ties=name == "cutoff")
+    n = arrays[0].shape[0]
+    whole = PoissonBootstrap(make(), n_replicates=R, seed=9).update(*arrays)
+    cuts = data.draw(chunkings(n))
+    parts = [
+        PoissonBootstrap(make(), n_replicates=R, seed=9).update(*(x[a:b] for x in arrays), row_offset=a)
+        for a, b in zip(cuts[:-1], cuts[1:], strict=True)
+    ]
+    order = data.draw(st.permutations(range(len(parts))))
+    merged = merge_tree([parts[i] for i in order], data)
+    np.testing.assert_allclose(merged.compute(), whole.compute(), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(
+        from_state(merged.get_state()).compute(), whole.compute(), rtol=1e-12, atol=1e-15
+    )
+
+
+def test_rows_in_any_order_with_their_global_index():
+    y, p = _binary()
+    order = np.random.default_rng(2).permutation(y.shape[0])
+    a = PoissonBootstrap(SmoothECEStatistics(), n_replicates=R, seed=1).update(y, p).compute()
+    b = PoissonBootstrap(SmoothECEStatistics(), n_replicates=R, seed=1).update(
+        y[order], p[order], row_index=order
+    )
+    np.testing.assert_allclose(b.compute(), a, rtol=1e-12)
+
+
+def test_blocks_of_replicates_concatenate_to_the_whole():
+    y, p = _binary()
+    whole = PoissonBootstrap(CutoffStatistics(), n_replicates=10, seed=5).update(y, p).compute()
+    blocks = [
+        PoissonBootstrap(CutoffStatistics(), n_replicates=c, first_replicate=r0, seed=5)
+        .update(y, p)
+        .compute()
+        for r0, c in ((0, 3), (3, 5), (8, 2))
+    ]
+    np.testing.assert_allclose(np.concatenate(blocks), whole, rtol=1e-13)
+
+
+def test_given_weights_equal_the_drawn_ones_and_prepared_rows_are_reused():
+    y, p = _binary()
+    t = ScdlStatistics(max_bins=128)
+    drawn = PoissonBootstrap(t, n_replicates=R, seed=2).update(y, p)
+    W = drawn.replicate_weights(y.shape[0])
+    given_w = PoissonBootstrap(t, n_replicates=R, seed=2).update(y, p, replicate_weights=W)
+    np.testing.assert_array_equal(drawn.compute(), given_w.compute())
+    prepared = given_w.prepare(y, p)
+    again = PoissonBootstrap(t, n_replicates=R, seed=2).update(prepared, replicate_weights=W.astype(np.uint8))
+    np.testing.assert_array_equal(again.compute(), drawn.compute())
+    ws = {}
+    for _ in range(2):  # a workspace reused by two updates gives the same result
+        w_obj = PoissonBootstrap(t, n_replicates=R, seed=2).update(prepared, workspace=ws)
+        np.testing.assert_array_equal(w_obj.compute(), drawn.compute())
+
+
+def test_votes_share_their_row_weight():
+    """Rows sharing a global index (the votes of one input) get the same weights."""
+    y, p = _binary(n=200)
+    rows = np.repeat(np.arange(100), 2)
+    b = PoissonBootstrap(BrierScoreStatistics(), n_replicates=R, seed=3).update(y, p, row_index=rows)
+    W = b.replicate_weights(row_index=rows)
+    np.testing.assert_array_equal(W[:, 0::2], W[:, 1::2])
+    direct = [BrierScoreStatistics().update(y, p, sample_weight=W[r]).compute() for r in range(R)]
+    np.testing.assert_allclose(b.compute(), direct, rtol=1e-12)
+
+
+def test_merging_refuses_different_bootstraps():
+    y, p = _binary(n=100)
+    a = PoissonBootstrap(BinnedStatistics(), n_replicates=R, seed=1).update(y, p)
+    for other in (
+        PoissonBootstrap(BinnedStatistics(), n_replicates=R, seed=2),
+        PoissonBootstrap(BinnedStatistics(n_bins=5), n_replicates=R, seed=1),
+        PoissonBootstrap(BinnedStatistics(), n_replicates=R + 1, seed=1),
+        PoissonBootstrap(BinnedStatistics(), n_replicates=R, first_replicate=1, seed=1),
+    ):
+        with pytest.raises(ValueError, match="Cannot merge PoissonBootstrap"):
+            a + other
+    with pytest.raises(TypeError):
+        a + BinnedStatistics()
+    np.testing.assert_allclose(merge_all([a]).compute(), a.compute())
+    np.testing.assert_allclose(sum([a]).compute(), a.compute())
+
+
+def test_bad_arguments_are_refused():
+    y, p = _binary(n=50)
+    with pytest.raises(ValueError, match="not a PoissonBootstrap"):
+        PoissonBootstrap(PoissonBootstrap(MeanStatistics()))
+    b = PoissonBootstrap(BinnedStatistics(), n_replicates=R)
+    with pytest.raises(ValueError, match=r"replicate_weights must have shape \(6, 50\)"):
+        b.update(y, p, replicate_weights=np.ones((R, 49)))
+    with pytest.raises(ValueError, match="finite and non-negative"):
+        b.update(y, p, replicate_weights=-np.ones((R, 50)))
+    with pytest.raises(ValueError, match="row_index must have shape"):
+        b.update(y, p, row_index=np.arange(3))
+    with pytest.raises(ValueError, match="row_offset or row_index"):
+        b.update(y, p, row_offset=2, row_index=np.arange(50))
+    with pytest.raises(ValueError, match="no second pass"):
+        b.plug_in()
+    with pytest.raises(ValueError, match="states no error bound"):
+        b.bounds()
+    with pytest.raises(NotImplementedError):
+        PoissonBootstrap.from_validated(y, p)
+
+
+def test_state_round_trip_and_empty_chunks():
+    y, p = _binary(n=300)
+    b = PoissonBootstrap(SmoothECEStatistics(), n_replicates=R, seed=8).update(y[:0], p[:0]).update(y, p)
+    state = b.get_state()
+    assert state["params"]["template"]["kind"] == "skcal.SmoothECEStatistics"
+    c = from_state(state)
+    assert isinstance(c, PoissonBootstrap) and c.seed == 8 and c.n_updates_ == 2
+    np.testing.assert_array_equal(c.compute(), b.compute())
+    state["arrays"].pop("N")
+    with pytest.raises(ValueError, match="do not match"):
+        from_state(state)
