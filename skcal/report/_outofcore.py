@@ -213,7 +213,13 @@ class OutOfCorePlan:
         if len(set(self.model_names)) != len(self.model_names):
             raise ValueError(f"models: duplicate names {list(self.model_names)}.")
         kind = FirstOrderKind()
-        names = list(OUT_OF_CORE_METRICS) if metrics is None else [metrics] if isinstance(metrics, str) else list(metrics)
+        names = (
+            list(OUT_OF_CORE_METRICS)
+            if metrics is None
+            else [metrics]
+            if isinstance(metrics, str)
+            else list(metrics)
+        )
         for name in names:
             if not isinstance(name, str) or name not in OUT_OF_CORE_METRICS:
                 raise ValueError(
@@ -225,7 +231,8 @@ class OutOfCorePlan:
         self.base_names = tuple(names)
         self.settings = settings
         self.pos_label = pos_label
-        self.exact = n <= int(exact_rows)
+        self.exact_rows = int(exact_rows)
+        self.exact = n <= self.exact_rows
         self.seeds = ReportSeeds(settings.random_state)
         self.seed = int(self.seeds.bootstrap())  # drawn first, as in memory
         self.test_seeds = self.seeds.tests()
@@ -244,7 +251,11 @@ class OutOfCorePlan:
         if name in BINARY_POINTWISE:
             return MeanStatistics()
         if name == "smooth_calibration_error":
-            return SmoothCEStatistics() if self.exact else SmoothCEGridStatistics(n_cells=smce_grid_cells(self.n_samples))
+            return (
+                SmoothCEStatistics()
+                if self.exact
+                else SmoothCEGridStatistics(n_cells=smce_grid_cells(self.n_samples))
+            )
         if name == "cutoff" and not self.exact:
             return CutoffGridStatistics()
         return BINARY_TEMPLATES[name](self.n_samples)
@@ -265,7 +276,11 @@ class OutOfCorePlan:
             if name not in predictions:
                 raise ValueError(f"models: no prediction column {name!r} in the data.")
             yy, pp, _ = check_binary_probabilities(
-                y, predictions[name], pos_label=self.pos_label, y_prob_name=f"column {name!r}", y_true_name="y"
+                y,
+                predictions[name],
+                pos_label=self.pos_label,
+                y_prob_name=f"column {name!r}",
+                y_true_name="y",
             )
             yv = yy if yv is None else yv
             preds[name] = pp
@@ -299,11 +314,14 @@ class OutOfCorePlan:
         for name in self.model_names:
             p = preds[name]
             for base in self.base_names:
-                arrays[(name, base)] = (BINARY_POINTWISE[base](yv, p),) if base in BINARY_POINTWISE else (yv, p)
+                arrays[(name, base)] = (
+                    (BINARY_POINTWISE[base](yv, p),) if base in BINARY_POINTWISE else (yv, p)
+                )
         point_stats = sample = None
         if point:
             point_stats = [
-                [self.point_template(b).update(*arrays[(m, b)]) for b in self.base_names] for m in self.model_names
+                [self.point_template(b).update(*arrays[(m, b)]) for b in self.base_names]
+                for m in self.model_names
             ]
             rows = np.arange(offset, offset + n, dtype=np.int64)
             keep = rows % self.sample_step == 0
@@ -316,13 +334,17 @@ class OutOfCorePlan:
             for m in self.model_names:
                 row = []
                 for b in self.base_names:
-                    bs = PoissonBootstrap(self.replicate_template(b), n_replicates=count, first_replicate=r0, seed=self.seed)
+                    bs = PoissonBootstrap(
+                        self.replicate_template(b), n_replicates=count, first_replicate=r0, seed=self.seed
+                    )
                     row.append(bs.update(*arrays[(m, b)], replicate_weights=W))
                 boot.append(row)
         return ChunkStatistics(point_stats, boot, sample or [], n)
 
     # -- the report ------------------------------------------------------------------------
-    def finish(self, first, block_stats, *, title=None, notes=(), verbose=0, started=None, bootstrap_seconds=0.0):
+    def finish(
+        self, first, block_stats, *, title=None, notes=(), verbose=0, started=None, bootstrap_seconds=0.0
+    ):
         """The :class:`~skcal.report.CalibrationReport` from the merged statistics.
 
         Parameters
@@ -374,16 +396,23 @@ class OutOfCorePlan:
             details[self.metrics[j].name] = det
         sample = sorted(first.sample, key=lambda s: int(s[0][0]) if s[0].size else -1)
         ys = np.concatenate([s[1] for s in sample]) if sample else np.zeros(0)
-        ps = {m: np.concatenate([s[2][m] for s in sample]) if sample else np.zeros(0) for m in self.model_names}
+        ps = {
+            m: np.concatenate([s[2][m] for s in sample]) if sample else np.zeros(0) for m in self.model_names
+        }
         tests = None
         if self.settings.test_calibration:
             if verbose:
                 print(f"[skcal] calibration tests on {ys.shape[0]} rows", file=sys.stderr, flush=True)
             tests = run_calibration_tests(
-                {m: (ys, ps[m]) for m in self.model_names}, self.settings.n_resamples, self.test_seeds, verbose
+                {m: (ys, ps[m]) for m in self.model_names},
+                self.settings.n_resamples,
+                self.test_seeds,
+                verbose,
             )
         s = self.settings
-        table = build_table(point, reps, self.metrics, self.model_names, s.confidence_level, s.interval_method)
+        table = build_table(
+            point, reps, self.metrics, self.model_names, s.confidence_level, s.interval_method
+        )
         results = ReportResults(
             metrics=self.metrics,
             model_names=self.model_names,
@@ -429,13 +458,15 @@ class OutOfCorePlan:
             for base, label in (("cutoff", "cutoff"), ("smooth_calibration_error", "smCE")):
                 if base in self.base_names:
                     j = self.base_names.index(base)
-                    b = ", ".join(f"{m}: {first.point[i][j].bound():.2g}" for i, m in enumerate(self.model_names))
+                    b = ", ".join(
+                        f"{m}: {first.point[i][j].bound():.2g}" for i, m in enumerate(self.model_names)
+                    )
                     bounds.append(f"{label} ({b})")
             if bounds:
                 out.append(
-                    f"Above {EXACT_ROWS} rows the cutoff error and smCE are computed on fixed grids "
-                    "(CutoffGridStatistics, SmoothCEGridStatistics); the exact value differs from the one shown "
-                    "by at most the stated bound: " + "; ".join(bounds) + "."
+                    f"Above {self.exact_rows} rows the cutoff error and smCE are computed on fixed grids "
+                    "(CutoffGridStatistics, SmoothCEGridStatistics); the exact value differs from the one "
+                    "shown by at most the stated bound: " + "; ".join(bounds) + "."
                 )
         return out
 
@@ -481,7 +512,9 @@ def report_from_batches(
         The models (keys of every chunk's predictions).
     metrics : sequence of str or None, default=None
         Among :data:`OUT_OF_CORE_METRICS` (None: all, the first-order defaults).
-    n_bootstrap, confidence_level, interval_method, n_bins, strategy, test_calibration, n_resamples, random_state
+    n_bootstrap, confidence_level, interval_method, n_bins, strategy : see from_predictions
+        As in :meth:`CalibrationReport.from_predictions`.
+    test_calibration, n_resamples, random_state : see from_predictions
         As in :meth:`CalibrationReport.from_predictions`.
     pos_label : int, float, bool, str or None, default=None
         The positive class of ``y``.
@@ -556,8 +589,17 @@ def report_from_batches(
         if block is not None:
             blocks.append(acc)
         if verbose:
-            print(f"[skcal] pass {b + 1}/{passes} done ({time.perf_counter() - t0:.1f} s)", file=sys.stderr, flush=True)
+            print(
+                f"[skcal] pass {b + 1}/{passes} done ({time.perf_counter() - t0:.1f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
     return plan.finish(
-        first, blocks, title=title, notes=notes, verbose=verbose, started=started,
+        first,
+        blocks,
+        title=title,
+        notes=notes,
+        verbose=verbose,
+        started=started,
         bootstrap_seconds=time.perf_counter() - t0,
     )
