@@ -42,10 +42,22 @@ import math
 import sys
 import time
 from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 
+from skcal._compat import StrOptions, validate_params
+from skcal._constraints import (
+    MAX_BINS_LIMIT,
+    N_BOOTSTRAP,
+    POS_LABEL,
+    PROBABILITY_OPEN,
+    RANDOM_STATE,
+    VERBOSE,
+    StrictInterval,
+)
 from skcal._validation import check_binary_probabilities
+from skcal.report._bootstrap import INTERVAL_METHODS
 from skcal.report._compute import (
     ReportResults,
     ReportSeeds,
@@ -69,6 +81,7 @@ from skcal.stats import (
 
 __all__ = [
     "BLOCK_BYTES",
+    "REPORT_CONSTRAINTS",
     "EXACT_ROWS",
     "OUT_OF_CORE_METRICS",
     "SAMPLE_ROWS",
@@ -95,6 +108,28 @@ EXACT_ROWS = 10**6
 SAMPLE_ROWS = 10**6
 #: Largest size of one block of replicate statistics of every model (bytes).
 BLOCK_BYTES = 1 << 27
+
+
+_POSITIVE_INT = [StrictInterval(Integral, 1, None, closed="left")]
+#: The constraints of the out-of-core reports' common arguments.
+REPORT_CONSTRAINTS = {
+    "metrics": [list, tuple, str, None],
+    "n_bootstrap": N_BOOTSTRAP,
+    "confidence_level": PROBABILITY_OPEN,
+    "interval_method": [StrOptions(set(INTERVAL_METHODS))],
+    "n_bins": [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both"), None],
+    "strategy": [StrOptions({"uniform", "quantile", "soft"})],
+    "test_calibration": ["boolean"],
+    "n_resamples": _POSITIVE_INT,
+    "random_state": RANDOM_STATE,
+    "pos_label": POS_LABEL,
+    "exact_rows": _POSITIVE_INT,
+    "sample_rows": _POSITIVE_INT,
+    "replicate_block": [StrictInterval(Integral, 1, None, closed="left"), None],
+    "title": [str, None],
+    "notes": [list, tuple],
+    "verbose": VERBOSE,
+}
 
 
 def _replicate_bytes(n, n_models, exact):
@@ -441,10 +476,12 @@ class OutOfCorePlan:
 
     def notes(self, first, n_kept):
         """The notes an out-of-core report adds: the passes, the sample, any grid's bound."""
+        passes = max(1, len(self.blocks))
+        size = self.blocks[0][1] if self.blocks else 0
         out = [
-            f"Computed out of core from statistics merged over the rows ({self.n_samples} rows; "
-            f"{1 + max(0, len(self.blocks) - 1)} pass(es) over the data for the values and "
-            f"{len(self.blocks)} block(s) of bootstrap replicates)."
+            f"Computed out of core from statistics merged over {self.n_samples} rows, in {passes} pass(es) "
+            f"over the data ({len(self.blocks)} block(s) of up to {size} paired bootstrap replicates; the "
+            "first pass also computes the values)."
         ]
         if self.sample_step == 1:
             out.append("The calibration tests and the reliability diagrams use all rows.")
@@ -471,6 +508,15 @@ class OutOfCorePlan:
         return out
 
 
+@validate_params(
+    {
+        "batches": [callable],
+        "n_samples": [StrictInterval(Integral, 0, None, closed="left")],
+        "models": [list, tuple],
+        **REPORT_CONSTRAINTS,
+    },
+    prefer_skip_nested_validation=True,
+)
 def report_from_batches(
     batches,
     *,
@@ -551,8 +597,6 @@ def report_from_batches(
     (1, 40)
     """
     started = time.perf_counter()
-    if not callable(batches):
-        raise TypeError("batches must be a callable returning an iterable of (first_row, y, predictions).")
     settings = ReportSettings(
         n_bootstrap=int(n_bootstrap),
         confidence_level=float(confidence_level),
