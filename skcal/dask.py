@@ -974,7 +974,8 @@ def calibration_report_dask(
     )
     frame = df[[y, *models]]
     parts = list(frame.to_delayed())
-    lengths = dask.compute(*[dask.delayed(len)(part) for part in df[y].to_delayed()], scheduler=scheduler)
+    # the lengths of the very partitions the passes read (a column projection may regroup them)
+    lengths = dask.compute(*[dask.delayed(len)(part) for part in parts], scheduler=scheduler)
     lengths = np.asarray(lengths, dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     plan = OutOfCorePlan(

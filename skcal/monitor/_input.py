@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from skcal._validation import (
-    _label_array,
+    label_array,
     _raw_array,
     check_multiclass_labels,
     check_multiclass_probabilities,
@@ -64,7 +64,7 @@ def binary_labels(y, n, labels):
         if codes.shape[0] != n:
             raise ValueError(f"y has {codes.shape[0]} rows but p has {n}; expected one label per row.")
         return codes
-    raw = _label_array(y, "y")
+    raw = label_array(y, "y")
     if raw.ndim == 2 and raw.shape[1] == 1:
         raw = raw[:, 0]
     if raw.ndim != 1:
