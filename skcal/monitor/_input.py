@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 
 from skcal._validation import (
-    label_array,
     _raw_array,
     check_multiclass_labels,
     check_multiclass_probabilities,
+    label_array,
 )
 
 __all__ = ["check_probabilities_batch", "binary_labels", "class_codes", "check_time"]
