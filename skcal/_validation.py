@@ -43,6 +43,7 @@ __all__ = [
     "check_sample_weight",
     "check_scores",
     "label_array",
+    "raw_array",
     "reject_nonfinite",
     "reject_strings",
 ]
@@ -58,7 +59,7 @@ def _is_missing(v):
     return v is None or type(v).__name__ in ("NAType", "NaTType")
 
 
-def _raw_array(x, name):
+def raw_array(x, name):
     """``x`` as an ndarray (pandas via ``to_numpy``), without any dtype conversion yet."""
     if hasattr(x, "to_numpy"):  # pandas Series / DataFrame
         x = x.to_numpy()
@@ -127,7 +128,7 @@ def as_float_array(x, name, *, ndim=None, ensure_non_empty=True):
     """
     if x is None:
         raise ValueError(f"{name} is None; expected an array-like of numbers.")
-    raw = _raw_array(x, name)
+    raw = raw_array(x, name)
     kind = raw.dtype.kind
     complex_msg = f"{name} is complex; expected real numbers (the imaginary part would be lost)."
     if kind == "c":
@@ -333,7 +334,7 @@ def label_array(y_true, name):
     """
     if y_true is None:
         raise ValueError(f"{name} is None; expected an array-like of labels.")
-    y = _raw_array(y_true, name)
+    y = raw_array(y_true, name)
     if y.dtype.kind == "c":
         raise ValueError(f"{name} is complex; expected class labels.")
     if y.dtype.kind != "O" or y.size == 0:

@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 
 from skcal._validation import (
-    _raw_array,
     check_multiclass_labels,
     check_multiclass_probabilities,
     label_array,
+    raw_array,
 )
 
 __all__ = ["check_probabilities_batch", "binary_labels", "class_codes", "check_time"]
@@ -31,7 +31,7 @@ def check_probabilities_batch(p):
 
     A 2-column array is ``predict_proba`` output of a binary model: its column 1 is used.
     """
-    raw = _raw_array(p, "p")
+    raw = raw_array(p, "p")
     if raw.dtype.kind not in "fiub":
         raise ValueError(f"p must hold numbers (probabilities in [0, 1]); got an array of dtype {raw.dtype}.")
     if raw.ndim == 2 and raw.shape[1] == 1:
@@ -117,7 +117,7 @@ def check_time(time, n):
         time = time.dt.tz_convert("UTC").dt.tz_localize(None)
     elif isinstance(time, pd.DatetimeIndex) and time.tz is not None:
         time = time.tz_convert("UTC").tz_localize(None)
-    raw = _raw_array(time, "time")
+    raw = raw_array(time, "time")
     if raw.ndim != 1:
         raise ValueError(f"time must be 1-dimensional; got an array of shape {raw.shape}.")
     if raw.shape[0] != n:
