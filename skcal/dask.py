@@ -49,7 +49,7 @@ from skcal._constraints import (
     SCHEDULER,
     SPLIT_EVERY,
 )
-from skcal._io import file_format, list_files
+from skcal._io import file_format, list_files, read_columns
 from skcal.chebyshev import auto_degree, check_auto_sample_size
 from skcal.platt import SecondOrderPlattCalibrator
 from skcal.report._compute import ReportSettings
@@ -844,7 +844,8 @@ def _parquet_frame(path):
     files = [f for f in list_files(path) if file_format(f) == "parquet"]
     if not files:
         raise ValueError(f"data: {path} holds no parquet files (.parquet, .pq).")
-    return dd.read_parquet([str(f) for f in files])
+    # the files' own columns: a hive-style folder (date=.../part.parquet) adds its partition keys
+    return dd.read_parquet([str(f) for f in files]), read_columns(files[0])
 
 
 @validate_params(
@@ -904,7 +905,8 @@ def calibration_report_dask(
     y : str, default="y"
         The label column.
     models : list of str or None, default=None
-        The probability columns, one per model (None: every column but ``y``).
+        The probability columns, one per model (None: every column but ``y``; of a parquet
+        path, every column of its first file but ``y``, without hive partition keys).
     metrics : list of str or None, default=None
         Among :data:`skcal.report._outofcore.OUT_OF_CORE_METRICS` (None: the first-order
         defaults).
@@ -950,13 +952,15 @@ def calibration_report_dask(
     ['a', 'b']
     """
     started = time.perf_counter()
-    df = _parquet_frame(data) if isinstance(data, (str, os.PathLike)) else data
+    df, file_columns = _parquet_frame(data) if isinstance(data, (str, os.PathLike)) else (data, None)
     if not _is_dask_frame(df) or not hasattr(df, "columns"):
         raise TypeError(f"data must be a dask DataFrame or a parquet path; got {type(data).__name__}.")
     columns = [str(c) for c in df.columns]
     if y not in columns:
         raise ValueError(f"y: no column {y!r} in the data (its columns: {columns}).")
-    models = [c for c in columns if c != y] if models is None else [str(m) for m in models]
+    if models is None:
+        models = [c for c in (columns if file_columns is None else file_columns) if c != y]
+    models = [str(m) for m in models]
     missing = [m for m in models if m not in columns]
     if missing:
         raise ValueError(f"models: no column {missing[0]!r} in the data (its columns: {columns}).")
