@@ -25,6 +25,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from numbers import Integral
 
 try:
     import dask
@@ -48,6 +49,7 @@ from skcal._constraints import (
     SAMPLE_WEIGHT,
     SCHEDULER,
     SPLIT_EVERY,
+    StrictInterval,
 )
 from skcal._io import file_format, list_files, read_columns
 from skcal.chebyshev import auto_degree, check_auto_sample_size
@@ -833,6 +835,12 @@ def _report_partition(plan, frame, first_row, y, models, block, point):
     return plan.chunk(int(first_row), yy, preds, block=block, point=point)
 
 
+def _fold_partition(plan, acc, frame, first_row, y, models, block, point):
+    """``acc`` (None or the statistics of the chain's earlier partitions) with one partition folded in."""
+    part = _report_partition(plan, frame, first_row, y, models, block, point)
+    return part if acc is None else merge_chunk_statistics([acc, part])
+
+
 def _merge_report_parts(*parts):
     return merge_chunk_statistics(parts)
 
@@ -854,6 +862,7 @@ def _parquet_frame(path):
         "y": [str],
         "models": [list, tuple, None],
         **REPORT_CONSTRAINTS,
+        "chains": [StrictInterval(Integral, 1, None, closed="left")],
         "split_every": SPLIT_EVERY,
         "scheduler": SCHEDULER,
     },
@@ -877,6 +886,7 @@ def calibration_report_dask(
     exact_rows=EXACT_ROWS,
     sample_rows=SAMPLE_ROWS,
     replicate_block=None,
+    chains=4,
     split_every=4,
     scheduler=None,
     title=None,
@@ -891,11 +901,11 @@ def calibration_report_dask(
     :mod:`skcal.report._outofcore` for what is equal and what differs): one pass counts the
     rows of every partition (the global index of a partition's first row keys its bootstrap
     weights), then each pass turns every partition into the statistics of every model and
-    metric, with one block of Poisson-bootstrap replicates, and merges them up a tree
-    (``split_every`` at a time); the first pass also computes the values and keeps the rows the
-    calibration tests and the reliability diagrams use (every ``k``-th row, at most
-    ``sample_rows``). A worker holds one partition and a few blocks of statistics, never all
-    rows.
+    metric, with one block of Poisson-bootstrap replicates, folds them along ``chains`` chains
+    of consecutive partitions and merges the chains up a tree; the first pass also computes
+    the values and keeps the rows the calibration tests and the reliability diagrams use
+    (every ``k``-th row, at most ``sample_rows``). A worker holds a partition and a few blocks
+    of statistics, never all rows.
 
     Parameters
     ----------
@@ -923,8 +933,13 @@ def calibration_report_dask(
         Rows at most kept for the calibration tests and the reliability diagrams.
     replicate_block : int or None, default=None
         Bootstrap replicates per pass (None: as many as fit in 128 MiB of statistics).
+    chains : int, default=4
+        The partitions are split into this many runs of consecutive partitions; each run is a
+        chain of tasks folding one partition at a time into one running state (a worker holds
+        about one state per chain it runs, never a state per partition), and the chains' states
+        are merged up a tree.
     split_every : int, default=4
-        Fan-in of the merge tree.
+        Fan-in of the tree merging the chains.
     scheduler : str, callable, distributed.Client or None, default=None
         Passed to :func:`dask.compute` (``None``: the current default, e.g. a ``Client``).
     title : str or None, default=None
@@ -993,19 +1008,23 @@ def calibration_report_dask(
         replicate_block=replicate_block,
     )
     shared = dask.delayed(plan, pure=True, traverse=False)
-    leaf = dask.delayed(_report_partition, pure=True)
+    fold = dask.delayed(_fold_partition, pure=True)
     merge = dask.delayed(_merge_report_parts, pure=True)
     split_every = int(split_every)
+    work = [(part, int(o)) for part, o, n in zip(parts, offsets, lengths, strict=True) if n]
+    n_chains = min(len(work), int(chains))
+    bounds = np.linspace(0, len(work), n_chains + 1).round().astype(int)
     t0 = time.perf_counter()
     passes = max(1, len(plan.blocks))
     first, blocks = None, []
     for b in range(passes):
         block = b if plan.blocks else None
-        level = [
-            leaf(shared, part, int(o), y, models, block, b == 0)
-            for part, o, n in zip(parts, offsets, lengths, strict=True)
-            if n
-        ]
+        level = []
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            acc = None  # a chain: its partitions folded one after the other into one running state
+            for part, o in work[lo:hi]:
+                acc = fold(shared, acc, part, o, y, models, block, b == 0)
+            level.append(acc)
         while len(level) > 1:
             level = [merge(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
         (acc,) = dask.compute(level[0], scheduler=scheduler)
