@@ -886,7 +886,7 @@ def calibration_report_dask(
     exact_rows=EXACT_ROWS,
     sample_rows=SAMPLE_ROWS,
     replicate_block=None,
-    chains=4,
+    chains=2,
     split_every=4,
     scheduler=None,
     title=None,
@@ -933,7 +933,7 @@ def calibration_report_dask(
         Rows at most kept for the calibration tests and the reliability diagrams.
     replicate_block : int or None, default=None
         Bootstrap replicates per pass (None: as many as fit in 128 MiB of statistics).
-    chains : int, default=4
+    chains : int, default=2
         The partitions are split into this many runs of consecutive partitions; each run is a
         chain of tasks folding one partition at a time into one running state (a worker holds
         about one state per chain it runs, never a state per partition), and the chains' states
@@ -1015,26 +1015,25 @@ def calibration_report_dask(
     n_chains = min(len(work), int(chains))
     bounds = np.linspace(0, len(work), n_chains + 1).round().astype(int)
     t0 = time.perf_counter()
-    passes = max(1, len(plan.blocks))
+    passes = plan.passes()
     first, blocks = None, []
-    for b in range(passes):
-        block = b if plan.blocks else None
+    for b, (block, point) in enumerate(passes):
         level = []
         for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
             acc = None  # a chain: its partitions folded one after the other into one running state
             for part, o in work[lo:hi]:
-                acc = fold(shared, acc, part, o, y, models, block, b == 0)
+                acc = fold(shared, acc, part, o, y, models, block, point)
             level.append(acc)
         while len(level) > 1:
             level = [merge(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
         (acc,) = dask.compute(level[0], scheduler=scheduler)
-        if b == 0:
+        if point:
             first = acc
         if block is not None:
             blocks.append(acc)
         if verbose:
             print(
-                f"[skcal] pass {b + 1}/{passes} done ({time.perf_counter() - t0:.1f} s)",
+                f"[skcal] pass {b + 1}/{len(passes)} done ({time.perf_counter() - t0:.1f} s)",
                 file=sys.stderr,
                 flush=True,
             )

@@ -82,7 +82,7 @@ def test_replicate_blocks_do_not_change_the_replicates(data, reference):
         _batches(y, preds, (0, 900, N)), n_samples=N, models=list(preds), replicate_block=7, **SETTINGS
     )
     assert_same_report(reference, rep)
-    assert "5 pass(es)" in rep.notes[0]
+    assert "6 pass(es)" in rep.notes[0]
 
 
 def test_a_metric_subset_and_no_bootstrap(data):

@@ -106,7 +106,8 @@ OUT_OF_CORE_METRICS = (
 EXACT_ROWS = 10**6
 #: Rows at most kept for the calibration tests and the reliability diagrams.
 SAMPLE_ROWS = 10**6
-#: Largest size of one block of replicate statistics of every model (bytes).
+#: Largest size of one block of replicate statistics of every model (bytes): a worker holds
+#: about three (a running state, a partition's, their merge) per chain it runs.
 BLOCK_BYTES = 1 << 27
 
 
@@ -279,6 +280,18 @@ class OutOfCorePlan:
             replicate_block = max(1, min(B, BLOCK_BYTES // max(per, 1))) if B else 1
         block = max(1, int(replicate_block))
         self.blocks = tuple((r0, min(block, B - r0)) for r0 in range(0, B, block))
+
+    def passes(self):
+        """The passes over the data: ``(replicate block index or None, whether it computes the values)``.
+
+        One pass when the replicates fit in one block (the values and every replicate together);
+        otherwise a first pass for the values and the sample (whose statistics, the exact cutoff
+        and smCE's sorted runs among them, do not share a worker's memory with a block), then
+        one pass per block.
+        """
+        if len(self.blocks) <= 1:
+            return [(0 if self.blocks else None, True)]
+        return [(None, True)] + [(b, False) for b in range(len(self.blocks))]
 
     # -- templates -------------------------------------------------------------------------
     def point_template(self, name):
@@ -476,12 +489,12 @@ class OutOfCorePlan:
 
     def notes(self, first, n_kept):
         """The notes an out-of-core report adds: the passes, the sample, any grid's bound."""
-        passes = max(1, len(self.blocks))
+        passes = len(self.passes())
         size = self.blocks[0][1] if self.blocks else 0
         out = [
             f"Computed out of core from statistics merged over {self.n_samples} rows, in {passes} pass(es) "
             f"over the data ({len(self.blocks)} block(s) of up to {size} paired bootstrap replicates; the "
-            "first pass also computes the values)."
+            "values come from the first pass)."
         ]
         if self.sample_step == 1:
             out.append("The calibration tests and the reliability diagrams use all rows.")
@@ -619,22 +632,21 @@ def report_from_batches(
     )
     first, blocks = None, []
     t0 = time.perf_counter()
-    passes = max(1, len(plan.blocks))
-    for b in range(passes):
-        block = b if plan.blocks else None
+    passes = plan.passes()
+    for b, (block, point) in enumerate(passes):
         acc = None
         for first_row, y, preds in batches():
-            part = plan.chunk(first_row, y, preds, block=block, point=b == 0)
+            part = plan.chunk(first_row, y, preds, block=block, point=point)
             acc = part if acc is None else merge_chunk_statistics([acc, part])
         if acc is None:
             raise ValueError("the data hold no rows; a report needs at least one row.")
-        if b == 0:
+        if point:
             first = acc
         if block is not None:
             blocks.append(acc)
         if verbose:
             print(
-                f"[skcal] pass {b + 1}/{passes} done ({time.perf_counter() - t0:.1f} s)",
+                f"[skcal] pass {b + 1}/{len(passes)} done ({time.perf_counter() - t0:.1f} s)",
                 file=sys.stderr,
                 flush=True,
             )
