@@ -138,7 +138,8 @@ def _replicate_bytes(n, n_models, exact):
     per = 4 * min(n, 1 << 18)  # smECE: four arrays on the occupied fine cells
     per += min(n, 1 << 16)  # smCE's grid (at most 2^16 cells)
     per += n if exact else 1 << 16  # cutoff: a running sum per distinct prediction, or the grid
-    per += 4 * 2 * int(4 * math.sqrt(max(n, 1))) + 64  # SCDL's grid nodes, binned ECE, the means
+    # SCDL's finest grid (two sums a node), then binned ECE and the means
+    per += 2 * (1 << max(0, math.ceil(math.log2(4 * math.sqrt(max(n, 1)))))) + 64
     return 8 * per * n_models
 
 
