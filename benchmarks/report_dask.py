@@ -179,7 +179,7 @@ def run(args):
                 pids = list(client.run(os.getpid).values())
                 with RssSampler(pids) as sampler:
                     t0 = time.perf_counter()
-                    report = calibration_report_dask(str(folder), scheduler=client, **kw)
+                    report = calibration_report_dask(str(folder), scheduler=client, verbose=1, **kw)
                     record["report_s"] = round(time.perf_counter() - t0, 3)
                 record["peak_worker_rss_mib"] = [round(sampler.peak[p] / 2**20, 1) for p in pids]
                 record["worker_maxrss_mib"] = [round(v, 1) for v in client.run(_worker_maxrss_mib).values()]

@@ -359,12 +359,20 @@ class OutOfCorePlan:
         yv, preds = self.check_chunk(y, predictions)
         n = yv.shape[0]
         offset = int(first_row)
-        arrays = {}
+        arrays, orders = {}, {}
         for name in self.model_names:
             p = preds[name]
+            # one stable sort of the model's rows by p, shared by every measure that sorts (as in
+            # memory): their plans find the rows sorted and skip their own sorts
+            order = (
+                np.argsort(p, kind="stable")
+                if any(b not in BINARY_POINTWISE for b in self.base_names)
+                else None
+            )
+            orders[name] = order
             for base in self.base_names:
                 arrays[(name, base)] = (
-                    (BINARY_POINTWISE[base](yv, p),) if base in BINARY_POINTWISE else (yv, p)
+                    (BINARY_POINTWISE[base](yv, p),) if base in BINARY_POINTWISE else (yv[order], p[order])
                 )
         point_stats = sample = None
         if point:
@@ -381,12 +389,18 @@ class OutOfCorePlan:
             W = poisson_weights(self.seed, np.arange(r0, r0 + count), np.arange(offset, offset + n))
             boot = []
             for m in self.model_names:
+                order = orders[m]
+                Ws = None if order is None else np.ascontiguousarray(W[:, order])
+                index = None if order is None else order.astype(np.int64) + offset
                 row = []
                 for b in self.base_names:
                     bs = PoissonBootstrap(
                         self.replicate_template(b), n_replicates=count, first_replicate=r0, seed=self.seed
                     )
-                    row.append(bs.update(*arrays[(m, b)], replicate_weights=W))
+                    if b in BINARY_POINTWISE:
+                        row.append(bs.update(*arrays[(m, b)], row_offset=offset, replicate_weights=W))
+                    else:
+                        row.append(bs.update(*arrays[(m, b)], row_index=index, replicate_weights=Ws))
                 boot.append(row)
         return ChunkStatistics(point_stats, boot, sample or [], n)
 
