@@ -133,7 +133,8 @@ def add_bin_sums(out, ids, X, sorted_ids=None):
             for o, x in zip(outs, Xs, strict=True):
                 o[:, cols] += np.add.reduceat(x, starts, axis=1)
             return out
-        if n == width:  # one row per bin (distinct sorted values): nothing to add up
+        # one row per bin (sorted and n == width, so distinct iff no two neighbours are equal)
+        if n == width and bool(np.all(ids[1:] != ids[:-1])):
             for o, x in zip(outs, Xs, strict=True):
                 o[:, lo : hi + 1] += x
             return out
