@@ -62,18 +62,15 @@ import time
 from pathlib import Path
 
 import numpy as np
+from joblib import Parallel, delayed
+from scipy.stats import beta as beta_dist
+
+from benchmarks._harness import Timer as Clock
+from benchmarks._harness import args_config, provenance, write_json
+from skcal import binned_ece, calibration_test
+from skcal.monitor import CalibrationMonitor
 
 ROOT = Path(__file__).resolve().parents[1]
-for _p in (ROOT, ROOT / "benchmarks"):
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
-
-from _provenance import Clock, args_config, provenance, write_json  # noqa: E402
-from joblib import Parallel, delayed  # noqa: E402
-from scipy.stats import beta as beta_dist  # noqa: E402
-
-from skcal import binned_ece, calibration_test  # noqa: E402
-from skcal.monitor import CalibrationMonitor  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "multiclass_logits"
 ALPHA = 0.05
