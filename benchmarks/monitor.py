@@ -1,4 +1,4 @@
-"""Calibration monitoring over time (issue 22): false alarms, detection delays, change location, speed.
+"""Calibration monitoring over time: false alarms, detection delays, change location, speed.
 
 Parts (``--parts``, default all):
 
@@ -65,6 +65,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from scipy.stats import beta as beta_dist
 
+from benchmarks import _harness as harness
 from benchmarks._harness import Timer as Clock
 from benchmarks._harness import args_config, provenance, write_json
 from skcal import binned_ece, calibration_test
@@ -938,7 +939,7 @@ def main(argv=None):
     parser.add_argument("--scratch", default=None, help="folder for the scale run's parquet files")
     parser.add_argument("--no-peers", dest="peers", action="store_false", help="leave river's detectors out")
     parser.add_argument("--tables", type=Path, default=None, help="print the Markdown tables of a result")
-    args = parser.parse_args(argv)
+    args = harness.parse_args(parser, argv)  # as every script: --out resolved, parsing hookable
     if args.tables is not None:
         print(tables(json.loads(args.tables.read_text())))
         return None
