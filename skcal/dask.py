@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from numbers import Integral
@@ -1014,10 +1013,8 @@ def calibration_report_dask(
     work = [(part, int(o)) for part, o, n in zip(parts, offsets, lengths, strict=True) if n]
     n_chains = min(len(work), int(chains))
     bounds = np.linspace(0, len(work), n_chains + 1).round().astype(int)
-    t0 = time.perf_counter()
-    passes = plan.passes()
-    first, blocks = None, []
-    for b, (block, point) in enumerate(passes):
+
+    def run_pass(block, point):
         level = []
         for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
             acc = None  # a chain: its partitions folded one after the other into one running state
@@ -1027,22 +1024,6 @@ def calibration_report_dask(
         while len(level) > 1:
             level = [merge(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
         (acc,) = dask.compute(level[0], scheduler=scheduler)
-        if point:
-            first = acc
-        if block is not None:
-            blocks.append(acc)
-        if verbose:
-            print(
-                f"[skcal] pass {b + 1}/{len(passes)} done ({time.perf_counter() - t0:.1f} s)",
-                file=sys.stderr,
-                flush=True,
-            )
-    return plan.finish(
-        first,
-        blocks,
-        title=title,
-        notes=notes,
-        verbose=verbose,
-        started=started,
-        bootstrap_seconds=time.perf_counter() - t0,
-    )
+        return acc
+
+    return plan.run(run_pass, title=title, notes=notes, verbose=verbose, started=started)

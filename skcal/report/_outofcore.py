@@ -405,6 +405,37 @@ class OutOfCorePlan:
         return ChunkStatistics(point_stats, boot, sample or [], n)
 
     # -- the report ------------------------------------------------------------------------
+    def run(self, run_pass, *, title=None, notes=(), verbose=0, started=None):
+        """Make every pass of :meth:`passes` with ``run_pass(block, point)`` and finish the report.
+
+        ``run_pass`` returns the merged :class:`ChunkStatistics` of all rows for one pass (a
+        loop over chunks, or a Dask graph); the other arguments are :meth:`finish`'s.
+        """
+        first, blocks = None, []
+        t0 = time.perf_counter()
+        passes = self.passes()
+        for b, (block, point) in enumerate(passes):
+            acc = run_pass(block, point)
+            if point:
+                first = acc
+            if block is not None:
+                blocks.append(acc)
+            if verbose:
+                print(
+                    f"[skcal] pass {b + 1}/{len(passes)} done ({time.perf_counter() - t0:.1f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        return self.finish(
+            first,
+            blocks,
+            title=title,
+            notes=notes,
+            verbose=verbose,
+            started=started,
+            bootstrap_seconds=time.perf_counter() - t0,
+        )
+
     def finish(
         self, first, block_stats, *, title=None, notes=(), verbose=0, started=None, bootstrap_seconds=0.0
     ):
@@ -645,32 +676,14 @@ def report_from_batches(
         sample_rows=sample_rows,
         replicate_block=replicate_block,
     )
-    first, blocks = None, []
-    t0 = time.perf_counter()
-    passes = plan.passes()
-    for b, (block, point) in enumerate(passes):
+
+    def run_pass(block, point):
         acc = None
         for first_row, y, preds in batches():
             part = plan.chunk(first_row, y, preds, block=block, point=point)
             acc = part if acc is None else merge_chunk_statistics([acc, part])
         if acc is None:
             raise ValueError("the data hold no rows; a report needs at least one row.")
-        if point:
-            first = acc
-        if block is not None:
-            blocks.append(acc)
-        if verbose:
-            print(
-                f"[skcal] pass {b + 1}/{len(passes)} done ({time.perf_counter() - t0:.1f} s)",
-                file=sys.stderr,
-                flush=True,
-            )
-    return plan.finish(
-        first,
-        blocks,
-        title=title,
-        notes=notes,
-        verbose=verbose,
-        started=started,
-        bootstrap_seconds=time.perf_counter() - t0,
-    )
+        return acc
+
+    return plan.run(run_pass, title=title, notes=notes, verbose=verbose, started=started)
