@@ -40,8 +40,8 @@ Parts (``--parts``, default all):
 
 Usage::
 
-    nice python benchmarks/monitor.py --n-jobs 2          # full (about two hours on 2 cores)
-    python benchmarks/monitor.py --quick                  # smoke (CI): small sizes, no river
+    nice python -m benchmarks.monitor --n-jobs 2          # full (about two hours on 2 cores)
+    python -m benchmarks.monitor --quick                  # smoke (CI): small sizes, no river
 
 Writes ``monitor.json`` (with a ``"provenance"`` block) and ``monitor.png`` to ``--out``
 (``monitor_quick.*`` with ``--quick``, the file ``benchmarks/verify.py`` compares; timings sit under
@@ -913,7 +913,9 @@ def tables(result):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {harness.module_name(__file__)}", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--quick", action="store_true", help="smoke-test sizes (CI), no river")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="multiclass_logits folder")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")

@@ -768,6 +768,7 @@ def _run_report_parquet(args):
                     frame[label].to_numpy(),
                     {m: frame[m].to_numpy() for m in models},
                 )
+
     report = report_from_batches(batches, n_samples=n, models=models, **common)
     return [report], report.title, []
 
