@@ -18,7 +18,15 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["LogFormatError", "BATCH_ROWS", "list_files", "file_format", "read_columns", "iter_batches"]
+__all__ = [
+    "LogFormatError",
+    "BATCH_ROWS",
+    "list_files",
+    "file_format",
+    "read_columns",
+    "iter_batches",
+    "count_rows",
+]
 
 #: Default rows per batch.
 BATCH_ROWS = 1 << 20
@@ -142,6 +150,26 @@ def iter_batches(path, columns=None, batch_rows=BATCH_ROWS):
             if len(frame):
                 yield f, row, frame
                 row += len(frame)
+
+
+def count_rows(path):
+    """The number of rows of a parquet log, from the files' metadata (no row is read).
+
+    Parameters
+    ----------
+    path : str or path-like
+        A parquet file or a folder of them.
+
+    Returns
+    -------
+    int
+    """
+    total = 0
+    for f in list_files(path):
+        if file_format(f) != "parquet":
+            raise LogFormatError(f"{f}: not a parquet file; count_rows reads parquet metadata only.")
+        total += int(_pyarrow_parquet(f).ParquetFile(f).metadata.num_rows)
+    return total
 
 
 def _file_batches(f, columns, batch_rows):

@@ -4,6 +4,11 @@ Commands
 --------
 ``skcal report PREDICTIONS.csv [--out report.html]``
     A calibration report (see :func:`skcal.calibration_report`) over a CSV file of predictions.
+``skcal report LOGS/ [--dask | --scheduler ADDRESS] [--format html]``
+    The same first-order report from a parquet file or a folder of parquet files, past memory:
+    read in batches (:func:`skcal.report.report_from_batches`), or on Dask with ``--dask`` (a
+    local threaded scheduler) or ``--scheduler ADDRESS`` (a running ``distributed`` scheduler;
+    :func:`skcal.dask.calibration_report_dask`).
 ``skcal report --demo [--out report.html]``
     Fits several scikit-learn classifiers and a bagged ensemble on data bundled with
     scikit-learn, recalibrates the ensemble to second order, writes the report and prints the
@@ -35,7 +40,7 @@ from skcal._compat import validate_params
 from skcal._demo import run_demo
 from skcal.monitor._cli import add_parser as add_monitor_parser
 from skcal.monitor._cli import run as run_monitor
-from skcal.report import CalibrationReport, render_html, render_json
+from skcal.report import CalibrationReport, render_html, render_json, report_from_batches
 from skcal.votes import VoteCounts
 
 __all__ = ["main", "read_predictions_csv", "CSVFormatError"]
@@ -582,7 +587,16 @@ def _build_parser():
         epilog=CSV_CONVENTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    rep.add_argument("csv", nargs="?", metavar="PREDICTIONS.csv", help="labels and predictions (see below)")
+    rep.add_argument(
+        "csv",
+        nargs="?",
+        metavar="PREDICTIONS",
+        help=(
+            "labels and predictions: a CSV file (see below), or a parquet file or folder of parquet "
+            "files (a first-order report made past memory: one label column, one probability column "
+            "per model)"
+        ),
+    )
     rep.add_argument(
         "--demo", action="store_true", help="run the built-in demo instead of reading a CSV file"
     )
@@ -609,6 +623,23 @@ def _build_parser():
         ),
     )
     rep.add_argument("--title", default=None, help="report title")
+    rep.add_argument(
+        "--dask",
+        action="store_true",
+        help="parquet input: compute on Dask with a local threaded scheduler (default: batches in order)",
+    )
+    rep.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="parquet input: compute on the running Dask distributed scheduler at ADDRESS (tcp://host:port)",
+    )
+    rep.add_argument(
+        "--batch-rows",
+        type=_positive_int,
+        default=_io.BATCH_ROWS,
+        help="parquet input without Dask: rows per batch read (default: %(default)s)",
+    )
     _add_common(rep)
     demo = sub.add_parser(
         "demo",
@@ -683,6 +714,125 @@ def _run_report_csv(args):
     return [report], report.title, []
 
 
+def _is_parquet_input(path):
+    """Whether PREDICTIONS is parquet: a .parquet / .pq file, or a folder (read as parquet)."""
+    return os.path.isdir(path) or path.lower().endswith((".parquet", ".pq"))
+
+
+def _parquet_columns(args):
+    """``(files, label, models)`` of a parquet PREDICTIONS, every name checked."""
+    try:
+        files = [f for f in _io.list_files(args.csv) if _io.file_format(f) == "parquet"]
+    except _io.LogFormatError as exc:
+        raise CSVFormatError(f"PREDICTIONS {exc}") from None
+    if not files:
+        raise CSVFormatError(f"PREDICTIONS {args.csv}: the folder holds no parquet files (.parquet, .pq).")
+    columns = _io.read_columns(files[0])
+    if args.label not in columns:
+        raise CSVFormatError(
+            f"--label {args.label}: {files[0]} has no column {args.label!r} (its columns: {columns})."
+        )
+    if args.models is not None:
+        models = [m.strip() for m in args.models.split(",") if m.strip()]
+        missing = [m for m in models if m not in columns]
+        if missing:
+            raise CSVFormatError(
+                f"--models: {files[0]} has no column {missing[0]!r} (its columns: {columns})."
+            )
+    else:
+        models = [c for c in columns if c != args.label and c not in args.ignore]
+    if not models:
+        raise CSVFormatError(f"PREDICTIONS {args.csv}: no probability column besides {args.label!r}.")
+    return files, args.label, models
+
+
+def _pos_label(args, files, label):
+    """--pos-label in the type of the label column (a number for a numeric column)."""
+    if args.pos_label is None:
+        return None
+    first = next(_io.iter_batches(files[0], columns=[label], batch_rows=1), None)
+    if first is not None and pd.api.types.is_numeric_dtype(first[2][label]):
+        try:
+            return float(args.pos_label)
+        except ValueError:
+            raise CSVFormatError(
+                f"--pos-label {args.pos_label}: the label column {label!r} is numeric; expected a number."
+            ) from None
+    return args.pos_label
+
+
+def _connect(address):
+    """A ``distributed.Client`` of the scheduler at ``address``, or a clear error."""
+    try:
+        from distributed import Client  # distributed is optional (the dask extra)
+    except ImportError:
+        raise CSVFormatError("--scheduler needs dask.distributed; pip install 'skcal[dask]'.") from None
+    try:
+        return Client(address, timeout="5s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise CSVFormatError(f"--scheduler {address}: no Dask scheduler answered ({exc}).") from None
+
+
+def _run_report_parquet(args):
+    """A first-order report of a parquet file or folder, in batches or on Dask."""
+    if args.max_seconds is not None:
+        raise CSVFormatError("--max-seconds is not available for parquet input.")
+    files, label, models = _parquet_columns(args)
+    metrics = None if args.metrics is None else [m.strip() for m in args.metrics.split(",") if m.strip()]
+    pos_label = _pos_label(args, files, label)
+    common = dict(
+        metrics=metrics,
+        n_bootstrap=CSV_N_BOOTSTRAP if args.n_bootstrap is None else args.n_bootstrap,
+        confidence_level=args.confidence,
+        n_bins=args.n_bins if args.n_bins else None,
+        strategy=args.strategy,
+        test_calibration=args.n_resamples > 0,
+        n_resamples=max(args.n_resamples, 1),
+        random_state=args.seed,
+        pos_label=pos_label,
+        title=args.title or f"Calibration report: {args.csv}",
+        verbose=0 if args.quiet else 1,
+    )
+    if args.dask or args.scheduler:
+        try:
+            from skcal.dask import calibration_report_dask  # dask is optional (the dask extra)
+        except ImportError as exc:
+            raise CSVFormatError(f"--dask / --scheduler: {exc}") from None
+        client = None if args.scheduler is None else _connect(args.scheduler)
+        try:
+            where = "threads" if client is None else client
+            if not args.quiet:
+                print(f"[skcal] {args.csv}: {len(files)} parquet file(s) on Dask ({where})", file=sys.stderr)
+            report = calibration_report_dask(args.csv, y=label, models=models, scheduler=where, **common)
+        finally:
+            if client is not None:
+                client.close()
+        return [report], report.title, []
+    offsets, n = {}, 0
+    for f in files:  # the global index of each file's first row (parquet metadata, no rows read)
+        offsets[f] = n
+        n += _io.count_rows(f)
+    if not args.quiet:
+        print(
+            f"[skcal] {args.csv}: {n} rows in {len(files)} parquet file(s), {len(models)} models: "
+            f"{', '.join(models)}",
+            file=sys.stderr,
+        )
+    columns = [label, *models]
+
+    def batches():
+        for f in files:
+            for _, first_row, frame in _io.iter_batches(f, columns=columns, batch_rows=args.batch_rows):
+                yield (
+                    first_row + offsets[f],
+                    frame[label].to_numpy(),
+                    {m: frame[m].to_numpy() for m in models},
+                )
+
+    report = report_from_batches(batches, n_samples=n, models=models, **common)
+    return [report], report.title, []
+
+
 def _write(reports, title, intro, fmt, path):
     if fmt == "html":
         return render_html(reports, path=path, title=title, intro=intro)
@@ -725,9 +875,10 @@ def main(argv=None):
         _check_writable(args.out, "--out")
         if args.markdown:
             _check_writable(args.markdown, "--markdown")
-        if not demo and os.path.isdir(args.csv):
+        if not demo and (args.dask or args.scheduler) and not _is_parquet_input(args.csv):
             raise CSVFormatError(
-                f"{args.csv}: is a directory; expected a CSV file of labels and predictions."
+                f"--dask / --scheduler: PREDICTIONS {args.csv} is not parquet; Dask reads a parquet file "
+                "or folder."
             )
     except CSVFormatError as exc:
         print(f"skcal report: error: {exc}", file=sys.stderr)
@@ -745,9 +896,11 @@ def main(argv=None):
                 strategy=args.strategy,
                 max_seconds=args.max_seconds,
             )
+        elif _is_parquet_input(args.csv):
+            reports, title, intro = _run_report_parquet(args)
         else:
             reports, title, intro = _run_report_csv(args)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         if demo:  # the demo has no user input: a ValueError there is a bug, keep its traceback
             raise
         print(f"skcal report: error: {exc}", file=sys.stderr)

@@ -21,7 +21,10 @@ Adding a measure is one line in :data:`MEASURES`: the name, the statistics class
 from __future__ import annotations
 
 import importlib
+import os
+import time
 from dataclasses import dataclass, field
+from numbers import Integral
 
 try:
     import dask
@@ -45,14 +48,31 @@ from skcal._constraints import (
     SAMPLE_WEIGHT,
     SCHEDULER,
     SPLIT_EVERY,
+    StrictInterval,
 )
+from skcal._io import file_format, list_files, read_columns
 from skcal.chebyshev import auto_degree, check_auto_sample_size
 from skcal.platt import SecondOrderPlattCalibrator
+from skcal.report._compute import ReportSettings
+from skcal.report._outofcore import (
+    EXACT_ROWS,
+    REPORT_CONSTRAINTS,
+    SAMPLE_ROWS,
+    OutOfCorePlan,
+    merge_chunk_statistics,
+)
 from skcal.stats._base import BaseStatistics, from_state, merge_all, statistics_class
 from skcal.stats._ce2 import CE1Statistics, CE2Statistics
 from skcal.stats._quantile import QuantileSelector
 
-__all__ = ["MEASURES", "MeasureSpec", "evaluate", "evaluate_dataframe", "fit_second_order_calibrator"]
+__all__ = [
+    "MEASURES",
+    "MeasureSpec",
+    "calibration_report_dask",
+    "evaluate",
+    "evaluate_dataframe",
+    "fit_second_order_calibrator",
+]
 
 
 @dataclass(frozen=True)
@@ -802,3 +822,208 @@ def fit_second_order_calibrator(
     (stats,) = _reduce([template], _partitions(snapshots, scores, sample_weight), int(split_every), scheduler)
     cal = SecondOrderPlattCalibrator(degree=degree, alpha=alpha, basis=basis, order=2)
     return cal.fit_statistics(stats)
+
+
+# ---------------------------------------------------------------------------------------------
+# the report past memory
+# ---------------------------------------------------------------------------------------------
+def _report_partition(plan, frame, first_row, y, models, block, point):
+    """The :class:`~skcal.report._outofcore.ChunkStatistics` of one partition (a pandas frame)."""
+    yy = frame[y].to_numpy()
+    preds = {m: frame[m].to_numpy() for m in models}
+    return plan.chunk(int(first_row), yy, preds, block=block, point=point)
+
+
+def _fold_partition(plan, acc, frame, first_row, y, models, block, point):
+    """``acc`` (None or the statistics of the chain's earlier partitions) with one partition folded in."""
+    part = _report_partition(plan, frame, first_row, y, models, block, point)
+    return part if acc is None else merge_chunk_statistics([acc, part])
+
+
+def _merge_report_parts(*parts):
+    return merge_chunk_statistics(parts)
+
+
+def _parquet_frame(path):
+    """A dask dataframe of a parquet file or folder, its files in the reading order of the CLI."""
+    import dask.dataframe as dd  # dask[dataframe] is optional (the dask extra)
+
+    files = [f for f in list_files(path) if file_format(f) == "parquet"]
+    if not files:
+        raise ValueError(f"data: {path} holds no parquet files (.parquet, .pq).")
+    # the files' own columns: a hive-style folder (date=.../part.parquet) adds its partition keys
+    return dd.read_parquet([str(f) for f in files]), read_columns(files[0])
+
+
+@validate_params(
+    {
+        "data": [HasMethods(["to_delayed"]), str, os.PathLike],
+        "y": [str],
+        "models": [list, tuple, None],
+        **REPORT_CONSTRAINTS,
+        "chains": [StrictInterval(Integral, 1, None, closed="left")],
+        "split_every": SPLIT_EVERY,
+        "scheduler": SCHEDULER,
+    },
+    prefer_skip_nested_validation=True,
+)
+def calibration_report_dask(
+    data,
+    *,
+    y="y",
+    models=None,
+    metrics=None,
+    n_bootstrap=200,
+    confidence_level=0.9,
+    interval_method="bc-percentile",
+    n_bins=10,
+    strategy="uniform",
+    test_calibration=True,
+    n_resamples=1000,
+    random_state=None,
+    pos_label=None,
+    exact_rows=EXACT_ROWS,
+    sample_rows=SAMPLE_ROWS,
+    replicate_block=None,
+    chains=2,
+    split_every=4,
+    scheduler=None,
+    title=None,
+    notes=(),
+    verbose=0,
+):
+    """A first-order calibration report from a Dask dataframe or a parquet folder, past memory.
+
+    The same report as :meth:`skcal.report.CalibrationReport.from_predictions` on the same rows
+    (values to round-off, intervals and ``p_best`` equal for the same ``random_state`` up to
+    ``exact_rows`` rows), made from statistics merged over the partitions (see
+    :mod:`skcal.report._outofcore` for what is equal and what differs): one pass counts the
+    rows of every partition (the global index of a partition's first row keys its bootstrap
+    weights), then each pass turns every partition into the statistics of every model and
+    metric, with one block of Poisson-bootstrap replicates, folds them along ``chains`` chains
+    of consecutive partitions and merges the chains up a tree; the first pass also computes
+    the values and keeps the rows the calibration tests and the reliability diagrams use
+    (every ``k``-th row, at most ``sample_rows``). A worker holds a partition and a few blocks
+    of statistics, never all rows.
+
+    Parameters
+    ----------
+    data : dask.dataframe.DataFrame, str or path-like
+        One row per scored example, or a parquet file or folder of parquet files (read in the
+        sorted order of their paths, as the CLI reads them).
+    y : str, default="y"
+        The label column.
+    models : list of str or None, default=None
+        The probability columns, one per model (None: every column but ``y``; of a parquet
+        path, every column of its first file but ``y``, without hive partition keys).
+    metrics : list of str or None, default=None
+        Among :data:`skcal.report._outofcore.OUT_OF_CORE_METRICS` (None: the first-order
+        defaults).
+    n_bootstrap, confidence_level, interval_method, n_bins, strategy : see from_predictions
+        As in :meth:`~skcal.report.CalibrationReport.from_predictions`.
+    test_calibration, n_resamples, random_state : see from_predictions
+        As in :meth:`~skcal.report.CalibrationReport.from_predictions`.
+    pos_label : int, float, bool, str or None, default=None
+        The positive class of ``y``.
+    exact_rows : int, default=10**6
+        Rows up to which the cutoff error and smCE use their exact statistics (above: fixed
+        grids with a stated bound, written in the report's notes).
+    sample_rows : int, default=10**6
+        Rows at most kept for the calibration tests and the reliability diagrams.
+    replicate_block : int or None, default=None
+        Bootstrap replicates per pass (None: as many as fit in 128 MiB of statistics).
+    chains : int, default=2
+        The partitions are split into this many runs of consecutive partitions; each run is a
+        chain of tasks folding one partition at a time into one running state (a worker holds
+        about one state per chain it runs, never a state per partition), and the chains' states
+        are merged up a tree.
+    split_every : int, default=4
+        Fan-in of the tree merging the chains.
+    scheduler : str, callable, distributed.Client or None, default=None
+        Passed to :func:`dask.compute` (``None``: the current default, e.g. a ``Client``).
+    title : str or None, default=None
+        The title.
+    notes : sequence of str, default=()
+        Free text shown in the outputs.
+    verbose : int, default=0
+        Progress lines on stderr.
+
+    Returns
+    -------
+    CalibrationReport
+        The report.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, dask.dataframe as dd
+    >>> from skcal.dask import calibration_report_dask
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> pdf = pd.DataFrame({"y": (rng.uniform(size=2000) < p).astype(int), "a": p, "b": p ** 2})
+    >>> report = calibration_report_dask(dd.from_pandas(pdf, npartitions=3), n_bootstrap=20,
+    ...                                  n_resamples=100, random_state=0, scheduler="sync")
+    >>> report.model_names
+    ['a', 'b']
+    """
+    started = time.perf_counter()
+    df, file_columns = _parquet_frame(data) if isinstance(data, (str, os.PathLike)) else (data, None)
+    if not _is_dask_frame(df) or not hasattr(df, "columns"):
+        raise TypeError(f"data must be a dask DataFrame or a parquet path; got {type(data).__name__}.")
+    columns = [str(c) for c in df.columns]
+    if y not in columns:
+        raise ValueError(f"y: no column {y!r} in the data (its columns: {columns}).")
+    if models is None:
+        models = [c for c in (columns if file_columns is None else file_columns) if c != y]
+    models = [str(m) for m in models]
+    missing = [m for m in models if m not in columns]
+    if missing:
+        raise ValueError(f"models: no column {missing[0]!r} in the data (its columns: {columns}).")
+    if not models:
+        raise ValueError("models: the data hold no probability column besides y.")
+    settings = ReportSettings(
+        n_bootstrap=int(n_bootstrap),
+        confidence_level=float(confidence_level),
+        interval_method=interval_method,
+        n_bins=n_bins,
+        strategy=strategy,
+        test_calibration=bool(test_calibration),
+        n_resamples=int(n_resamples),
+        random_state=random_state,
+    )
+    frame = df[[y, *models]]
+    parts = list(frame.to_delayed())
+    # the lengths of the very partitions the passes read (a column projection may regroup them)
+    lengths = dask.compute(*[dask.delayed(len)(part) for part in parts], scheduler=scheduler)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    plan = OutOfCorePlan(
+        int(lengths.sum()),
+        models,
+        metrics,
+        settings,
+        pos_label=pos_label,
+        exact_rows=exact_rows,
+        sample_rows=sample_rows,
+        replicate_block=replicate_block,
+    )
+    shared = dask.delayed(plan, pure=True, traverse=False)
+    fold = dask.delayed(_fold_partition, pure=True)
+    merge = dask.delayed(_merge_report_parts, pure=True)
+    split_every = int(split_every)
+    work = [(part, int(o)) for part, o, n in zip(parts, offsets, lengths, strict=True) if n]
+    n_chains = min(len(work), int(chains))
+    bounds = np.linspace(0, len(work), n_chains + 1).round().astype(int)
+
+    def run_pass(block, point):
+        level = []
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            acc = None  # a chain: its partitions folded one after the other into one running state
+            for part, o in work[lo:hi]:
+                acc = fold(shared, acc, part, o, y, models, block, point)
+            level.append(acc)
+        while len(level) > 1:
+            level = [merge(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
+        (acc,) = dask.compute(level[0], scheduler=scheduler)
+        return acc
+
+    return plan.run(run_pass, title=title, notes=notes, verbose=verbose, started=started)

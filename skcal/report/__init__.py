@@ -19,6 +19,7 @@ The package is organised by concept:
 """
 
 from skcal.report._bootstrap import INTERVAL_METHODS
+from skcal.report._outofcore import report_from_batches
 from skcal.report._render import JSON_SCHEMA
 from skcal.report._report import CalibrationReport, calibration_report, render_html, render_json
 
@@ -29,4 +30,5 @@ __all__ = [
     "calibration_report",
     "render_html",
     "render_json",
+    "report_from_batches",
 ]

@@ -160,7 +160,7 @@ class ReportResults:
         return fmt(x, digits)
 
 
-class _Seeds:
+class ReportSeeds:
     """The report's seeds, all drawn from one ``check_random_state(random_state)``."""
 
     def __init__(self, random_state):
@@ -250,7 +250,7 @@ def compute_results(kind, data, predictions, metrics, settings, *, verbose=0, st
         The table, replicates, details, tests and the figures' seed.
     """
     started = time.perf_counter() if started is None else started
-    seeds = _Seeds(settings.random_state)
+    seeds = ReportSeeds(settings.random_state)
     boot_seed = seeds.bootstrap()  # drawn first, whatever the order of the stages below
     test_seeds = seeds.tests()
     names = tuple(predictions)

@@ -1,0 +1,689 @@
+"""Reports past memory: a first-order report from statistics merged over chunks of rows.
+
+A binary (first-order) report is a function of small mergeable statistics: every metric's
+value is its statistics object's ``compute`` (:mod:`skcal.stats`), and every paired bootstrap
+replicate is the same object inside a :class:`~skcal.stats.PoissonBootstrap`, whose weights are
+keyed by the row's *global* index, so the replicate statistics of disjoint chunks add. This
+module turns chunks of rows (each with the global index of its first row) into those
+statistics, merges them, and builds the same :class:`~skcal.report._compute.ReportResults` and
+:class:`~skcal.report.CalibrationReport` that :meth:`CalibrationReport.from_predictions`
+builds from the rows in memory. :func:`report_from_batches` reads chunks one after the other;
+:func:`skcal.dask.calibration_report_dask` reduces them as a tree on Dask. Both use
+:class:`OutOfCorePlan`.
+
+What equals the in-memory report, and what differs
+--------------------------------------------------
+* The values, the intervals, the ranks, ``p_best`` and the verdict equal the in-memory report on
+  the same rows (values to round-off, about 1e-13 relative) when the rows number at most
+  ``exact_rows`` (default ``10**6``): every metric uses the statistics the in-memory path uses
+  (SCDL's finest grid fixed by the ``"auto"`` rule at ``n``, smCE's replicates on
+  ``smce_grid_cells(n)`` cells, the exact cutoff error and the exact smCE value).
+* Above ``exact_rows``, the two exact measures whose statistics grow with the distinct
+  predictions are computed on fixed grids with a stated bound: the cutoff error (value and
+  replicates) on :class:`~skcal.stats.CutoffGridStatistics` (65,536 cells; ``exact - value`` lies
+  in ``[0, bound]``) and the smCE value on :class:`~skcal.stats.SmoothCEGridStatistics`
+  (``smce_grid_cells(n)`` cells, the grid its replicates already use). The report's notes state
+  each model's bound.
+* The calibration tests (consistency resampling of the cutoff error, which redraws every label)
+  and the reliability diagrams need rows: they run on every ``k``-th row of the data, ``k`` the
+  smallest step that keeps at most ``sample_rows`` rows (default ``10**6``; ``k = 1``, all rows,
+  below that), and the notes say so. With all rows they equal the in-memory report's.
+* The bootstrap replicates are computed ``replicate_block`` at a time, one pass over the data
+  per block (smECE's replicate statistics hold up to 2^18 cells, 8 MiB per replicate and
+  model): the block is chosen so that one block's statistics of every model take at most
+  :data:`BLOCK_BYTES`. The replicates do not depend on the block.
+* Only the built-in binary metrics with statistics are available (:data:`OUT_OF_CORE_METRICS`);
+  ROC AUC, user callables, multiclass and second-order reports, and ``max_seconds`` are not.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass
+from numbers import Integral
+
+import numpy as np
+
+from skcal._compat import StrOptions, validate_params
+from skcal._constraints import (
+    MAX_BINS_LIMIT,
+    N_BOOTSTRAP,
+    POS_LABEL,
+    PROBABILITY_OPEN,
+    RANDOM_STATE,
+    VERBOSE,
+    StrictInterval,
+)
+from skcal._validation import check_binary_probabilities
+from skcal.report._bootstrap import INTERVAL_METHODS
+from skcal.report._compute import (
+    ReportResults,
+    ReportSeeds,
+    ReportSettings,
+    build_table,
+    run_calibration_tests,
+)
+from skcal.report._kinds import FirstOrderData, FirstOrderKind
+from skcal.report._metrics import BINARY_POINTWISE, BINARY_TEMPLATES, smce_grid_cells
+from skcal.report._report import CalibrationReport
+from skcal.report._verdict import build_verdict
+from skcal.stats import (
+    CutoffGridStatistics,
+    MeanStatistics,
+    PoissonBootstrap,
+    SmoothCEGridStatistics,
+    SmoothCEStatistics,
+    merge_all,
+    poisson_weights,
+)
+
+__all__ = [
+    "BLOCK_BYTES",
+    "REPORT_CONSTRAINTS",
+    "EXACT_ROWS",
+    "OUT_OF_CORE_METRICS",
+    "SAMPLE_ROWS",
+    "ChunkStatistics",
+    "OutOfCorePlan",
+    "merge_chunk_statistics",
+    "report_from_batches",
+]
+
+#: The metrics an out-of-core report computes (the first-order defaults).
+OUT_OF_CORE_METRICS = (
+    "scdl",
+    "smooth_ece",
+    "smooth_calibration_error",
+    "cutoff",
+    "binned_ece",
+    "accuracy",
+    "brier",
+    "log_loss",
+)
+#: Rows up to which the cutoff error and smCE use their exact statistics.
+EXACT_ROWS = 10**6
+#: Rows at most kept for the calibration tests and the reliability diagrams.
+SAMPLE_ROWS = 10**6
+#: Largest size of one block of replicate statistics of every model (bytes): a worker holds
+#: about three (a running state, a partition's, their merge) per chain it runs.
+BLOCK_BYTES = 1 << 27
+
+
+_POSITIVE_INT = [StrictInterval(Integral, 1, None, closed="left")]
+#: The constraints of the out-of-core reports' common arguments.
+REPORT_CONSTRAINTS = {
+    "metrics": [list, tuple, str, None],
+    "n_bootstrap": N_BOOTSTRAP,
+    "confidence_level": PROBABILITY_OPEN,
+    "interval_method": [StrOptions(set(INTERVAL_METHODS))],
+    "n_bins": [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both"), None],
+    "strategy": [StrOptions({"uniform", "quantile", "soft"})],
+    "test_calibration": ["boolean"],
+    "n_resamples": _POSITIVE_INT,
+    "random_state": RANDOM_STATE,
+    "pos_label": POS_LABEL,
+    "exact_rows": _POSITIVE_INT,
+    "sample_rows": _POSITIVE_INT,
+    "replicate_block": [StrictInterval(Integral, 1, None, closed="left"), None],
+    "title": [str, None],
+    "notes": [list, tuple],
+    "verbose": VERBOSE,
+}
+
+
+def _replicate_bytes(n, n_models, exact):
+    """About the bytes of one replicate's statistics of every metric of one model, for ``n`` rows."""
+    per = 4 * min(n, 1 << 18)  # smECE: four arrays on the occupied fine cells
+    per += min(n, 1 << 16)  # smCE's grid (at most 2^16 cells)
+    per += n if exact else 1 << 16  # cutoff: a running sum per distinct prediction, or the grid
+    # SCDL's finest grid (two sums a node), then binned ECE and the means
+    per += 2 * (1 << max(0, math.ceil(math.log2(4 * math.sqrt(max(n, 1)))))) + 64
+    return 8 * per * n_models
+
+
+@dataclass
+class ChunkStatistics:
+    """The statistics of some rows: per model and metric the value's and the replicates' objects.
+
+    Attributes
+    ----------
+    point : list of list or None
+        ``point[i][j]``: model ``i``'s statistics of metric ``j`` (None in a replicates-only pass).
+    boot : list of list or None
+        ``boot[i][j]``: the :class:`~skcal.stats.PoissonBootstrap` of the pass's block.
+    sample : list
+        ``(global row indices, y, {model: p})`` of the rows kept for the tests and figures.
+    n_rows : int
+        Rows folded in.
+    """
+
+    point: list | None
+    boot: list | None
+    sample: list
+    n_rows: int
+
+
+def _merge_grid(grids):
+    grids = [g for g in grids if g is not None]
+    if not grids:
+        return None
+    return [
+        [merge_all([g[i][j] for g in grids], split_every=len(grids)) for j in range(len(grids[0][i]))]
+        for i in range(len(grids[0]))
+    ]
+
+
+def merge_chunk_statistics(parts):
+    """Merge :class:`ChunkStatistics` of disjoint rows (one step; the inputs are not modified).
+
+    Parameters
+    ----------
+    parts : sequence of ChunkStatistics
+        At least one.
+
+    Returns
+    -------
+    ChunkStatistics
+        The statistics of all their rows.
+    """
+    parts = list(parts)
+    if len(parts) == 1:
+        return parts[0]
+    return ChunkStatistics(
+        point=_merge_grid([p.point for p in parts]),
+        boot=_merge_grid([p.boot for p in parts]),
+        sample=[s for p in parts for s in p.sample],
+        n_rows=sum(p.n_rows for p in parts),
+    )
+
+
+class OutOfCorePlan:
+    """What an out-of-core report computes: templates, replicate blocks, the sample step, seeds.
+
+    Built once from the number of rows (the data-driven choices of the in-memory report,
+    SCDL's finest grid and smCE's replicate grid, depend on it), then used by every chunk
+    (:meth:`chunk`) and, after the merges, by :meth:`finish`. Picklable (Dask ships it to the
+    workers).
+
+    Parameters
+    ----------
+    n_samples : int
+        Rows of the whole data.
+    model_names : sequence of str
+        The models (the prediction columns).
+    metrics : sequence of str or None
+        Metric names among :data:`OUT_OF_CORE_METRICS` (None: all of them, the first-order
+        defaults).
+    settings : ReportSettings
+        The report's settings.
+    pos_label : int, float, bool, str or None
+        The positive class of the labels.
+    exact_rows, sample_rows : int
+        See the module docstring.
+    replicate_block : int or None
+        Replicates per pass over the data (None: chosen from :data:`BLOCK_BYTES`).
+    """
+
+    def __init__(
+        self,
+        n_samples,
+        model_names,
+        metrics,
+        settings,
+        *,
+        pos_label=None,
+        exact_rows=EXACT_ROWS,
+        sample_rows=SAMPLE_ROWS,
+        replicate_block=None,
+    ):
+        n = int(n_samples)
+        if n < 1:
+            raise ValueError("the data hold no rows; a report needs at least one row.")
+        if settings.max_seconds is not None:
+            raise ValueError("max_seconds is not available for an out-of-core report.")
+        self.n_samples = n
+        self.model_names = tuple(str(m) for m in model_names)
+        if not self.model_names:
+            raise ValueError("models is empty; expected at least one prediction column.")
+        if len(set(self.model_names)) != len(self.model_names):
+            raise ValueError(f"models: duplicate names {list(self.model_names)}.")
+        kind = FirstOrderKind()
+        names = (
+            list(OUT_OF_CORE_METRICS)
+            if metrics is None
+            else [metrics]
+            if isinstance(metrics, str)
+            else list(metrics)
+        )
+        for name in names:
+            if not isinstance(name, str) or name not in OUT_OF_CORE_METRICS:
+                raise ValueError(
+                    f"metrics: {name!r} is not available out of core; expected names among "
+                    f"{list(OUT_OF_CORE_METRICS)}."
+                )
+        self.kind = kind
+        self.metrics = tuple(kind.resolve_metrics(names))
+        self.base_names = tuple(names)
+        self.settings = settings
+        self.pos_label = pos_label
+        self.exact_rows = int(exact_rows)
+        self.exact = n <= self.exact_rows
+        self.seeds = ReportSeeds(settings.random_state)
+        self.seed = int(self.seeds.bootstrap())  # drawn first, as in memory
+        self.test_seeds = self.seeds.tests()
+        self.figure_seed = self.seeds.figures()
+        self.sample_step = max(1, -(-n // int(sample_rows)))
+        B = int(settings.n_bootstrap)
+        if replicate_block is None:
+            per = _replicate_bytes(n, len(self.model_names), self.exact)
+            replicate_block = max(1, min(B, BLOCK_BYTES // max(per, 1))) if B else 1
+        block = max(1, int(replicate_block))
+        self.blocks = tuple((r0, min(block, B - r0)) for r0 in range(0, B, block))
+
+    def passes(self):
+        """The passes over the data: ``(replicate block index or None, whether it computes the values)``.
+
+        One pass when the replicates fit in one block (the values and every replicate together);
+        otherwise a first pass for the values and the sample (whose statistics, the exact cutoff
+        and smCE's sorted runs among them, do not share a worker's memory with a block), then
+        one pass per block.
+        """
+        if len(self.blocks) <= 1:
+            return [(0 if self.blocks else None, True)]
+        return [(None, True)] + [(b, False) for b in range(len(self.blocks))]
+
+    # -- templates -------------------------------------------------------------------------
+    def point_template(self, name):
+        """The statistics object of metric ``name``'s value."""
+        if name in BINARY_POINTWISE:
+            return MeanStatistics()
+        if name == "smooth_calibration_error":
+            return (
+                SmoothCEStatistics()
+                if self.exact
+                else SmoothCEGridStatistics(n_cells=smce_grid_cells(self.n_samples))
+            )
+        if name == "cutoff" and not self.exact:
+            return CutoffGridStatistics()
+        return BINARY_TEMPLATES[name](self.n_samples)
+
+    def replicate_template(self, name):
+        """The statistics object of metric ``name``'s bootstrap replicates (the in-memory report's)."""
+        if name in BINARY_POINTWISE:
+            return MeanStatistics()
+        if name == "cutoff" and not self.exact:
+            return CutoffGridStatistics()
+        return BINARY_TEMPLATES[name](self.n_samples)
+
+    # -- one chunk -------------------------------------------------------------------------
+    def check_chunk(self, y, predictions):
+        """Validate one chunk: ``(y as float 0/1, {model: p})``."""
+        yv, preds = None, {}
+        for name in self.model_names:
+            if name not in predictions:
+                raise ValueError(f"models: no prediction column {name!r} in the data.")
+            yy, pp, _ = check_binary_probabilities(
+                y,
+                predictions[name],
+                pos_label=self.pos_label,
+                y_prob_name=f"column {name!r}",
+                y_true_name="y",
+            )
+            yv = yy if yv is None else yv
+            preds[name] = pp
+        return yv, preds
+
+    def chunk(self, first_row, y, predictions, *, block=None, point=True):
+        """The :class:`ChunkStatistics` of one chunk of rows.
+
+        Parameters
+        ----------
+        first_row : int
+            Global index of the chunk's first row (the key of its bootstrap weights).
+        y : array-like of shape (n,)
+            Binary labels.
+        predictions : dict
+            Model name -> positive-class probabilities of shape ``(n,)``.
+        block : int or None, default=None
+            Index in :attr:`blocks` of the replicates to accumulate (None: none).
+        point : bool, default=True
+            Accumulate the values' statistics and the rows kept for the tests and figures
+            (the first pass does; the other replicate blocks' passes do not).
+
+        Returns
+        -------
+        ChunkStatistics
+        """
+        yv, preds = self.check_chunk(y, predictions)
+        n = yv.shape[0]
+        offset = int(first_row)
+        arrays, orders = {}, {}
+        for name in self.model_names:
+            p = preds[name]
+            # one stable sort of the model's rows by p, shared by every measure that sorts (as in
+            # memory): their plans find the rows sorted and skip their own sorts
+            order = (
+                np.argsort(p, kind="stable")
+                if any(b not in BINARY_POINTWISE for b in self.base_names)
+                else None
+            )
+            orders[name] = order
+            for base in self.base_names:
+                arrays[(name, base)] = (
+                    (BINARY_POINTWISE[base](yv, p),) if base in BINARY_POINTWISE else (yv[order], p[order])
+                )
+        point_stats = sample = None
+        if point:
+            point_stats = [
+                [self.point_template(b).update(*arrays[(m, b)]) for b in self.base_names]
+                for m in self.model_names
+            ]
+            rows = np.arange(offset, offset + n, dtype=np.int64)
+            keep = rows % self.sample_step == 0
+            sample = [(rows[keep], yv[keep], {m: preds[m][keep] for m in self.model_names})]
+        boot = None
+        if block is not None and n:
+            r0, count = self.blocks[block]
+            W = poisson_weights(self.seed, np.arange(r0, r0 + count), np.arange(offset, offset + n))
+            boot = []
+            for m in self.model_names:
+                order = orders[m]
+                Ws = None if order is None else np.ascontiguousarray(W[:, order])
+                index = None if order is None else order.astype(np.int64) + offset
+                row = []
+                for b in self.base_names:
+                    bs = PoissonBootstrap(
+                        self.replicate_template(b), n_replicates=count, first_replicate=r0, seed=self.seed
+                    )
+                    if b in BINARY_POINTWISE:
+                        row.append(bs.update(*arrays[(m, b)], row_offset=offset, replicate_weights=W))
+                    else:
+                        row.append(bs.update(*arrays[(m, b)], row_index=index, replicate_weights=Ws))
+                boot.append(row)
+        return ChunkStatistics(point_stats, boot, sample or [], n)
+
+    # -- the report ------------------------------------------------------------------------
+    def run(self, run_pass, *, title=None, notes=(), verbose=0, started=None):
+        """Make every pass of :meth:`passes` with ``run_pass(block, point)`` and finish the report.
+
+        ``run_pass`` returns the merged :class:`ChunkStatistics` of all rows for one pass (a
+        loop over chunks, or a Dask graph); the other arguments are :meth:`finish`'s.
+        """
+        first, blocks = None, []
+        t0 = time.perf_counter()
+        passes = self.passes()
+        for b, (block, point) in enumerate(passes):
+            acc = run_pass(block, point)
+            if point:
+                first = acc
+            if block is not None:
+                blocks.append(acc)
+            if verbose:
+                print(
+                    f"[skcal] pass {b + 1}/{len(passes)} done ({time.perf_counter() - t0:.1f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        return self.finish(
+            first,
+            blocks,
+            title=title,
+            notes=notes,
+            verbose=verbose,
+            started=started,
+            bootstrap_seconds=time.perf_counter() - t0,
+        )
+
+    def finish(
+        self, first, block_stats, *, title=None, notes=(), verbose=0, started=None, bootstrap_seconds=0.0
+    ):
+        """The :class:`~skcal.report.CalibrationReport` from the merged statistics.
+
+        Parameters
+        ----------
+        first : ChunkStatistics
+            The merged statistics of the first pass (values and sample).
+        block_stats : list of ChunkStatistics
+            The merged statistics of every replicate block, in the order of :attr:`blocks`.
+        title : str or None, default=None
+            The report's title.
+        notes : sequence of str, default=()
+            Free text shown in the outputs (the out-of-core notes are added after it).
+        verbose : int, default=0
+            Progress lines.
+        started : float or None, default=None
+            ``time.perf_counter()`` when the report started.
+        bootstrap_seconds : float, default=0.0
+            Wall time of the replicate passes.
+
+        Returns
+        -------
+        CalibrationReport
+        """
+        started = time.perf_counter() if started is None else started
+        if first.n_rows != self.n_samples:
+            raise ValueError(
+                f"the data held {first.n_rows} rows in the report's pass, but {self.n_samples} when counted; "
+                "the data changed while the report was made."
+            )
+        K, M = len(self.model_names), len(self.metrics)
+        point = np.array([[float(s.compute()) for s in row] for row in first.point])
+        B = int(self.settings.n_bootstrap)
+        reps = np.empty((B, K, M))
+        for (r0, count), st in zip(self.blocks, block_stats, strict=True):
+            for i in range(K):
+                for j in range(M):
+                    reps[r0 : r0 + count, i, j] = st.boot[i][j].compute()
+        details = {}
+        if "scdl" in self.base_names:
+            j = self.base_names.index("scdl")
+            det = {}
+            for i, m in enumerate(self.model_names):
+                curve = first.point[i][j].curve()
+                det[m] = {
+                    "m*": int(curve.selected_n_bins),
+                    "SCDL_m*": float(curve.selected_scdl_m),
+                    "at_floor": bool(curve.at_floor),
+                }
+            details[self.metrics[j].name] = det
+        sample = sorted(first.sample, key=lambda s: int(s[0][0]) if s[0].size else -1)
+        ys = np.concatenate([s[1] for s in sample]) if sample else np.zeros(0)
+        ps = {
+            m: np.concatenate([s[2][m] for s in sample]) if sample else np.zeros(0) for m in self.model_names
+        }
+        tests = None
+        if self.settings.test_calibration:
+            if verbose:
+                print(f"[skcal] calibration tests on {ys.shape[0]} rows", file=sys.stderr, flush=True)
+            tests = run_calibration_tests(
+                {m: (ys, ps[m]) for m in self.model_names},
+                self.settings.n_resamples,
+                self.test_seeds,
+                verbose,
+            )
+        s = self.settings
+        table = build_table(
+            point, reps, self.metrics, self.model_names, s.confidence_level, s.interval_method
+        )
+        results = ReportResults(
+            metrics=self.metrics,
+            model_names=self.model_names,
+            params=[[{} for _ in self.metrics] for _ in self.model_names],
+            table=table,
+            bootstrap_values=reps,
+            metric_details=details,
+            calibration_tests=tests,
+            n_samples=self.n_samples,
+            figure_seed=self.figure_seed,
+            n_bootstrap_requested=B,
+            bootstrap_seconds=float(bootstrap_seconds),
+            bootstrap_seed=self.seed,
+        )
+        return CalibrationReport(
+            kind=self.kind,
+            results=results,
+            verdict=build_verdict(self.kind, results),
+            settings=s,
+            title=title or self.kind.default_title,
+            notes=list(notes) + self.notes(first, ys.shape[0]),
+            data=FirstOrderData(ys),
+            predictions=ps,
+            elapsed=time.perf_counter() - started,
+        )
+
+    def notes(self, first, n_kept):
+        """The notes an out-of-core report adds: the passes, the sample, any grid's bound."""
+        passes = len(self.passes())
+        size = self.blocks[0][1] if self.blocks else 0
+        out = [
+            f"Computed out of core from statistics merged over {self.n_samples} rows, in {passes} pass(es) "
+            f"over the data ({len(self.blocks)} block(s) of up to {size} paired bootstrap replicates; the "
+            "values come from the first pass)."
+        ]
+        if self.sample_step == 1:
+            out.append("The calibration tests and the reliability diagrams use all rows.")
+        else:
+            out.append(
+                f"The calibration tests and the reliability diagrams use every {self.sample_step}-th row "
+                f"({n_kept} of {self.n_samples} rows); the table, the intervals and the verdict use all rows."
+            )
+        if not self.exact:
+            bounds = []
+            for base, label in (("cutoff", "cutoff"), ("smooth_calibration_error", "smCE")):
+                if base in self.base_names:
+                    j = self.base_names.index(base)
+                    b = ", ".join(
+                        f"{m}: {first.point[i][j].bound():.2g}" for i, m in enumerate(self.model_names)
+                    )
+                    bounds.append(f"{label} ({b})")
+            if bounds:
+                out.append(
+                    f"Above {self.exact_rows} rows the cutoff error and smCE are computed on fixed grids "
+                    "(CutoffGridStatistics, SmoothCEGridStatistics); the exact value differs from the one "
+                    "shown by at most the stated bound: " + "; ".join(bounds) + "."
+                )
+        return out
+
+
+@validate_params(
+    {
+        "batches": [callable],
+        "n_samples": [StrictInterval(Integral, 0, None, closed="left")],
+        "models": [list, tuple],
+        **REPORT_CONSTRAINTS,
+    },
+    prefer_skip_nested_validation=True,
+)
+def report_from_batches(
+    batches,
+    *,
+    n_samples,
+    models,
+    metrics=None,
+    n_bootstrap=200,
+    confidence_level=0.9,
+    interval_method="bc-percentile",
+    n_bins=10,
+    strategy="uniform",
+    test_calibration=True,
+    n_resamples=1000,
+    random_state=None,
+    pos_label=None,
+    exact_rows=EXACT_ROWS,
+    sample_rows=SAMPLE_ROWS,
+    replicate_block=None,
+    title=None,
+    notes=(),
+    verbose=0,
+):
+    """A first-order report from chunks of rows read one after the other (data past memory).
+
+    The same report as :meth:`CalibrationReport.from_predictions` on the concatenated rows (see
+    the module docstring for what is equal and what differs), from statistics accumulated chunk
+    by chunk: memory is bounded by a chunk and the statistics, never by the number of rows.
+
+    Parameters
+    ----------
+    batches : callable
+        ``batches()`` returns an iterable of ``(first_row, y, predictions)``: the global index of
+        the chunk's first row, its binary labels and a dict model -> probabilities. Called once
+        per pass over the data (the first pass computes the values, the sample and the first
+        block of replicates; each further block of replicates is one more pass).
+    n_samples : int
+        Rows of the whole data (the sum of the chunks' lengths).
+    models : sequence of str
+        The models (keys of every chunk's predictions).
+    metrics : sequence of str or None, default=None
+        Among :data:`OUT_OF_CORE_METRICS` (None: all, the first-order defaults).
+    n_bootstrap, confidence_level, interval_method, n_bins, strategy : see from_predictions
+        As in :meth:`CalibrationReport.from_predictions`.
+    test_calibration, n_resamples, random_state : see from_predictions
+        As in :meth:`CalibrationReport.from_predictions`.
+    pos_label : int, float, bool, str or None, default=None
+        The positive class of ``y``.
+    exact_rows : int, default=EXACT_ROWS
+        Rows up to which the cutoff error and smCE are exact (above: fixed grids with a bound).
+    sample_rows : int, default=SAMPLE_ROWS
+        Rows at most kept for the calibration tests and the reliability diagrams.
+    replicate_block : int or None, default=None
+        Bootstrap replicates per pass (None: as many as fit in :data:`BLOCK_BYTES`).
+    title : str or None, default=None
+        The title.
+    notes : sequence of str, default=()
+        Free text shown in the outputs.
+    verbose : int, default=0
+        Progress lines on stderr.
+
+    Returns
+    -------
+    CalibrationReport
+        The report.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal.report import report_from_batches
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=3000); y = (rng.uniform(size=3000) < p).astype(int)
+    >>> def batches():
+    ...     for a in range(0, 3000, 1000):
+    ...         yield a, y[a:a + 1000], {"model": p[a:a + 1000]}
+    >>> report = report_from_batches(batches, n_samples=3000, models=["model"], n_bootstrap=20,
+    ...                              n_resamples=100, random_state=0)
+    >>> report.table.shape
+    (1, 40)
+    """
+    started = time.perf_counter()
+    settings = ReportSettings(
+        n_bootstrap=int(n_bootstrap),
+        confidence_level=float(confidence_level),
+        interval_method=interval_method,
+        n_bins=n_bins,
+        strategy=strategy,
+        test_calibration=bool(test_calibration),
+        n_resamples=int(n_resamples),
+        random_state=random_state,
+    )
+    plan = OutOfCorePlan(
+        n_samples,
+        models,
+        metrics,
+        settings,
+        pos_label=pos_label,
+        exact_rows=exact_rows,
+        sample_rows=sample_rows,
+        replicate_block=replicate_block,
+    )
+
+    def run_pass(block, point):
+        acc = None
+        for first_row, y, preds in batches():
+            part = plan.chunk(first_row, y, preds, block=block, point=point)
+            acc = part if acc is None else merge_chunk_statistics([acc, part])
+        if acc is None:
+            raise ValueError("the data hold no rows; a report needs at least one row.")
+        return acc
+
+    return plan.run(run_pass, title=title, notes=notes, verbose=verbose, started=started)
