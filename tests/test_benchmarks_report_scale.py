@@ -43,10 +43,12 @@ def test_report_scale_budget_mode(tmp_path):
         ]
     }
     (tmp_path / "report_scale.json").write_text(json.dumps(stored))
-    argv = ["--max-seconds", "0.001", "--sizes", "3000", "--kinds", "first-order", "--out", str(tmp_path)]
-    (row,) = report_scale.main(argv)["rows"]
+    argv = ["--max-seconds", "0.001,1e3", "--sizes", "3000", "--kinds", "first-order", "--out", str(tmp_path)]
+    row, unlimited = report_scale.main(argv)["rows"]
     saved = json.loads((tmp_path / "report_scale_budget.json").read_text())
+    assert saved["config"]["max_seconds"] == [0.001, 1000.0]
     assert saved["results"][0]["n_bootstrap"] == row["n_bootstrap"]
+    assert unlimited["n_bootstrap"] == unlimited["n_bootstrap_requested"] == 200
     # the budget keeps the first timed block only, and says how many were asked for
     assert row["n_bootstrap"] < row["n_bootstrap_requested"] == 200
     assert row["full_run"]["n_bootstrap"] == 200 and row["full_run"]["width_ratio"] > 0
