@@ -51,7 +51,6 @@ Writes ``monitor.json`` (with a ``"provenance"`` block) and ``monitor.png`` to `
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import os
@@ -66,9 +65,11 @@ import numpy as np
 from joblib import Parallel, delayed
 from scipy.stats import beta as beta_dist
 
+from benchmarks import _harness as harness
 from benchmarks._harness import REPO_ROOT as ROOT
 from benchmarks._harness import Timer as Clock
 from benchmarks._harness import args_config, provenance, write_json
+from benchmarks._harness import parser as harness_parser
 from skcal import binned_ece, calibration_test
 from skcal.monitor import CalibrationMonitor
 
@@ -912,12 +913,11 @@ def tables(result):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smoke-test sizes (CI), no river")
+    parser = harness_parser(
+        __file__, __doc__, quick="smoke-test sizes (CI), no river", n_jobs="joblib workers over streams"
+    )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="multiclass_logits folder")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--parts", default="null,real,delay,memory,speed")
-    parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--block-size", type=int, default=1000)
     parser.add_argument("--null-streams", type=int, default=1000)
     parser.add_argument("--null-rows", type=int, default=100_000)
@@ -938,7 +938,7 @@ def main(argv=None):
     parser.add_argument("--scratch", default=None, help="folder for the scale run's parquet files")
     parser.add_argument("--no-peers", dest="peers", action="store_false", help="leave river's detectors out")
     parser.add_argument("--tables", type=Path, default=None, help="print the Markdown tables of a result")
-    args = parser.parse_args(argv)
+    args = harness.parse_args(parser, argv)
     if args.tables is not None:
         print(tables(json.loads(args.tables.read_text())))
         return None

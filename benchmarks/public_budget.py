@@ -448,6 +448,19 @@ def cases():
     )
     for meth in ("targets", "to_snapshots", "votes"):
         out[f"VoteCounts.{meth}"] = _fitted(so, _votes, meth, lambda Y: ())
+    out["VoteCounts.one_vs_rest"] = (
+        "multiclass",
+        lambda d: (lambda V: lambda: V.one_vs_rest(np.argmax(d.multiclass[1], axis=1)))(
+            skcal.VoteCounts(counts=np.eye(d.multiclass[1].shape[1], dtype=np.int64)[d.multiclass[0]] * 2)
+        ),
+    )
+    out["ensemble_moments"] = (
+        "multiclass",
+        # three members' stored probabilities (the outputs and two column rotations of them)
+        lambda d: (lambda P3: lambda: skcal.ensemble_moments(P3))(
+            np.stack([np.roll(d.multiclass[1], r, axis=1) for r in range(3)])
+        ),
+    )
     # estimators wrapping fitted classifiers
     out["EnsembleMoments.fit"] = (
         "features",

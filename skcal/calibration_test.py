@@ -664,7 +664,10 @@ callable, default="smooth_ece"
         :func:`skcal.scdl.scdl_score` (``"auto"`` grid rule), the cutoff calibration error, the
         11-bin equal-width ECE, or the Lipschitz smooth calibration error of
         :mod:`skcal.lipschitz`. A callable ``f(y_true, y_prob)`` (called with
-        ``sample_weight=`` when weights are given) is evaluated in a loop.
+        ``sample_weight=`` when weights are given) is evaluated in a loop. A named statistic is
+        computed on the rows sorted by ``p``, in the same arithmetic as its null resamples (so
+        exact ties with the null count); it equals the measure's function to rounding (relative
+        ``1e-12``), not always to the last bit.
     n_resamples : int, default=1000
         Number of consistency resamples ``R``, at most ``10**6`` (a p-value resolution of 1e-6 is
         far below what any test level needs); the smallest attainable p-value is ``1 / (R + 1)``.

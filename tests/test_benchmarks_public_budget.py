@@ -57,7 +57,8 @@ def test_child_measurement_reports_cpu_and_memory():
 def test_speed_overhead_quick(tmp_path):
     mod = _load("speed_overhead")
     result = mod.main(["--quick", "--rounds", "1", "--sizes", "1000", "--out", str(tmp_path)])
-    assert (tmp_path / "speed_overhead_quick.json").exists() and (tmp_path / "speed_overhead_quick.png").exists()
+    assert (tmp_path / "speed_overhead_quick.json").exists()
+    assert (tmp_path / "speed_overhead_quick.png").exists()
     row = result["rows"][0]
     assert {"cutoff", "binned_ece", "scdl"} <= set(row["ratios"])
     assert all(v["ratio"] > 0 for v in row["ratios"].values())

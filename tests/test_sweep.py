@@ -380,6 +380,13 @@ CASES: dict[str, Entry] = {
         none_ok=("pos_label",),
         single_row="work",
     ),
+    "ensemble_moments": Entry(
+        skcal.ensemble_moments,
+        {"probas": np.stack([m.predict_proba(X3) for m in MEMBERS]), "layout": "flat"},
+        arrays={"probas": "numeric"},
+        options=("layout",),
+        single_row="work",
+    ),
     "EnsembleMoments.transform": Entry(
         _fitted_method(skcal.EnsembleMoments, (X3,), "transform", {"estimator": MEMBERS}),
         {"X": X3},

@@ -15,6 +15,8 @@ import pathlib
 
 import numpy as np
 
+from skcal._compat import HasMethods, validate_params
+from skcal._constraints import OUTPUT_PATH
 from skcal._plotting import (
     COLOR_BEST,
     COLOR_DATA,
@@ -244,6 +246,10 @@ def _legend(monitor):
     ]
 
 
+@validate_params(
+    {"monitor": [HasMethods(["update", "get_state"])], "path": OUTPUT_PATH, "title": [str, None]},
+    prefer_skip_nested_validation=True,
+)
 def render_html(monitor, path=None, *, title=None):
     """The monitor's page: status, evidence path, measures per period, reliability bands.
 
