@@ -20,16 +20,24 @@ harness's ``binary_predictions`` (models ``p``, ``1.1 p - 0.05`` and ``p + 0.03`
 ``second_order_snapshots`` (models ``(m, s2)``, ``(m, 0)`` and ``(m, 2 s2)``, clipped to the
 feasible box).
 
+With ``--max-seconds S1,S2,...`` the script measures the time budget instead: one report of
+each kind, size and budget ``S`` with ``max_seconds=S``, its wall time, the replicates it kept
+and its interval of model ``a`` beside the full run's stored in ``report_scale.json`` in
+``--out`` (same seed: the budgeted replicates are the first ``B`` of the full run's).
+
 Usage (from the repository root)::
 
     nice python -m benchmarks.report_scale            # 1e5 and 1e6 rows, every kind (about 30 min)
     python -m benchmarks.report_scale --quick         # CI smoke: 2000 and 10000 rows, one round
+    nice python -m benchmarks.report_scale --max-seconds 5,30 --kinds first-order
 
-Writes ``report_scale.json`` (``report_scale_quick.json`` with ``--quick``) to ``--out``.
+Writes ``report_scale.json`` (``report_scale_quick.json`` with ``--quick``;
+``report_scale_budget.json`` with ``--max-seconds``) to ``--out``.
 """
 
 from __future__ import annotations
 
+import json
 import time
 
 import numpy as np
@@ -162,11 +170,60 @@ def run(kinds, sizes, rounds):
     return rows
 
 
+def budget(kinds, sizes, budgets, stored):
+    """One report per kind, size and budget in ``budgets``, beside the stored full run's intervals."""
+    full = {(r["kind"], r["n"]): r for r in (stored or {}).get("results", [])}
+    rows = []
+    for kind, n, max_seconds in ((k, n, s) for k in kinds for n in sizes for s in budgets):
+        y, preds = data(kind, n)
+        t0, c0 = time.perf_counter(), time.process_time()
+        rep = CalibrationReport.from_predictions(y, preds, random_state=0, max_seconds=max_seconds)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        head = rep.metric_names[0]
+        low, high = (float(rep.table.loc["a", (head, f)]) for f in ("low", "high"))
+        row = {
+            "kind": kind,
+            "n": n,
+            "max_seconds": max_seconds,
+            "wall_seconds": wall,
+            "cpu_seconds": cpu,
+            "bootstrap_seconds": float(rep.results.bootstrap_seconds),
+            "n_bootstrap": int(rep.n_bootstrap),
+            "n_bootstrap_requested": int(rep.n_bootstrap_requested),
+            "metric": head,
+            "value": float(rep.table.loc["a", (head, "value")]),
+            "interval": [low, high],
+            "load_average": harness.load_average(),
+        }
+        ref = full.get((kind, n))
+        if ref is not None and head in ref["intervals"]:
+            flo, fhi = ref["intervals"][head]
+            row["full_run"] = {
+                "n_bootstrap": ref["n_bootstrap"],
+                "interval": [flo, fhi],
+                "report_seconds_median": ref["timings"]["report_seconds_median"],
+                "width_ratio": (high - low) / (fhi - flo) if fhi > flo else None,
+            }
+        rows.append(row)
+        print(
+            f"{kind:13s} n={n:>8d}  max_seconds {max_seconds:g}: wall {wall:7.2f} s, "
+            f"B = {row['n_bootstrap']} of {row['n_bootstrap_requested']}, {head} "
+            f"[{low:.5f}, {high:.5f}]" + (f" (full run [{flo:.5f}, {fhi:.5f}])" if "full_run" in row else ""),
+            flush=True,
+        )
+    return rows
+
+
 def main(argv=None):
     ap = harness.parser(__file__, __doc__, quick="2000 and 10000 rows, one round (CI smoke)")
     ap.add_argument("--sizes", default=None, help="comma-separated row counts (default 1e5,1e6)")
     ap.add_argument("--kinds", default=",".join(KINDS), help="report kinds")
     ap.add_argument("--rounds", type=int, default=3, help="rotated rounds (default: %(default)s)")
+    ap.add_argument(
+        "--max-seconds",
+        default=None,
+        help="comma-separated budgets: one report per case and budget (report_scale_budget.json)",
+    )
     args = harness.parse_args(ap, argv)
     sizes = [2000, 10_000] if args.quick else [100_000, 1_000_000]
     if args.sizes:
@@ -177,6 +234,20 @@ def main(argv=None):
     if unknown:
         ap.error(f"unknown kinds {unknown}; choose from {list(KINDS)}")
     clock = harness.Timer()
+    if args.max_seconds is not None:
+        try:
+            budgets = [float(s) for s in args.max_seconds.split(",") if s.strip()]
+        except ValueError:
+            budgets = []
+        if not budgets or not all(np.isfinite(b) and b > 0 for b in budgets):
+            ap.error("--max-seconds takes positive numbers of seconds, separated by commas")
+        stored_path = args.out / "report_scale.json"
+        stored = json.loads(stored_path.read_text()) if stored_path.exists() else None
+        rows = budget(kinds, sizes, budgets, stored)
+        doc = {"config": {"sizes": sizes, "kinds": kinds, "max_seconds": budgets}, "results": rows}
+        path = args.out / "report_scale_budget.json"
+        harness.write_result(__file__, argv, path, doc, config=doc["config"], clock=clock)
+        return {"json": str(path), "rows": rows}
     rows = run(kinds, sizes, rounds)
     doc = {
         "config": {"sizes": sizes, "kinds": kinds, "rounds": rounds, "k_classes": K_CLASSES, "models": 3},

@@ -27,3 +27,30 @@ def test_report_scale_quick(tmp_path):
         once = t["one_report"]
         assert 0 < once["bootstrap_seconds"] <= once["wall_seconds"] and once["cpu_seconds"] > 0
     assert_matches_stored("report_scale", tmp_path / "report_scale_quick.json")
+
+
+def test_report_scale_budget_mode(tmp_path):
+    """``--max-seconds``: one budgeted report per case, beside the stored full run's interval."""
+    stored = {
+        "results": [
+            {
+                "kind": "first-order",
+                "n": 3000,
+                "n_bootstrap": 200,
+                "intervals": {"scdl": [0.0, 1.0]},
+                "timings": {"report_seconds_median": 1.0},
+            }
+        ]
+    }
+    (tmp_path / "report_scale.json").write_text(json.dumps(stored))
+    argv = ["--max-seconds", "0.001,1e3", "--sizes", "3000", "--kinds", "first-order", "--out", str(tmp_path)]
+    row, unlimited = report_scale.main(argv)["rows"]
+    saved = json.loads((tmp_path / "report_scale_budget.json").read_text())
+    assert saved["config"]["max_seconds"] == [0.001, 1000.0]
+    assert saved["results"][0]["n_bootstrap"] == row["n_bootstrap"]
+    assert unlimited["n_bootstrap"] == unlimited["n_bootstrap_requested"] == 200
+    # the budget keeps the first timed block only, and says how many were asked for
+    assert row["n_bootstrap"] < row["n_bootstrap_requested"] == 200
+    assert row["full_run"]["n_bootstrap"] == 200 and row["full_run"]["width_ratio"] > 0
+    low, high = row["interval"]
+    assert low <= row["value"] <= high

@@ -133,8 +133,8 @@ def add_bin_sums(out, ids, X, sorted_ids=None):
             for o, x in zip(outs, Xs, strict=True):
                 o[:, cols] += np.add.reduceat(x, starts, axis=1)
             return out
-        if n == width and (n == 1 or bool((ids[1:] != ids[:-1]).all())):
-            # one row per bin (distinct sorted values): nothing to add up
+        if n == width and (n < 2 or bool(np.all(ids[1:] != ids[:-1]))):
+            # one row per bin (distinct sorted ids filling lo..hi): nothing to add up
             for o, x in zip(outs, Xs, strict=True):
                 o[:, lo : hi + 1] += x
             return out
