@@ -461,7 +461,7 @@ def test_main_report_from_count_columns(tmp_path, capsys):
     [
         ("y:positive,y[a],a:m,a:sigma2\n1,2,0.5,0.1\n", "count columns .* not a mix"),
         ("y:positive,a:m,a:sigma2\n1,0.5,0.1\n", "give y:positive and y:total"),
-        ("y:positive,y:total,a:m,a:sigma2\n-1,2,0.5,0.1\n", "count column 'y:positive' must hold vote counts"),
+        ("y:positive,y:total,a:m,a:sigma2\n-1,2,0.5,0.1\n", "'y:positive' must hold vote counts"),
         ("y:positive,y:total,a:m,a:sigma2\n1.5,2,0.5,0.1\n", "count column 'y:positive' .* line 2"),
         ("y:positive,y:total,a:m,a:sigma2\n3,2,0.5,0.1\n", "positive"),
         ("y[a],y[b],a[a]:m,a[b]:m,a[a]:sigma2\n1,1,0.5,0.5,0.1\n", "no column 'a\\[b\\]:sigma2'"),
