@@ -398,7 +398,7 @@ class SecondOrderCalibratedClassifier(ClassifierMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Raw features (or the ensemble's scores for ``"precomputed"``).
         project : bool, default=True
-            k classes only. ``True``: rows on the simplex (see ``projection`` and, for
+            For k classes only. ``True``: rows on the simplex (see ``projection`` and, for
             ``"top_label"``, the Notes). ``False``: the calibrators' outputs themselves: the
             ``(n, k, 2)`` one-vs-rest scores (``"classwise"``, means not summing to 1), or the
             ``(n, 2)`` scores of each row's top class (``"top_label"``).

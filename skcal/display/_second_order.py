@@ -353,9 +353,9 @@ class SecondOrderDisplay:
         plot : bool, default=True
             Draw the display (``False`` only computes it; ``ax`` is then refused).
         pos_label : int, default=None
-            k-class scores: the class (column) whose one-vs-rest scores are shown.
+            For k-class scores: the class (column) whose one-vs-rest scores are shown.
         multiclass : {"classwise", "top_label"}, default="classwise"
-            k-class scores: ``"top_label"`` shows, per row, the class of largest raw ``m`` (in
+            For k-class scores: ``"top_label"`` shows, per row, the class of largest raw ``m`` (in
             both the raw and the recalibrated scores) instead of one class.
 
         Returns
@@ -440,8 +440,8 @@ class SecondOrderDisplay:
             Draw the display (``False`` only computes it; ``ax`` is then refused).
         pos_label : object, default=None
             A k-class ``SecondOrderCalibratedClassifier`` fitted with ``multiclass="classwise"``:
-            the class (one of ``classes_``) whose calibrator is shown. (One fitted with
-            ``multiclass="top_label"`` shows its top-label calibrator.)
+            the class (one of ``classes_``) whose calibrator is shown. One fitted with
+            ``multiclass="top_label"`` shows its top-label calibrator.
 
         Returns
         -------
