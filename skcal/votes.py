@@ -315,6 +315,7 @@ class VoteCounts:
             return _targets(self.counts.astype(np.float64), self.total.astype(np.float64)[:, None])
         return _targets(self.positive.astype(np.float64), self.total.astype(np.float64))
 
+    @validate_params({"column": [Integral, "array-like"]}, prefer_skip_nested_validation=True)
     def one_vs_rest(self, column):
         """Binary counts of one class against the others.
 
@@ -818,6 +819,7 @@ def check_class_votes(y, n_classes, *, name="snapshots", n_samples=None, min_vot
     return V
 
 
+@validate_params({"scores": "no_validation"}, prefer_skip_nested_validation=True)
 def class_scores_layout(scores):
     """The layout of k-class second-order scores: ``"classes"`` (``(n, k, 2)``), ``"flat"`` or None.
 
@@ -919,6 +921,7 @@ def check_class_scores(
     return S
 
 
+@validate_params({"scores": ["array-like"]}, prefer_skip_nested_validation=True)
 def flat_class_scores(scores):
     """``(n, k, 2)`` k-class scores in the transformer layout ``(n, 2k)`` (means, then variances).
 
