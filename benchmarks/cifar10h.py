@@ -54,6 +54,7 @@ Usage (from the repository root)::
 
     nice python -m benchmarks.cifar10h --repeats 20 --n-jobs 2   # full mode
     python -m benchmarks.cifar10h --quick                        # smoke run (2 repeats)
+    python -m benchmarks.cifar10h --tables benchmarks/results/cifar10h.json  # the page's tables
 """
 
 from __future__ import annotations
@@ -361,6 +362,110 @@ def plot_display(seed, X, counts, n_cal, path):
 
 
 # ----------------------------------------------------------------------------------------------
+# the results page's tables
+# ----------------------------------------------------------------------------------------------
+def _cell(x, digits=4):
+    return f"{x['mean']:.{digits}f} [{x['p2.5']:.{digits}f}, {x['p97.5']:.{digits}f}]"
+
+
+def _md(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+def tables(result):
+    """The results page's tables (Markdown) from a stored result, so no number is retyped."""
+    ce2, pooled = result["ce2"], result["ten_classes_pooled"]
+    out = {}
+    rows = [[t, *(_cell(ce2[t][p]["ce2"]) for p in PREDICTORS)] for t in TASKS]
+    rows.append(["10 classes (mean per repeat)", *(_cell(pooled["ce2"][p]) for p in PREDICTORS)])
+    out["ce2"] = _md(["task", *PREDICTORS], rows)
+    out["top_terms"] = _md(
+        ["term", *PREDICTORS],
+        [
+            [label, *(f"{ce2['top'][p][key]['mean']:.4f}" for p in PREDICTORS)]
+            for key, label in (
+                ("term1", "term1, mean abs(eta1 - m)"),
+                ("term2", "term2, mean abs(eta2 - (m^2 + sigma2))"),
+            )
+        ],
+    )
+    labels = [f"{int(100 * b)}%" for b in BUDGETS]
+    audit = result["audit_captured_fraction"]
+    out["audit_top"] = _md(
+        ["ranker", *labels], [[n, *(_cell(audit["top"][n][b], 3) for b in labels)] for n in RANKERS]
+    )
+    out["audit_pooled"] = _md(
+        ["ranker", *labels], [[n, *(_cell(pooled["audit"][n][b], 3) for b in labels)] for n in RANKERS]
+    )
+    out["audit_per_class_5"] = _md(
+        ["class", *RANKERS], [[t, *(f"{audit[t][n]['5%']['mean']:.3f}" for n in RANKERS)] for t in TASKS]
+    )
+    proj, targets = result["projection"], result["targets"]
+    rows = []
+    for name in CALIBRATORS:
+        none = proj[name]["none"]
+        rows.append(
+            [
+                name,
+                "none (one-vs-rest)",
+                _cell(none["classwise_ce2"]),
+                "",
+                "",
+                f"{none['ovr_log_loss']['mean']:.4f}",
+                f"{none['mean_abs_row_sum_minus_1']['mean']:.4f}",
+            ]
+        )
+        for rule in PROJECTIONS:
+            r = proj[name][rule]
+            rows.append(
+                [
+                    name,
+                    rule,
+                    _cell(r["classwise_ce2"]),
+                    _cell(r["top_label_ce2"]),
+                    f"{r['vote_log_loss']['mean']:.4f}",
+                    f"{r['ovr_log_loss']['mean']:.4f}",
+                    f"{r['mean_abs_change_of_m']['mean']:.4f}",
+                ]
+            )
+    out["projection"] = _md(
+        [
+            "calibrator",
+            "projection",
+            "classwise CE2",
+            "top-label CE2",
+            "vote log loss",
+            "one-vs-rest log loss",
+            "mean abs(row sum - 1) / mean abs change of m",
+        ],
+        rows,
+    )
+    rows = []
+    for key, v in targets["classwise"].items():
+        d = v["minus_best_per_class_mean"]
+        rows.append([key, _cell(v["value"]), f"{d['mean']:+.5f} +- {d['t90_halfwidth']:.5f}"])
+    out["targets_classwise"] = _md(
+        [
+            "classifier (calibrator, projection)",
+            "classwise CE2",
+            "minus best one-vs-rest per class (paired, t 90%)",
+        ],
+        rows,
+    )
+    out["targets_top_label"] = _md(
+        ["top-label classifier", "top-label CE2", "std over repeats"],
+        [[n, _cell(v), f"{v['std']:.4f}"] for n, v in targets["top_label"].items()],
+    )
+    best = targets["best_one_vs_rest_per_class"]
+    out["best_per_class"] = _md(
+        ["class", "best one-vs-rest calibrator", "its CE2"],
+        [[c, best[c], _cell(ce2[c][best[c]]["ce2"])] for c in CLASSES],
+    )
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
 def main(argv=None):
     from skcal import ensemble_moments
 
@@ -378,7 +483,16 @@ def main(argv=None):
     parser.add_argument(
         "--repeats", type=int, default=None, help="random calibration/evaluation splits (default 20)"
     )
+    parser.add_argument(
+        "--tables", type=Path, default=None, help="print the Markdown tables of a stored result"
+    )
     args = harness.parse_args(parser, argv)
+    if args.tables is not None:
+        import json
+
+        for name, table in tables(json.loads(args.tables.read_text())).items():
+            print(f"<!-- {name} -->\n{table}\n")
+        return None
     repeats = args.repeats or (2 if args.quick else 20)
     tag = "cifar10h_quick" if args.quick else "cifar10h"
 

@@ -1,6 +1,6 @@
 """Speed of the k-class second-order tools: fitting the 10-class classifier, and classwise CE2 at 1e6 rows.
 
-Two targets of issue 23, measured side by side in one run (the machine is shared):
+Two targets, measured side by side in one run (the machine is shared):
 
 1. **Fit time.** ``SecondOrderCalibratedClassifier`` on a 10-class ensemble, fitted on 5,000 rows
    with vote counts per class, against ten binary fits of the same classifier, one per

@@ -675,9 +675,11 @@ def ce2_details(
     **Rows with a single vote** (mixed data): ``t1 = a / c`` exists for every row, ``t2`` only for
     rows with ``c >= 2``. ``eta1_hat`` is then fitted on every row and ``eta2_hat`` on the rows
     with pairs only, each with its own degree (``"auto"`` counts that regression's rows), and
-    both averages of the plug-in run over every row. ``benchmarks/doubly_labelled.py`` measures
-    this rule's error against the number of rows with pairs (``docs/guide/crowd_labels.md``). At
-    least one row needs two votes.
+    both averages of the plug-in run over every row. ``benchmarks/mixed_labels.py`` measures this
+    rule's error against the number of rows with pairs (``docs/benchmarks/second_order_multiclass.md``):
+    on the experiment-6.2 problem (20,000 rows with one label, true CE2 0.214) the mean absolute
+    error is 0.022 with 100 doubly-labelled rows, 0.015 with 1,000 and 0.005 with 5,000, at most
+    that of the doubly-labelled rows alone at every count. At least one row needs two votes.
 
     Examples
     --------

@@ -107,7 +107,11 @@ def project_to_simplex(scores, *, method="renormalize"):
 
     Both keep the order of the classes within a row, leave a row that already sums to 1
     unchanged, and give rows on the simplex (non-negative, summing to 1 within ``1e-12``).
-    ``docs/benchmarks/cifar10h.md`` measures their effect on CE2 and on the log loss.
+    ``docs/benchmarks/cifar10h.md`` measures their effect on CE2 and on the log loss: on
+    CIFAR-10H with 1-D first-order calibrators per class, the classwise CE2 is 0.0086 unprojected,
+    0.0084 after ``"logit_shift"`` and 0.0102 after ``"renormalize"``, and the vote log loss
+    0.3221 against 0.3269; ``"logit_shift"`` is the better rule with every calibrator measured,
+    and the classifier's default.
 
     Parameters
     ----------

@@ -454,7 +454,8 @@ class VoteCounts:
 def _targets(a, c):
     """``t1 = a / c`` and ``t2 = a (a - 1) / (c (c - 1))`` (NaN where ``c < 2``), broadcast."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        t2 = np.where(c >= 2, a * (a - 1.0) / (c * np.maximum(c - 1.0, 1.0)), np.nan)
+        # max(a - 1, 0): a = 0 gives t2 = 0.0, not -0.0
+        t2 = np.where(c >= 2, a * np.maximum(a - 1.0, 0.0) / (c * np.maximum(c - 1.0, 1.0)), np.nan)
     return a / c, t2
 
 
@@ -608,7 +609,8 @@ def snapshot_targets(snapshots):
         c = obs.sum(axis=1).astype(np.float64)
         a = np.where(obs, Y, 0.0).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        t2 = np.where(c >= 2, a * (a - 1.0) / (c * np.maximum(c - 1.0, 1.0)), np.nan)
+        # max(a - 1, 0): a = 0 gives t2 = 0.0, not -0.0
+        t2 = np.where(c >= 2, a * np.maximum(a - 1.0, 0.0) / (c * np.maximum(c - 1.0, 1.0)), np.nan)
     return a / c, t2, c
 
 

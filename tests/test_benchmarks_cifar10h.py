@@ -81,3 +81,12 @@ def test_verify_skips_cifar10h_without_the_data(monkeypatch, capsys):
     assert verify.main(["cifar10h"]) == 0  # skipped, not failed
     out = capsys.readouterr().out
     assert "cifar10h: skipped, the data folder ../no-such-folder/cifar10h is absent" in out
+
+
+def test_the_results_page_tables_are_the_stored_result():
+    """Every table ``--tables`` prints from the stored full result is on docs/benchmarks/cifar10h.md."""
+    stored = REPO / "benchmarks" / "results" / "cifar10h.json"
+    page = (REPO / "docs" / "benchmarks" / "cifar10h.md").read_text(encoding="utf-8")
+    tables = cifar10h.tables(json.loads(stored.read_text(encoding="utf-8")))
+    missing = [name for name, table in tables.items() if table not in page]
+    assert not missing, f"tables not on the page as printed by --tables: {missing}"

@@ -388,3 +388,90 @@ def test_json_from_csv_has_smce_and_the_scdl_grid(tmp_path):
             "SCDL_m*": pytest.approx(curve.selected_scdl_m),
             "at_floor": curve.at_floor,
         }
+
+
+# ----------------------------------------------------------------------------------------------
+# vote-count columns: y:positive / y:total (binary) and y[CLASS] (per class)
+# ----------------------------------------------------------------------------------------------
+def _count_csvs(tmp_path, n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    classes = ["cat", "dog", "fox"]
+    M = rng.dirichlet(np.full(3, 2.0), n)
+    S2 = rng.uniform(0, 1, (n, 3)) * M * (1 - M) * 0.3
+    C = np.stack([rng.multinomial(int(t), p) for t, p in zip(rng.integers(2, 6, n), M, strict=True)])
+    head = [f"y[{c}]" for c in classes] + [f"ens[{c}]:{x}" for x in ("m", "sigma2") for c in classes]
+    rows = [",".join([*map(str, C[i]), *(f"{v:.8f}" for v in (*M[i], *S2[i]))]) for i in range(n)]
+    k_path = _write(tmp_path, "\n".join([",".join(head), *rows]) + "\n", "k.csv")
+    rows = [f"{C[i, 0]},{C[i].sum()},{M[i, 0]:.8f},{S2[i, 0]:.8f}" for i in range(n)]
+    b_path = _write(tmp_path, "\n".join(["y:positive,y:total,ens:m,ens:sigma2", *rows]) + "\n", "b.csv")
+    return k_path, b_path, C, np.round(M, 8), np.round(S2, 8)
+
+
+def test_read_count_columns(tmp_path):
+    from skcal import VoteCounts
+
+    k_path, b_path, C, M, S2 = _count_csvs(tmp_path)
+    votes, preds = read_predictions_csv(k_path)
+    assert isinstance(votes, VoteCounts) and votes.classes.tolist() == ["cat", "dog", "fox"]
+    np.testing.assert_array_equal(votes.counts, C)
+    np.testing.assert_array_equal(votes.total, C.sum(axis=1))
+    assert preds["ens"].shape == (200, 3, 2)
+    np.testing.assert_allclose(preds["ens"][..., 0], M)
+    np.testing.assert_allclose(preds["ens"][..., 1], S2)
+    votes, preds = read_predictions_csv(b_path)
+    np.testing.assert_array_equal(votes.positive, C[:, 0])
+    np.testing.assert_array_equal(votes.total, C.sum(axis=1))
+    np.testing.assert_allclose(preds["ens"], np.column_stack([M[:, 0], S2[:, 0]]))
+    # the class columns may come in any order: they are read by name
+    import pandas as pd
+
+    df = pd.read_csv(k_path)
+    df[["y[fox]", "y[cat]", "y[dog]", *df.columns[3:]]].to_csv(tmp_path / "r.csv", index=False)
+    again, _ = read_predictions_csv(str(tmp_path / "r.csv"))
+    assert again.classes.tolist() == ["fox", "cat", "dog"]
+    np.testing.assert_array_equal(again.counts, C[:, [2, 0, 1]])
+
+
+def test_main_report_from_count_columns(tmp_path, capsys):
+    import json
+
+    from skcal import CalibrationReport, VoteCounts
+
+    k_path, b_path, C, M, S2 = _count_csvs(tmp_path)
+    common = ["--n-bootstrap", "5", "--n-resamples", "20", "-q", "--format", "json"]
+    cases = [
+        (k_path, "second-order (k classes)", VoteCounts(counts=C), np.stack([M, S2], axis=2)),
+        (b_path, "second-order", VoteCounts(C[:, 0], C.sum(axis=1)), np.column_stack([M[:, 0], S2[:, 0]])),
+    ]
+    for path, kind, votes, scores in cases:
+        out = tmp_path / "r.json"
+        assert main(["report", path, *common, "--out", str(out)]) == 0
+        doc = json.loads(out.read_text(encoding="utf-8"))
+        assert doc["kind"] == kind and doc["models"] == ["ens"]
+        # the same numbers as the report built in Python from the counts and the scores
+        rep = CalibrationReport.from_predictions(votes, {"ens": scores}, n_bootstrap=5, random_state=0)
+        for row in doc["results"]:
+            assert row["value"] == pytest.approx(rep.table[row["metric"]]["value"]["ens"], rel=1e-12)
+        assert {r["metric"] for r in doc["results"]} >= (
+            {"ce2_classwise", "ce2_top_label"} if kind != "second-order" else {"ce2"}
+        )
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("y:positive,y[a],a:m,a:sigma2\n1,2,0.5,0.1\n", "count columns .* not a mix"),
+        ("y:positive,a:m,a:sigma2\n1,0.5,0.1\n", "give y:positive and y:total"),
+        ("y:positive,y:total,a:m,a:sigma2\n-1,2,0.5,0.1\n", "'y:positive' must hold vote counts"),
+        ("y:positive,y:total,a:m,a:sigma2\n1.5,2,0.5,0.1\n", "count column 'y:positive' .* line 2"),
+        ("y:positive,y:total,a:m,a:sigma2\n3,2,0.5,0.1\n", "positive"),
+        ("y[a],y[b],a[a]:m,a[b]:m,a[a]:sigma2\n1,1,0.5,0.5,0.1\n", "no column 'a\\[b\\]:sigma2'"),
+        ("y[a],y[b],a:m,a:sigma2\n1,1,0.5,0.1\n", "no column 'a\\[a\\]:m'"),
+        ("y[a],y[b]\n1,1\n", "no model columns"),
+        ("y,y[a],y[b],a:m,a:sigma2\n1,1,1,0.5,0.1\n", "both vote-count columns"),
+        ("y[a],y[b],a[a]:m,a[b]:m,a[a]:sigma2,a[b]:sigma2\n1,1,1.5,0.5,0.1,0.1\n", "a\\[a\\]:m"),
+    ],
+)
+def test_count_columns_errors(tmp_path, text, match):
+    with pytest.raises(CSVFormatError, match=match):
+        read_predictions_csv(_write(tmp_path, text))

@@ -490,3 +490,18 @@ def _frozen_three_class_ensemble():
 )
 def test_sklearn_compatible_k_classes(estimator, check):
     check(estimator)
+
+
+def test_two_class_counts_reproduce_the_binary_classifier_exactly(problem, fitted):
+    # k = 2 through the k-class input (per-class counts) is the binary classifier, bit for bit
+    X, y, f, ens, votes = problem
+    cal, ev = np.arange(1000, 3000), np.arange(3000, 3500)
+    C = np.column_stack([votes.total - votes.positive, votes.positive])
+    two = SecondOrderCalibratedClassifier(FrozenEstimator(ens), degree=4, random_state=0)
+    two.fit(X[cal], VoteCounts(counts=C[cal]))
+    binary = SecondOrderCalibratedClassifier(FrozenEstimator(ens), degree=4, random_state=0)
+    binary.fit(X[cal], votes[cal])
+    np.testing.assert_array_equal(two.predict_proba(X[ev]), binary.predict_proba(X[ev]))
+    np.testing.assert_array_equal(two.predict_second_order(X[ev]), binary.predict_second_order(X[ev]))
+    np.testing.assert_array_equal(two.calibrator_.coef_, binary.calibrator_.coef_)
+    assert two.predict_second_order(X[ev]).shape == (500, 2)  # the binary (m, sigma2), no class axis

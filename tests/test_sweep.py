@@ -31,6 +31,7 @@ import contextlib
 import inspect
 import math
 import pickle
+import re
 import signal
 import threading
 import warnings
@@ -41,6 +42,7 @@ import numpy as np
 import pytest
 
 import skcal
+import skcal.platt
 from skcal.scorers import SCORER_TABLE
 
 #: seconds one case may take (absurd sizes must be refused, not computed)
@@ -70,13 +72,20 @@ VOTES_TOTAL = _rng.randint(2, 6, N).astype(float)
 VOTES_POS = np.floor(_rng.uniform(0, 1, N) * (VOTES_TOTAL + 1)).clip(0, VOTES_TOTAL)
 
 
-def _fitted_classifiers():
+# k classes: per-class vote counts, (n, k, 2) scores and a fitted 3-class ensemble
+COUNTS3 = _rng.multinomial(4, np.full(3, 1 / 3), size=N)
+_M3 = _rng.dirichlet(np.ones(3), size=N)
+SCORES3 = np.stack([_M3, _rng.uniform(0, 1, (N, 3)) * _M3 * (1 - _M3)], axis=2)
+
+
+def _fitted_classifiers(y=Y01, Cs=(0.1, 1.0, 10.0)):
     from sklearn.linear_model import LogisticRegression
 
-    return [LogisticRegression(C=c).fit(X3, Y01) for c in (0.1, 1.0, 10.0)]
+    return [LogisticRegression(C=c).fit(X3, y) for c in Cs]
 
 
 MEMBERS = _fitted_classifiers()
+MEMBERS3 = _fitted_classifiers(Y3, (0.1, 10.0))
 
 
 @dataclass
@@ -532,6 +541,63 @@ CASES: dict[str, Entry] = {
         options=("method", "basis"),
         none_ok=("sample_weight", "cv", "random_state", "alphas"),
     ),
+    # the k-class forms of the second-order tools (a variant key "NAME[form]" of a public NAME)
+    "VoteCounts[counts]": Entry(
+        lambda counts: skcal.VoteCounts(counts=counts),
+        {"counts": COUNTS3},
+        arrays={"counts": "numeric"},
+        samples=("counts",),
+    ),
+    "ensemble_moments[classes]": Entry(
+        skcal.ensemble_moments,
+        {"probas": np.stack([m.predict_proba(X3) for m in MEMBERS3]), "layout": "classes"},
+        arrays={"probas": "numeric"},
+        options=("layout",),
+        single_row="work",
+    ),
+    "ce2_score[classwise]": Entry(
+        lambda counts, scores, **kw: skcal.ce2_score(skcal.VoteCounts(counts=counts), scores, **kw),
+        {"counts": COUNTS3, "scores": SCORES3, "multiclass": "classwise", "average": "macro"},
+        arrays={"counts": "numeric", "scores": "numeric"},
+        samples=("counts", "scores"),
+        ints={"degree": 10**5},
+        floats=("alpha", "bandwidth"),
+        options=("multiclass", "average", "basis"),
+    ),
+    "ce2_details[top_label]": Entry(
+        skcal.ce2_details,
+        {"snapshots": np.column_stack([Y3, Y3[::-1]]), "scores": SCORES3, "multiclass": "top_label"},
+        arrays={"snapshots": "votes", "scores": "numeric"},
+        samples=("snapshots", "scores"),
+        ints={"degree": 10**5},
+        floats=("alpha", "bandwidth"),
+        options=("multiclass", "basis"),
+    ),
+    "ce1_score[classwise]": Entry(
+        skcal.ce1_score,
+        {"y_true": Y3, "scores": SCORES3, "multiclass": "classwise"},
+        arrays={"y_true": "labels", "scores": "numeric"},
+        samples=("y_true", "scores"),
+        ints={"degree": 10**5},
+        floats=("alpha", "bandwidth"),
+        options=("multiclass", "average"),
+    ),
+    "SecondOrderCalibratedClassifier[k classes]": Entry(  # bad counts: see "VoteCounts[counts]"
+        lambda X, y, **p: skcal.SecondOrderCalibratedClassifier(MEMBERS3, **p).fit(X, y).predict_proba(X),
+        {"X": X3, "y": skcal.VoteCounts(counts=COUNTS3), "degree": 2, "random_state": 0},
+        arrays={"X": "features"},
+        samples=("X",),
+        floats=("bandwidth", "alpha"),
+        options=("basis", "multiclass", "projection"),
+    ),
+    "platt.project_to_simplex": Entry(
+        skcal.platt.project_to_simplex,
+        {"scores": SCORES3},
+        arrays={"scores": "numeric"},
+        samples=("scores",),
+        options=("method",),
+        single_row="work",
+    ),
     # reports and displays
     "CalibrationReport.from_predictions": Entry(
         _report,
@@ -576,6 +642,9 @@ CASES: dict[str, Entry] = {
     ),
     "get_skcal_scorer_names": Entry(skcal.get_skcal_scorer_names, {}),
 }
+
+#: public functions of a submodule (not in ``skcal.__all__``) that the sweep covers too
+SUBMODULE_ENTRIES = ("platt.project_to_simplex",)
 
 #: public classes that are results, not entry points (built by the functions above)
 NOT_CALLED = {
@@ -882,7 +951,7 @@ def test_every_public_callable_has_a_sweep_entry():
         "tests/test_sweep.py (how to call it with valid data, which arguments are arrays and "
         "which are parameters), or, for a result class, to NOT_CALLED."
     )
-    stale = [k for k in CASES if k not in required_entries()]
+    stale = [k for k in CASES if k.split("[")[0] not in required_entries() and k not in SUBMODULE_ENTRIES]
     assert not stale, f"sweep entries for names that are not public: {stale}"
 
 
@@ -1042,3 +1111,32 @@ def test_truthful_decomposition_n_draws_auto():
     for bad in ("Auto", "auto ", "", "20000"):
         with pytest.raises(ValueError, match="n_draws"):
             skcal.truthful_decomposition(Q, Q, n_draws=bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# the command line's vote-count columns: every bad value names its column and its line
+# ---------------------------------------------------------------------------------------------
+_COUNT_FILES = {
+    "binary": (["y:positive", "y:total"], ["m:m", "m:sigma2"]),
+    "per_class": (["y[a]", "y[b]", "y[c]"], [f"m[{c}]:{x}" for x in ("m", "sigma2") for c in "abc"]),
+}
+
+
+@pytest.mark.parametrize("form", sorted(_COUNT_FILES))
+@pytest.mark.parametrize("bad", ["complex", "string", "empty", "nan", "inf", "negative", "fraction"])
+def test_cli_count_columns_bad_values(tmp_path, form, bad):
+    from skcal.cli import CSVFormatError, read_predictions_csv
+
+    count_cols, model_cols = _COUNT_FILES[form]
+    value = {"complex": "1+2j", "string": "two", "empty": "", "nan": "nan", "inf": "inf"}
+    value |= {"negative": "-1", "fraction": "0.5"}
+    for j, col in enumerate(count_cols):
+        counts = [["1", "3"][i % 2] if form == "binary" else "1" for i in range(len(count_cols))]
+        rows = [",".join(counts + ["0.3"] * (len(model_cols) // 2) + ["0.01"] * (len(model_cols) // 2))] * 4
+        bad_row = rows[0].split(",")
+        bad_row[j] = value[bad]
+        rows[2] = ",".join(bad_row)
+        path = tmp_path / f"{form}-{j}.csv"
+        path.write_text("\n".join([",".join(count_cols + model_cols), *rows]) + "\n", encoding="utf-8")
+        with pytest.raises(CSVFormatError, match=rf"{re.escape(col)}.*line 4|line 4.*{re.escape(col)}"):
+            read_predictions_csv(str(path))
