@@ -8,8 +8,10 @@ is constructed). The constraints that recur are defined once here, so that the s
 checked by the same rule, with the same message, everywhere. Array contents (NaN, ranges,
 shapes) are checked by :mod:`skcal._validation`; sizes that depend on the data (for example a
 number of bins against the sample size) are checked in the function, which names the bound.
+The command-line options that recur take their argparse types from here too.
 """
 
+import argparse
 import os
 from numbers import Integral, Real
 
@@ -18,6 +20,7 @@ import numpy as np
 from skcal._compat import HasMethods, Interval, StrOptions, validate_parameter_constraints
 
 __all__ = [
+    "open_unit_interval",
     "ALPHA",
     "ARRAY",
     "BASES",
@@ -221,3 +224,20 @@ OUTPUT_PATH = [str, os.PathLike, None]
 JSON_INDENT = [StrictInterval(Integral, 0, None, closed="left"), None]
 
 BINARY_INPUTS = {"y_true": ARRAY, "y_prob": ARRAY, "sample_weight": SAMPLE_WEIGHT, "pos_label": POS_LABEL}
+
+
+def open_unit_interval(text):
+    """An argparse type: a number in (0, 1), such as a confidence level or a false-alarm level.
+
+    Examples
+    --------
+    >>> open_unit_interval("0.05")
+    0.05
+    """
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
+    if not 0.0 < v < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {v}")
+    return v

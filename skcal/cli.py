@@ -37,6 +37,7 @@ import pandas as pd
 
 from skcal import __version__, _io
 from skcal._compat import validate_params
+from skcal._constraints import open_unit_interval
 from skcal._demo import run_demo
 from skcal.monitor._cli import add_parser as add_monitor_parser
 from skcal.monitor._cli import run as run_monitor
@@ -491,16 +492,6 @@ def _positive_float(text):
     return v
 
 
-def _confidence(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
-    if not 0.0 < v < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {v}")
-    return v
-
-
 def _add_common(p):
     p.add_argument(
         "--format",
@@ -543,7 +534,7 @@ def _add_common(p):
         ),
     )
     p.add_argument(
-        "--confidence", type=_confidence, default=0.9, help="interval coverage (default: %(default)s)"
+        "--confidence", type=open_unit_interval, default=0.9, help="interval coverage (default: %(default)s)"
     )
     p.add_argument(
         "--n-jobs",

@@ -42,81 +42,11 @@ from skcal._compat import validate_params
 from skcal._constraints import BINARY_INPUTS
 from skcal._validation import check_binary_probabilities
 
+# the solver lives beside the statistics (which solve many problems at once, for the bootstrap);
+# the measure solves one
+from skcal.stats._lipschitz import smce_from_sorted
+
 __all__ = ["smooth_calibration_error"]
-
-
-def _isotonic_l1_cost(x, w):
-    """Minimum of ``sum_i w_i |x_i - v_i|`` over non-decreasing ``v`` (``w > 0``), vectorised.
-
-    Recursive partitioning (Stout 2013, "Isotonic regression via partitioning"): a segment of
-    indices whose solution values lie in the distinct values ``vals[lo..hi]`` is split at
-    ``mid = (lo + hi) // 2`` by the best two-level fit with levels ``vals[mid] < vals[mid + 1]``,
-    which puts a prefix of the segment at the lower level; the prefix keeps ``vals[lo..mid]`` and
-    the rest ``vals[mid + 1..hi]``. A segment with one admissible value is finished.
-    """
-    vals, rank = np.unique(x, return_inverse=True)
-    rank = rank.ravel()
-    if vals.size == 1:
-        return float(w @ np.abs(x - vals[0]))
-    cost = 0.0
-    # Active elements (in index order) and the segments they form.
-    er, ew, ex = rank, w, x
-    seg_start = np.array([0], dtype=np.intp)
-    seg_lo = np.array([0], dtype=np.intp)
-    seg_hi = np.array([vals.size - 1], dtype=np.intp)
-    while er.size:
-        n_act = er.size
-        seg_len = np.diff(np.append(seg_start, n_act))
-        seg_id = np.repeat(np.arange(seg_start.size), seg_len)
-        mid = (seg_lo + seg_hi) // 2
-        upper = er > mid[seg_id]
-        # Cost of putting the first k elements of a segment at the lower level, up to a constant:
-        # the prefix sums of w * (+1 if the element prefers the upper level else -1).
-        z = np.where(upper, ew, -ew)
-        C = np.cumsum(z)
-        rel = C - (C[seg_start] - z[seg_start])[seg_id]
-        seg_min = np.minimum.reduceat(rel, seg_start)
-        # First position attaining the segment minimum (k >= 1), or k = 0 (empty prefix) when
-        # no prefix has a negative sum.
-        pos = np.arange(n_act)
-        at_min = np.where(rel == seg_min[seg_id], pos, n_act)
-        first = np.minimum.reduceat(at_min, seg_start)
-        k = np.where(seg_min < 0, first - seg_start + 1, 0)
-        # Children, interleaved in index order: (prefix, lower values), (rest, upper values).
-        child_start = np.column_stack([seg_start, seg_start + k]).ravel()
-        child_len = np.column_stack([k, seg_len - k]).ravel()
-        child_lo = np.column_stack([seg_lo, mid + 1]).ravel()
-        child_hi = np.column_stack([mid, seg_hi]).ravel()
-        done = child_lo == child_hi
-        # Finished children: every element takes the single admissible value.
-        child_of = np.repeat(np.arange(child_start.size), child_len)
-        elem_done = done[child_of]
-        if elem_done.any():
-            v = vals[child_lo[child_of[elem_done]]]
-            cost += float(ew[elem_done] @ np.abs(ex[elem_done] - v))
-        keep_child = (~done) & (child_len > 0)
-        keep_elem = ~elem_done
-        er, ew, ex = er[keep_elem], ew[keep_elem], ex[keep_elem]
-        kept_len = child_len[keep_child]
-        seg_start = np.concatenate([[0], np.cumsum(kept_len)[:-1]]).astype(np.intp)
-        seg_lo, seg_hi = child_lo[keep_child], child_hi[keep_child]
-    return cost
-
-
-def _smce_from_sorted(r, p):
-    """smCE of merged residuals ``r`` (already divided by the total weight) at sorted distinct ``p``."""
-    R = np.cumsum(r)
-    Rn = float(R[-1])
-    if r.shape[0] == 1:
-        return abs(Rn)
-    d = np.diff(p)
-    lo, hi = min(0.0, Rn), max(0.0, Rn)
-    inner = R[:-1]
-    x = np.clip(inner, lo, hi)
-    value = abs(Rn) + float(d @ np.abs(inner - x))
-    if hi > lo:
-        value += _isotonic_l1_cost(x if Rn > 0 else -x, d)
-    return value
 
 
 @validate_params(BINARY_INPUTS, prefer_skip_nested_validation=True)
@@ -170,4 +100,4 @@ def smooth_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=No
     total = float(p.shape[0]) if w is None else float(w.sum())
     values, inverse = np.unique(p, return_inverse=True)
     r = np.bincount(inverse.ravel(), weights=resid, minlength=values.size) / total
-    return _smce_from_sorted(r, values)
+    return smce_from_sorted(r, values)

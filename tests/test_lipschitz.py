@@ -10,7 +10,9 @@ from scipy.optimize import linprog
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skcal.cutoff import cutoff_calibration_error
-from skcal.lipschitz import _isotonic_l1_cost, _smce_from_sorted, smooth_calibration_error
+from skcal.lipschitz import smooth_calibration_error
+from skcal.stats._lipschitz import isotonic_l1_costs as _isotonic_l1_cost
+from skcal.stats._lipschitz import smce_from_sorted as _smce_from_sorted
 
 
 def merged(y, p, w=None):

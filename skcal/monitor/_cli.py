@@ -20,6 +20,7 @@ import tempfile
 import numpy as np
 import pandas as pd
 
+from skcal._constraints import open_unit_interval
 from skcal.monitor._monitor import CalibrationMonitor
 from skcal.monitor._page import render_html
 
@@ -49,16 +50,6 @@ exists (LOG then holds the new rows only: earlier times are an error) and saves 
 example:
   skcal monitor logs/ --time ts --out monitor.html --state monitor.json
 """
-
-
-def _probability(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
-    if not 0.0 < v < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {v}")
-    return v
 
 
 def _count(text):
@@ -128,7 +119,10 @@ def add_parser(subparsers):
         help="resume from FILE when it exists, and save the monitor there (JSON)",
     )
     p.add_argument(
-        "--alpha", type=_probability, default=None, help="false-alarm level (default: 0.05, or the state's)"
+        "--alpha",
+        type=open_unit_interval,
+        default=None,
+        help="false-alarm level (default: 0.05, or the state's)",
     )
     p.add_argument(
         "--mode",
