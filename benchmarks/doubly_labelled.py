@@ -164,13 +164,10 @@ def main(argv=None):
     return payload
 
 
-def plot(payload, cfg, path):
+def plot_error_curves(payload, labels, title, path, *, legend_fontsize=8):
+    """|CE2_hat - CE2| against n2 (log-log, mean with its 90% t-interval) for each estimate in ``labels``."""
     n2 = np.asarray(payload["n2"])
     fig, ax = harness.subplots(figsize=(6.4, 4.4))
-    labels = {
-        "doubly_only": "ce2_score on the doubly-labelled rows only",
-        "hybrid": "hybrid: eta1 from all N single labels, eta2 from the n2 pairs",
-    }
     for est, lab in labels.items():
         s = payload["summary"][est]
         mean, half = np.asarray(s["abs_error_mean"]), np.asarray(s["abs_error_t90_halfwidth"])
@@ -179,13 +176,21 @@ def plot(payload, cfg, path):
     ax.set_yscale("log")
     ax.set_xlabel("number of doubly-labelled rows n2")
     ax.set_ylabel("|CE2_hat - CE2| (mean, 90% t-interval)")
-    ax.set_title(
-        f"Experiment 6.2 problem, N = {cfg['n_total']} rows, {cfg['n_seeds']} seeds; true CE2 = "
-        f"{payload['ground_truth']['ce2']:.3f}",
-        fontsize=9,
-    )
-    ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=legend_fontsize)
     harness.save_figure(fig, path)
+
+
+def plot(payload, cfg, path):
+    labels = {
+        "doubly_only": "ce2_score on the doubly-labelled rows only",
+        "hybrid": "hybrid: eta1 from all N single labels, eta2 from the n2 pairs",
+    }
+    title = (
+        f"Experiment 6.2 problem, N = {cfg['n_total']} rows, {cfg['n_seeds']} seeds; true CE2 = "
+        f"{payload['ground_truth']['ce2']:.3f}"
+    )
+    plot_error_curves(payload, labels, title, path)
 
 
 if __name__ == "__main__":

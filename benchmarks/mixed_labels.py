@@ -34,7 +34,7 @@ from benchmarks._mixture_problem import (
     qmc_fields,
     small_data_ensemble,
 )
-from benchmarks.doubly_labelled import ALPHA, H
+from benchmarks.doubly_labelled import ALPHA, H, plot_error_curves
 from benchmarks.doubly_labelled import one_seed as doubly_labelled_seed
 
 ESTIMATES = ("mixed", "doubly_only", "hybrid")
@@ -138,28 +138,16 @@ def main(argv=None):
 
 
 def plot(payload, cfg, path):
-    n2 = np.asarray(payload["n2"])
-    fig, ax = harness.subplots(figsize=(6.4, 4.4))
     labels = {
         "mixed": "ce2_score on the mixed counts (eta1: all rows, eta2: pairs)",
         "doubly_only": "ce2_score on the doubly-labelled rows only",
         "hybrid": "hybrid of doubly_labelled.py (eta1 from the first label of every row)",
     }
-    for est, lab in labels.items():
-        s = payload["summary"][est]
-        mean, half = np.asarray(s["abs_error_mean"]), np.asarray(s["abs_error_t90_halfwidth"])
-        ax.errorbar(n2, mean, yerr=half, marker="o", capsize=3, label=lab)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("number of doubly-labelled rows n2")
-    ax.set_ylabel("|CE2_hat - CE2| (mean, 90% t-interval)")
-    ax.set_title(
+    title = (
         f"Mixed labels, N = {cfg['n_total']} rows, {cfg['n_seeds']} seeds; true CE2 = "
-        f"{payload['ground_truth']['ce2']:.3f}",
-        fontsize=9,
+        f"{payload['ground_truth']['ce2']:.3f}"
     )
-    ax.legend(fontsize=7)
-    harness.save_figure(fig, path)
+    plot_error_curves(payload, labels, title, path, legend_fontsize=7)
 
 
 if __name__ == "__main__":
