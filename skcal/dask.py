@@ -53,7 +53,6 @@ from skcal._constraints import (
 from skcal._io import file_format, list_files, read_columns
 from skcal.chebyshev import auto_degree, check_auto_sample_size
 from skcal.platt import SecondOrderPlattCalibrator
-from skcal.report._compute import ReportSettings
 from skcal.report._outofcore import (
     EXACT_ROWS,
     REPORT_CONSTRAINTS,
@@ -980,27 +979,24 @@ def calibration_report_dask(
         raise ValueError(f"models: no column {missing[0]!r} in the data (its columns: {columns}).")
     if not models:
         raise ValueError("models: the data hold no probability column besides y.")
-    settings = ReportSettings(
-        n_bootstrap=int(n_bootstrap),
-        confidence_level=float(confidence_level),
-        interval_method=interval_method,
-        n_bins=n_bins,
-        strategy=strategy,
-        test_calibration=bool(test_calibration),
-        n_resamples=int(n_resamples),
-        random_state=random_state,
-    )
     frame = df[[y, *models]]
     parts = list(frame.to_delayed())
     # the lengths of the very partitions the passes read (a column projection may regroup them)
     lengths = dask.compute(*[dask.delayed(len)(part) for part in parts], scheduler=scheduler)
     lengths = np.asarray(lengths, dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    plan = OutOfCorePlan(
+    plan = OutOfCorePlan.from_options(
         int(lengths.sum()),
         models,
         metrics,
-        settings,
+        n_bootstrap=n_bootstrap,
+        confidence_level=confidence_level,
+        interval_method=interval_method,
+        n_bins=n_bins,
+        strategy=strategy,
+        test_calibration=test_calibration,
+        n_resamples=n_resamples,
+        random_state=random_state,
         pos_label=pos_label,
         exact_rows=exact_rows,
         sample_rows=sample_rows,

@@ -282,6 +282,48 @@ class OutOfCorePlan:
         block = max(1, int(replicate_block))
         self.blocks = tuple((r0, min(block, B - r0)) for r0 in range(0, B, block))
 
+
+    @classmethod
+    def from_options(
+        cls,
+        n_samples,
+        model_names,
+        metrics,
+        *,
+        n_bootstrap,
+        confidence_level,
+        interval_method,
+        n_bins,
+        strategy,
+        test_calibration,
+        n_resamples,
+        random_state,
+        pos_label,
+        exact_rows,
+        sample_rows,
+        replicate_block,
+    ):
+        """The plan of the report options the public functions take (their settings built here)."""
+        settings = ReportSettings(
+            n_bootstrap=int(n_bootstrap),
+            confidence_level=float(confidence_level),
+            interval_method=interval_method,
+            n_bins=n_bins,
+            strategy=strategy,
+            test_calibration=bool(test_calibration),
+            n_resamples=int(n_resamples),
+            random_state=random_state,
+        )
+        return cls(
+            n_samples,
+            model_names,
+            metrics,
+            settings,
+            pos_label=pos_label,
+            exact_rows=exact_rows,
+            sample_rows=sample_rows,
+            replicate_block=replicate_block,
+        )
     def passes(self):
         """The passes over the data: ``(replicate block index or None, whether it computes the values)``.
 
@@ -656,21 +698,18 @@ def report_from_batches(
     (1, 40)
     """
     started = time.perf_counter()
-    settings = ReportSettings(
-        n_bootstrap=int(n_bootstrap),
-        confidence_level=float(confidence_level),
-        interval_method=interval_method,
-        n_bins=n_bins,
-        strategy=strategy,
-        test_calibration=bool(test_calibration),
-        n_resamples=int(n_resamples),
-        random_state=random_state,
-    )
-    plan = OutOfCorePlan(
+    plan = OutOfCorePlan.from_options(
         n_samples,
         models,
         metrics,
-        settings,
+        n_bootstrap=n_bootstrap,
+        confidence_level=confidence_level,
+        interval_method=interval_method,
+        n_bins=n_bins,
+        strategy=strategy,
+        test_calibration=test_calibration,
+        n_resamples=n_resamples,
+        random_state=random_state,
         pos_label=pos_label,
         exact_rows=exact_rows,
         sample_rows=sample_rows,
