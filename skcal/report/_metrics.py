@@ -25,7 +25,7 @@ import numpy as np
 from sklearn.metrics import accuracy_score, brier_score_loss, log_loss, roc_auc_score
 
 from skcal.binned_ece import binned_ece
-from skcal.binning import column_bin_ids
+from skcal.binning import rank_to_bin
 from skcal.cutoff import cutoff_calibration_error
 from skcal.lipschitz import smooth_calibration_error
 from skcal.scdl import scdl_curve, scdl_score
@@ -151,9 +151,10 @@ def quantile_bin_thresholds(values, n_bins):
     n = values.shape[0]
     if n < n_bins:
         return None
-    ids = column_bin_ids(np.ascontiguousarray(values), int(n_bins), "quantile", "values")
+    # the quantile rule's id of the row at each position of the stable order (one sort, no
+    # second pass of the linear-time rule over the same values)
     order = np.argsort(values, kind="stable")
-    ranked = ids[order]
+    ranked = rank_to_bin(np.arange(n), n, int(n_bins))
     starts = np.flatnonzero(ranked[1:] != ranked[:-1]) + 1
     if starts.size != n_bins - 1:
         return None
