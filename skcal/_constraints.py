@@ -66,6 +66,7 @@ __all__ = [
     "StrictInterval",
 ]
 
+
 class StrictInterval(Interval):
     """An ``Interval`` that, unlike scikit-learn's, rejects booleans for numeric types.
 

@@ -27,6 +27,7 @@ LAYERS = {
         "skcal.binning",
         "skcal._classwise_kernel",
         "skcal._resampling_kernel",
+        "skcal._replicate_kernel",
         "skcal.datasets",
         "skcal._plotting",
     ],
@@ -196,8 +197,10 @@ def test_no_import_circle():
 
 
 def test_function_level_imports_only_keep_optional_dependencies_optional():
-    pattern = re.compile(r"#.*optional.*\b(" + "|".join(OPTIONAL) + r")\b|#.*\b(" + "|".join(OPTIONAL)
-                         + r")\b.*optional", re.IGNORECASE)
+    pattern = re.compile(
+        r"#.*optional.*\b(" + "|".join(OPTIONAL) + r")\b|#.*\b(" + "|".join(OPTIONAL) + r")\b.*optional",
+        re.IGNORECASE,
+    )
     bad = []
     for a, b, line, inner, lines in IMPORTS:
         if not inner:

@@ -282,7 +282,6 @@ class OutOfCorePlan:
         block = max(1, int(replicate_block))
         self.blocks = tuple((r0, min(block, B - r0)) for r0 in range(0, B, block))
 
-
     @classmethod
     def from_options(
         cls,
@@ -324,6 +323,7 @@ class OutOfCorePlan:
             sample_rows=sample_rows,
             replicate_block=replicate_block,
         )
+
     def passes(self):
         """The passes over the data: ``(replicate block index or None, whether it computes the values)``.
 

@@ -1,0 +1,81 @@
+"""The compiled walk of the replicates' running sums (skcal/_replicate_kernel.py) and its numpy path."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from skcal.stats import _cutoff
+from skcal.stats._cutoff import replicate_running_extremes, replicate_running_sum_error
+
+kernel = pytest.importorskip(
+    "skcal._replicate_kernel", reason="the compiled walk needs numba (the fast extra)"
+)
+
+
+def _direct(A):
+    S = np.cumsum(A, axis=0)
+    return S.max(axis=0), S.min(axis=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    arrays(
+        np.float64,
+        st.tuples(st.integers(1, 300), st.integers(1, 9)),
+        elements=st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False),
+    )
+)
+def test_both_paths_equal_the_cumulative_sum(A):
+    hi, lo = _direct(A)
+    kh, kl = kernel.running_sum_extremes(np.ascontiguousarray(A))
+    # the compiled walk adds in row order, as numpy's cumsum does: the same numbers bit for bit
+    np.testing.assert_array_equal(kh, hi)
+    np.testing.assert_array_equal(kl, lo)
+    nh, nl = replicate_running_extremes(A, use_kernel=False)
+    scale = np.abs(A).sum(axis=0) + 1.0
+    np.testing.assert_allclose(nh, hi, rtol=0, atol=1e-12 * scale.max())
+    np.testing.assert_allclose(nl, lo, rtol=0, atol=1e-12 * scale.max())
+
+
+def test_tiles_of_the_numpy_path_carry_the_running_sum():
+    # a walk longer than one numpy tile (2^16 / R values), whose extremes lie in a later tile
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((70_000, 2)) + np.array([0.01, -0.01])
+    hi, lo = _direct(A)
+    nh, nl = replicate_running_extremes(A, use_kernel=False)
+    np.testing.assert_allclose(nh, hi, rtol=1e-12)
+    np.testing.assert_allclose(nl, lo, rtol=1e-12)
+    assert replicate_running_extremes(A[:, :1].copy(), use_kernel=False)[0].shape == (1,)
+
+
+def test_non_contiguous_and_float32_input_is_read_correctly():
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((50, 6))
+    hi, lo = _direct(A[:, ::2])
+    kh, kl = replicate_running_extremes(A[:, ::2], use_kernel=True)
+    np.testing.assert_array_equal(kh, hi)
+    np.testing.assert_array_equal(kl, lo)
+    A32 = A.astype(np.float32)
+    kh, _ = replicate_running_extremes(A32, use_kernel=True)
+    np.testing.assert_allclose(kh, _direct(A32.astype(np.float64))[0], rtol=1e-12)
+
+
+def test_the_error_is_the_same_without_numba(monkeypatch):
+    rng = np.random.default_rng(2)
+    D, R = 1 << 17, 8  # above the size from which the kernel is used
+    resid = rng.standard_normal((D, R)) * 1e-3
+    weight = rng.uniform(1e5, 2e5, R)
+    weight[3] = 0.0
+    for measure in ("cutoff", "ks"):
+        with_kernel = replicate_running_sum_error(resid, weight, measure)
+        monkeypatch.setattr(_cutoff, "_load_replicate_kernel", lambda: None)
+        without = replicate_running_sum_error(resid, weight, measure)
+        monkeypatch.undo()
+        assert np.isnan(with_kernel[3]) and np.isnan(without[3])
+        np.testing.assert_allclose(with_kernel, without, rtol=1e-11, equal_nan=True)
+        hi, lo = _direct(resid)
+        num = np.maximum(np.abs(hi), np.abs(lo)) if measure == "ks" else np.maximum(hi, 0) - np.minimum(lo, 0)
+        ok = weight > 0
+        np.testing.assert_allclose(with_kernel[ok], num[ok] / weight[ok], rtol=1e-12)
