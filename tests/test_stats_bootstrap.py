@@ -356,6 +356,13 @@ def test_bad_arguments_are_refused():
         b.update(y, p, replicate_weights=np.ones((R, 49)))
     with pytest.raises(ValueError, match="finite and non-negative"):
         b.update(y, p, replicate_weights=-np.ones((R, 50)))
+    with pytest.raises(ValueError, match="finite and non-negative"):
+        b.update(y, p, replicate_weights=np.full((R, 50), np.nan))
+    with pytest.raises(ValueError, match=r"replicate_weights must have shape \(6, 50\)"):
+        b.update(y, p, replicate_weights=np.ones((R, 49)), check_input=False)  # the shape, always
+    with pytest.raises(ValueError, match="check_input"):
+        b.update(y, p, replicate_weights=np.ones((R, 50)), check_input="no")
+
     with pytest.raises(ValueError, match="row_index must have shape"):
         b.update(y, p, row_index=np.arange(3))
     with pytest.raises(ValueError, match="row_offset or row_index"):
@@ -366,6 +373,17 @@ def test_bad_arguments_are_refused():
         b.bounds()
     with pytest.raises(NotImplementedError):
         PoissonBootstrap.from_validated(y, p)
+
+
+def test_unchecked_weights_give_the_checked_statistics():
+    # check_input=False skips only the value checks of replicate_weights (the report's own draws)
+    y, p = _binary(n=80)
+    W = PoissonBootstrap(BinnedStatistics(), n_replicates=R, seed=3).replicate_weights(80).astype(np.float64)
+    a = PoissonBootstrap(BinnedStatistics(), n_replicates=R).update(y, p, replicate_weights=W)
+    b = PoissonBootstrap(BinnedStatistics(), n_replicates=R).update(
+        y, p, replicate_weights=W, check_input=False
+    )
+    np.testing.assert_array_equal(a.compute(), b.compute())
 
 
 def test_state_round_trip_and_empty_chunks():

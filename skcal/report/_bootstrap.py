@@ -232,9 +232,12 @@ class _Replicates:
                     Wk = gathered[key]
                 template = prepared.template
                 boot = PoissonBootstrap(template, n_replicates=count, first_replicate=r0, seed=self.seed)
-                boot.update(prepared, replicate_weights=Wk, workspace=self.workspace)
+                # the weights are Poisson counts (uint8) converted to float: nothing to check
+                boot.update(prepared, replicate_weights=Wk, workspace=self.workspace, check_input=False)
                 if second is not None:  # CE2: each replicate's fit, evaluated for its own weights
-                    boot = boot.plug_in().update(None, second, replicate_weights=W, workspace=self.workspace)
+                    boot = boot.plug_in().update(
+                        None, second, replicate_weights=W, workspace=self.workspace, check_input=False
+                    )
                 out[:, i, j] = boot.compute()
         return out
 

@@ -454,6 +454,7 @@ class PoissonBootstrap(BaseStatistics):
             "row_index": ["array-like", None],
             "replicate_weights": ["array-like", None],
             "workspace": [dict, None],
+            "check_input": ["boolean"],
         },
         prefer_skip_nested_validation=True,
     )
@@ -465,6 +466,7 @@ class PoissonBootstrap(BaseStatistics):
         row_index=None,
         replicate_weights=None,
         workspace=None,
+        check_input=True,
     ):
         """Add the replicate statistics of one chunk of rows; return ``self``.
 
@@ -491,6 +493,12 @@ class PoissonBootstrap(BaseStatistics):
             report does, a block of replicates at a time): the large accumulators are reused
             instead of allocated and first touched every time. The statistics of this update
             then live in the workspace's arrays.
+        check_input : bool, default=True
+            Check that ``replicate_weights`` are finite and non-negative (two passes over them).
+            Pass ``False`` only for weights that cannot be otherwise, such as counts drawn by
+            :func:`poisson_weights` and converted to float, as the report does for every
+            statistic of a block of replicates (as scikit-learn's trees take ``check_input``).
+            The shape is checked either way.
 
         Returns
         -------
@@ -520,7 +528,7 @@ class PoissonBootstrap(BaseStatistics):
                     )
                 # two reductions (no temporary): a NaN fails the min, an infinity the sum
                 if W.dtype.kind not in "uif" or (
-                    W.dtype.kind != "u" and not (W.min() >= 0 and np.isfinite(W.sum()))
+                    check_input and W.dtype.kind != "u" and not (W.min() >= 0 and np.isfinite(W.sum()))
                 ):
                     raise ValueError("replicate_weights must be finite and non-negative.")
             part = self._add_rows(prepared, W, workspace)
