@@ -498,6 +498,25 @@ class _ReplicateGrids:
             self.cache[E] = self._deposit(E)
         return self.cache[E][rows]
 
+    def spectrum(self, E, rows):
+        """``rfft`` of the reflected deposits of replicates ``rows`` on the ``E``-point grid, and its length.
+
+        The forward transform of :func:`reflected_gaussian`'s extended rows depends on the
+        replicate and ``E`` only, not on the bandwidth, so it is made once per ``E`` for every
+        replicate (a row's transform does not depend on the rows beside it) and reused by every
+        bisection step that visits ``E``.
+        """
+        key = ("spectrum", E)
+        if key not in self.cache:
+            values = self.deposit(E, slice(None))  # (g, 2, E)
+            ext = np.concatenate(
+                [values[:, :, ::-1][:, :, :-1], values, values[:, :, ::-1][:, :, 1:]], axis=2
+            )
+            nfft = next_fast_len(ext.shape[2] + E - 1, real=True)
+            self.cache[key] = (rfft(ext, nfft, axis=2), nfft, ext.shape[2])
+        spec, nfft, n_ext = self.cache[key]
+        return spec[rows], nfft, n_ext
+
     def _deposit(self, E):
         g = self.scale.shape[0]
         out = np.zeros((g, 2, E))
@@ -580,14 +599,11 @@ def _smece_many(grids, rows, sigmas):
     for E, n_mesh in sorted(set(sizes)):
         sel = np.array([k for k, sz in enumerate(sizes) if sz == (E, n_mesh)])
         sig = sigmas[sel]
-        values = grids.deposit(E, rows[sel])  # (g, 2, E)
+        spec, nfft, n_ext = grids.spectrum(E, rows[sel])  # (g, 2, nfft // 2 + 1)
         t = np.linspace(0.0, 1.0, E)
         sc = sig[:, None]
         ker = np.exp(-((t[None, :] - 0.5) ** 2) / (2 * sc**2)) / (np.sqrt(2 * np.pi) * sc)
-        ext = np.concatenate([values[:, :, ::-1][:, :, :-1], values, values[:, :, ::-1][:, :, 1:]], axis=2)
-        n_ext = ext.shape[2]
-        nfft = next_fast_len(n_ext + E - 1, real=True)
-        full = irfft(rfft(ext, nfft, axis=2) * rfft(ker, nfft, axis=1)[:, None, :], nfft, axis=2)
+        full = irfft(spec * rfft(ker, nfft, axis=1)[:, None, :], nfft, axis=2)
         smoothed = full[:, :, E - 1 : n_ext][:, :, E // 2 : E // 2 + E]
         mesh = np.linspace(0.0, 1.0, n_mesh)
         step = 1.0 / (E - 1)
