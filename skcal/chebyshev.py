@@ -67,6 +67,7 @@ __all__ = [
     "degree_schedule",
     "map_scores",
     "n_basis_functions",
+    "replicate_moments",
     "ridge_solve",
     "theta",
 ]
@@ -940,6 +941,91 @@ class ChebyshevMoments:
         G = self.gram(basis, degree) if gram is None else gram
         b = self.cross(basis, degree)
         return self.tt - 2.0 * np.einsum("dr,dr->r", coef, b) + np.einsum("dr,dr->r", coef, G @ coef)
+
+
+@validate_params(
+    {"scores": ["array-like"], "targets": ["array-like"], "weights": ["array-like"], "degree": DEGREE},
+    prefer_skip_nested_validation=True,
+)
+def replicate_moments(scores, targets, weights, degree):
+    """The moments ``M`` and ``AtB`` of :class:`ChebyshevMoments` for several weightings of the same rows.
+
+    For weightings ``w_r`` (rows of ``weights``) of the rows ``(x_n, y_n)`` with targets
+    ``t_n``, ``M[r, p, q] = sum_n w_rn T_p(x_n) T_q(y_n)`` (``p, q <= 2L``) and
+    ``AtB[r, k, i, j] = sum_n w_rn t_nk T_i(x_n) T_j(y_n)`` (``i, j <= L``), exactly what
+    :meth:`ChebyshevMoments.update` adds with ``sample_weight=w_r``. The Chebyshev values of
+    the rows are formed once (two ``(2L + 1) x n`` recurrences, no design matrix), the weighted
+    ``T_q(y_n)`` of every weighting are laid side by side, and one product with the ``T_p(x_n)``
+    gives every weighting's ``M`` (one more per target gives ``AtB``), a sub-chunk of rows at a
+    time: this is how the bootstrap replicates of CE2's statistics are made.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n, 1) or (n, 2)
+        Scores ``m`` or ``(m, sigma2)`` (``m`` in [0, 1], ``sigma2`` in [0, 1/4]).
+    targets : array-like of shape (n, n_targets) or (n,)
+        Finite regression targets.
+    weights : array-like of shape (R, n)
+        Finite non-negative weights, one row per weighting.
+    degree : int
+        The degree ``L``.
+
+    Returns
+    -------
+    M : ndarray of shape (R, 2L + 1, 2L + 1) or (R, 2L + 1, 1)
+        The moment matrices (one column for one-column scores).
+    AtB : ndarray of shape (R, n_targets, L + 1, L + 1) or (R, n_targets, L + 1, 1)
+        The cross moments.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> S = np.array([[0.1, 0.01], [0.5, 0.2], [0.9, 0.05]])
+    >>> t = np.array([0.0, 1.0, 1.0])
+    >>> W = np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 3.0]])
+    >>> M, AtB = replicate_moments(S, t, W, degree=1)
+    >>> one = ChebyshevMoments.from_data(S, t, degree=1, sample_weight=W[1])
+    >>> bool(np.allclose(M[1], one.M)), bool(np.allclose(AtB[1], one.AtB)), M.shape, AtB.shape
+    (True, True, (2, 3, 3), (2, 1, 2, 2))
+    """
+    S = _check_engine_scores(scores)
+    n = S.shape[0]
+    T = _check_engine_targets(targets, n)
+    X = np.asarray(weights)
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"weights must be real numbers; got dtype {X.dtype}.")
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] != n:
+        raise ValueError(f"weights must have shape (R, {n}), one row per weighting; got {X.shape}.")
+    if X.size and not (np.isfinite(X).all() and X.min() >= 0):
+        raise ValueError("weights must be finite and non-negative.")
+    L = int(degree)
+    R, K = X.shape[0], 2 * L + 1
+    qy, qb = (K, L + 1) if S.shape[1] == 2 else (1, 1)
+    M = np.zeros((R, K, qy))
+    AtB = np.zeros((R, T.shape[1], L + 1, qb))
+    if n == 0 or R == 0:
+        return M, AtB
+    x, y = _map(S)
+    # rows per sub-chunk: the weighted values of every weighting, (R, 2L + 1, rows), stay <= 16 MB
+    step = max(1, _CHUNK_FLOATS // (R * qy))
+    Mf = np.zeros((K, R * qy))  # M[r, p, q] at [p, r * qy + q]
+    Af = np.zeros((T.shape[1], L + 1, R * qb))
+    with _blas_limit(DATA_PASS_BLAS_THREADS):
+        for a in range(0, n, step):
+            sl = slice(a, min(n, a + step))
+            m = sl.stop - sl.start
+            Vx = _vander_rows(x[sl], 2 * L, np.empty(K * m))  # (2L + 1, m)
+            Vy = _vander_rows(y[sl], 2 * L, np.empty(K * m)) if y is not None else np.ones((1, m))
+            # B[r, q, :] = w_r T_q(y): every weighting's values side by side, then one product each
+            B = X[:, None, sl] * Vy[None, :, :]  # (R, qy, m)
+            Mf += Vx @ B.reshape(R * qy, m).T
+            Bb = B[:, :qb].reshape(R * qb, m).T if qb != qy else B.reshape(R * qb, m).T
+            for k in range(T.shape[1]):
+                Af[k] += (Vx[: L + 1] * T[sl, k]) @ Bb
+    M[:] = Mf.reshape(K, R, qy).transpose(1, 0, 2)
+    AtB[:] = Af.reshape(T.shape[1], L + 1, R, qb).transpose(2, 0, 1, 3)
+    return M, AtB
 
 
 # ---------------------------------------------------------------------------------------------

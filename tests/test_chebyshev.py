@@ -337,3 +337,42 @@ def test_ridge_bad_parameters():
     model = ChebyshevRidge(degree=2).fit(S, T)
     with pytest.raises(ValueError, match="scores must have shape"):
         model.predict(S[:, :1])
+
+
+@pytest.mark.parametrize("n_dims", [1, 2])
+@pytest.mark.parametrize("degree", [0, 1, 5])
+def test_replicate_moments_equal_one_weighted_update_each(n_dims, degree):
+    from skcal.chebyshev import replicate_moments
+
+    rng = np.random.default_rng(degree + 10 * n_dims)
+    n = 300
+    S = np.column_stack([rng.uniform(0, 1, n), rng.uniform(0, 0.25, n)])[:, :n_dims]
+    T = rng.uniform(0, 1, (n, 2))
+    W = rng.poisson(1.0, (4, n)).astype(float) * rng.uniform(0.5, 2.0, n)
+    W[2] = 0.0  # a weighting with no weight: zero moments
+    M, AtB = replicate_moments(S, T, W, degree)
+    for r in range(W.shape[0]):
+        one = ChebyshevMoments(degree, n_dims=n_dims, n_targets=2).update(S, T, sample_weight=W[r])
+        np.testing.assert_allclose(M[r], one.M, rtol=1e-12, atol=1e-12 * n)
+        np.testing.assert_allclose(AtB[r], one.AtB, rtol=1e-12, atol=1e-12 * n)
+    assert not M[2].any() and not AtB[2].any()
+    # no rows, or no weightings: zeros of the documented shapes
+    M0, A0 = replicate_moments(S[:0], T[:0], W[:, :0], degree)
+    assert M0.shape == M.shape and A0.shape == AtB.shape and not M0.any()
+
+
+def test_replicate_moments_refuse_bad_weights():
+    from skcal.chebyshev import replicate_moments
+
+    S = np.array([[0.2, 0.1], [0.7, 0.05]])
+    t = np.array([0.0, 1.0])
+    with pytest.raises(ValueError, match=r"weights must have shape \(R, 2\)"):
+        replicate_moments(S, t, np.ones((3, 5)), 2)
+    with pytest.raises(ValueError, match="finite and non-negative"):
+        replicate_moments(S, t, -np.ones((1, 2)), 2)
+    with pytest.raises(ValueError, match="finite and non-negative"):
+        replicate_moments(S, t, np.full((1, 2), np.nan), 2)
+    with pytest.raises(ValueError, match="real numbers"):
+        replicate_moments(S, t, np.array([["a", "b"]]), 2)
+    with pytest.raises(ValueError, match="degree"):
+        replicate_moments(S, t, np.ones((1, 2)), -1)

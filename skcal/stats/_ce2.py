@@ -25,7 +25,7 @@ import numpy as np
 from skcal._compat import validate_params
 from skcal._constraints import ALPHA, BASIS, DEGREE, ORDER, SAMPLE_WEIGHT
 from skcal._validation import binary_labels, check_consistent_length, check_sample_weight, check_scores
-from skcal.chebyshev import ChebyshevMoments, ChebyshevRidge, chebyshev_design, chebyshev_evaluate
+from skcal.chebyshev import ChebyshevMoments, ChebyshevRidge, chebyshev_evaluate, replicate_moments
 from skcal.stats._base import BaseStatistics, count_rows
 from skcal.stats._replicate import ReplicatePlan, stack_empty
 from skcal.votes import check_snapshots, snapshot_targets
@@ -202,13 +202,13 @@ class MomentStatistics(BaseStatistics):
 
 
 class _MomentPlan(ReplicatePlan):
-    """Replicates of the Chebyshev moments: per tile the basis products, then one product with the weights."""
+    """Replicates of the Chebyshev moments: per tile the rows' Chebyshev values, one product a replicate."""
 
     def __init__(self, stats, T, S, w):
         self.stats, self.T, self.S, self.w = stats, T, S, w
         self.n_rows = S.shape[0]
-        # tiles of R x 2^18 / R rows: the basis products of a tile are (rows, (2L + 1)^2), a product
-        # with the tile's weights is one BLAS call
+        # tiles of 2^18 / R rows: a tile's Chebyshev values are two (2L + 1, rows) recurrences, and
+        # each replicate's moments one BLAS product of them (skcal.chebyshev.replicate_moments)
 
     def empty(self, n_replicates):
         return stack_empty(self.stats._empty(), n_replicates)
@@ -219,11 +219,9 @@ class _MomentPlan(ReplicatePlan):
         L = st.degree
         S, T = self.S[sl], self.T[sl]
         X = W if self.w is None else W * self.w[sl]
-        R = X.shape[0]
-        out["M"] += (X @ chebyshev_design(S, 2 * L)).reshape(R, *out["M"].shape[1:])
-        Phi = chebyshev_design(S, L)
-        for r in range(T.shape[1]):
-            out["AtB"][:, r] += ((X * T[:, r]) @ Phi).reshape(R, *out["AtB"].shape[2:])
+        M, AtB = replicate_moments(S, T, X, L)  # one product of the tile's Chebyshev values per replicate
+        out["M"] += M
+        out["AtB"] += AtB
         out["tt"] += X @ (T * T)
         out["sum_weight"] += X.sum(axis=1)
         out["sum_weight_sq"] += W.sum(axis=1) if self.w is None else X @ self.w[sl]
@@ -558,6 +556,7 @@ class _PlugInPlan(ReplicatePlan):
         C = stats.coef[:, : stats.order]
         self.L = C.shape[2] - 1
         self.coef = C.reshape(C.shape[0] * stats.order, -1)  # (R * order, basis functions)
+        self.grids = C.reshape(C.shape[0] * stats.order, *C.shape[2:])  # (R * order, L + 1, L + 1)
 
     def empty(self, n_replicates):
         if self.coef.shape[0] != n_replicates * self.stats.order:
@@ -571,7 +570,8 @@ class _PlugInPlan(ReplicatePlan):
         S = self.S[sl]
         X = W if self.w is None else W * self.w[sl]
         R, order = X.shape[0], self.stats.order
-        E = np.clip(chebyshev_design(S, self.L) @ self.coef.T, 0.0, 1.0).reshape(S.shape[0], R, order)
+        # every replicate's fits at the tile's scores, without the (rows, (L + 1)^2) design matrix
+        E = np.clip(chebyshev_evaluate(S, self.grids), 0.0, 1.0).reshape(S.shape[0], R, order)
         m = S[:, 0]
         out["sum_abs"][:, 0] += np.einsum("rn,nr->r", X, np.abs(E[:, :, 0] - m[:, None]))
         if order == 2:
