@@ -115,6 +115,26 @@ def test_quantile_thresholds_reproduce_the_equal_mass_bins():
     assert quantile_bin_thresholds(v[:10], 15) is None
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_quantile_thresholds_are_the_rows_of_the_stable_order(seed):
+    # the selection (no sort) gives the (value, row) at each bin start of the stable order
+    from skcal.binning import rank_to_bin
+
+    rng = np.random.default_rng(seed)
+    n, nb = int(rng.integers(1, 400)), int(rng.integers(1, 25))
+    pool = rng.uniform(size=int(rng.integers(1, 15)))
+    v = rng.choice(pool, n) if seed % 2 else rng.uniform(size=n)  # heavy ties, or none
+    got = quantile_bin_thresholds(v, nb)
+    order = np.argsort(v, kind="stable")
+    ranked = rank_to_bin(np.arange(n), n, nb)
+    starts = np.flatnonzero(ranked[1:] != ranked[:-1]) + 1
+    if n < nb or starts.size != nb - 1:
+        assert got is None
+        return
+    np.testing.assert_array_equal(got[1], order[starts])
+    np.testing.assert_array_equal(got[0], v[order[starts]])
+
+
 def test_second_order_replicates_equal_the_measures_on_each_resample():
     from skcal.ce2 import ce2_score
     from skcal.report._kinds import CE2_BANDWIDTH

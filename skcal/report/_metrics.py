@@ -151,14 +151,21 @@ def quantile_bin_thresholds(values, n_bins):
     n = values.shape[0]
     if n < n_bins:
         return None
-    # the quantile rule's id of the row at each position of the stable order (one sort, no
-    # second pass of the linear-time rule over the same values)
-    order = np.argsort(values, kind="stable")
+    # the positions in the stable order at which the quantile rule's id changes
     ranked = rank_to_bin(np.arange(n), n, int(n_bins))
     starts = np.flatnonzero(ranked[1:] != ranked[:-1]) + 1
     if starts.size != n_bins - 1:
         return None
-    return values[order[starts]], order[starts]
+    # The rows at those positions without sorting: a selection finds the value at each position
+    # (the k-th smallest is the same in any sort), and since a stable sort keeps equal values in
+    # row order, the row at position k is the (k - #{values < v})-th row holding v = value_(k).
+    picked = values[np.argpartition(values, starts)[starts]]
+    rows = np.empty(starts.size, dtype=np.intp)
+    for t in range(starts.size):
+        v = picked[t]
+        below = np.count_nonzero(values < v)
+        rows[t] = np.flatnonzero(values == v)[starts[t] - below]
+    return values[rows], rows
 
 
 # ----------------------------------------------------------------------------------------------
