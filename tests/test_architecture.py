@@ -28,6 +28,7 @@ LAYERS = {
         "skcal._classwise_kernel",
         "skcal._resampling_kernel",
         "skcal._replicate_kernel",
+        "skcal._scdl_kernel",
         "skcal.datasets",
         "skcal._plotting",
     ],

@@ -254,7 +254,9 @@ def binary_node_deposit(p, y, w, m):
     node ``i`` then receives ``sum(w) - sum(w frac)`` from its own cell and ``sum(w frac)`` from
     the cell on its left, for ``W`` (both halves) and ``A`` (the ``y = 1`` half). The values
     equal :func:`node_deposit`'s up to round-off. The rows go in chunks of 32,768, so the
-    temporaries never exceed a few MB whatever the number of rows.
+    temporaries never exceed a few MB whatever the number of rows. From ``2^16`` rows on, with
+    numba installed, the per-cell sums are one compiled pass instead
+    (:func:`skcal._scdl_kernel.binary_cell_sums`; equal up to the order of the additions).
 
     Parameters
     ----------
@@ -281,10 +283,16 @@ def binary_node_deposit(p, y, w, m):
     >>> W.tolist(), A.tolist()
     ([0.5, 0.5, 1.0], [0.5, 0.5, 0.0])
     """
+    n = p.shape[0]
+    kernel = _load_scdl_kernel() if n >= _KERNEL_MIN_ROWS else None
+    if kernel is not None:
+        pc, yc = np.ascontiguousarray(p, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
+        wc = pc if w is None else np.ascontiguousarray(w, dtype=np.float64)  # not read unweighted
+        total, share = kernel.binary_cell_sums(pc, yc, wc, int(m), w is not None)
+        return _fold_cell_sums(total, share, m)
     size = 2 * (m + 1)
     total = np.zeros(size)
     share = np.zeros(size)
-    n = p.shape[0]
     step = min(n, _DEPOSIT_CHUNK)
     # buffers made once and reused: fresh chunk-sized arrays would be page-faulted every chunk
     t_buf, lo_buf, off_buf = np.empty(step), np.empty(step), np.empty(step)
@@ -306,11 +314,30 @@ def binary_node_deposit(p, y, w, m):
             total += np.bincount(ids, weights=wc, minlength=size)
             t *= wc
         share += np.bincount(ids, weights=t, minlength=size)
+    return _fold_cell_sums(total, share, m)
+
+
+def _fold_cell_sums(total, share, m):
+    """Node masses ``(W, A)`` from per offset cell total weight and right-node share."""
     own = total - share
     out = own.reshape(2, m + 1)
     out[:, 1:] += share.reshape(2, m + 1)[:, :-1]
     W = out[0] + out[1]
     return W, out[1].copy()
+
+
+#: From this many rows on, the compiled deposit is used when numba is installed: below, numpy is
+#: about as fast and the first call need not import numba (about 0.5 s once per process).
+_KERNEL_MIN_ROWS = 1 << 16
+
+
+def _load_scdl_kernel():
+    """:mod:`skcal._scdl_kernel`, or None when numba is not installed."""
+    try:
+        from skcal import _scdl_kernel  # imported here: it needs numba, an optional dependency
+    except ImportError:
+        return None
+    return _scdl_kernel
 
 
 def coarsen(V):

@@ -1,0 +1,46 @@
+"""SCDL's compiled soft-bin deposit (skcal/_scdl_kernel.py) against its numpy path."""
+
+import numpy as np
+import pytest
+
+from skcal.scdl import scdl_score
+from skcal.stats import _scdl
+
+pytest.importorskip("skcal._scdl_kernel", reason="the compiled deposit needs numba (the fast extra)")
+
+
+def _numpy_deposit(p, y, w, m, monkeypatch):
+    monkeypatch.setattr(_scdl, "_load_scdl_kernel", lambda: None)
+    out = _scdl.binary_node_deposit(p, y, w, m)
+    monkeypatch.undo()
+    return out
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("m", [1, 2, 7, 1024])
+def test_the_compiled_deposit_equals_the_numpy_one(weighted, m, monkeypatch):
+    rng = np.random.default_rng(m + weighted)
+    n = (1 << 16) + 17  # above the size from which the kernel is used, not a multiple of a chunk
+    p = rng.beta(2, 2, n)
+    p[:5] = [0.0, 1.0, 0.5, 1.0 - 1e-17, 1.0 / m]  # the ends, a node, p = 1 in the last cell
+    y = (rng.uniform(size=n) < p).astype(np.float64)
+    w = rng.uniform(0, 3, n) if weighted else None
+    W, A = _scdl.binary_node_deposit(p, y, w, m)
+    W0, A0 = _numpy_deposit(p, y, w, m, monkeypatch)
+    np.testing.assert_allclose(W, W0, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(A, A0, rtol=1e-12, atol=1e-9)
+    total = n if w is None else w.sum()
+    assert W.sum() == pytest.approx(total, rel=1e-12)
+    assert A.sum() == pytest.approx(y.sum() if w is None else (w * y).sum(), rel=1e-12)
+
+
+def test_scdl_is_the_same_without_numba(monkeypatch):
+    rng = np.random.default_rng(5)
+    n = 200_000
+    p = rng.beta(2, 2, n)
+    y = (rng.uniform(size=n) < np.clip(p + 0.05, 0, 1)).astype(np.int64)
+    w = rng.uniform(0.5, 2.0, n)
+    with_kernel = [scdl_score(y, p), scdl_score(y, p, sample_weight=w)]
+    monkeypatch.setattr(_scdl, "_load_scdl_kernel", lambda: None)
+    without = [scdl_score(y, p), scdl_score(y, p, sample_weight=w)]
+    np.testing.assert_allclose(with_kernel, without, rtol=1e-10)
