@@ -954,10 +954,12 @@ def replicate_moments(scores, targets, weights, degree):
     ``t_n``, ``M[r, p, q] = sum_n w_rn T_p(x_n) T_q(y_n)`` (``p, q <= 2L``) and
     ``AtB[r, k, i, j] = sum_n w_rn t_nk T_i(x_n) T_j(y_n)`` (``i, j <= L``), exactly what
     :meth:`ChebyshevMoments.update` adds with ``sample_weight=w_r``. The Chebyshev values of
-    the rows are formed once (two ``(2L + 1) x n`` recurrences, no design matrix), the weighted
-    ``T_q(y_n)`` of every weighting are laid side by side, and one product with the ``T_p(x_n)``
-    gives every weighting's ``M`` (one more per target gives ``AtB``), a sub-chunk of rows at a
-    time: this is how the bootstrap replicates of CE2's statistics are made.
+    the rows are formed once (two ``(2L + 1) x n`` recurrences, no gathered design matrix), and
+    every weighting's ``M`` is one matrix product (one more per target gives ``AtB``), a
+    sub-chunk of rows at a time: with fewer weightings ``R`` than ``2L + 1`` the weighted
+    ``T_q(y_n)`` of every weighting side by side times the ``T_p(x_n)``, otherwise the weights
+    times the rows' products ``T_p(x_n) T_q(y_n)`` (whichever temporary is smaller). This is how
+    the bootstrap replicates of CE2's statistics are made.
 
     Parameters
     ----------
@@ -1007,24 +1009,44 @@ def replicate_moments(scores, targets, weights, degree):
     if n == 0 or R == 0:
         return M, AtB
     x, y = _map(S)
-    # rows per sub-chunk: the weighted values of every weighting, (R, 2L + 1, rows), stay <= 16 MB
-    step = max(1, _CHUNK_FLOATS // (R * qy))
-    Mf = np.zeros((K, R * qy))  # M[r, p, q] at [p, r * qy + q]
-    Af = np.zeros((T.shape[1], L + 1, R * qb))
+    # Two layouts of the same products, whichever temporary is smaller: with fewer weightings
+    # than values per row (R < 2L + 1) the weighted values of every weighting side by side,
+    # (R, q, rows); otherwise the rows' tensor values T_p(x) T_q(y), (rows, (2L + 1) q), and one
+    # product with the weights. A sub-chunk of rows keeps the temporary near 16 MB.
+    side_by_side = R < K
+    width = R * qy if side_by_side else K * qy
+    step = max(1, _CHUNK_FLOATS // width)
+    Mf = np.zeros((K, R * qy)) if side_by_side else np.zeros((R, K * qy))
+    Af = np.zeros((T.shape[1], L + 1, R * qb)) if side_by_side else np.zeros((T.shape[1], R, (L + 1) * qb))
     with _blas_limit(DATA_PASS_BLAS_THREADS):
         for a in range(0, n, step):
             sl = slice(a, min(n, a + step))
             m = sl.stop - sl.start
             Vx = _vander_rows(x[sl], 2 * L, np.empty(K * m))  # (2L + 1, m)
             Vy = _vander_rows(y[sl], 2 * L, np.empty(K * m)) if y is not None else np.ones((1, m))
-            # B[r, q, :] = w_r T_q(y): every weighting's values side by side, then one product each
-            B = X[:, None, sl] * Vy[None, :, :]  # (R, qy, m)
-            Mf += Vx @ B.reshape(R * qy, m).T
-            Bb = B[:, :qb].reshape(R * qb, m).T if qb != qy else B.reshape(R * qb, m).T
-            for k in range(T.shape[1]):
-                Af[k] += (Vx[: L + 1] * T[sl, k]) @ Bb
-    M[:] = Mf.reshape(K, R, qy).transpose(1, 0, 2)
-    AtB[:] = Af.reshape(T.shape[1], L + 1, R, qb).transpose(2, 0, 1, 3)
+            Xs = X[:, sl]
+            if side_by_side:
+                B = Xs[:, None, :] * Vy[None, :, :]  # B[r, q, :] = w_r T_q(y)
+                Mf += Vx @ B.reshape(R * qy, m).T
+                Bb = (
+                    (Xs[:, None, :] * Vy[None, :qb, :]).reshape(R * qb, m).T
+                    if qb != qy
+                    else B.reshape(R * qb, m).T
+                )
+                for k in range(T.shape[1]):
+                    Af[k] += (Vx[: L + 1] * T[sl, k]) @ Bb
+            else:
+                D = (Vx.T[:, :, None] * Vy.T[:, None, :]).reshape(m, K * qy)  # T_p(x) T_q(y) per row
+                Mf += Xs @ D
+                Db = (Vx[: L + 1].T[:, :, None] * Vy[:qb].T[:, None, :]).reshape(m, (L + 1) * qb)
+                for k in range(T.shape[1]):
+                    Af[k] += (Xs * T[sl, k]) @ Db
+    if side_by_side:
+        M[:] = Mf.reshape(K, R, qy).transpose(1, 0, 2)
+        AtB[:] = Af.reshape(T.shape[1], L + 1, R, qb).transpose(2, 0, 1, 3)
+    else:
+        M[:] = Mf.reshape(R, K, qy)
+        AtB[:] = Af.reshape(T.shape[1], R, L + 1, qb).transpose(1, 0, 2, 3)
     return M, AtB
 
 
@@ -1387,6 +1409,20 @@ def _evaluate(S, C, chunk_size=None):
     step = int(chunk_size) if chunk_size is not None else _chunk_rows(L)
     rows = min(step, S.shape[0])
     buf_a, buf_b, buf_c = np.empty((L + 1) * rows), np.empty((L + 1) * rows), np.empty((L + 1) * rows)
+    if y is not None and C.shape[0] > L + 1:
+        # many targets (bootstrap replicates' fits): the rows' products T_i(x) T_j(y), a
+        # sub-chunk of rows at a time, times all the coefficients in one product
+        Cflat = C.reshape(C.shape[0], (L + 1) ** 2).T  # [(i, j), r], i slowest as in the grid
+        sub = max(1, _CHUNK_FLOATS // ((L + 1) ** 2))
+        va, vb = np.empty((L + 1) * min(sub, S.shape[0])), np.empty((L + 1) * min(sub, S.shape[0]))
+        with _blas_limit(DATA_PASS_BLAS_THREADS):
+            for start in range(0, S.shape[0], sub):
+                sl = slice(start, start + sub)
+                A = _vander_rows(x[sl], L, va)
+                B = _vander_rows(y[sl], L, vb)
+                m = A.shape[1]
+                out[sl] = (A.T[:, :, None] * B.T[:, None, :]).reshape(m, (L + 1) ** 2) @ Cflat
+        return out
     with _blas_limit(DATA_PASS_BLAS_THREADS):
         for start in range(0, S.shape[0], step):
             sl = slice(start, start + step)
