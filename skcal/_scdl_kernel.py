@@ -28,7 +28,7 @@ def binary_cell_sums(p, y, w, m, weighted):
     p : ndarray of shape (n,)
         Validated probabilities in [0, 1].
     y : ndarray of shape (n,)
-        Labels in {0, 1} (float64).
+        Labels in {0, 1} (int64 or float64: one compiled form each).
     w : ndarray of shape (n,)
         Weights (read only when ``weighted``).
     m : int

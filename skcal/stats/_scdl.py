@@ -286,7 +286,13 @@ def binary_node_deposit(p, y, w, m):
     n = p.shape[0]
     kernel = _load_scdl_kernel() if n >= _KERNEL_MIN_ROWS else None
     if kernel is not None:
-        pc, yc = np.ascontiguousarray(p, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
+        pc = np.ascontiguousarray(p, dtype=np.float64)
+        # labels as they come when they are int64 or float64 (no n-row copy), else as float64
+        yc = (
+            y
+            if y.dtype in (np.int64, np.float64) and y.flags.c_contiguous
+            else np.ascontiguousarray(y, np.float64)
+        )
         wc = pc if w is None else np.ascontiguousarray(w, dtype=np.float64)  # not read unweighted
         total, share = kernel.binary_cell_sums(pc, yc, wc, int(m), w is not None)
         return _fold_cell_sums(total, share, m)
