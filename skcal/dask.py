@@ -826,21 +826,20 @@ def fit_second_order_calibrator(
 # ---------------------------------------------------------------------------------------------
 # the report past memory
 # ---------------------------------------------------------------------------------------------
-def _report_partition(plan, frame, first_row, y, models, block, point):
-    """The :class:`~skcal.report._outofcore.ChunkStatistics` of one partition (a pandas frame)."""
-    yy = frame[y].to_numpy()
-    preds = {m: frame[m].to_numpy() for m in models}
-    return plan.chunk(int(first_row), yy, preds, block=block, point=point)
-
-
 def _fold_partition(plan, acc, frame, first_row, y, models, block, point):
     """``acc`` (None or the statistics of the chain's earlier partitions) with one partition folded in."""
-    part = _report_partition(plan, frame, first_row, y, models, block, point)
-    return part if acc is None else merge_chunk_statistics([acc, part])
+    yy = frame[y].to_numpy()
+    preds = {m: frame[m].to_numpy() for m in models}
+    return plan.fold(acc, int(first_row), yy, preds, block=block, point=point)
+
+
+def _reduce_report_pass(plan, acc):
+    return plan.reduce_pass(acc)
 
 
 def _merge_report_parts(*parts):
-    return merge_chunk_statistics(parts)
+    # the chains' states are intermediate results no other task reads: merged into the first
+    return merge_chunk_statistics(parts, in_place=True)
 
 
 def _parquet_frame(path):
@@ -1005,6 +1004,7 @@ def calibration_report_dask(
     shared = dask.delayed(plan, pure=True, traverse=False)
     fold = dask.delayed(_fold_partition, pure=True)
     merge = dask.delayed(_merge_report_parts, pure=True)
+    reduce = dask.delayed(_reduce_report_pass, pure=True)
     split_every = int(split_every)
     work = [(part, int(o)) for part, o, n in zip(parts, offsets, lengths, strict=True) if n]
     n_chains = min(len(work), int(chains))
@@ -1019,7 +1019,8 @@ def calibration_report_dask(
             level.append(acc)
         while len(level) > 1:
             level = [merge(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
-        (acc,) = dask.compute(level[0], scheduler=scheduler)
+        # a block's replicate values computed where its sums are (only the values come back)
+        (acc,) = dask.compute(reduce(shared, level[0]), scheduler=scheduler)
         return acc
 
     return plan.run(run_pass, title=title, notes=notes, verbose=verbose, started=started)
