@@ -679,16 +679,14 @@ class OutOfCorePlan:
         """The notes an out-of-core report adds: the passes, the sample, any grid's bound."""
         passes = len(self.passes())
         size = self.blocks[0][1] if self.blocks else 0
+        head = f"Computed out of core from statistics merged over {self.n_samples} rows, in {passes} pass(es)"
         if self.mode == "sample":
             how = (
                 "the paired bootstrap replicates made in memory from the rows kept, which are all the rows"
                 if self.blocks
                 else "no bootstrap replicates"
             )
-            out = [
-                f"Computed out of core from statistics merged over {self.n_samples} rows, in {passes} pass(es) "
-                f"over the data ({how})."
-            ]
+            out = [f"{head} over the data ({how})."]
         else:
             grid = (
                 f"; each block's replicate statistics summed on one grid of {self.grid.U} cells"
@@ -696,9 +694,8 @@ class OutOfCorePlan:
                 else ""
             )
             out = [
-                f"Computed out of core from statistics merged over {self.n_samples} rows, in {passes} pass(es) "
-                f"over the data ({len(self.blocks)} block(s) of up to {size} paired bootstrap replicates{grid}; "
-                "the values come from the first pass)."
+                f"{head} over the data ({len(self.blocks)} block(s) of up to {size} paired bootstrap "
+                f"replicates{grid}; the values come from the first pass)."
             ]
         if self.sample_step == 1:
             out.append("The calibration tests and the reliability diagrams use all rows.")
