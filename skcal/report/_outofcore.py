@@ -472,14 +472,9 @@ class OutOfCorePlan:
                 else None
             )
             orders[name] = order
+            rows = (yv, p) if order is None else (yv[order], p[order])  # one copy, every measure's
             for base in self.base_names:
-                arrays[(name, base)] = (
-                    (BINARY_POINTWISE[base](yv, p),)
-                    if base in BINARY_POINTWISE
-                    else (yv, p)
-                    if order is None
-                    else (yv[order], p[order])
-                )
+                arrays[(name, base)] = (BINARY_POINTWISE[base](yv, p),) if base in BINARY_POINTWISE else rows
         point_stats = sample = None
         if point:
             point_stats = [
