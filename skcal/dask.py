@@ -833,10 +833,6 @@ def _fold_partition(plan, acc, frame, first_row, y, models, block, point):
     return plan.fold(acc, int(first_row), yy, preds, block=block, point=point)
 
 
-def _reduce_report_pass(plan, acc):
-    return plan.reduce_pass(acc)
-
-
 def _merge_report_parts(*parts):
     # the chains' states are intermediate results no other task reads: merged into the first
     return merge_chunk_statistics(parts, in_place=True)
@@ -929,12 +925,15 @@ def calibration_report_dask(
     sample_rows : int, default=10**6
         Rows at most kept for the calibration tests and the reliability diagrams.
     replicate_block : int or None, default=None
-        Bootstrap replicates per pass (None: as many as fit in 128 MiB of statistics).
+        Bootstrap replicates per pass (None: up to ``exact_rows`` rows, all of them in memory
+        from the kept rows when they are all the rows, else as many as fit in 128 MiB of
+        statistics; above, as many as fit in ``GRID_BLOCK_BYTES`` of sums on the shared grid).
     chains : int, default=2
         The partitions are split into this many runs of consecutive partitions; each run is a
         chain of tasks folding one partition at a time into one running state (a worker holds
         about one state per chain it runs, never a state per partition), and the chains' states
-        are merged up a tree.
+        are merged up a tree down to two, which the client merges (above ``exact_rows`` a
+        state is a block of replicate sums on one shared grid, folded in place).
     split_every : int, default=4
         Fan-in of the tree merging the chains.
     scheduler : str, callable, distributed.Client or None, default=None
@@ -1004,7 +1003,6 @@ def calibration_report_dask(
     shared = dask.delayed(plan, pure=True, traverse=False)
     fold = dask.delayed(_fold_partition, pure=True)
     merge = dask.delayed(_merge_report_parts, pure=True)
-    reduce = dask.delayed(_reduce_report_pass, pure=True)
     split_every = int(split_every)
     work = [(part, int(o)) for part, o, n in zip(parts, offsets, lengths, strict=True) if n]
     n_chains = min(len(work), int(chains))
@@ -1017,10 +1015,11 @@ def calibration_report_dask(
             for part, o in work[lo:hi]:
                 acc = fold(shared, acc, part, o, y, models, block, point)
             level.append(acc)
-        while len(level) > 1:
+        while len(level) > 2:
             level = [merge(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
-        # a block's replicate values computed where its sums are (only the values come back)
-        (acc,) = dask.compute(reduce(shared, level[0]), scheduler=scheduler)
-        return acc
+        # the last two states are merged by the client (a worker holds one state, never two);
+        # the plan then turns a block's sums into its replicate values
+        parts = dask.compute(*level, scheduler=scheduler)
+        return merge_chunk_statistics(parts, in_place=True)
 
     return plan.run(run_pass, title=title, notes=notes, verbose=verbose, started=started)

@@ -159,3 +159,12 @@ def test_the_block_size_keeps_the_state_in_its_budget():
     assert size * per <= GRID_BLOCK_BYTES < (size + 1) * per
     assert sum(c for _, c in plan.blocks) == 200
     assert plan.passes()[0] == (0, True) and all(not point for _, point in plan.passes()[1:])
+
+
+def test_the_one_logarithm_log_loss_rows_equal_the_reports():
+    from skcal.report._replicate_grid import _binary_log_loss_rows
+
+    rng = np.random.default_rng(3)
+    p = np.concatenate([rng.uniform(size=1000), [0.0, 1.0, 1e-300, 1 - 1e-17]])
+    y = (rng.uniform(size=p.size) < 0.5).astype(float)
+    np.testing.assert_array_equal(_binary_log_loss_rows(y, p), BINARY_POINTWISE["log_loss"](y, p))

@@ -50,6 +50,8 @@ __all__ = ["ReplicateGrid", "GridReplicates", "smece_grid_points", "TILE_ROWS"]
 
 #: Rows per tile of replicate weights.
 TILE_ROWS = 1 << 15
+#: Replicates whose measures' statistics are formed at once from the sums.
+VALUE_STEP = 4
 #: Floats of the sparse state per unit and replicate (``1`` and ``d`` per label, ``d^2``).
 CHANNELS_PER_UNIT = 5
 
@@ -90,6 +92,22 @@ def _special_fine_cells():
         b_hi = np.clip(hi.astype(np.intp), 0, E - 2)
         special |= (b_lo != b_hi) | (np.abs(lo - np.round(lo)) < 1e-7)
     return special
+
+
+def _binary_log_loss_rows(y, p):
+    """``-(y log q + (1 - y) log(1 - q))``, ``q = clip(p, eps, 1 - eps)``, for labels ``y`` in {0, 1}.
+
+    Equal to the report's per-row log loss (``BINARY_POINTWISE["log_loss"]``) for 0/1 labels,
+    with one logarithm a row instead of two.
+    """
+    eps = np.finfo(np.float64).eps
+    q = np.clip(p, eps, 1 - eps)
+    out = np.empty_like(q)
+    pos = y > 0.5
+    out[pos] = -np.log(q[pos])
+    neg = ~pos
+    out[neg] = -np.log1p(-q[neg])
+    return out
 
 
 def _indicator(targets, n_targets):
@@ -211,6 +229,8 @@ class ReplicateGrid:
                 t = self.templates["smooth_calibration_error"]
                 ids = np.minimum((p * t.n_cells).astype(np.intp), t.n_cells - 1)
                 dense[:, k] = np.abs(y - p) * np.abs(p - (ids + 0.5) / t.n_cells)
+            elif name == "log_loss":  # the report's per-row log loss, one logarithm a row (y is 0/1)
+                dense[:, k] = _binary_log_loss_rows(y, p)
             else:
                 dense[:, k] = self.pointwise[name](y, p)
         return dense
@@ -417,11 +437,18 @@ class GridReplicates:
             a += b
         return self
 
-    def values(self, grid, names):
-        """``(n_replicates, n_models, len(names))`` replicate values of the metrics ``names``."""
+    def values(self, grid, names, step=VALUE_STEP):
+        """``(n_replicates, n_models, len(names))`` replicate values of the metrics ``names``.
+
+        Computed ``step`` replicates at a time (the measures' statistics of a few replicates at
+        once beside the sums, not of the whole block).
+        """
         out = np.empty((self.n_replicates, len(self.acc), len(names)))
         for i, (acc, dense) in enumerate(zip(self.acc, self.dense, strict=True)):
-            stats = grid.statistics(acc, dense)
-            for j, name in enumerate(names):
-                out[:, i, j] = replicate_values(grid.templates[name], stats[name], self.n_replicates)
+            for r0 in range(0, self.n_replicates, step):
+                sl = slice(r0, min(self.n_replicates, r0 + step))
+                stats = grid.statistics(np.ascontiguousarray(acc[:, sl]), dense[sl])
+                count = sl.stop - sl.start
+                for j, name in enumerate(names):
+                    out[sl, i, j] = replicate_values(grid.templates[name], stats.pop(name), count)
         return out
