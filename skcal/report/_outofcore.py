@@ -112,9 +112,11 @@ SAMPLE_ROWS = 10**6
 #: Largest size of one block of replicate statistics of every model (bytes): a worker holds
 #: about three (a running state, a partition's, their merge) per chain it runs.
 BLOCK_BYTES = 1 << 27
+#: Rows of one slice of a chunk folded above ``exact_rows`` (its temporaries are a few times this).
+FOLD_ROWS = 1 << 20
 #: Largest size of one block of replicate sums on the shared grid (above ``exact_rows``), of every
 #: model: a chain folds its chunks into one such state in place.
-GRID_BLOCK_BYTES = 3 << 26
+GRID_BLOCK_BYTES = 5 << 25
 
 
 _POSITIVE_INT = [StrictInterval(Integral, 1, None, closed="left")]
@@ -430,6 +432,16 @@ class OutOfCorePlan:
         A shared grid's replicate sums are added into ``acc``'s arrays in place (one state per
         chain of chunks); everything else is merged as :func:`merge_chunk_statistics` does.
         """
+        n = np.shape(y)[0]
+        step = FOLD_ROWS if self.mode == "grid" else max(n, 1)
+        if n > step:  # above exact_rows, a long chunk is folded in slices (smaller temporaries)
+            for a in range(0, n, step):
+                sl = slice(a, min(n, a + step))
+                part_preds = {m: np.asarray(predictions[m])[sl] for m in self.model_names}
+                acc = self.fold(
+                    acc, int(first_row) + a, np.asarray(y)[sl], part_preds, block=block, point=point
+                )
+            return acc
         into = acc.boot if acc is not None and isinstance(acc.boot, GridReplicates) else None
         part = self.chunk(first_row, y, predictions, block=block, point=point, into=into)
         return part if acc is None else merge_chunk_statistics([acc, part], in_place=True)
@@ -462,7 +474,7 @@ class OutOfCorePlan:
         n = yv.shape[0]
         offset = int(first_row)
         arrays, orders = {}, {}
-        for name in self.model_names:
+        for name in self.model_names if point or self.mode != "grid" else ():
             p = preds[name]
             # one stable sort of the model's rows by p, shared by every measure that sorts (as in
             # memory): their plans find the rows sorted and skip their own sorts
@@ -512,24 +524,35 @@ class OutOfCorePlan:
         return ChunkStatistics(point_stats, boot, sample or [], n)
 
     # -- the report ------------------------------------------------------------------------
-    def run(self, run_pass, *, title=None, notes=(), verbose=0, started=None):
-        """Make every pass of :meth:`passes` with ``run_pass(block, point)`` and finish the report.
+    def run(self, run_pass, *, run_passes=None, width=1, title=None, notes=(), verbose=0, started=None):
+        """Make every pass of :meth:`passes` and finish the report.
 
-        ``run_pass`` returns the merged :class:`ChunkStatistics` of all rows for one pass (a
-        loop over chunks, or a Dask graph); the other arguments are :meth:`finish`'s.
+        ``run_pass(block, point)`` returns the merged :class:`ChunkStatistics` of all rows for
+        one pass (a loop over chunks, or a Dask graph). ``run_passes``, when given, makes
+        ``width`` passes at once: it takes a list of ``(block, point)`` and returns their
+        statistics in order (Dask runs independent passes on different workers). The other
+        arguments are :meth:`finish`'s.
         """
         first, blocks = None, []
         t0 = time.perf_counter()
         passes = self.passes()
-        for b, (block, point) in enumerate(passes):
-            acc = self.reduce_pass(run_pass(block, point))
-            if point:
-                first = acc
-            if block is not None:
-                blocks.append(acc)
+        if run_passes is None:
+            groups, width = [[p] for p in passes], 1
+        else:
+            groups = [passes[i : i + int(width)] for i in range(0, len(passes), int(width))]
+        done = 0
+        for group in groups:
+            results = [run_pass(*group[0])] if run_passes is None else run_passes(group)
+            for (block, point), acc in zip(group, results, strict=True):
+                acc = self.reduce_pass(acc)
+                if point:
+                    first = acc
+                if block is not None:
+                    blocks.append(acc)
+            done += len(group)
             if verbose:
                 print(
-                    f"[skcal] pass {b + 1}/{len(passes)} done ({time.perf_counter() - t0:.1f} s)",
+                    f"[skcal] pass {done}/{len(passes)} done ({time.perf_counter() - t0:.1f} s)",
                     file=sys.stderr,
                     flush=True,
                 )
