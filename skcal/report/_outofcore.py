@@ -28,10 +28,20 @@ What equals the in-memory report, and what differs
   and the reliability diagrams need rows: they run on every ``k``-th row of the data, ``k`` the
   smallest step that keeps at most ``sample_rows`` rows (default ``10**6``; ``k = 1``, all rows,
   below that), and the notes say so. With all rows they equal the in-memory report's.
-* The bootstrap replicates are computed ``replicate_block`` at a time, one pass over the data
-  per block (smECE's replicate statistics hold up to 2^18 cells, 8 MiB per replicate and
-  model): the block is chosen so that one block's statistics of every model take at most
-  :data:`BLOCK_BYTES`. The replicates do not depend on the block.
+* How the bootstrap replicates are made. Up to ``exact_rows`` with every row kept in the sample
+  (``sample_step == 1``, the default up to 10^6 rows) and no ``replicate_block`` given, the one
+  pass over the data computes the values and keeps the rows, and :meth:`OutOfCorePlan.finish`
+  runs the in-memory report's bootstrap (:func:`~skcal.report._bootstrap.run_bootstrap`, the same
+  seed) on them: equal by construction. Above ``exact_rows`` every measure's replicate statistics
+  are summed on one shared grid of units (:mod:`skcal.report._replicate_grid`: three sparse
+  entries per row and replicate, equal to the per-measure replicates to round-off), a block of
+  replicates per pass, the block chosen so that its sums of every model take at most
+  :data:`GRID_BLOCK_BYTES`; the first pass also computes the values and the sample. Otherwise
+  (a smaller sample, or ``replicate_block`` given up to ``exact_rows``) each measure's replicates
+  are one :class:`~skcal.stats.PoissonBootstrap`, ``replicate_block`` at a time, one pass per
+  block (smECE's replicate statistics hold up to 2^18 cells, 8 MiB per replicate and model): the
+  block is chosen so that one block's statistics of every model take at most
+  :data:`BLOCK_BYTES`. The replicates never depend on the block.
 * Only the built-in binary metrics with statistics are available (:data:`OUT_OF_CORE_METRICS`);
   ROC AUC, user callables, multiclass and second-order reports, and ``max_seconds`` are not.
 """
@@ -159,8 +169,11 @@ class ChunkStatistics:
     ----------
     point : list of list or None
         ``point[i][j]``: model ``i``'s statistics of metric ``j`` (None in a replicates-only pass).
-    boot : list of list or None
-        ``boot[i][j]``: the :class:`~skcal.stats.PoissonBootstrap` of the pass's block.
+    boot : list of list, GridReplicates, ndarray or None
+        ``boot[i][j]``: the :class:`~skcal.stats.PoissonBootstrap` of the pass's block; above
+        ``exact_rows`` the block's sums on the shared grid
+        (:class:`~skcal.report._replicate_grid.GridReplicates`), which
+        :meth:`OutOfCorePlan.reduce_pass` turns into their values ``(count, models, metrics)``.
     sample : list
         ``(global row indices, y, {model: p})`` of the rows kept for the tests and figures.
     n_rows : int
@@ -248,7 +261,9 @@ class OutOfCorePlan:
     exact_rows, sample_rows : int
         See the module docstring.
     replicate_block : int or None
-        Replicates per pass over the data (None: chosen from :data:`BLOCK_BYTES`).
+        Replicates per pass over the data (None: chosen from :data:`GRID_BLOCK_BYTES` above
+        ``exact_rows``, from :data:`BLOCK_BYTES` otherwise; up to ``exact_rows`` with every row
+        in the sample, all replicates are made in memory after the one pass).
     """
 
     def __init__(
@@ -373,7 +388,10 @@ class OutOfCorePlan:
     def passes(self):
         """The passes over the data: ``(replicate block index or None, whether it computes the values)``.
 
-        One pass when the replicates fit in one block (the values and every replicate together);
+        One pass when every row is in the sample up to ``exact_rows`` (the replicates are made
+        in memory after it) or when the replicates fit in one block (the values and every
+        replicate together); above ``exact_rows``, the first block's pass computes the values
+        and the sample too (all fixed-size statistics), then one pass per further block;
         otherwise a first pass for the values and the sample (whose statistics, the exact cutoff
         and smCE's sorted runs among them, do not share a worker's memory with a block), then
         one pass per block.
@@ -801,7 +819,9 @@ def report_from_batches(
     sample_rows : int, default=SAMPLE_ROWS
         Rows at most kept for the calibration tests and the reliability diagrams.
     replicate_block : int or None, default=None
-        Bootstrap replicates per pass (None: as many as fit in :data:`BLOCK_BYTES`).
+        Bootstrap replicates per pass (None: up to ``exact_rows`` with every row in the sample,
+        all of them in memory from the kept rows after the one pass; above, as many as fit in
+        :data:`GRID_BLOCK_BYTES` of sums on the shared grid; otherwise in :data:`BLOCK_BYTES`).
     title : str or None, default=None
         The title.
     notes : sequence of str, default=()
