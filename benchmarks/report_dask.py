@@ -25,7 +25,10 @@ Usage (from the repository root)::
     python -m benchmarks.report_dask --quick
     nice python -m benchmarks.report_dask --rows 1e6
     nice python -m benchmarks.report_dask --rows 1e7
-    nice python -m benchmarks.report_dask --rows 1e8          # only if 1e7 took a few minutes
+    nice python -m benchmarks.report_dask --rows 1e8          # about 10x the 1e7 run
+
+The parquet path is what the CLI reads: each file is a partition, read by the task that folds
+it, and above ``exact_rows`` each worker folds every file for its own block of replicates.
 
 Each run appends one record (with its provenance) to ``report_dask.json`` in ``--out``.
 """

@@ -826,32 +826,53 @@ def fit_second_order_calibrator(
 # ---------------------------------------------------------------------------------------------
 # the report past memory
 # ---------------------------------------------------------------------------------------------
-def _report_partition(plan, frame, first_row, y, models, block, point):
-    """The :class:`~skcal.report._outofcore.ChunkStatistics` of one partition (a pandas frame)."""
-    yy = frame[y].to_numpy()
-    preds = {m: frame[m].to_numpy() for m in models}
-    return plan.chunk(int(first_row), yy, preds, block=block, point=point)
+def _file_columns(path, columns):
+    """The columns of one parquet file, as numpy arrays (read by the task that folds them)."""
+    import pyarrow.parquet as pq  # pyarrow is optional (the parquet extra)
+
+    table = pq.read_table(path, columns=list(columns))
+    return {c: table.column(c).to_numpy() for c in columns}
+
+
+def _file_rows(path):
+    import pyarrow.parquet as pq  # pyarrow is optional (the parquet extra)
+
+    return int(pq.ParquetFile(path).metadata.num_rows)
 
 
 def _fold_partition(plan, acc, frame, first_row, y, models, block, point):
-    """``acc`` (None or the statistics of the chain's earlier partitions) with one partition folded in."""
-    part = _report_partition(plan, frame, first_row, y, models, block, point)
-    return part if acc is None else merge_chunk_statistics([acc, part])
+    """``acc`` (None or the statistics of the chain's earlier partitions) with one partition folded in.
+
+    ``frame`` is a pandas frame (a partition of a dask dataframe) or the path of a parquet
+    file, read here: a chain then reads its next file only when it folds it (separate read tasks
+    would be run ahead of the chain, and their frames held in the worker's memory until folded).
+    """
+    cols = _file_columns(frame, [y, *models]) if isinstance(frame, str) else frame
+    yy = np.asarray(cols[y])
+    preds = {m: np.asarray(cols[m]) for m in models}
+    del cols
+    return plan.fold(acc, int(first_row), yy, preds, block=block, point=point)
+
+
+def _reduce_report_pass(plan, acc):
+    return plan.reduce_pass(acc)
 
 
 def _merge_report_parts(*parts):
-    return merge_chunk_statistics(parts)
+    # the chains' states are intermediate results no other task reads: merged into the first
+    return merge_chunk_statistics(parts, in_place=True)
 
 
 def _parquet_frame(path):
-    """A dask dataframe of a parquet file or folder, its files in the reading order of the CLI."""
+    """A dask dataframe of a parquet file or folder (its files in the reading order of the CLI),
+    the files' own columns and the files."""
     import dask.dataframe as dd  # dask[dataframe] is optional (the dask extra)
 
     files = [f for f in list_files(path) if file_format(f) == "parquet"]
     if not files:
         raise ValueError(f"data: {path} holds no parquet files (.parquet, .pq).")
     # the files' own columns: a hive-style folder (date=.../part.parquet) adds its partition keys
-    return dd.read_parquet([str(f) for f in files]), read_columns(files[0])
+    return dd.read_parquet([str(f) for f in files]), read_columns(files[0]), [str(f) for f in files]
 
 
 @validate_params(
@@ -930,12 +951,15 @@ def calibration_report_dask(
     sample_rows : int, default=10**6
         Rows at most kept for the calibration tests and the reliability diagrams.
     replicate_block : int or None, default=None
-        Bootstrap replicates per pass (None: as many as fit in 128 MiB of statistics).
+        Bootstrap replicates per pass (None: up to ``exact_rows`` rows, all of them in memory
+        from the kept rows when they are all the rows, else as many as fit in 128 MiB of
+        statistics; above, as many as fit in ``GRID_BLOCK_BYTES`` of sums on the shared grid).
     chains : int, default=2
         The partitions are split into this many runs of consecutive partitions; each run is a
         chain of tasks folding one partition at a time into one running state (a worker holds
         about one state per chain it runs, never a state per partition), and the chains' states
-        are merged up a tree.
+        are merged up a tree down to two, which the client merges (above ``exact_rows`` a
+        state is a block of replicate sums on one shared grid, folded in place).
     split_every : int, default=4
         Fan-in of the tree merging the chains.
     scheduler : str, callable, distributed.Client or None, default=None
@@ -965,7 +989,9 @@ def calibration_report_dask(
     ['a', 'b']
     """
     started = time.perf_counter()
-    df, file_columns = _parquet_frame(data) if isinstance(data, (str, os.PathLike)) else (data, None)
+    df, file_columns, files = (
+        _parquet_frame(data) if isinstance(data, (str, os.PathLike)) else (data, None, None)
+    )
     if not _is_dask_frame(df) or not hasattr(df, "columns"):
         raise TypeError(f"data must be a dask DataFrame or a parquet path; got {type(data).__name__}.")
     columns = [str(c) for c in df.columns]
@@ -979,10 +1005,13 @@ def calibration_report_dask(
         raise ValueError(f"models: no column {missing[0]!r} in the data (its columns: {columns}).")
     if not models:
         raise ValueError("models: the data hold no probability column besides y.")
-    frame = df[[y, *models]]
-    parts = list(frame.to_delayed())
-    # the lengths of the very partitions the passes read (a column projection may regroup them)
-    lengths = dask.compute(*[dask.delayed(len)(part) for part in parts], scheduler=scheduler)
+    if files is not None:  # a parquet path: one partition per file, read by the task that folds it
+        parts = files
+        lengths = dask.compute(*[dask.delayed(_file_rows)(f) for f in files], scheduler=scheduler)
+    else:
+        parts = list(df[[y, *models]].to_delayed())
+        # the lengths of the very partitions the passes read (a column projection may regroup them)
+        lengths = dask.compute(*[dask.delayed(len)(part) for part in parts], scheduler=scheduler)
     lengths = np.asarray(lengths, dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     plan = OutOfCorePlan.from_options(
@@ -1005,6 +1034,7 @@ def calibration_report_dask(
     shared = dask.delayed(plan, pure=True, traverse=False)
     fold = dask.delayed(_fold_partition, pure=True)
     merge = dask.delayed(_merge_report_parts, pure=True)
+    reduce = dask.delayed(_reduce_report_pass, pure=True)
     split_every = int(split_every)
     work = [(part, int(o)) for part, o, n in zip(parts, offsets, lengths, strict=True) if n]
     n_chains = min(len(work), int(chains))
@@ -1017,9 +1047,33 @@ def calibration_report_dask(
             for part, o in work[lo:hi]:
                 acc = fold(shared, acc, part, o, y, models, block, point)
             level.append(acc)
-        while len(level) > 1:
+        while len(level) > 2:
             level = [merge(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
-        (acc,) = dask.compute(level[0], scheduler=scheduler)
-        return acc
+        # the last two states are merged by the client (a worker holds one state, never two);
+        # the plan then turns a block's sums into its replicate values
+        parts = dask.compute(*level, scheduler=scheduler)
+        return merge_chunk_statistics(parts, in_place=True)
 
+    def run_passes(group):
+        # above exact_rows, from files: each pass of the group is one chain over every file, on
+        # its own worker, whose block of sums becomes its replicate values there (only they and
+        # the first pass's values and sample come back; no worker ever holds two blocks)
+        chains_ = []
+        for block, point in group:
+            acc = None
+            for part, o in work:
+                acc = fold(shared, acc, part, o, y, models, block, point)
+            chains_.append(reduce(shared, acc))
+        return list(dask.compute(*chains_, scheduler=scheduler))
+
+    if files is not None and plan.mode == "grid" and len(plan.blocks) > 1 and len(work) > 0:
+        return plan.run(
+            run_pass,
+            run_passes=run_passes,
+            width=int(chains),
+            title=title,
+            notes=notes,
+            verbose=verbose,
+            started=started,
+        )
     return plan.run(run_pass, title=title, notes=notes, verbose=verbose, started=started)

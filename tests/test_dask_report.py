@@ -237,6 +237,24 @@ def test_dask_report_from_a_parquet_folder(dd, parquet_logs, reference):
     assert_same_report(reference, rep)
 
 
+@pytest.mark.parametrize("source", ["parquet folder", "dask dataframe"])
+def test_dask_report_above_exact_rows_equals_the_batches_report(dd, frame, parquet_logs, data, source):
+    # above exact_rows the replicates are blocks of sums on the shared grid; from files the
+    # blocks of a round run as independent chains over every file (run_passes), from a
+    # dataframe as chains of partitions merged; both equal the one-process report
+    from skcal.dask import calibration_report_dask
+
+    y, preds = data
+    kw = {**SETTINGS, "exact_rows": 1000, "replicate_block": 7}
+    ref = report_from_batches(_batches(y, preds, (0, 300, 1700, N)), n_samples=N, models=list(preds), **kw)
+    assert "5 pass(es)" in ref.notes[0] and "one grid of" in ref.notes[0]
+    folder = str(parquet_logs / "folder")
+    data_ = folder if source == "parquet folder" else dd.from_pandas(frame, npartitions=3)
+    rep = calibration_report_dask(data_, y="y", models=list(preds), scheduler="threads", chains=2, **kw)
+    assert_same_report(ref, rep, rtol=1e-9)
+    assert rep.notes == ref.notes
+
+
 def test_dask_bad_input_names_the_argument(dd, frame, parquet_logs):
     from skcal.dask import calibration_report_dask
 

@@ -28,16 +28,27 @@ What equals the in-memory report, and what differs
   and the reliability diagrams need rows: they run on every ``k``-th row of the data, ``k`` the
   smallest step that keeps at most ``sample_rows`` rows (default ``10**6``; ``k = 1``, all rows,
   below that), and the notes say so. With all rows they equal the in-memory report's.
-* The bootstrap replicates are computed ``replicate_block`` at a time, one pass over the data
-  per block (smECE's replicate statistics hold up to 2^18 cells, 8 MiB per replicate and
-  model): the block is chosen so that one block's statistics of every model take at most
-  :data:`BLOCK_BYTES`. The replicates do not depend on the block.
+* How the bootstrap replicates are made. Up to ``exact_rows`` with every row kept in the sample
+  (``sample_step == 1``, the default up to 10^6 rows) and no ``replicate_block`` given, the one
+  pass over the data computes the values and keeps the rows, and :meth:`OutOfCorePlan.finish`
+  runs the in-memory report's bootstrap (:func:`~skcal.report._bootstrap.run_bootstrap`, the same
+  seed) on them: equal by construction. Above ``exact_rows`` every measure's replicate statistics
+  are summed on one shared grid of units (:mod:`skcal.report._replicate_grid`: three sparse
+  entries per row and replicate, equal to the per-measure replicates to round-off), a block of
+  replicates per pass, the block chosen so that its sums of every model take at most
+  :data:`GRID_BLOCK_BYTES`; the first pass also computes the values and the sample. Otherwise
+  (a smaller sample, or ``replicate_block`` given up to ``exact_rows``) each measure's replicates
+  are one :class:`~skcal.stats.PoissonBootstrap`, ``replicate_block`` at a time, one pass per
+  block (smECE's replicate statistics hold up to 2^18 cells, 8 MiB per replicate and model): the
+  block is chosen so that one block's statistics of every model take at most
+  :data:`BLOCK_BYTES`. The replicates never depend on the block.
 * Only the built-in binary metrics with statistics are available (:data:`OUT_OF_CORE_METRICS`);
   ROC AUC, user callables, multiclass and second-order reports, and ``max_seconds`` are not.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import sys
 import time
@@ -57,7 +68,7 @@ from skcal._constraints import (
     StrictInterval,
 )
 from skcal._validation import check_binary_probabilities
-from skcal.report._bootstrap import INTERVAL_METHODS
+from skcal.report._bootstrap import INTERVAL_METHODS, prepare_all, run_bootstrap
 from skcal.report._compute import (
     ReportResults,
     ReportSeeds,
@@ -67,6 +78,7 @@ from skcal.report._compute import (
 )
 from skcal.report._kinds import FirstOrderData, FirstOrderKind
 from skcal.report._metrics import BINARY_POINTWISE, BINARY_TEMPLATES, smce_grid_cells
+from skcal.report._replicate_grid import GridReplicates, ReplicateGrid
 from skcal.report._report import CalibrationReport
 from skcal.report._verdict import build_verdict
 from skcal.stats import (
@@ -81,6 +93,7 @@ from skcal.stats import (
 
 __all__ = [
     "BLOCK_BYTES",
+    "GRID_BLOCK_BYTES",
     "REPORT_CONSTRAINTS",
     "EXACT_ROWS",
     "OUT_OF_CORE_METRICS",
@@ -109,6 +122,11 @@ SAMPLE_ROWS = 10**6
 #: Largest size of one block of replicate statistics of every model (bytes): a worker holds
 #: about three (a running state, a partition's, their merge) per chain it runs.
 BLOCK_BYTES = 1 << 27
+#: Rows of one slice of a chunk folded above ``exact_rows`` (its temporaries are a few times this).
+FOLD_ROWS = 1 << 20
+#: Largest size of one block of replicate sums on the shared grid (above ``exact_rows``), of every
+#: model: a chain folds its chunks into one such state in place.
+GRID_BLOCK_BYTES = 5 << 25
 
 
 _POSITIVE_INT = [StrictInterval(Integral, 1, None, closed="left")]
@@ -151,8 +169,11 @@ class ChunkStatistics:
     ----------
     point : list of list or None
         ``point[i][j]``: model ``i``'s statistics of metric ``j`` (None in a replicates-only pass).
-    boot : list of list or None
-        ``boot[i][j]``: the :class:`~skcal.stats.PoissonBootstrap` of the pass's block.
+    boot : list of list, GridReplicates, ndarray or None
+        ``boot[i][j]``: the :class:`~skcal.stats.PoissonBootstrap` of the pass's block; above
+        ``exact_rows`` the block's sums on the shared grid
+        (:class:`~skcal.report._replicate_grid.GridReplicates`), which
+        :meth:`OutOfCorePlan.reduce_pass` turns into their values ``(count, models, metrics)``.
     sample : list
         ``(global row indices, y, {model: p})`` of the rows kept for the tests and figures.
     n_rows : int
@@ -175,13 +196,30 @@ def _merge_grid(grids):
     ]
 
 
-def merge_chunk_statistics(parts):
-    """Merge :class:`ChunkStatistics` of disjoint rows (one step; the inputs are not modified).
+def _merge_boot(boots, in_place):
+    boots = [b for b in boots if b is not None]
+    if not boots:
+        return None
+    if not isinstance(boots[0], GridReplicates):
+        return _merge_grid(boots)
+    acc = boots[0] if in_place else copy.deepcopy(boots[0])
+    for b in boots[1:]:
+        if b is not acc:  # a chunk folded into the state already (OutOfCorePlan.fold)
+            acc.merge(b)
+    return acc
+
+
+def merge_chunk_statistics(parts, *, in_place=False):
+    """Merge :class:`ChunkStatistics` of disjoint rows (one step).
 
     Parameters
     ----------
     parts : sequence of ChunkStatistics
         At least one.
+    in_place : bool, default=False
+        Add the replicate sums of a shared grid (above ``exact_rows``) into the first part's
+        arrays instead of a copy (a chain folding its chunks holds one such state, not two);
+        otherwise the inputs are not modified.
 
     Returns
     -------
@@ -193,7 +231,7 @@ def merge_chunk_statistics(parts):
         return parts[0]
     return ChunkStatistics(
         point=_merge_grid([p.point for p in parts]),
-        boot=_merge_grid([p.boot for p in parts]),
+        boot=_merge_boot([p.boot for p in parts], in_place),
         sample=[s for p in parts for s in p.sample],
         n_rows=sum(p.n_rows for p in parts),
     )
@@ -223,7 +261,9 @@ class OutOfCorePlan:
     exact_rows, sample_rows : int
         See the module docstring.
     replicate_block : int or None
-        Replicates per pass over the data (None: chosen from :data:`BLOCK_BYTES`).
+        Replicates per pass over the data (None: chosen from :data:`GRID_BLOCK_BYTES` above
+        ``exact_rows``, from :data:`BLOCK_BYTES` otherwise; up to ``exact_rows`` with every row
+        in the sample, all replicates are made in memory after the one pass).
     """
 
     def __init__(
@@ -276,10 +316,31 @@ class OutOfCorePlan:
         self.figure_seed = self.seeds.figures()
         self.sample_step = max(1, -(-n // int(sample_rows)))
         B = int(settings.n_bootstrap)
+        # how the replicates are computed (see the module docstring): from the rows kept in the
+        # sample when they are all the rows and the measures are exact; on one shared grid of
+        # units above exact_rows; otherwise (exact, sampled) one PoissonBootstrap per measure
+        # (a replicate_block given up to exact_rows asks for the passes of the per-measure bootstrap)
+        if self.exact:
+            self.mode = "sample" if self.sample_step == 1 and replicate_block is None else "blocks"
+        else:
+            self.mode = "grid"
+        self.grid = None
+        if self.mode == "grid":
+            self.grid = ReplicateGrid(
+                {b: self.replicate_template(b) for b in self.base_names},
+                {b: BINARY_POINTWISE[b] for b in self.base_names if b in BINARY_POINTWISE},
+            )
         if replicate_block is None:
-            per = _replicate_bytes(n, len(self.model_names), self.exact)
-            replicate_block = max(1, min(B, BLOCK_BYTES // max(per, 1))) if B else 1
+            if self.mode == "grid":
+                per = 8 * len(self.model_names) * (self.grid.size + len(self.grid.dense))
+                per = max(per, 1)
+                replicate_block = max(1, min(B, GRID_BLOCK_BYTES // per)) if B else 1
+            else:
+                per = _replicate_bytes(n, len(self.model_names), self.exact)
+                replicate_block = max(1, min(B, BLOCK_BYTES // max(per, 1))) if B else 1
         block = max(1, int(replicate_block))
+        if self.mode == "sample" and B:
+            block = B  # made in memory after the one pass (see finish)
         self.blocks = tuple((r0, min(block, B - r0)) for r0 in range(0, B, block))
 
     @classmethod
@@ -327,13 +388,19 @@ class OutOfCorePlan:
     def passes(self):
         """The passes over the data: ``(replicate block index or None, whether it computes the values)``.
 
-        One pass when the replicates fit in one block (the values and every replicate together);
+        One pass when every row is in the sample up to ``exact_rows`` (the replicates are made
+        in memory after it) or when the replicates fit in one block (the values and every
+        replicate together); above ``exact_rows``, the first block's pass computes the values
+        and the sample too (all fixed-size statistics), then one pass per further block;
         otherwise a first pass for the values and the sample (whose statistics, the exact cutoff
         and smCE's sorted runs among them, do not share a worker's memory with a block), then
         one pass per block.
         """
-        if len(self.blocks) <= 1:
-            return [(0 if self.blocks else None, True)]
+        if self.mode == "sample" or not self.blocks:
+            return [(None, True)]
+        if len(self.blocks) == 1 or self.mode == "grid":
+            # the grid's blocks fit beside the values' statistics (all of fixed size)
+            return [(0, True)] + [(b, False) for b in range(1, len(self.blocks))]
         return [(None, True)] + [(b, False) for b in range(len(self.blocks))]
 
     # -- templates -------------------------------------------------------------------------
@@ -377,7 +444,27 @@ class OutOfCorePlan:
             preds[name] = pp
         return yv, preds
 
-    def chunk(self, first_row, y, predictions, *, block=None, point=True):
+    def fold(self, acc, first_row, y, predictions, *, block=None, point=True):
+        """``acc`` (None or the statistics of earlier chunks) with one more chunk folded in.
+
+        A shared grid's replicate sums are added into ``acc``'s arrays in place (one state per
+        chain of chunks); everything else is merged as :func:`merge_chunk_statistics` does.
+        """
+        n = np.shape(y)[0]
+        step = FOLD_ROWS if self.mode == "grid" else max(n, 1)
+        if n > step:  # above exact_rows, a long chunk is folded in slices (smaller temporaries)
+            for a in range(0, n, step):
+                sl = slice(a, min(n, a + step))
+                part_preds = {m: np.asarray(predictions[m])[sl] for m in self.model_names}
+                acc = self.fold(
+                    acc, int(first_row) + a, np.asarray(y)[sl], part_preds, block=block, point=point
+                )
+            return acc
+        into = acc.boot if acc is not None and isinstance(acc.boot, GridReplicates) else None
+        part = self.chunk(first_row, y, predictions, block=block, point=point, into=into)
+        return part if acc is None else merge_chunk_statistics([acc, part], in_place=True)
+
+    def chunk(self, first_row, y, predictions, *, block=None, point=True, into=None):
         """The :class:`ChunkStatistics` of one chunk of rows.
 
         Parameters
@@ -393,6 +480,9 @@ class OutOfCorePlan:
         point : bool, default=True
             Accumulate the values' statistics and the rows kept for the tests and figures
             (the first pass does; the other replicate blocks' passes do not).
+        into : GridReplicates or None, default=None
+            Above ``exact_rows``: the block's replicate sums to add the chunk's into (in place;
+            None: new sums).
 
         Returns
         -------
@@ -402,20 +492,19 @@ class OutOfCorePlan:
         n = yv.shape[0]
         offset = int(first_row)
         arrays, orders = {}, {}
-        for name in self.model_names:
+        for name in self.model_names if point or self.mode != "grid" else ():
             p = preds[name]
             # one stable sort of the model's rows by p, shared by every measure that sorts (as in
             # memory): their plans find the rows sorted and skip their own sorts
             order = (
                 np.argsort(p, kind="stable")
-                if any(b not in BINARY_POINTWISE for b in self.base_names)
+                if self.exact and any(b not in BINARY_POINTWISE for b in self.base_names)
                 else None
             )
             orders[name] = order
+            rows = (yv, p) if order is None else (yv[order], p[order])  # one copy, every measure's
             for base in self.base_names:
-                arrays[(name, base)] = (
-                    (BINARY_POINTWISE[base](yv, p),) if base in BINARY_POINTWISE else (yv[order], p[order])
-                )
+                arrays[(name, base)] = (BINARY_POINTWISE[base](yv, p),) if base in BINARY_POINTWISE else rows
         point_stats = sample = None
         if point:
             point_stats = [
@@ -426,7 +515,13 @@ class OutOfCorePlan:
             keep = rows % self.sample_step == 0
             sample = [(rows[keep], yv[keep], {m: preds[m][keep] for m in self.model_names})]
         boot = None
-        if block is not None and n:
+        if block is not None and n and self.mode == "grid":
+            r0, count = self.blocks[block]
+            boot = into
+            if boot is None:
+                boot = GridReplicates(self.grid, len(self.model_names), r0, count, self.seed)
+            boot.add(self.grid, offset, yv, [preds[m] for m in self.model_names])
+        elif block is not None and n:
             r0, count = self.blocks[block]
             W = poisson_weights(self.seed, np.arange(r0, r0 + count), np.arange(offset, offset + n))
             boot = []
@@ -447,24 +542,35 @@ class OutOfCorePlan:
         return ChunkStatistics(point_stats, boot, sample or [], n)
 
     # -- the report ------------------------------------------------------------------------
-    def run(self, run_pass, *, title=None, notes=(), verbose=0, started=None):
-        """Make every pass of :meth:`passes` with ``run_pass(block, point)`` and finish the report.
+    def run(self, run_pass, *, run_passes=None, width=1, title=None, notes=(), verbose=0, started=None):
+        """Make every pass of :meth:`passes` and finish the report.
 
-        ``run_pass`` returns the merged :class:`ChunkStatistics` of all rows for one pass (a
-        loop over chunks, or a Dask graph); the other arguments are :meth:`finish`'s.
+        ``run_pass(block, point)`` returns the merged :class:`ChunkStatistics` of all rows for
+        one pass (a loop over chunks, or a Dask graph). ``run_passes``, when given, makes
+        ``width`` passes at once: it takes a list of ``(block, point)`` and returns their
+        statistics in order (Dask runs independent passes on different workers). The other
+        arguments are :meth:`finish`'s.
         """
         first, blocks = None, []
         t0 = time.perf_counter()
         passes = self.passes()
-        for b, (block, point) in enumerate(passes):
-            acc = run_pass(block, point)
-            if point:
-                first = acc
-            if block is not None:
-                blocks.append(acc)
+        if run_passes is None:
+            groups, width = [[p] for p in passes], 1
+        else:
+            groups = [passes[i : i + int(width)] for i in range(0, len(passes), int(width))]
+        done = 0
+        for group in groups:
+            results = [run_pass(*group[0])] if run_passes is None else run_passes(group)
+            for (block, point), acc in zip(group, results, strict=True):
+                acc = self.reduce_pass(acc)
+                if point:
+                    first = acc
+                if block is not None:
+                    blocks.append(acc)
+            done += len(group)
             if verbose:
                 print(
-                    f"[skcal] pass {b + 1}/{len(passes)} done ({time.perf_counter() - t0:.1f} s)",
+                    f"[skcal] pass {done}/{len(passes)} done ({time.perf_counter() - t0:.1f} s)",
                     file=sys.stderr,
                     flush=True,
                 )
@@ -477,6 +583,17 @@ class OutOfCorePlan:
             started=started,
             bootstrap_seconds=time.perf_counter() - t0,
         )
+
+    def reduce_pass(self, acc):
+        """A pass's merged statistics with a grid block's sums replaced by its replicate values.
+
+        The values, ``(count, n_models, n_metrics)``, are what :meth:`finish` reads; Dask
+        computes them on a worker, so only they come back to the client.
+        """
+        if isinstance(acc.boot, GridReplicates):
+            values = acc.boot.values(self.grid, self.base_names)
+            acc = ChunkStatistics(acc.point, values, acc.sample, acc.n_rows)
+        return acc
 
     def finish(
         self, first, block_stats, *, title=None, notes=(), verbose=0, started=None, bootstrap_seconds=0.0
@@ -514,10 +631,14 @@ class OutOfCorePlan:
         point = np.array([[float(s.compute()) for s in row] for row in first.point])
         B = int(self.settings.n_bootstrap)
         reps = np.empty((B, K, M))
-        for (r0, count), st in zip(self.blocks, block_stats, strict=True):
-            for i in range(K):
-                for j in range(M):
-                    reps[r0 : r0 + count, i, j] = st.boot[i][j].compute()
+        if self.mode != "sample":
+            for (r0, count), st in zip(self.blocks, block_stats, strict=True):
+                if isinstance(st.boot, np.ndarray):  # a grid block, reduced to its values
+                    reps[r0 : r0 + count] = st.boot
+                    continue
+                for i in range(K):
+                    for j in range(M):
+                        reps[r0 : r0 + count, i, j] = st.boot[i][j].compute()
         details = {}
         if "scdl" in self.base_names:
             j = self.base_names.index("scdl")
@@ -535,6 +656,21 @@ class OutOfCorePlan:
         ps = {
             m: np.concatenate([s[2][m] for s in sample]) if sample else np.zeros(0) for m in self.model_names
         }
+        if self.mode == "sample" and B:
+            # every row is in the sample: the in-memory report's bootstrap on them
+            data, plist = FirstOrderData(ys), [ps[m] for m in self.model_names]
+            t0 = time.perf_counter()
+            reps = run_bootstrap(
+                data,
+                plist,
+                list(self.metrics),
+                prepare_all(data, plist, list(self.metrics)),
+                B,
+                self.seed,
+                n_jobs=self.settings.n_jobs,
+                verbose=verbose,
+            ).values
+            bootstrap_seconds += time.perf_counter() - t0
         tests = None
         if self.settings.test_calibration:
             if verbose:
@@ -579,11 +715,24 @@ class OutOfCorePlan:
         """The notes an out-of-core report adds: the passes, the sample, any grid's bound."""
         passes = len(self.passes())
         size = self.blocks[0][1] if self.blocks else 0
-        out = [
-            f"Computed out of core from statistics merged over {self.n_samples} rows, in {passes} pass(es) "
-            f"over the data ({len(self.blocks)} block(s) of up to {size} paired bootstrap replicates; the "
-            "values come from the first pass)."
-        ]
+        head = f"Computed out of core from statistics merged over {self.n_samples} rows, in {passes} pass(es)"
+        if self.mode == "sample":
+            how = (
+                "the paired bootstrap replicates made in memory from the rows kept, which are all the rows"
+                if self.blocks
+                else "no bootstrap replicates"
+            )
+            out = [f"{head} over the data ({how})."]
+        else:
+            grid = (
+                f"; each block's replicate statistics summed on one grid of {self.grid.U} cells"
+                if self.mode == "grid"
+                else ""
+            )
+            out = [
+                f"{head} over the data ({len(self.blocks)} block(s) of up to {size} paired bootstrap "
+                f"replicates{grid}; the values come from the first pass)."
+            ]
         if self.sample_step == 1:
             out.append("The calibration tests and the reliability diagrams use all rows.")
         else:
@@ -670,7 +819,9 @@ def report_from_batches(
     sample_rows : int, default=SAMPLE_ROWS
         Rows at most kept for the calibration tests and the reliability diagrams.
     replicate_block : int or None, default=None
-        Bootstrap replicates per pass (None: as many as fit in :data:`BLOCK_BYTES`).
+        Bootstrap replicates per pass (None: up to ``exact_rows`` with every row in the sample,
+        all of them in memory from the kept rows after the one pass; above, as many as fit in
+        :data:`GRID_BLOCK_BYTES` of sums on the shared grid; otherwise in :data:`BLOCK_BYTES`).
     title : str or None, default=None
         The title.
     notes : sequence of str, default=()
@@ -719,8 +870,7 @@ def report_from_batches(
     def run_pass(block, point):
         acc = None
         for first_row, y, preds in batches():
-            part = plan.chunk(first_row, y, preds, block=block, point=point)
-            acc = part if acc is None else merge_chunk_statistics([acc, part])
+            acc = plan.fold(acc, first_row, y, preds, block=block, point=point)
         if acc is None:
             raise ValueError("the data hold no rows; a report needs at least one row.")
         return acc
