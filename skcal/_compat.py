@@ -58,11 +58,8 @@ class _Binder:
         self.signature = inspect.signature(func)
         params = list(self.signature.parameters.values())
         kinds = {p.kind for p in params}
-        self.plain = not kinds & {
-            inspect.Parameter.VAR_POSITIONAL,
-            inspect.Parameter.VAR_KEYWORD,
-            inspect.Parameter.POSITIONAL_ONLY,
-        }
+        self.plain = not kinds & {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD,
+                                  inspect.Parameter.POSITIONAL_ONLY}
         self.names = [p.name for p in params]
         self.positional = [p.name for p in params if p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD]
         self.defaults = {p.name: p.default for p in params}

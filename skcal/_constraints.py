@@ -66,7 +66,6 @@ __all__ = [
     "StrictInterval",
 ]
 
-
 class StrictInterval(Interval):
     """An ``Interval`` that, unlike scikit-learn's, rejects booleans for numeric types.
 

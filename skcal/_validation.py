@@ -433,7 +433,8 @@ def binary_labels(y_true, pos_label, name, *, has_pos_label=True):
                 else "; encode the positive class as 1 (or True)"
             )
             raise ValueError(
-                f"{name} has labels {classes.tolist()}; these are not {{0, 1}}, {{-1, 1}} or booleans{hint}."
+                f"{name} has labels {classes.tolist()}; these are not {{0, 1}}, {{-1, 1}} or "
+                f"booleans{hint}."
             )
     elif classes.size == 2 and pos_label not in classes.tolist():
         raise ValueError(f"pos_label={pos_label!r} is not one of the labels in {name}: {classes.tolist()}.")
@@ -671,7 +672,9 @@ def check_scores(scores, *, name="scores", out_of_bounds="raise"):
         raise ValueError(f"{name} must have 1 column (m) or 2 columns (m, sigma2); got shape {S.shape}.")
     S[:, 0] = check_range(S[:, 0], f"{name}[:, 0] (m)", 0.0, 1.0, out_of_bounds=out_of_bounds)
     if S.shape[1] == 2:
-        S[:, 1] = check_range(S[:, 1], f"{name}[:, 1] (sigma2)", 0.0, SIGMA2_MAX, out_of_bounds=out_of_bounds)
+        S[:, 1] = check_range(
+            S[:, 1], f"{name}[:, 1] (sigma2)", 0.0, SIGMA2_MAX, out_of_bounds=out_of_bounds
+        )
     return S
 
 

@@ -131,12 +131,6 @@ def binned_ece(
     0.225
     """
     return binned_statistics(
-        y_true,
-        y_prob,
-        n_bins=n_bins,
-        strategy=strategy,
-        edges=edges,
-        sample_weight=sample_weight,
-        pos_label=pos_label,
-        measure="ece",
+        y_true, y_prob, n_bins=n_bins, strategy=strategy, edges=edges,
+        sample_weight=sample_weight, pos_label=pos_label, measure="ece",
     ).compute()

@@ -84,14 +84,8 @@ def max_calibration_error(
     0.35
     """
     return binned_statistics(
-        y_true,
-        y_prob,
-        n_bins=n_bins,
-        strategy=strategy,
-        edges=edges,
-        sample_weight=sample_weight,
-        pos_label=pos_label,
-        measure="mce",
+        y_true, y_prob, n_bins=n_bins, strategy=strategy, edges=edges,
+        sample_weight=sample_weight, pos_label=pos_label, measure="mce",
     ).compute()
 
 
@@ -122,14 +116,8 @@ def rms_calibration_error(
     0.257391
     """
     return binned_statistics(
-        y_true,
-        y_prob,
-        n_bins=n_bins,
-        strategy=strategy,
-        edges=edges,
-        sample_weight=sample_weight,
-        pos_label=pos_label,
-        measure="rms",
+        y_true, y_prob, n_bins=n_bins, strategy=strategy, edges=edges,
+        sample_weight=sample_weight, pos_label=pos_label, measure="rms",
     ).compute()
 
 
@@ -161,18 +149,14 @@ def average_calibration_error(
     0.225
     """
     return binned_statistics(
-        y_true,
-        y_prob,
-        n_bins=n_bins,
-        strategy=strategy,
-        edges=edges,
-        sample_weight=sample_weight,
-        pos_label=pos_label,
-        measure="ace",
+        y_true, y_prob, n_bins=n_bins, strategy=strategy, edges=edges,
+        sample_weight=sample_weight, pos_label=pos_label, measure="ace",
     ).compute()
 
 
-@validate_params({**BINNED_CONSTRAINTS, "squared": ["boolean"]}, prefer_skip_nested_validation=True)
+@validate_params(
+    {**BINNED_CONSTRAINTS, "squared": ["boolean"]}, prefer_skip_nested_validation=True
+)
 @_doc(strategy="quantile")
 def debiased_l2_calibration_error(
     y_true,
@@ -217,12 +201,7 @@ def debiased_l2_calibration_error(
     -0.05875
     """
     return binned_statistics(
-        y_true,
-        y_prob,
-        n_bins=n_bins,
-        strategy=strategy,
-        edges=edges,
-        sample_weight=sample_weight,
-        pos_label=pos_label,
+        y_true, y_prob, n_bins=n_bins, strategy=strategy, edges=edges,
+        sample_weight=sample_weight, pos_label=pos_label,
         measure="debiased_l2_squared" if squared else "debiased_l2",
     ).compute()

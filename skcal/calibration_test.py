@@ -400,21 +400,8 @@ class _CutoffKernel:
         else:
             bnd = bs = np.empty((0, 4), dtype=np.int64)
         compiled.cutoff_null(
-            _U64(stream.key),
-            r0,
-            _U64(stream.L),
-            Q1,
-            Q2,
-            VALID,
-            ONE,
-            stream.P64,
-            bnd,
-            bs,
-            self.P,
-            self.last,
-            w,
-            stream.n,
-            out,
+            _U64(stream.key), r0, _U64(stream.L), Q1, Q2, VALID, ONE, stream.P64, bnd, bs,
+            self.P, self.last, w, stream.n, out,
         )
         return out / self.total
 

@@ -187,7 +187,9 @@ def _candidate_degrees(degree, n, bandwidth, basis, cv, n_eff=None, caller="ce2_
     if isinstance(degree, str):  # "auto" (the only string validate_params lets through)
         if cv is None:
             n_eff = float(n) if n_eff is None else n_eff
-            n_eff = check_auto_sample_size(n_eff, basis, name="the effective sample size (sum w)^2 / sum w^2")
+            n_eff = check_auto_sample_size(
+                n_eff, basis, name="the effective sample size (sum w)^2 / sum w^2"
+            )
             return [auto_degree(n_eff, bandwidth, basis)]
         return degree_schedule(degree_cap(bandwidth, basis))
     degs = np.atleast_1d(np.asarray(degree, dtype=object)).tolist()
@@ -975,10 +977,8 @@ def ce1_score(
         per = np.array([_ce1(t1[:, j], S3[:, j, :1], w, fit) for j in range(k)])
         return float(_class_weights(average, t1, w, k) @ per)
     S = check_scores(scores, name="scores")[:, :1]
-    arr = (
-        y_true
-        if isinstance(y_true, VoteCounts)
-        else (y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true))
+    arr = y_true if isinstance(y_true, VoteCounts) else (
+        y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
     )
     if isinstance(arr, VoteCounts) or (arr.ndim == 2 and arr.shape[1] >= 2):
         t1 = snapshot_targets(check_snapshots(arr, name="y_true (snapshots)", min_votes=1))[0]

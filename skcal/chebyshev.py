@@ -1406,14 +1406,11 @@ def _evaluate(S, C, chunk_size=None):
     L = C.shape[1] - 1
     x, y = _map(S)
     out = np.empty((S.shape[0], C.shape[0]))
-    step = int(chunk_size) if chunk_size is not None else _chunk_rows(L)
-    rows = min(step, S.shape[0])
-    buf_a, buf_b, buf_c = np.empty((L + 1) * rows), np.empty((L + 1) * rows), np.empty((L + 1) * rows)
     if y is not None and C.shape[0] > L + 1:
         # many targets (bootstrap replicates' fits): the rows' products T_i(x) T_j(y), a
         # sub-chunk of rows at a time, times all the coefficients in one product
         Cflat = C.reshape(C.shape[0], (L + 1) ** 2).T  # [(i, j), r], i slowest as in the grid
-        sub = max(1, _CHUNK_FLOATS // ((L + 1) ** 2))
+        sub = int(chunk_size) if chunk_size is not None else max(1, _CHUNK_FLOATS // ((L + 1) ** 2))
         va, vb = np.empty((L + 1) * min(sub, S.shape[0])), np.empty((L + 1) * min(sub, S.shape[0]))
         with _blas_limit(DATA_PASS_BLAS_THREADS):
             for start in range(0, S.shape[0], sub):
@@ -1423,6 +1420,9 @@ def _evaluate(S, C, chunk_size=None):
                 m = A.shape[1]
                 out[sl] = (A.T[:, :, None] * B.T[:, None, :]).reshape(m, (L + 1) ** 2) @ Cflat
         return out
+    step = int(chunk_size) if chunk_size is not None else _chunk_rows(L)
+    rows = min(step, S.shape[0])
+    buf_a, buf_b, buf_c = np.empty((L + 1) * rows), np.empty((L + 1) * rows), np.empty((L + 1) * rows)
     with _blas_limit(DATA_PASS_BLAS_THREADS):
         for start in range(0, S.shape[0], step):
             sl = slice(start, start + step)

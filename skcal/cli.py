@@ -199,10 +199,8 @@ def _vote_counts(df, path, label, cols, count_cols):
             )
         m = [_model_column(df, f"{name}{x}:m", path, 0, 1, "mean", "means") for x in suffixes]
         v = [_model_column(df, f"{name}{x}:sigma2", path, 0, 0.25, "variance", "variances") for x in suffixes]
-        preds[name] = (
-            np.stack([np.column_stack(m), np.column_stack(v)], axis=2)
-            if per_class
-            else (np.column_stack([m[0], v[0]]))
+        preds[name] = np.stack([np.column_stack(m), np.column_stack(v)], axis=2) if per_class else (
+            np.column_stack([m[0], v[0]])
         )
     if not preds:
         raise CSVFormatError(f"{path}: no model columns (NAME:m, NAME:sigma2) beside the counts {count_cols}")
@@ -680,12 +678,8 @@ def _run_report_csv(args):
     )
     metrics = None if args.metrics is None else [m.strip() for m in args.metrics.split(",") if m.strip()]
     if not args.quiet:
-        kind = (
-            "vote counts"
-            if not hasattr(y, "ndim")
-            else "snapshots"
-            if y.ndim == 2
-            else ("class labels" if labels else "labels")
+        kind = "vote counts" if not hasattr(y, "ndim") else "snapshots" if y.ndim == 2 else (
+            "class labels" if labels else "labels"
         )
         print(
             f"[skcal] {args.csv}: {y.shape[0]} rows, {kind}, {len(preds)} models: {', '.join(preds)}",

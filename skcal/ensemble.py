@@ -83,7 +83,6 @@ def ensemble_moments(probas, *, layout="flat"):
     S = np.stack([np.clip(m, 0.0, 1.0), s2], axis=2)
     return S if layout == "classes" else flat_class_scores(S)
 
-
 _CLONE_HINT = (
     "EnsembleMoments uses members that are already fitted and never fits them. If this "
     "happened inside cross_val_score, GridSearchCV or clone(), cloning dropped the fitted "

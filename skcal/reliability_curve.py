@@ -232,14 +232,8 @@ def reliability_curve(
     """
     if interval != "bootstrap":
         stats = binned_statistics(
-            y_true,
-            y_prob,
-            n_bins=n_bins,
-            strategy=strategy,
-            edges=edges,
-            sample_weight=sample_weight,
-            pos_label=pos_label,
-            measure="ece",
+            y_true, y_prob, n_bins=n_bins, strategy=strategy, edges=edges,
+            sample_weight=sample_weight, pos_label=pos_label, measure="ece",
         )
         return curve_from_statistics(stats, interval=interval, confidence=confidence)
     y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)

@@ -256,7 +256,9 @@ def _build_table():
     # k classes: ``y`` are counts per class (VoteCounts(counts=C)) or snapshots of class labels,
     # the output (n, k, 2) scores; "ce2" gives the classwise CE2 there too (multiclass="auto")
     for task in ("classwise", "top_label"):
-        scorer = make_scorer(_ce2_metric, greater_is_better=False, response_method=methods, multiclass=task)
+        scorer = make_scorer(
+            _ce2_metric, greater_is_better=False, response_method=methods, multiclass=task
+        )
         table.update({f"ce2_{task}": scorer, f"neg_ce2_{task}": scorer})
     for name, func in (("truthful_conf_ce", truthful_conf_ce), ("classwise_lince", classwise_lince)):
         scorer = make_classes_aware_loss_scorer(func, classes_kwarg="labels")

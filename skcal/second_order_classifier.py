@@ -362,10 +362,8 @@ class SecondOrderCalibratedClassifier(ClassifierMixin, BaseEstimator):
                 )
             if arr.shape[0] != n:
                 raise ValueError(f"y has {arr.shape[0]} labels; expected {n} (one per row of X).")
-            codes = (
-                np.searchsorted(self.classes_, arr)
-                if self.classes_.dtype.kind != "O"
-                else np.array([self.classes_.tolist().index(v) for v in arr.tolist()])
+            codes = np.searchsorted(self.classes_, arr) if self.classes_.dtype.kind != "O" else np.array(
+                [self.classes_.tolist().index(v) for v in arr.tolist()]
             )
             C = np.zeros((n, k), dtype=np.int64)
             C[np.arange(n), codes] = 1

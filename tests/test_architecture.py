@@ -198,10 +198,8 @@ def test_no_import_circle():
 
 
 def test_function_level_imports_only_keep_optional_dependencies_optional():
-    pattern = re.compile(
-        r"#.*optional.*\b(" + "|".join(OPTIONAL) + r")\b|#.*\b(" + "|".join(OPTIONAL) + r")\b.*optional",
-        re.IGNORECASE,
-    )
+    pattern = re.compile(r"#.*optional.*\b(" + "|".join(OPTIONAL) + r")\b|#.*\b(" + "|".join(OPTIONAL)
+                         + r")\b.*optional", re.IGNORECASE)
     bad = []
     for a, b, line, inner, lines in IMPORTS:
         if not inner:

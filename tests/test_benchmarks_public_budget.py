@@ -57,19 +57,8 @@ def test_child_measurement_reports_cpu_and_memory():
 def test_speed_overhead_quick(tmp_path):
     mod = _load("speed_overhead")
     result = mod.main(
-        [
-            "--quick",
-            "--rounds",
-            "1",
-            "--sizes",
-            "1000",
-            "--test-n",
-            "2000",
-            "--test-rounds",
-            "1",
-            "--out",
-            str(tmp_path),
-        ]
+        ["--quick", "--rounds", "1", "--sizes", "1000", "--test-n", "2000", "--test-rounds", "1",
+         "--out", str(tmp_path)]
     )
     assert (tmp_path / "speed_overhead_quick.json").exists()
     assert (tmp_path / "speed_overhead_quick.png").exists()

@@ -83,7 +83,7 @@ def test_degree_schedule():
         (lambda: degree_cap(0.1, basis="cubic"), "basis"),
         (lambda: auto_degree(0, 0.1), "n_samples"),
         (lambda: auto_degree(0.5, 0.1), "n_samples"),
-        (lambda: auto_degree(True, 0.1), "n_samples"),
+            (lambda: auto_degree(True, 0.1), "n_samples"),
         (lambda: auto_degree(10, 0.1, samples_per_feature=0), "samples_per_feature"),
         (lambda: degree_schedule(0), "cap"),
         (lambda: basis_powers(-1), "degree"),

@@ -162,12 +162,8 @@ def test_public_functions_declare_their_arguments():
         )
     # a measure's own arguments are checked by its statistics object or here, before any pass
     with pytest.raises(ValueError, match="'bandwidth' parameter of evaluate must be"):
-        evaluate(
-            da.from_array(Y, chunks=(30, 2)),
-            da.from_array(S, chunks=(30, 2)),
-            [("ce2", {"degree": "auto", "bandwidth": -1.0})],
-            scheduler="sync",
-        )
+        evaluate(da.from_array(Y, chunks=(30, 2)), da.from_array(S, chunks=(30, 2)),
+                 [("ce2", {"degree": "auto", "bandwidth": -1.0})], scheduler="sync")
     with pytest.raises(ValueError, match=r"'n_bins' parameter of BinnedStatistics.__init__ must be"):
         evaluate(yd, pd_, [("binned_ece", {"n_bins": 0})], scheduler="sync")
 

@@ -66,15 +66,8 @@ def test_binned_quantile_ragged_chunks_equal_in_memory():
         edges = np.percentile(p, np.linspace(0, 1, n_bins + 1) * 100)
         assert stats[m].bin_edges().tobytes() == edges.tobytes()
     # explicit n_bins, and uniform as a no-op strategy
-    out = evaluate(
-        yd,
-        pd_,
-        [
-            ("binned_ece", {"strategy": "quantile", "n_bins": 7}),
-            ("max_calibration_error", {"strategy": "uniform"}),
-        ],
-        scheduler="sync",
-    )
+    out = evaluate(yd, pd_, [("binned_ece", {"strategy": "quantile", "n_bins": 7}),
+                             ("max_calibration_error", {"strategy": "uniform"})], scheduler="sync")
     assert out["binned_ece"] == pytest.approx(binned_ece(y, p, n_bins=7, strategy="quantile"), rel=1e-12)
     assert out["max_calibration_error"] == pytest.approx(max_calibration_error(y, p), rel=1e-12)
 
@@ -119,12 +112,8 @@ def test_refinement_passes_through_the_dask_path(monkeypatch):
     assert out["truthful_conf_ce"] == pytest.approx(truthful_conf_ce(y, P, sample_weight=w), rel=1e-12)
     assert out["classwise_ece"] == pytest.approx(classwise_ece(y, P, sample_weight=w), rel=1e-12)
     args["sample_weight"] = da.from_array(wb, chunks=(chunks,))
-    out = evaluate(
-        da.from_array(yb, chunks=(chunks,)),
-        da.from_array(p, chunks=(chunks,)),
-        [("binned_ece", {"strategy": "quantile"})],
-        **args,
-    )
+    out = evaluate(da.from_array(yb, chunks=(chunks,)), da.from_array(p, chunks=(chunks,)),
+                   [("binned_ece", {"strategy": "quantile"})], **args)
     want = binned_ece(yb, p, strategy="quantile", sample_weight=wb)
     assert out["binned_ece"] == pytest.approx(want, rel=1e-12)
     assert max(passes) > 3  # the refinements did happen
@@ -230,13 +219,8 @@ def test_none_means_not_given_as_in_memory():
     assert out["debiased_l2_calibration_error"] == pytest.approx(want, rel=1e-12, abs=1e-15)
     yy, P = _tied_multiclass(n=sum(RAGGED), seed=2)
     Pd, yyd = da.from_array(P, chunks=(RAGGED, 3)), da.from_array(yy, chunks=(RAGGED,))
-    out = evaluate(
-        yyd,
-        Pd,
-        [("truthful_conf_ce", {"thresholds": None, "edges": None})],
-        labels=[0, 1, 2],
-        scheduler="sync",
-    )
+    out = evaluate(yyd, Pd, [("truthful_conf_ce", {"thresholds": None, "edges": None})], labels=[0, 1, 2],
+                   scheduler="sync")
     assert out["truthful_conf_ce"] == pytest.approx(truthful_conf_ce(yy, P, labels=[0, 1, 2]), rel=1e-12)
 
 

@@ -84,28 +84,15 @@ def test_hard_bins_and_their_intervals_come_from_reliability_curve(strategy, wei
     w = np.random.default_rng(4).uniform(0.2, 2.0, size=p.size) if weighted else None
     calls = _spy(monkeypatch, "reliability_curve")
     disp = ReliabilityDisplay.from_predictions(
-        y,
-        p,
-        strategy=strategy,
-        sample_weight=w,
-        n_bootstrap=30,
-        confidence_level=0.8,
-        random_state=0,
+        y, p, strategy=strategy, sample_weight=w, n_bootstrap=30, confidence_level=0.8, random_state=0,
         plot=False,
     )
     assert len(calls) == 1
     assert calls[0]["n_bins"] == 10 and calls[0]["strategy"] == strategy
     assert calls[0]["interval"] == "bootstrap" and calls[0]["confidence"] == 0.8
     rc = reliability_curve(
-        y,
-        p,
-        n_bins=10,
-        strategy=strategy,
-        sample_weight=w,
-        interval="bootstrap",
-        confidence=0.8,
-        n_bootstrap=30,
-        random_state=0,
+        y, p, n_bins=10, strategy=strategy, sample_weight=w, interval="bootstrap", confidence=0.8,
+        n_bootstrap=30, random_state=0,
     )
     keep = rc.nonempty
     assert disp.n_bins == 10 and disp.prob_true.shape == (int(keep.sum()),)
@@ -356,12 +343,8 @@ def test_reliability_errors(kwargs, match):
     "kwargs, error, match",
     [
         # issue 20's sweep leftover: max_bins (removed) reached matplotlib's Line2D.set()
-        (
-            {"max_bins": 1},
-            TypeError,
-            r"unexpected keyword argument 'max_bins' \(max_bins was removed: "
-            r"pass n_bins \(a power of two\) with strategy='soft'\)",
-        ),
+        ({"max_bins": 1}, TypeError, r"unexpected keyword argument 'max_bins' \(max_bins was removed: "
+                                     r"pass n_bins \(a power of two\) with strategy='soft'\)"),
         ({"foo": 1}, TypeError, r"from_predictions got an unexpected keyword argument 'foo'.*Line2D"),
         ({"ax": 5}, TypeError, r"ax of ReliabilityDisplay.from_predictions must be a matplotlib Axes; got"),
         ({"ax": "x"}, TypeError, "ax of ReliabilityDisplay.from_predictions must be a matplotlib Axes"),

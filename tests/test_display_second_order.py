@@ -161,45 +161,24 @@ RAW = np.array([[0.2, 0.01], [0.5, 0.05], [0.7, 0.02]])
 @pytest.mark.parametrize(
     "call, error, match",
     [
-        (
-            lambda: SecondOrderDisplay.from_predictions(RAW, RAW, ax=5),
-            TypeError,
-            "ax of SecondOrderDisplay.from_predictions must be a matplotlib Axes; got int",
-        ),
-        (
-            lambda: SecondOrderDisplay.from_predictions(RAW, RAW, ax="x"),
-            TypeError,
-            "ax of SecondOrderDisplay.from_predictions must be a matplotlib Axes; got str",
-        ),
-        (
-            lambda: SecondOrderDisplay.from_predictions(RAW, RAW, ax=[5, 6, 7]),
-            TypeError,
-            "ax of SecondOrderDisplay.from_predictions must be a matplotlib Axes",
-        ),
-        (
-            lambda: SecondOrderDisplay.from_predictions(RAW, RAW, plot=False, ax=plt.subplots()[1]),
-            TypeError,
-            r"from_predictions got 'ax' with plot=False",
-        ),
+        (lambda: SecondOrderDisplay.from_predictions(RAW, RAW, ax=5), TypeError,
+         "ax of SecondOrderDisplay.from_predictions must be a matplotlib Axes; got int"),
+        (lambda: SecondOrderDisplay.from_predictions(RAW, RAW, ax="x"), TypeError,
+         "ax of SecondOrderDisplay.from_predictions must be a matplotlib Axes; got str"),
+        (lambda: SecondOrderDisplay.from_predictions(RAW, RAW, ax=[5, 6, 7]), TypeError,
+         "ax of SecondOrderDisplay.from_predictions must be a matplotlib Axes"),
+        (lambda: SecondOrderDisplay.from_predictions(RAW, RAW, plot=False, ax=plt.subplots()[1]), TypeError,
+         r"from_predictions got 'ax' with plot=False"),
         (lambda: SecondOrderDisplay.from_predictions(RAW, RAW, foo=1), TypeError, "'foo'"),
         (lambda: SecondOrderDisplay.from_predictions(RAW, RAW, name=3), ValueError, "'name' parameter"),
         (lambda: SecondOrderDisplay.from_predictions(RAW, RAW, n_bins=True), ValueError, "'n_bins' param"),
         (lambda: SecondOrderDisplay.from_predictions(RAW, RAW, plot=None), ValueError, "'plot' parameter"),
-        (
-            lambda: SecondOrderDisplay.from_predictions(RAW, RAW, plot=False).plot(ax=5),
-            TypeError,
-            "ax of SecondOrderDisplay.plot must be a matplotlib Axes",
-        ),
-        (
-            lambda: SecondOrderDisplay.from_predictions(RAW, RAW, plot=False).plot(name=3),
-            ValueError,
-            "'name' parameter of SecondOrderDisplay.plot",
-        ),
-        (
-            lambda: SecondOrderDisplay.from_predictions(RAW, RAW, plot=False).plot(color="r"),
-            TypeError,
-            "'color'",
-        ),
+        (lambda: SecondOrderDisplay.from_predictions(RAW, RAW, plot=False).plot(ax=5), TypeError,
+         "ax of SecondOrderDisplay.plot must be a matplotlib Axes"),
+        (lambda: SecondOrderDisplay.from_predictions(RAW, RAW, plot=False).plot(name=3), ValueError,
+         "'name' parameter of SecondOrderDisplay.plot"),
+        (lambda: SecondOrderDisplay.from_predictions(RAW, RAW, plot=False).plot(color="r"), TypeError,
+         "'color'"),
     ],
 )
 def test_drawing_arguments_are_checked(call, error, match):

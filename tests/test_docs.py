@@ -194,3 +194,4 @@ def test_cli_reference_follows_the_parser(site):
         assert command in html
         for opt in options:
             assert opt in html, f"skcal {command} {opt} is not in the CLI reference"
+

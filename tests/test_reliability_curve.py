@@ -95,10 +95,8 @@ def _old_kernel(sigma, E=201):
     grid = np.linspace(0.0, 1.0, E)
     d = grid[:, None] - grid[None, :]
     s = grid[:, None] + grid[None, :]
-    return (
-        np.exp(-(d**2) / (2 * sigma**2))
-        + np.exp(-(s**2) / (2 * sigma**2))
-        + np.exp(-((2 - s) ** 2) / (2 * sigma**2))
+    return np.exp(-(d**2) / (2 * sigma**2)) + np.exp(-(s**2) / (2 * sigma**2)) + np.exp(
+        -((2 - s) ** 2) / (2 * sigma**2)
     )
 
 
@@ -130,13 +128,8 @@ def test_smooth_curve_equals_brute_force(sigma, weighted):
     p[:3] = [0.0, 1.0, 0.5]  # both ends and a grid node
     w = np.random.default_rng(2).uniform(0.1, 3.0, p.size) if weighted else np.ones(p.size)
     c = smooth_reliability_curve(
-        y,
-        p,
-        sample_weight=w if weighted else None,
-        bandwidth=sigma,
-        grid_points=17,
-        min_density=0.05,
-        n_bootstrap=0,
+        y, p, sample_weight=w if weighted else None, bandwidth=sigma, grid_points=17,
+        min_density=0.05, n_bootstrap=0,
     )
     sigma_used = 0.0 if sigma == 0 else max(sigma, 1 / 16)
     expected = _brute_curve(y, p, w, 17, sigma_used, 0.05)
@@ -280,7 +273,6 @@ def test_min_density_masks_sparse_regions():
 def test_band_covers_the_curve_at_its_nominal_rate():
     """Over 150 simulated data sets, the 90% band at t = 0.5 holds the population curve (the
     same estimator on 2 million rows) about 90% of the time (binomial sd 2.4%)."""
-
     def draw(n, seed):
         rng = np.random.default_rng(seed)
         p = rng.uniform(size=n)
@@ -307,16 +299,14 @@ def test_curve_is_a_weighted_mean_of_the_labels(p, seed, sigma):
     p = np.array(p)
     rng = np.random.default_rng(seed)
     y = (rng.uniform(size=p.size) < 0.5).astype(float)
-    c = smooth_reliability_curve(
-        y, p, bandwidth=sigma, grid_points=33, min_density=0.0, n_bootstrap=3, random_state=seed
-    )
+    c = smooth_reliability_curve(y, p, bandwidth=sigma, grid_points=33, min_density=0.0, n_bootstrap=3,
+                                 random_state=seed)
     ok = np.isfinite(c.curve)
     assert ok.any()
     assert np.all((c.curve[ok] >= y.min() - 1e-12) & (c.curve[ok] <= y.max() + 1e-12))
     perm = rng.permutation(p.size)
-    d = smooth_reliability_curve(
-        y[perm], p[perm], bandwidth=sigma, grid_points=33, min_density=0.0, n_bootstrap=0
-    )
+    d = smooth_reliability_curve(y[perm], p[perm], bandwidth=sigma, grid_points=33, min_density=0.0,
+                                 n_bootstrap=0)
     np.testing.assert_allclose(d.curve, c.curve, rtol=1e-9, atol=1e-12)
 
 
@@ -379,15 +369,8 @@ def test_bootstrap_interval_equals_brute_force(strategy, weighted):
     p = np.round(p, 1)  # predictions on the inner edges of the uniform bins
     w = np.random.default_rng(3).uniform(0.2, 2.0, p.size) if weighted else None
     c = reliability_curve(
-        y,
-        p,
-        n_bins=10,
-        strategy=strategy,
-        sample_weight=w,
-        interval="bootstrap",
-        confidence=0.8,
-        n_bootstrap=25,
-        random_state=4,
+        y, p, n_bins=10, strategy=strategy, sample_weight=w, interval="bootstrap", confidence=0.8,
+        n_bootstrap=25, random_state=4,
     )
     lo, hi = _brute_bin_band(y, p, w, c.edges, 25, 4, 0.8)
     np.testing.assert_allclose(c.lower, lo, rtol=1e-12, equal_nan=True)
@@ -411,9 +394,8 @@ def test_weighted_bootstrap_is_centred_on_the_weighted_frequency():
     y = np.r_[np.ones(n // 2), np.zeros(n // 2)]
     p = np.full(n, 0.5)
     w = np.r_[np.full(n // 2, 3.0), np.ones(n // 2)]
-    c = reliability_curve(
-        y, p, n_bins=1, sample_weight=w, interval="bootstrap", confidence=0.9, n_bootstrap=200, random_state=0
-    )
+    c = reliability_curve(y, p, n_bins=1, sample_weight=w, interval="bootstrap", confidence=0.9,
+                          n_bootstrap=200, random_state=0)
     assert c.observed_frequency[0] == pytest.approx(0.75)
     assert c.lower[0] < 0.75 < c.upper[0] and c.upper[0] < 0.8
     s = smooth_reliability_curve(y, p, sample_weight=w, n_bootstrap=200, random_state=0)

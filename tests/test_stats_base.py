@@ -150,7 +150,6 @@ def test_parameters_are_checked_once_per_construction_not_per_update(monkeypatch
 
     calls = []
     real = base.validate_parameter_constraints
-
     def counting(*args, **kwargs):
         calls.append(args)
         return real(*args, **kwargs)

@@ -45,25 +45,9 @@ CONFIGS = [(4096, 1024, 1 << 20), (4, 2, 1), (2, 3, 2), (8, 4, 5), (2, 2, 1)]
 #: values that stress the cell arithmetic: 0, 1, cell edges of C = 2, 4, 8 and 4096, their
 #: neighbours, the smallest subnormal and a tiny normal value
 SPECIAL = np.array(
-    [
-        0.0,
-        1.0,
-        0.5,
-        0.25,
-        0.75,
-        0.125,
-        0.875,
-        np.nextafter(0.5, 0),
-        np.nextafter(0.5, 1),
-        np.nextafter(1.0, 0),
-        5e-324,
-        1e-300,
-        np.nextafter(0.25, 0),
-        3 / 4096,
-        np.nextafter(3 / 4096, 1),
-        4095 / 4096,
-        np.nextafter(4095 / 4096, 0),
-    ]
+    [0.0, 1.0, 0.5, 0.25, 0.75, 0.125, 0.875, np.nextafter(0.5, 0), np.nextafter(0.5, 1),
+     np.nextafter(1.0, 0), 5e-324, 1e-300, np.nextafter(0.25, 0),
+     3 / 4096, np.nextafter(3 / 4096, 1), 4095 / 4096, np.nextafter(4095 / 4096, 0)]
 )
 
 
@@ -89,16 +73,8 @@ def binary_case(draw, max_n=60):
 
 #: probability vectors over 3 classes with exact ties, zeros and ones, and values on cell edges
 ROWS = np.array(
-    [
-        [1.0, 0.0, 0.0],
-        [0.0, 1.0, 0.0],
-        [0.5, 0.5, 0.0],
-        [0.25, 0.25, 0.5],
-        [0.5, 0.25, 0.25],
-        [0.125, 0.75, 0.125],
-        [0.2, 0.3, 0.5],
-        [1 / 3, 1 / 3, 1 / 3],
-    ]
+    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.5, 0.5, 0.0], [0.25, 0.25, 0.5], [0.5, 0.25, 0.25],
+     [0.125, 0.75, 0.125], [0.2, 0.3, 0.5], [1 / 3, 1 / 3, 1 / 3]]
 )
 
 
@@ -167,11 +143,8 @@ def test_multipass_percentile_edges_equal_np_percentile(case, n_bins, data):
     ref = np.percentile(p, np.linspace(0, 1, n_bins + 1) * 100)
     assert edges.tobytes() == ref.tobytes()
     # the measures with those edges equal the in-memory quantile functions
-    for measure, f in (
-        ("ece", binned_ece),
-        ("mce", max_calibration_error),
-        ("debiased_l2", debiased_l2_calibration_error),
-    ):
+    for measure, f in (("ece", binned_ece), ("mce", max_calibration_error),
+                       ("debiased_l2", debiased_l2_calibration_error)):
         got = _main(sel.make_statistics(measure=measure), (y, p), w, cuts, offsets=False).compute()
         want = f(y, p, n_bins=n_bins, strategy="quantile", sample_weight=w)
         assert got == pytest.approx(want, rel=1e-12, abs=1e-15)
@@ -187,9 +160,8 @@ def test_quantile_edges_driver_and_pos_label():
     got = BinnedStatistics(edges=e, pos_label="yes")
     for yc, pc in chunks():
         got.update(yc, pc)
-    assert got.compute() == pytest.approx(
-        binned_ece(y, p, n_bins=10, strategy="quantile", pos_label="yes"), rel=1e-12
-    )
+    assert got.compute() == pytest.approx(binned_ece(y, p, n_bins=10, strategy="quantile", pos_label="yes"),
+                                          rel=1e-12)
 
 
 # ---------------------------------------------------------------------------------------------

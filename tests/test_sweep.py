@@ -637,7 +637,9 @@ CASES: dict[str, Entry] = {
         none_ok=("true_sigma2", "true_prob", "name", "ax"),
     ),
     # scorers
-    "register_scorer": Entry(skcal.register_scorer, {"name": "sweep_scdl", "scorer": SCORER_TABLE["scdl"]}),
+    "register_scorer": Entry(
+        skcal.register_scorer, {"name": "sweep_scdl", "scorer": SCORER_TABLE["scdl"]}
+    ),
     "get_skcal_scorer_names": Entry(skcal.get_skcal_scorer_names, {}),
 }
 
@@ -751,7 +753,8 @@ _R = [  # (file, what, owner)
         "report",
     ),
 ]
-XFAIL: dict[str, tuple[str, str, str]] = {}
+XFAIL: dict[str, tuple[str, str, str]] = {
+}
 
 
 def required_entries():
@@ -1029,6 +1032,8 @@ def test_register_scorer_bad_arguments_keep_sklearn_working():
     with pytest.raises((TypeError, ValueError), match="name"):
         skcal.register_scorer(123, None)
     assert "accuracy" in get_scorer_names()
+
+
 
 
 def test_wrong_length_labels_are_blamed_on_labels():

@@ -189,6 +189,7 @@ class _Replicates:
             buf = self._buffers[(key, np.dtype(dtype))] = np.empty(size, dtype=dtype)
         return buf[:size].reshape(shape)
 
+
     def weights(self, r0, count):
         """The block's Poisson weights of the validation rows, ``(count, n)`` uint8."""
         W = np.empty((count, self.n), dtype=np.uint8)

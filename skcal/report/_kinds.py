@@ -221,11 +221,7 @@ def ce2_classwise_prepare(d, S):
     out = {"degree": [], "alpha": []}
     for j in range(d.n_classes):
         res = ce2_details(
-            d.Y.one_vs_rest(j),
-            S[:, j],
-            degree=list(CE2_DEGREES),
-            cv=CE2_FOLDS,
-            bandwidth=CE2_BANDWIDTH,
+            d.Y.one_vs_rest(j), S[:, j], degree=list(CE2_DEGREES), cv=CE2_FOLDS, bandwidth=CE2_BANDWIDTH,
             random_state=0,
         )
         out["degree"].append(int(res.degree))

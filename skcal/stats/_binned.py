@@ -199,6 +199,7 @@ class BinnedStatistics(BinaryStatistics):
             return sq
         return float(np.sqrt(max(sq, 0.0)))
 
+
     # -- bootstrap replicates: one weighted histogram per replicate -----------------------
     def _replicate_plan(self, y, p, w, index=None):
         return _BinnedPlan(self, y, p, w)

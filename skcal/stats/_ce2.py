@@ -554,14 +554,12 @@ class _PlugInPlan(ReplicatePlan):
         self.stats, self.S, self.w = stats, S, w
         self.n_rows = S.shape[0]
         C = stats.coef[:, : stats.order]
-        self.L = C.shape[2] - 1
-        self.coef = C.reshape(C.shape[0] * stats.order, -1)  # (R * order, basis functions)
         self.grids = C.reshape(C.shape[0] * stats.order, *C.shape[2:])  # (R * order, L + 1, L + 1)
 
     def empty(self, n_replicates):
-        if self.coef.shape[0] != n_replicates * self.stats.order:
+        if self.grids.shape[0] != n_replicates * self.stats.order:
             raise ValueError(
-                f"coef holds {self.coef.shape[0] // self.stats.order} fits for {n_replicates} replicates."
+                f"coef holds {self.grids.shape[0] // self.stats.order} fits for {n_replicates} replicates."
             )
         return stack_empty(self.stats._empty(), n_replicates)
 

@@ -406,12 +406,8 @@ def replicate_running_extremes(resid, use_kernel=None):
         use_kernel = D * R >= _KERNEL_MIN_ENTRIES
     kernel = _load_replicate_kernel() if use_kernel else None
     if kernel is not None:
-        arr = (
-            resid
-            if resid.flags.c_contiguous and resid.dtype == np.float64
-            else np.ascontiguousarray(resid, dtype=np.float64)
-        )
-        return kernel.running_sum_extremes(arr)
+        # ascontiguousarray returns resid itself when it is C-ordered float64 already
+        return kernel.running_sum_extremes(np.ascontiguousarray(resid, dtype=np.float64))
     hi, lo, carry = np.full(R, -np.inf), np.full(R, np.inf), np.zeros(R)
     step = max(1, (1 << 16) // max(1, R))
     for a in range(0, D, step):

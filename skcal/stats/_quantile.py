@@ -437,12 +437,7 @@ class QuantileCellStatistics(_PassBase):
             simple = ilo.size == ids.size and every.all()
             inv = inv.astype(np.int64)
             self._cols[int(j)] = {
-                "ids": ids,
-                "ilo": ilo,
-                "ihi": ihi,
-                "M": M,
-                "cells": cells,
-                "simple": bool(simple),
+                "ids": ids, "ilo": ilo, "ihi": ihi, "M": M, "cells": cells, "simple": bool(simple),
                 "cstart": inv * M + np.where(every, 0, bx[:, 3]),
                 "cend": inv * M + np.where(every, M, bx[:, 4]),
                 "modes": frozenset(np.unique(bx[:, 5]).tolist()),
@@ -605,13 +600,8 @@ class QuantileSelector:
         self, *, kind, n_bins, labels=None, pos_label=None, n_cells=4096, n_sub=1024, max_collect=1 << 20
     ):
         params = {
-            "kind": kind,
-            "n_bins": n_bins,
-            "labels": labels,
-            "pos_label": pos_label,
-            "n_cells": n_cells,
-            "n_sub": n_sub,
-            "max_collect": max_collect,
+            "kind": kind, "n_bins": n_bins, "labels": labels, "pos_label": pos_label, "n_cells": n_cells,
+            "n_sub": n_sub, "max_collect": max_collect,
         }
         validate_parameter_constraints(
             self._parameter_constraints, params, caller_name="QuantileSelector.__init__"
@@ -737,15 +727,8 @@ class QuantileSelector:
                     self._resolved[col][r] = (value, g_lo + off)
                 return
         self._pending.append(
-            {
-                "col": col,
-                "u_lo": u_lo,
-                "u_hi": u_hi,
-                "g_lo": g_lo,
-                "g_hi": g_hi,
-                "count": count,
-                "ranks": ranks,
-            }
+            {"col": col, "u_lo": u_lo, "u_hi": u_hi, "g_lo": g_lo, "g_hi": g_hi, "count": count,
+             "ranks": ranks}
         )
 
     def _refine(self, s):
@@ -897,11 +880,7 @@ def quantile_edges(chunks, n_bins, *, pos_label=None, n_cells=4096, n_sub=1024, 
     True
     """
     sel = QuantileSelector(
-        kind="percentile",
-        n_bins=n_bins,
-        pos_label=pos_label,
-        n_cells=n_cells,
-        n_sub=n_sub,
+        kind="percentile", n_bins=n_bins, pos_label=pos_label, n_cells=n_cells, n_sub=n_sub,
         max_collect=max_collect,
     )
     return _run(sel, chunks)

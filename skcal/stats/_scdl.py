@@ -99,7 +99,9 @@ def theory_max_bins(n_effective):
     return m
 
 
-@validate_params({"n_rows": NON_NEGATIVE_INT}, prefer_skip_nested_validation=True)
+@validate_params(
+    {"n_rows": NON_NEGATIVE_INT}, prefer_skip_nested_validation=True
+)
 def max_supported_bins(n_rows):
     """Largest ``max_bins`` accepted for ``n_rows`` rows: ``max(1024, 4 n_rows)``, at most ``2**24``.
 

@@ -105,12 +105,8 @@ def _check_thresholds(thresholds, k):
     except (TypeError, ValueError):
         raise ValueError("threshold values must be numeric.") from None
     tg_raw = np.asarray(tg)
-    if (
-        tg_raw.size
-        and tg_raw.dtype.kind not in "iu"
-        and not (
-            tg_raw.dtype.kind == "f" and np.isfinite(tg_raw).all() and (tg_raw == np.round(tg_raw)).all()
-        )
+    if tg_raw.size and tg_raw.dtype.kind not in "iu" and not (
+        tg_raw.dtype.kind == "f" and np.isfinite(tg_raw).all() and (tg_raw == np.round(tg_raw)).all()
     ):
         raise ValueError("threshold indices must be integers.")
     tg = tg_raw.astype(np.int64).reshape(tv.shape) if tg_raw.size == tv.size else None
@@ -206,6 +202,7 @@ class _TruthfulBase(BaseStatistics):
         if self.thresholds is None:
             return None
         return np.arange(n, dtype=np.int64) + getattr(self, "_row_offset", 0)
+
 
     def _plan_index(self, n, index):
         """Global row indices for the thresholds' tie-breaking (``None`` without thresholds)."""
