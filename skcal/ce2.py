@@ -236,6 +236,20 @@ def _splits(cv, n, random_state):
 # ---------------------------------------------------------------------------------------------
 # the fit shared by ce2 and ce1
 # ---------------------------------------------------------------------------------------------
+def _is_partition(tr, te, n):
+    """True when the indices ``tr`` and ``te`` together hold each row ``0 .. n - 1`` exactly once.
+
+    One ``bincount`` (O(n)); an index outside ``[0, n)`` (a negative one counting from the end)
+    makes it False, so such a split's training statistics are computed directly.
+    """
+    if len(tr) + len(te) != n:
+        return False
+    both = np.concatenate([np.asarray(tr, dtype=np.intp).ravel(), np.asarray(te, dtype=np.intp).ravel()])
+    if both.size and (both.min() < 0 or both.max() >= n):
+        return False
+    return bool((np.bincount(both, minlength=n) == 1).all())
+
+
 def _select(S, T, w, degrees, alphas, basis, splits):
     """K-fold / held-out selection of (degree, alpha) from additive sufficient statistics.
 
@@ -252,7 +266,7 @@ def _select(S, T, w, degrees, alphas, basis, splits):
     for tr, te in splits:
         wte = None if w is None else w[te]
         st_te = ChebyshevMoments.from_data(S[te], T[te], L, wte)
-        if len(tr) + len(te) == n and np.union1d(tr, te).size == n:
+        if _is_partition(tr, te, n):
             st_tr = total - st_te
         else:
             st_tr = ChebyshevMoments.from_data(S[tr], T[tr], L, None if w is None else w[tr])

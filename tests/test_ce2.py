@@ -489,3 +489,24 @@ def test_mixed_rule_fits_eta2_on_the_rows_with_pairs():
         counts[i] = np.eye(3, dtype=int)[keep]
     mixed = ce2_details(VoteCounts(counts=counts), S3, degree=2)
     assert all(r.extra["n_pairs"] == int((~one).sum()) for r in mixed.per_class)
+
+
+def test_a_cv_split_is_a_partition_only_when_it_covers_every_row_once():
+    from skcal.ce2 import _is_partition
+
+    n = 10
+    rows = np.arange(n)
+    assert _is_partition(rows[3:], rows[:3], n)
+    assert _is_partition(rows[::-1][:4], rows[::-1][4:], n)  # any order
+    assert not _is_partition(rows[3:], rows[:2], n)  # a row left out
+    assert not _is_partition(np.r_[rows[3:], 3], rows[:2], n)  # a row twice, another missing
+    assert not _is_partition(np.r_[rows[4:], -7], rows[:3], n)  # -7 is row 3 counted from the end
+    assert not _is_partition(np.r_[rows[4:], 10], rows[:3], n)
+    assert not _is_partition(rows > 3, rows <= 3, n)  # boolean masks: computed directly
+    rng = np.random.default_rng(0)
+    for _ in range(50):  # the rule it replaced: sizes add up and the union has every row
+        tr = rng.integers(-2, n + 2, rng.integers(0, n + 1))
+        te = rng.integers(-2, n + 2, n - tr.size)
+        inside = ((tr >= 0) & (tr < n)).all() and ((te >= 0) & (te < n)).all()
+        old = len(tr) + len(te) == n and np.union1d(tr, te).size == n and inside
+        assert _is_partition(tr, te, n) == bool(old)

@@ -70,7 +70,7 @@ def test_the_error_is_the_same_without_numba(monkeypatch):
     weight[3] = 0.0
     for measure in ("cutoff", "ks"):
         with_kernel = replicate_running_sum_error(resid, weight, measure)
-        monkeypatch.setattr(_cutoff, "_load_replicate_kernel", lambda: None)
+        monkeypatch.setattr(_cutoff, "load_replicate_kernel", lambda: None)
         without = replicate_running_sum_error(resid, weight, measure)
         monkeypatch.undo()
         assert np.isnan(with_kernel[3]) and np.isnan(without[3])
@@ -79,3 +79,46 @@ def test_the_error_is_the_same_without_numba(monkeypatch):
         num = np.maximum(np.abs(hi), np.abs(lo)) if measure == "ks" else np.maximum(hi, 0) - np.minimum(lo, 0)
         ok = weight > 0
         np.testing.assert_allclose(with_kernel[ok], num[ok] / weight[ok], rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# the Poisson weight stream
+# ---------------------------------------------------------------------------------------------
+def test_the_compiled_weights_equal_numpy_bit_for_bit():
+    from skcal.stats import _bootstrap
+
+    keys = _bootstrap.replicate_keys(123, np.arange(5))
+    # 2e6 rows a replicate: about 1,200 weights fall in the 8 slots that need the binary search
+    rows = np.arange(2_000_000, dtype=np.int64)
+    fast = _bootstrap._weights_from_keys(keys, rows, use_kernel=True)
+    slow = _bootstrap._weights_from_keys(keys, rows, use_kernel=False)
+    assert fast.dtype == slow.dtype == np.uint8 and fast.shape == (5, rows.size)
+    np.testing.assert_array_equal(fast, slow)
+    table = _bootstrap._TABLE
+    assert (table == 255).sum() == 8  # the ambiguous slots the search resolves
+
+
+def test_the_compiled_weights_take_any_rows_in_any_order():
+    from skcal.stats import _bootstrap
+
+    keys = _bootstrap.replicate_keys(2**64 - 1, np.array([0, 7, 199]))
+    rows = np.random.default_rng(3).integers(0, 2**40, 100_000)[::-1]  # reversed: not contiguous
+    np.testing.assert_array_equal(
+        _bootstrap._weights_from_keys(keys, rows, use_kernel=True),
+        _bootstrap._weights_from_keys(keys, rows, use_kernel=False),
+    )
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**64 - 1), st.lists(st.integers(0, 2**62), min_size=1, max_size=50))
+def test_the_public_stream_is_the_same_either_way(seed, rows):
+    from skcal.stats import _bootstrap, poisson_weights
+
+    keys = _bootstrap.replicate_keys(seed, np.arange(3))
+    np.testing.assert_array_equal(
+        poisson_weights(seed, range(3), rows), _bootstrap._weights_from_keys(keys, rows, use_kernel=True)
+    )
+    np.testing.assert_array_equal(
+        _bootstrap._weights_from_keys(keys, rows, use_kernel=False),
+        _bootstrap._weights_from_keys(keys, rows, use_kernel=True),
+    )

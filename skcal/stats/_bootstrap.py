@@ -53,7 +53,7 @@ from skcal.stats._base import (
     plain_value,
     statistics_class,
 )
-from skcal.stats._replicate import tile_rows
+from skcal.stats._replicate import load_replicate_kernel, tile_rows
 
 __all__ = [
     "POISSON_THRESHOLDS",
@@ -157,9 +157,24 @@ def replicate_keys(seed, replicates):
     return _mix64(z, np.empty_like(z))
 
 
-def _weights_from_keys(keys, rows):
-    """Poisson(1) weights, uint8 of shape ``(len(keys), len(rows))``."""
-    rows = np.asarray(rows, dtype=np.int64).astype(np.uint64)
+#: From this many weights (replicates x rows) on, the compiled stream is used when numba is
+#: installed (:func:`skcal._replicate_kernel.poisson_weights`, about five times faster).
+_KERNEL_MIN_WEIGHTS = 1 << 16
+
+
+def _weights_from_keys(keys, rows, use_kernel=None):
+    """Poisson(1) weights, uint8 of shape ``(len(keys), len(rows))``.
+
+    The compiled stream (with numba, from :data:`_KERNEL_MIN_WEIGHTS` weights on, or when
+    ``use_kernel`` is True) and numpy's give the same weights, bit for bit.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    if use_kernel is None:
+        use_kernel = keys.shape[0] * rows.shape[0] >= _KERNEL_MIN_WEIGHTS
+    kernel = load_replicate_kernel() if use_kernel else None
+    if kernel is not None:
+        return kernel.poisson_weights(keys, np.ascontiguousarray(rows), _TABLE, POISSON_THRESHOLDS)
+    rows = rows.astype(np.uint64)
     with np.errstate(over="ignore"):
         z = (rows + np.uint64(1))[None, :] * _GAMMA + keys[:, None]
     tmp = np.empty_like(z)

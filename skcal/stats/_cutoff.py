@@ -26,7 +26,7 @@ from skcal._compat import StrOptions
 from skcal._constraints import N_BINS, POS_LABEL
 from skcal._validation import check_binary_probabilities
 from skcal.stats._base import BinaryStatistics
-from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, is_sorted
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, is_sorted, load_replicate_kernel
 
 __all__ = [
     "CutoffStatistics",
@@ -363,15 +363,6 @@ def replicate_running_sum_error(resid, weight, measure):
 _KERNEL_MIN_ENTRIES = 1 << 20
 
 
-def _load_replicate_kernel():
-    """:mod:`skcal._replicate_kernel`, or None when numba is not installed."""
-    try:
-        from skcal import _replicate_kernel  # imported here: it needs numba, an optional dependency
-    except ImportError:
-        return None
-    return _replicate_kernel
-
-
 def replicate_running_extremes(resid, use_kernel=None):
     """Largest and smallest running sum of each column of ``resid`` (the replicates' walk).
 
@@ -404,7 +395,7 @@ def replicate_running_extremes(resid, use_kernel=None):
     D, R = resid.shape
     if use_kernel is None:
         use_kernel = D * R >= _KERNEL_MIN_ENTRIES
-    kernel = _load_replicate_kernel() if use_kernel else None
+    kernel = load_replicate_kernel() if use_kernel else None
     if kernel is not None:
         # ascontiguousarray returns resid itself when it is C-ordered float64 already
         return kernel.running_sum_extremes(np.ascontiguousarray(resid, dtype=np.float64))

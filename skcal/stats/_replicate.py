@@ -34,9 +34,20 @@ __all__ = [
     "add_sparse_sums",
     "frequency_rows",
     "is_sorted",
+    "load_replicate_kernel",
     "stack_empty",
     "tile_rows",
 ]
+
+
+def load_replicate_kernel():
+    """:mod:`skcal._replicate_kernel` (the compiled weights and running sums), or None without numba."""
+    try:
+        from skcal import _replicate_kernel  # imported here: it needs numba, an optional dependency
+    except ImportError:
+        return None
+    return _replicate_kernel
+
 
 #: Largest number of entries (replicates x rows) of one tile of replicate weights.
 TILE_ENTRIES = 1 << 18
