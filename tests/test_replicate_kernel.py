@@ -122,3 +122,72 @@ def test_the_public_stream_is_the_same_either_way(seed, rows):
         _bootstrap._weights_from_keys(keys, rows, use_kernel=False),
         _bootstrap._weights_from_keys(keys, rows, use_kernel=True),
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# smCE's isotonic L1 costs
+# ---------------------------------------------------------------------------------------------
+def _numpy_costs(monkeypatch, X, w):
+    from skcal.stats import _lipschitz
+
+    monkeypatch.setattr(_lipschitz, "load_replicate_kernel", lambda: None)
+    try:
+        return _lipschitz.isotonic_l1_costs(X, w)
+    finally:
+        monkeypatch.undo()
+
+
+def _brute_isotonic_l1(x, w):
+    # an optimal non-decreasing fit takes its values among the data values: dynamic programme
+    # over (index, value) with prefix minima, O(n v)
+    vals = np.unique(x)
+    best = np.zeros(vals.size)
+    for xi, wi in zip(x, w, strict=True):
+        best = np.minimum.accumulate(best) + wi * np.abs(xi - vals)
+    return best.min()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 4),
+    st.integers(1, 40),
+    st.integers(0, 2**32 - 1),
+    st.booleans(),
+)
+def test_the_compiled_isotonic_costs_equal_numpy_and_the_optimum(R, n, seed, per_row):
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.standard_normal((R, n)) * 2) / 2  # ties on purpose
+    w = rng.uniform(0.1, 2.0, (R, n) if per_row else n)
+    fast = kernel.isotonic_l1_costs(X, np.broadcast_to(w, X.shape))
+    W = np.broadcast_to(w, X.shape)
+    brute = np.array([_brute_isotonic_l1(X[r], W[r]) for r in range(R)])
+    np.testing.assert_allclose(fast, brute, rtol=1e-12, atol=1e-12)
+
+
+def test_isotonic_costs_take_the_compiled_path_and_agree_with_numpy(monkeypatch):
+    from skcal.stats._lipschitz import isotonic_l1_costs
+
+    rng = np.random.default_rng(4)
+    X = np.cumsum(rng.standard_normal((16, 2048)), axis=1)
+    X[:, 100:300] = X[:, 100:101]  # a long run of one value
+    w = rng.uniform(0.01, 1.0, 2048)
+    fast = isotonic_l1_costs(X, w)  # 2^15 values: the compiled path
+    slow = _numpy_costs(monkeypatch, X, w)
+    np.testing.assert_allclose(fast, slow, rtol=1e-13)
+    one = isotonic_l1_costs(X[0].copy(), w)
+    assert isinstance(one, float) and one == pytest.approx(slow[0], rel=1e-13)
+    flat = np.zeros((2, 20_000))  # one distinct value a row: cost 0
+    assert (isotonic_l1_costs(flat, np.ones(20_000)) == 0).all()
+
+
+def test_smce_is_the_same_without_numba(monkeypatch):
+    from skcal import smooth_calibration_error
+    from skcal.stats import _lipschitz
+
+    rng = np.random.default_rng(5)
+    p = rng.uniform(0, 1, 50_000)
+    y = (rng.uniform(0, 1, p.size) < p**1.2).astype(int)
+    fast = smooth_calibration_error(y, p)
+    monkeypatch.setattr(_lipschitz, "load_replicate_kernel", lambda: None)
+    slow = smooth_calibration_error(y, p)
+    assert fast == pytest.approx(slow, rel=1e-12)

@@ -24,7 +24,7 @@ import numpy as np
 from skcal._constraints import N_BINS, POS_LABEL
 from skcal.stats._base import BinaryStatistics
 from skcal.stats._cutoff import CutoffStatistics
-from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, load_replicate_kernel
 
 __all__ = [
     "SmoothCEGridStatistics",
@@ -32,6 +32,11 @@ __all__ = [
     "isotonic_l1_costs",
     "smce_from_sorted",
 ]
+
+
+#: From this many values (problems x points) on, the compiled partitioning is used when numba is
+#: installed (about four times faster); below, numpy is fast enough and need not import numba.
+_KERNEL_MIN_ENTRIES = 1 << 14
 
 
 def isotonic_l1_costs(X, w):
@@ -43,7 +48,10 @@ def isotonic_l1_costs(X, w):
     which puts a prefix of the segment at the lower level; the prefix keeps ``vals[lo..mid]`` and
     the rest ``vals[mid + 1..hi]``. A segment with one admissible value is finished. The rows of
     ``X`` are independent problems: their segments never mix, and every recursion level handles
-    all rows' segments with the same segmented reductions.
+    all rows' segments with the same segmented reductions. With numba installed (the ``fast``
+    extra) and at least ``2^14`` values, :func:`skcal._replicate_kernel.isotonic_l1_costs` runs
+    the same partitioning one problem at a time (the costs agree to round-off, about 1e-15
+    relative).
 
     Parameters
     ----------
@@ -67,6 +75,10 @@ def isotonic_l1_costs(X, w):
     X = np.atleast_2d(np.asarray(X, dtype=np.float64))
     R, n = X.shape
     W = np.broadcast_to(np.asarray(w, dtype=np.float64), X.shape)
+    kernel = load_replicate_kernel() if X.size >= _KERNEL_MIN_ENTRIES else None
+    if kernel is not None:
+        cost = kernel.isotonic_l1_costs(X, W)
+        return float(cost[0]) if one else cost
     cost = np.zeros(R)
     if n == 0:
         return float(cost[0]) if one else cost

@@ -601,9 +601,12 @@ def _smece_many(grids, rows, sigmas):
         sig = sigmas[sel]
         spec, nfft, n_ext = grids.spectrum(E, rows[sel])  # (g, 2, nfft // 2 + 1)
         t = np.linspace(0.0, 1.0, E)
-        sc = sig[:, None]
+        # replicates whose bisections are at the same bandwidth share its kernel's transform
+        # (most of them, in the first steps): the same numbers, made once
+        sig_u, which = np.unique(sig, return_inverse=True)
+        sc = sig_u[:, None]
         ker = np.exp(-((t[None, :] - 0.5) ** 2) / (2 * sc**2)) / (np.sqrt(2 * np.pi) * sc)
-        full = irfft(spec * rfft(ker, nfft, axis=1)[:, None, :], nfft, axis=2)
+        full = irfft(spec * rfft(ker, nfft, axis=1)[which.ravel()][:, None, :], nfft, axis=2)
         smoothed = full[:, :, E - 1 : n_ext][:, :, E // 2 : E // 2 + E]
         mesh = np.linspace(0.0, 1.0, n_mesh)
         step = 1.0 / (E - 1)
