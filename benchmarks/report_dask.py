@@ -29,6 +29,11 @@ Usage (from the repository root)::
 
 The parquet path is what the CLI reads: each file is a partition, read by the task that folds
 it, and above ``exact_rows`` each worker folds every file for its own block of replicates.
+``--input dataframe`` passes ``dask.dataframe.read_parquet(folder)`` instead: every pass then
+computes the frame's partitions as tasks of their own, which the scheduler could run ahead of the
+chains that fold them; the record's peak worker memory shows whether it does::
+
+    nice python -m benchmarks.report_dask --rows 1e7 --input dataframe
 
 Each run appends one record (with its provenance) to ``report_dask.json`` in ``--out``.
 """
@@ -123,6 +128,15 @@ def table_record(report):
     return out
 
 
+def _data(folder, kind):
+    """What the report reads: the parquet folder's path, or a dask dataframe of it."""
+    if kind == "dataframe":
+        import dask.dataframe as dd
+
+        return dd.read_parquet(str(folder))
+    return str(folder)
+
+
 def run(args):
     from skcal.dask import calibration_report_dask
 
@@ -133,7 +147,13 @@ def run(args):
         else Path(tempfile.mkdtemp(prefix="skcal_report_dask_", dir="/tmp"))
     )
     folder = scratch / "logs"
-    record = {"rows": rows, "chunk_rows": chunk_rows, "n_bootstrap": args.n_bootstrap, "models": list(MODELS)}
+    record = {
+        "rows": rows,
+        "chunk_rows": chunk_rows,
+        "n_bootstrap": args.n_bootstrap,
+        "models": list(MODELS),
+        "input": args.input,
+    }
     try:
         t0 = time.perf_counter()
         record["files"] = write_folder(folder, rows, chunk_rows, args.seed)
@@ -148,7 +168,7 @@ def run(args):
         record["loadavg_before"] = harness.load_average()
         if args.quick:
             t0 = time.perf_counter()
-            report = calibration_report_dask(str(folder), scheduler="sync", **kw)
+            report = calibration_report_dask(_data(folder, args.input), scheduler="sync", **kw)
             record["report_s"] = round(time.perf_counter() - t0, 3)
             record["scheduler"] = "sync"
             frame = pd.concat(
@@ -182,7 +202,8 @@ def run(args):
                 pids = list(client.run(os.getpid).values())
                 with RssSampler(pids) as sampler:
                     t0 = time.perf_counter()
-                    report = calibration_report_dask(str(folder), scheduler=client, verbose=1, **kw)
+                    data = _data(folder, args.input)
+                    report = calibration_report_dask(data, scheduler=client, verbose=1, **kw)
                     record["report_s"] = round(time.perf_counter() - t0, 3)
                 record["peak_worker_rss_mib"] = [round(sampler.peak[p] / 2**20, 1) for p in pids]
                 record["worker_maxrss_mib"] = [round(v, 1) for v in client.run(_worker_maxrss_mib).values()]
@@ -220,6 +241,12 @@ def main(argv=None):
         "--scratch", default=None, help="folder for the parquet files (default: a new one under /tmp)"
     )
     ap.add_argument("--keep", action="store_true", help="keep the parquet folder")
+    ap.add_argument(
+        "--input",
+        choices=("path", "dataframe"),
+        default="path",
+        help="pass the folder's path (default) or dask.dataframe.read_parquet of it",
+    )
     ap.add_argument("--seed", type=int, default=0)
     args = harness.parse_args(ap, argv)
     if args.quick:

@@ -20,3 +20,12 @@ def test_quick_mode_equals_the_in_memory_report(tmp_path):
     assert not scratch.exists()  # the parquet scratch folder is deleted
     runs = json.loads((tmp_path / "report_dask.json").read_text())
     assert len(runs) == 1 and "provenance" in runs[0]
+
+
+def test_quick_mode_from_a_dask_dataframe_equals_the_in_memory_report(tmp_path):
+    from benchmarks import report_dask
+
+    out = tmp_path / "out"
+    record = report_dask.main(["--quick", "--input", "dataframe", "--out", str(out)])
+    assert record["input"] == "dataframe" and record["files"] == 4
+    assert record["max_rel_diff_vs_in_memory"] < 1e-10
