@@ -1086,9 +1086,9 @@ def calibration_report_dask(
         return merge_chunk_statistics(parts, in_place=True)
 
     def run_passes(group):
-        # above exact_rows, from files: each pass of the group is one chain over every file, on
-        # its own worker, whose block of sums becomes its replicate values there (only they and
-        # the first pass's values and sample come back; no worker ever holds two blocks)
+        # above exact_rows: each pass of the group is one chain over every file (or partition),
+        # on its own worker, whose block of sums becomes its replicate values there (only they
+        # and the first pass's values and sample come back; no worker ever holds two blocks)
         chains_ = []
         for block, point in group:
             acc = None
@@ -1097,7 +1097,9 @@ def calibration_report_dask(
             chains_.append(reduce(shared, acc))
         return list(dask.compute(*chains_, scheduler=scheduler))
 
-    if files is not None and plan.mode == "grid" and len(plan.blocks) > 1 and len(work) > 0:
+    # (a dataframe's partitions too: each fold computes its own, so no partition is shared by
+    # the chains of a round, nor does a block of sums move between workers)
+    if plan.mode == "grid" and len(plan.blocks) > 1 and len(work) > 0:
         return plan.run(
             run_pass,
             run_passes=run_passes,

@@ -357,3 +357,22 @@ def test_cli_scheduler_that_does_not_answer_exits_2(parquet_logs, tmp_path, caps
     assert main([*args, "--out", str(tmp_path / "r.html")]) == 2
     err = capsys.readouterr().err
     assert "--scheduler tcp://127.0.0.1:9" in err and "no Dask scheduler answered" in err
+
+
+def test_a_dataframe_partition_is_computed_by_the_task_that_uses_it():
+    # given as a task argument, a partition would be a root task of its own that the scheduler
+    # may run ahead of the chain folding it (frames waiting in the workers' memory)
+    dask = pytest.importorskip("dask")
+    dd = pytest.importorskip("dask.dataframe")
+    from skcal.dask import _OwnPartition, _partition_rows
+
+    frame = pd.DataFrame({"y": np.arange(10) % 2, "p": np.linspace(0.1, 0.9, 10)})
+    parts = [_OwnPartition(part) for part in dd.from_pandas(frame, npartitions=3).to_delayed()]
+    task = dask.delayed(_partition_rows, pure=True)(parts[0])
+    assert len(dict(task.__dask_graph__())) == 1  # one task: the partition is computed inside it
+    sizes = dask.compute(*[dask.delayed(_partition_rows, pure=True)(p) for p in parts], scheduler="sync")
+    assert sum(sizes) == 10 and len(sizes) == 3
+    tokens = {dask.base.tokenize(p) for p in parts}
+    assert len(tokens) == 3 and dask.base.tokenize(parts[1]) == dask.base.tokenize(
+        _OwnPartition(parts[1].part)
+    )
