@@ -657,6 +657,9 @@ def _count_below(sorted_values, v):
     return count.astype(np.intp)
 
 
+@validate_params(
+    {"values": ["array-like"], "ids": ["array-like"], "n_bins": N_BINS}, prefer_skip_nested_validation=True
+)
 def quantile_bin_starts(values, ids, n_bins):
     """The row of the first ``(value, index)`` of each bin but the first, from quantile ids.
 
@@ -687,10 +690,19 @@ def quantile_bin_starts(values, ids, n_bins):
     >>> quantile_bin_starts(v, assign_bins(v, 3), 3).tolist()
     [0, 3]
     """
+    values = np.asarray(values, dtype=np.float64)
+    ids = np.asarray(ids)
     n_bins = int(n_bins)
+    if values.ndim != 1 or ids.shape != values.shape or (ids.size and ids.dtype.kind not in "iu"):
+        raise ValueError(
+            f"values and ids must be 1-d arrays of the same length, ids integers; got shapes {values.shape} "
+            f"and {ids.shape}, ids of dtype {ids.dtype}."
+        )
     if n_bins > values.shape[0]:
         raise ValueError(f"n_bins must be at most the number of values ({values.shape[0]}); got {n_bins}.")
-    ids = np.asarray(ids, dtype=np.intp)
+    if ids.size and (ids.min() < 0 or ids.max() >= n_bins):
+        raise ValueError(f"ids must be bin ids in 0..n_bins - 1 = {n_bins - 1}.")
+    ids = ids.astype(np.intp, copy=False)
     lowest = np.full(n_bins, np.inf)
     np.minimum.at(lowest, ids, values)
     holders = np.flatnonzero(values == lowest[ids])  # increasing: the first per bin is its start

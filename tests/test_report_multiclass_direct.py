@@ -188,3 +188,19 @@ def test_top_label_template_from_the_report_keeps_its_parameters():
     want = TopLabelStatistics(labels=[0, 1, 2], n_bins=15, measure="conf_ece", thresholds=(tv, tg))
     assert template.get_params() == want.get_params()
     assert _spec("classwise_lince", P[:10], y[:10]) is None
+
+
+@pytest.mark.parametrize(
+    "values, ids, n_bins, match",
+    [
+        (np.zeros(3), np.zeros(4, dtype=int), 2, "same length"),
+        (np.zeros((3, 1)), np.zeros(3, dtype=int), 2, "1-d arrays"),
+        (np.zeros(3), np.zeros(3), 2, "ids integers"),
+        (np.arange(3.0), np.array([0, 1, 2]), 2, r"0..n_bins - 1 = 1"),
+        (np.arange(3.0), np.array([0, -1, 1]), 2, r"0..n_bins - 1"),
+        (np.arange(3.0), np.array([0, 1, 2]), 4, "at most the number of values"),
+    ],
+)
+def test_quantile_bin_starts_rejects_bad_input(values, ids, n_bins, match):
+    with pytest.raises(ValueError, match=match):
+        quantile_bin_starts(values, ids, n_bins)
