@@ -16,7 +16,7 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
-from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
+from sklearn.metrics import accuracy_score
 
 from skcal._validation import (
     check_binary_probabilities,
@@ -303,16 +303,36 @@ def mc_brier_rows(d, P):
 def mc_log_loss_rows(d, P):
     eps = np.finfo(np.float64).eps  # as sklearn.metrics.log_loss
     Q = np.clip(P, eps, 1 - eps)
-    Q = Q / Q.sum(axis=1, keepdims=True)
-    return -np.log(Q[np.arange(d.n), d.codes])
+    rows = np.arange(d.n)
+    # the true class's entry of the renormalised rows, Q / Q.sum(axis=1, keepdims=True)
+    return -np.log(Q[rows, d.codes] / Q.sum(axis=1))
 
 
 def mc_brier(d, P):
-    return float(brier_score_loss(d.codes, P, labels=np.arange(d.n_classes)))
+    """:func:`sklearn.metrics.brier_score_loss` of the class labels, computed directly.
+
+    The same operations as scikit-learn's, ``mean(sum_j (1[y = j] - p_j)^2)`` over C-ordered rows,
+    without its one-hot matrix: ``(0 - p)^2`` is ``p^2`` exactly, so the value is bit for bit
+    scikit-learn's (``tests/test_report_multiclass_direct.py``).
+    """
+    rows = np.arange(d.n)
+    D = np.square(P, order="C")
+    D[rows, d.codes] = (1.0 - P[rows, d.codes]) ** 2
+    value = np.mean(D.sum(axis=1))
+    return float(value * 0.5 if P.shape[1] < 3 else value)  # scikit-learn's scale_by_half="auto"
 
 
 def mc_log_loss(d, P):
-    return float(log_loss(d.codes, P, labels=np.arange(d.n_classes)))
+    """:func:`sklearn.metrics.log_loss` of the class labels, computed directly.
+
+    scikit-learn (from 1.5) clips every probability to ``[eps, 1 - eps]`` and averages
+    ``-log`` of the true class's; the same operations on the true class's column alone give its
+    value bit for bit (``tests/test_report_multiclass_direct.py``) without its one-hot ``(n, k)``
+    temporaries.
+    """
+    eps = np.finfo(np.float64).eps
+    q = np.clip(P[np.arange(d.n), d.codes], eps, 1 - eps)
+    return float(np.mean(-np.log(q)))
 
 
 # ----------------------------------------------------------------------------------------------

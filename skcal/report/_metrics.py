@@ -25,7 +25,7 @@ import numpy as np
 from sklearn.metrics import accuracy_score, brier_score_loss, log_loss, roc_auc_score
 
 from skcal.binned_ece import binned_ece
-from skcal.binning import rank_to_bin
+from skcal.binning import column_bin_ids, quantile_bin_starts
 from skcal.cutoff import cutoff_calibration_error
 from skcal.lipschitz import smooth_calibration_error
 from skcal.scdl import scdl_curve, scdl_score
@@ -148,24 +148,24 @@ def quantile_bin_thresholds(values, n_bins):
     tuple of ndarray or None
         ``(threshold values, threshold row indices)``, each of shape ``(n_bins - 1,)``.
     """
-    n = values.shape[0]
+    return _quantile_bins(values, n_bins)[1]
+
+
+def _quantile_bins(values, n_bins):
+    """Quantile ids of ``values`` and :func:`quantile_bin_thresholds` (``(None, None)``: a bin is empty).
+
+    The ids by the linear-time rule of :func:`skcal.binning.column_bin_ids`, the thresholds
+    (the first row of every bin but the first) from them by
+    :func:`skcal.binning.quantile_bin_starts`: the same rows as a selection of the boundary
+    ranks in the stable order, found in two passes.
+    """
+    n, n_bins = values.shape[0], int(n_bins)
     if n < n_bins:
-        return None
-    # the positions in the stable order at which the quantile rule's id changes
-    ranked = rank_to_bin(np.arange(n), n, int(n_bins))
-    starts = np.flatnonzero(ranked[1:] != ranked[:-1]) + 1
-    if starts.size != n_bins - 1:
-        return None
-    # The rows at those positions without sorting: a selection finds the value at each position
-    # (the k-th smallest is the same in any sort), and since a stable sort keeps equal values in
-    # row order, the row at position k is the (k - #{values < v})-th row holding v = value_(k).
-    picked = values[np.argpartition(values, starts)[starts]]
-    rows = np.empty(starts.size, dtype=np.intp)
-    for t in range(starts.size):
-        v = picked[t]
-        below = np.count_nonzero(values < v)
-        rows[t] = np.flatnonzero(values == v)[starts[t] - below]
-    return values[rows], rows
+        return None, None
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    ids = column_bin_ids(values, n_bins, "quantile", "values")
+    rows = quantile_bin_starts(values, ids, n_bins)
+    return ids, (values[rows], rows)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -392,17 +392,26 @@ class TruthfulReplicates:
     def __call__(self, data, P, **params):
         labels = list(range(data.n_classes))
         nb = self.n_bins
+        n, k = P.shape
+        # the bin ids found for the thresholds are lent to the template's plan of this P
+        # (``_hint_plan``), which would otherwise find them again from the thresholds
         if self.measure == "classwise_lince":
-            thr = [quantile_bin_thresholds(np.ascontiguousarray(P[:, j]), nb) for j in range(P.shape[1])]
-            if any(t is None for t in thr):
+            if n < nb:
                 return None
-            pair = (np.stack([t[0] for t in thr]), np.stack([t[1] for t in thr]))
-            template = ClasswiseStatistics(labels=labels, n_bins=nb, thresholds=pair)
+            ids = np.empty((n, k), dtype=np.intp)
+            tv, tg = np.empty((k, nb - 1)), np.empty((k, nb - 1), dtype=np.intp)
+            for j in range(k):
+                ids[:, j], (tv[j], tg[j]) = _quantile_bins(P[:, j], nb)
+            template = ClasswiseStatistics(labels=labels, n_bins=nb, thresholds=(tv, tg))
+            template._hint_plan(P, ids=ids)
         else:
-            thr = quantile_bin_thresholds(P[np.arange(P.shape[0]), np.argmax(P, axis=1)], nb)
+            r = np.argmax(P, axis=1)
+            c = P[np.arange(n), r]
+            ids, thr = _quantile_bins(c, nb)
             if thr is None:
                 return None
             template = TopLabelStatistics(labels=labels, n_bins=nb, measure=self.measure, thresholds=thr)
+            template._hint_plan(P, r=r, c=c, ids=ids)
         return ReplicateSpec(template, (data.codes, P))
 
 

@@ -203,12 +203,34 @@ class _TruthfulBase(BaseStatistics):
             return None
         return np.arange(n, dtype=np.int64) + getattr(self, "_row_offset", 0)
 
-
     def _plan_index(self, n, index):
         """Global row indices for the thresholds' tie-breaking (``None`` without thresholds)."""
         if self.thresholds is None:
             return None
         return np.arange(n, dtype=np.int64) if index is None else np.asarray(index, dtype=np.int64)
+
+    def _hint_plan(self, P, **parts):
+        """Lend the next :meth:`_replicate_plan` of ``P`` (rows ``0..n-1``) parts computed already.
+
+        The report finds the quantile thresholds from the bin ids of ``P`` (and the top label
+        of each row); the plan of the same array would find the same ids again from the
+        thresholds. ``parts`` are those arrays (``ids``; for the top label also ``r`` and ``c``),
+        which the caller guarantees are what this template computes for ``P``. They are used
+        once, only for this very array object and the global row indices ``0..n-1`` (the ties
+        at a threshold are broken by them), and then dropped.
+        """
+        self._plan_parts = (P, parts)
+        return self
+
+    def _hinted(self, P, index):
+        """The parts lent by :meth:`_hint_plan` for ``P`` and ``index``, else None (and drop them)."""
+        lent = self.__dict__.pop("_plan_parts", None)
+        if lent is None or lent[0] is not P:
+            return None
+        n = P.shape[0]
+        if index is not None and not np.array_equal(index, np.arange(n)):
+            return None
+        return lent[1]
 
 
 class TopLabelStatistics(_TruthfulBase):
@@ -276,10 +298,14 @@ class TopLabelStatistics(_TruthfulBase):
     # -- bootstrap replicates: one bincount over (replicate, bin) per tile -----------------
     def _replicate_plan(self, P, codes, w, index=None):
         n = P.shape[0]
-        r = np.argmax(P, axis=1)
-        c = P[np.arange(n), r]
+        lent = self._hinted(P, index)
+        if lent is None:
+            r = np.argmax(P, axis=1)
+            c = P[np.arange(n), r]
+            ids = self._ids(c, self._plan_index(n, index))
+        else:
+            r, c, ids = lent["r"], lent["c"], lent["ids"]
         miss = (codes != r).astype(np.float64)
-        ids = self._ids(c, self._plan_index(n, index))
         return _TopLabelPlan(self, ids, c - 1.0 + miss, miss, w)
 
     def _replicate_compute(self, stats):
@@ -385,12 +411,20 @@ class ClasswiseStatistics(_TruthfulBase):
     def _replicate_plan(self, P, codes, w, index=None):
         n, k = P.shape
         nb = self.n_bins
-        idx = self._plan_index(n, index)
-        ids = np.empty((n, k), dtype=np.intp)
-        for j in range(k):
-            ids[:, j] = self._ids(np.ascontiguousarray(P[:, j]), idx, j)
-        flat = ids + np.arange(k)[None, :] * nb
-        return _ClasswisePlan(self, flat, ids[np.arange(n), codes] + codes * nb, P, w)
+        # k entries per row (w p_j in class j's bin) and one (-w in the true class's bin): the
+        # bins of class j are the rows j * nb .. j * nb + nb - 1 of the accumulator
+        rows = np.empty((n, k + 1), dtype=np.int64)
+        lent = self._hinted(P, index)
+        if lent is None:
+            idx = self._plan_index(n, index)
+            for j in range(k):
+                rows[:, j] = self._ids(np.ascontiguousarray(P[:, j]), idx, j)
+        else:
+            rows[:, :k] = lent["ids"]
+        codes = np.asarray(codes, dtype=np.int64)
+        rows[:, k] = rows[np.arange(n), codes] + codes * nb
+        rows[:, :k] += np.arange(k, dtype=np.int64) * nb
+        return _ClasswisePlan(self, rows, P, w)
 
     def _replicate_compute(self, stats):
         sums, W = stats["resid"], stats["weight"][:, 0]
@@ -404,13 +438,18 @@ class ClasswiseStatistics(_TruthfulBase):
 
 
 class _ClasswisePlan(ReplicatePlan):
-    def __init__(self, stats, flat, label_ids, P, w):
+    def __init__(self, stats, rows, P, w):
         self.stats, self.w = stats, w
         self.n_rows, self.k = P.shape
-        wt = np.ones(self.n_rows) if w is None else w
-        # k entries per row (w p_j in class j's bin) and one (-w in the true class's bin)
-        self.rows = np.column_stack([flat, label_ids]).astype(np.int64)
-        self.vals = np.column_stack([P * wt[:, None], -wt])
+        # rows: (n, k + 1) accumulator rows of w p_j (class j's bin) and of -w (the true class's)
+        self.rows = rows
+        self.vals = np.empty(rows.shape)
+        if w is None:
+            self.vals[:, : self.k] = P
+            self.vals[:, self.k] = -1.0
+        else:
+            np.multiply(P, w[:, None], out=self.vals[:, : self.k])
+            np.negative(w, out=self.vals[:, self.k])
 
     def empty(self, n_replicates):
         k, nb = len(self.stats.labels), self.stats.n_bins

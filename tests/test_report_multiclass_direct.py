@@ -1,0 +1,206 @@
+"""The multiclass report's shortcuts give what they replace, bit for bit.
+
+The report's log loss and Brier score are computed directly (not through scikit-learn's one-hot
+matrices), the quantile thresholds from the linear-time bin ids, the truthful replicate plans
+from ids lent by the report (``_hint_plan``), and :func:`skcal.binning.threshold_bin_ids` counts
+the thresholds below each value by comparisons. Each is checked against the computation it
+replaces with exact equality.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import brier_score_loss, log_loss
+
+from skcal.binning import _count_below, assign_bins, quantile_bin_starts, threshold_bin_ids
+from skcal.report._kinds import MulticlassData, mc_brier, mc_log_loss, mc_log_loss_rows
+from skcal.report._metrics import TruthfulReplicates, quantile_bin_thresholds
+from skcal.stats import ClasswiseStatistics, PoissonBootstrap, TopLabelStatistics
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _probabilities(rng, n, k, *, zeros=False, ties=False):
+    P = rng.dirichlet(np.full(k, 0.7), size=n)
+    if ties:
+        P = np.round(P, 1) + 1e-3
+    if zeros:
+        P[rng.uniform(size=P.shape) < 0.1] = 0.0
+        P[P.sum(axis=1) == 0, 0] = 1.0
+    return P / P.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("k", [3, 4, 10, 17])
+@pytest.mark.parametrize("variant", ["plain", "zeros", "fortran", "ties"])
+def test_log_loss_and_brier_are_scikit_learns_bit_for_bit(k, variant):
+    rng = np.random.default_rng(k)
+    n = 5000
+    P = _probabilities(rng, n, k, zeros=variant == "zeros", ties=variant == "ties")
+    if variant == "fortran":
+        P = np.asfortranarray(P)
+    y = rng.integers(0, k, n)
+    d = MulticlassData(y, k)
+    labels = np.arange(k)
+    assert mc_log_loss(d, P) == log_loss(y, P, labels=labels)
+    assert mc_brier(d, P) == brier_score_loss(y, P, labels=labels)
+
+
+@pytest.mark.parametrize("variant", ["plain", "zeros", "fortran"])
+def test_log_loss_rows_equal_the_renormalised_matrix(variant):
+    # the per-row losses of the replicates: the true class's entry of Q / Q.sum(axis=1)
+    rng = np.random.default_rng(3)
+    P = _probabilities(rng, 4000, 6, zeros=variant == "zeros")
+    if variant == "fortran":
+        P = np.asfortranarray(P)
+    y = rng.integers(0, 6, 4000)
+    eps = np.finfo(np.float64).eps
+    Q = np.clip(P, eps, 1 - eps)
+    Q = Q / Q.sum(axis=1, keepdims=True)
+    np.testing.assert_array_equal(mc_log_loss_rows(MulticlassData(y, 6), P), -np.log(Q[np.arange(4000), y]))
+
+
+@SETTINGS
+@given(
+    n=st.integers(1, 300),
+    n_bins=st.integers(1, 30),
+    pool=st.integers(1, 12),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_quantile_bin_starts_are_the_first_rows_of_the_stable_order(n, n_bins, pool, seed):
+    rng = np.random.default_rng(seed)
+    v = rng.choice(rng.uniform(size=pool), n) if seed % 2 else rng.uniform(size=n)
+    if n_bins > n:
+        with pytest.raises(ValueError, match="n_bins must be at most"):
+            quantile_bin_starts(v, assign_bins(v, n_bins), n_bins)
+        assert quantile_bin_thresholds(v, n_bins) is None
+        return
+    ids = assign_bins(v, n_bins)
+    order = np.argsort(v, kind="stable")
+    starts = np.flatnonzero(np.diff(ids[order])) + 1
+    got = quantile_bin_starts(v, ids, n_bins)
+    np.testing.assert_array_equal(got, order[starts])
+    tv, tg = quantile_bin_thresholds(v, n_bins)
+    np.testing.assert_array_equal(tg, got)
+    np.testing.assert_array_equal(tv, v[got])
+    np.testing.assert_array_equal(threshold_bin_ids(v, np.arange(n), tv, tg), ids)
+
+
+@SETTINGS
+@given(
+    m=st.integers(0, 90),
+    n=st.integers(0, 200),
+    pool=st.integers(1, 10),
+    nan=st.booleans(),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_count_below_is_the_left_search(m, n, pool, nan, seed):
+    # comparisons for up to 64 thresholds, the search beyond; NaN values take the search too
+    rng = np.random.default_rng(seed)
+    grid = np.concatenate([rng.uniform(size=pool), [0.0, 1.0, np.inf]])
+    tv = np.sort(rng.choice(grid, m))
+    v = rng.choice(np.concatenate([grid, rng.uniform(size=3)]), n)
+    if nan and n:
+        v[rng.integers(0, n)] = np.nan
+    got = _count_below(tv, v)
+    assert got.dtype == np.intp
+    np.testing.assert_array_equal(got, np.searchsorted(tv, v, side="left"))
+
+
+def _plan_arrays(plan):
+    keep = ("rows", "vals", "resid", "corr")
+    return {k: np.asarray(getattr(plan, k)) for k in keep if hasattr(plan, k)}
+
+
+def _spec(measure, P, y, n_bins=15):
+    return TruthfulReplicates(measure, n_bins)(MulticlassData(y, P.shape[1]), P)
+
+
+@pytest.mark.parametrize("measure", ["truthful_conf_ce", "conf_ece", "classwise_lince"])
+@pytest.mark.parametrize("ties", [False, True])
+def test_lent_ids_give_the_plan_the_thresholds_give(measure, ties):
+    rng = np.random.default_rng(7)
+    n, k = 3000, 5
+    P = _probabilities(rng, n, k, ties=ties)
+    y = rng.integers(0, k, n)
+    spec = _spec(measure, P, y)
+    template = spec.template
+    assert "_plan_parts" in template.__dict__
+    lent = template._replicate_plan(P, y, None, index=np.arange(n))
+    assert "_plan_parts" not in template.__dict__  # used once, then dropped
+    found = template._replicate_plan(P, y, None, index=np.arange(n))  # from the thresholds
+    a, b = _plan_arrays(lent), _plan_arrays(found)
+    assert a.keys() == b.keys() and a
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key])
+    # the replicates of the report's spec equal a fresh template's (no lent ids)
+    fresh = type(template)(**template.get_params())
+    assert "_plan_parts" not in fresh.__dict__
+    boots = []
+    for tpl in (_spec(measure, P, y).template, fresh):
+        boot = PoissonBootstrap(tpl, n_replicates=20, seed=3)
+        boots.append(boot.update(boot.prepare(*spec.arrays)).compute())
+    np.testing.assert_array_equal(boots[0], boots[1])
+
+
+@pytest.mark.parametrize("measure", ["truthful_conf_ce", "classwise_lince"])
+def test_lent_ids_are_ignored_for_another_array_or_other_rows(measure):
+    rng = np.random.default_rng(11)
+    n, k = 2000, 4
+    P = _probabilities(rng, n, k, ties=True)
+    y = rng.integers(0, k, n)
+    # another array object with the same values: the ids are found again (the same ones)
+    template = _spec(measure, P, y).template
+    copy = P.copy()
+    assert template._hinted(copy, None) is None
+    # the ids were computed for global rows 0..n-1: other indices break ties otherwise
+    template = _spec(measure, P, y).template
+    assert template._hinted(P, np.arange(n) + 5) is None
+    template = _spec(measure, P, y).template
+    assert template._hinted(P, None) is not None
+
+
+def test_classwise_plan_with_weights_is_the_stacked_columns():
+    rng = np.random.default_rng(2)
+    n, k, nb = 1500, 4, 6
+    P = _probabilities(rng, n, k)
+    y = rng.integers(0, k, n)
+    w = rng.uniform(0.5, 2.0, n)
+    s = ClasswiseStatistics(labels=list(range(k)), n_bins=nb)
+    plan = s._replicate_plan(P, y, w)
+    ids = np.column_stack([s._ids(np.ascontiguousarray(P[:, j])) for j in range(k)])
+    flat = ids + np.arange(k)[None, :] * nb
+    np.testing.assert_array_equal(plan.rows, np.column_stack([flat, ids[np.arange(n), y] + y * nb]))
+    np.testing.assert_array_equal(plan.vals, np.column_stack([P * w[:, None], -w]))
+    assert plan.rows.dtype == np.int64 and plan.rows.flags.c_contiguous and plan.vals.flags.c_contiguous
+
+
+def test_top_label_template_from_the_report_keeps_its_parameters():
+    # the thresholds the report builds are those of quantile_bin_thresholds on the top label
+    rng = np.random.default_rng(4)
+    P = _probabilities(rng, 1000, 3, ties=True)
+    y = rng.integers(0, 3, 1000)
+    template = _spec("conf_ece", P, y).template
+    c = P[np.arange(1000), np.argmax(P, axis=1)]
+    tv, tg = quantile_bin_thresholds(c, 15)
+    want = TopLabelStatistics(labels=[0, 1, 2], n_bins=15, measure="conf_ece", thresholds=(tv, tg))
+    assert template.get_params() == want.get_params()
+    assert _spec("classwise_lince", P[:10], y[:10]) is None
+
+
+@pytest.mark.parametrize(
+    "values, ids, n_bins, match",
+    [
+        (np.zeros(3), np.zeros(4, dtype=int), 2, "same length"),
+        (np.zeros((3, 1)), np.zeros(3, dtype=int), 2, "1-d arrays"),
+        (np.zeros(3), np.zeros(3), 2, "ids integers"),
+        (np.arange(3.0), np.array([0, 1, 2]), 2, r"0..n_bins - 1 = 1"),
+        (np.arange(3.0), np.array([0, -1, 1]), 2, r"0..n_bins - 1"),
+        (np.arange(3.0), np.array([0, 1, 2]), 4, "at most the number of values"),
+    ],
+)
+def test_quantile_bin_starts_rejects_bad_input(values, ids, n_bins, match):
+    with pytest.raises(ValueError, match=match):
+        quantile_bin_starts(values, ids, n_bins)
