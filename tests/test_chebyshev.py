@@ -376,3 +376,19 @@ def test_replicate_moments_refuse_bad_weights():
         replicate_moments(S, t, np.array([["a", "b"]]), 2)
     with pytest.raises(ValueError, match="degree"):
         replicate_moments(S, t, np.ones((1, 2)), -1)
+
+
+@pytest.mark.parametrize("R", [3, 16, 41])
+def test_replicate_moments_do_not_depend_on_the_weights_memory_order(R):
+    # the bootstrap's tiles come replicate-fastest (Fortran order); the moments are the same
+    from skcal.chebyshev import replicate_moments
+
+    rng = np.random.default_rng(R)
+    n = 5000
+    S = np.column_stack([rng.uniform(size=n), rng.uniform(0, 0.25, n)])
+    T = rng.uniform(size=(n, 2))
+    W = rng.poisson(1.0, (R, n)).astype(float)
+    for a, b in zip(
+        replicate_moments(S, T, np.asfortranarray(W), 8), replicate_moments(S, T, W, 8), strict=True
+    ):
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-9)
