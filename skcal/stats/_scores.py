@@ -139,20 +139,25 @@ class _ScoreStatistics(BaseStatistics):
 
 
 class _ScorePlan(ReplicatePlan):
-    """Replicates of a mean of per-row losses: two matrix-vector products per tile."""
+    """Replicates of a mean of per-row losses: one product of the tile's weights per tile.
+
+    The columns ``[1, w, w * loss]`` (``w`` only with row weights) side by side, so the weights
+    ``W`` of a tile are read once: the copies, the weight and the loss of every replicate.
+    """
 
     def __init__(self, stats, loss, w):
         self.stats, self.w, self.n_rows = stats, w, loss.shape[0]
-        self.loss = loss if w is None else w * loss
+        cols = [np.ones(loss.shape[0])] + ([] if w is None else [w]) + [loss if w is None else w * loss]
+        self.columns = np.column_stack(cols)  # (n, 2) or (n, 3), C order
 
     def empty(self, n_replicates):
         return stack_empty(self.stats._empty(), n_replicates)
 
     def add(self, out, W, start, stop):
-        sl = slice(start, stop)
-        copies = W @ np.ones(stop - start)
-        out["sum_weight"] += copies if self.w is None else W @ self.w[sl]
-        out["sum_loss"] += W @ self.loss[sl]
+        sums = W @ self.columns[start:stop]  # (R, 2 or 3)
+        copies = sums[:, 0]
+        out["sum_weight"] += copies if self.w is None else sums[:, 1]
+        out["sum_loss"] += sums[:, -1]
         out["n_samples"] += np.rint(copies).astype(np.int64)
         return out
 
@@ -377,9 +382,9 @@ class MeanStatistics(BaseStatistics):
 
 class _MeanPlan(_ScorePlan):
     def add(self, out, W, start, stop):
-        sl = slice(start, stop)
-        copies = W @ np.ones(stop - start)
-        out["sum_weight"] += copies if self.w is None else W @ self.w[sl]
-        out["sum_value"] += W @ self.loss[sl]
+        sums = W @ self.columns[start:stop]  # (R, 2 or 3): copies, (weight,) value
+        copies = sums[:, 0]
+        out["sum_weight"] += copies if self.w is None else sums[:, 1]
+        out["sum_value"] += sums[:, -1]
         out["n_samples"] += np.rint(copies).astype(np.int64)
         return out
