@@ -27,11 +27,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["isotonic_l1_costs", "poisson_weights", "running_sum_extremes"]
+# the compiled SplitMix64 of the calibration test's label stream (same layer, numba too)
+from skcal._resampling_kernel import GAMMA, splitmix64
 
-_GAMMA = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
+__all__ = ["isotonic_l1_costs", "poisson_weights", "running_sum_extremes"]
 
 
 @numba.njit(nogil=True, cache=True)
@@ -64,10 +63,7 @@ def poisson_weights(keys, rows, table, thresholds):
     for r in range(R):
         k = keys[r]
         for i in range(n):
-            z = (np.uint64(rows[i]) + one) * _GAMMA + k
-            z = (z ^ (z >> np.uint64(30))) * _M1
-            z = (z ^ (z >> np.uint64(27))) * _M2
-            z = z ^ (z >> np.uint64(31))
+            z = splitmix64((np.uint64(rows[i]) + one) * GAMMA + k)
             t = table[z >> np.uint64(48)]
             if t == 255:
                 t = np.searchsorted(thresholds, z, side="right")

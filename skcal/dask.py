@@ -873,7 +873,7 @@ def _fold_partition(plan, acc, frame, first_row, y, models, block, point):
     ``frame`` is the path of a parquet file or an :class:`_OwnPartition` of a dask dataframe,
     read or computed here: a chain then reads its next partition only when it folds it (separate
     read tasks would be run ahead of the chain, and their frames held in the worker's memory
-    until folded), or an in-memory pandas frame.
+    until folded).
     """
     if isinstance(frame, _OwnPartition):
         frame = frame.compute()

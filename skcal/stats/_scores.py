@@ -153,11 +153,14 @@ class _ScorePlan(ReplicatePlan):
     def empty(self, n_replicates):
         return stack_empty(self.stats._empty(), n_replicates)
 
+    #: The statistic the products' last column adds to.
+    value_key = "sum_loss"
+
     def add(self, out, W, start, stop):
-        sums = W @ self.columns[start:stop]  # (R, 2 or 3)
+        sums = W @ self.columns[start:stop]  # (R, 2 or 3): copies, (weight,) value
         copies = sums[:, 0]
         out["sum_weight"] += copies if self.w is None else sums[:, 1]
-        out["sum_loss"] += sums[:, -1]
+        out[self.value_key] += sums[:, -1]
         out["n_samples"] += np.rint(copies).astype(np.int64)
         return out
 
@@ -381,10 +384,4 @@ class MeanStatistics(BaseStatistics):
 
 
 class _MeanPlan(_ScorePlan):
-    def add(self, out, W, start, stop):
-        sums = W @ self.columns[start:stop]  # (R, 2 or 3): copies, (weight,) value
-        copies = sums[:, 0]
-        out["sum_weight"] += copies if self.w is None else sums[:, 1]
-        out["sum_value"] += sums[:, -1]
-        out["n_samples"] += np.rint(copies).astype(np.int64)
-        return out
+    value_key = "sum_value"
