@@ -818,9 +818,9 @@ class ChebyshevMoments:
         """The Gram matrix ``G = Phi^T W Phi`` (``d x d``) assembled from the moment matrix.
 
         ``G[(i,j), (i',j')] = (M[i+i', j+j'] + M[i+i', |j-j'|] + M[|i-i'|, j+j'] +
-        M[|i-i'|, |j-j'|]) / 4``: the x-sums are folded first (``Q = M[i+i'] + M[|i-i'|]``),
-        then two vectorised gathers per block of rows (the loop runs over the ``l + 1`` values
-        of ``i``, never over samples).
+        M[|i-i'|, |j-j'|]) / 4``: the x-sums are folded first (``Q = M[i+i'] + M[|i-i'|]``);
+        then each row ``(i, j)`` of ``G`` is the sum of two contiguous slices of ``Q[i]`` (the
+        loop runs over the ``d`` basis functions, never over samples).
 
         Parameters
         ----------
@@ -846,22 +846,26 @@ class ChebyshevMoments:
         k = np.arange(L + 1)
         S = k[:, None] + k[None, :]
         D = np.abs(k[:, None] - k[None, :])
-        # Q[i, i', q] = M[i + i', q] + M[|i - i'|, q]; then G[(i, j), (i', j')] =
-        # (Q[i, i', j + j'] + Q[i, i', |j - j'|]) / 4. One block of rows (fixed i) at a time.
+        # Q[i, i', q] = (M[i + i', q] + M[|i - i'|, q]) / 4 (scaling by 1/4 is exact); then
+        # G[(i, j), (i', j')] = Q[i, i', j + j'] + Q[i, i', |j - j'|]. With U[i, i', s] =
+        # Q[i, i', |s - L|], the second term is U[i, i', L - j + j']: both are contiguous slices
+        # of length L + 1 in q, so one row block of G (fixed i, j; all i', j') is one add of
+        # two (L + 1, L + 1) slices, written in place (no (L + 1)^3 gathers per row).
         Q = M[S] + M[D]
-        keep = None if basis == "tensor" else (P[:, 0] * (L + 1) + P[:, 1])
-        d = P.shape[0]
-        G = np.empty((d, d))
-        row = 0
-        for i in range(L + 1):
-            blk = Q[i][:, S]
-            blk += Q[i][:, D]
-            blk = blk.transpose(1, 0, 2).reshape(L + 1, (L + 1) ** 2)  # rows j, columns (i', j')
-            if keep is not None:
-                blk = blk[: L - i + 1][:, keep]
-            G[row : row + blk.shape[0]] = blk
-            row += blk.shape[0]
-        G *= 0.25
+        Q *= 0.25
+        U = np.concatenate([Q[:, :, L:0:-1], Q[:, :, : L + 1]], axis=2)
+        n1 = L + 1
+        if basis == "tensor":
+            G = np.empty((n1 * n1, n1 * n1))
+            G4 = G.reshape(n1, n1, n1, n1)  # [i, j, i', j']
+            for i in range(n1):
+                for j in range(n1):
+                    np.add(Q[i, :, j : j + n1], U[i, :, L - j : L - j + n1], out=G4[i, j])
+            return G
+        keep = P[:, 0] * n1 + P[:, 1]  # the total-degree columns (i', j') in the (i', j') grid
+        G = np.empty((P.shape[0], P.shape[0]))
+        for row, (i, j) in enumerate(P):
+            G[row] = (Q[i, :, j : j + n1] + U[i, :, L - j : L - j + n1]).reshape(-1)[keep]
         return G
 
     @validate_params(_DERIVED, prefer_skip_nested_validation=True)
@@ -1098,10 +1102,12 @@ def ridge_solve(G, b, lam):
 def _ridge_solve(G, b, lam):
     G = np.asarray(G, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
-    A = G.copy()
+    A = G.copy()  # the one d x d copy: the caller's G is never written
     A.flat[:: A.shape[0] + 1] += lam
     try:
-        c = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
+        # A is symmetric, so its transpose (a free Fortran-ordered view) is the same matrix:
+        # LAPACK factors it in place instead of scipy first copying A into Fortran order.
+        c = scipy.linalg.cho_factor(A.T, lower=True, overwrite_a=True, check_finite=False)
         return scipy.linalg.cho_solve(c, b, check_finite=False)
     except np.linalg.LinAlgError:
         pass

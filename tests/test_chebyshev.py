@@ -313,6 +313,31 @@ def test_predict_chunked_equals_design_product():
     )
 
 
+@pytest.mark.parametrize("basis", ["tensor", "total"])
+def test_gram_of_a_lower_degree_equals_explicit(basis):
+    # the row-slice assembly reads moments of a higher-degree statistics object
+    S, T = _data(400, seed=11)
+    st = ChebyshevMoments.from_data(S, T, 9)
+    for degree in (0, 1, 4):
+        Phi = chebyshev_design(S, degree, basis)
+        G0 = Phi.T @ Phi
+        G = st.gram(basis, degree)
+        assert G.shape == G0.shape
+        assert np.abs(G - G0).max() <= 1e-10 * np.abs(G0).max()
+        np.testing.assert_array_equal(G, G.T)  # exactly symmetric: ridge_solve factors G.T
+
+
+def test_ridge_solve_leaves_the_callers_arrays_and_matches_lstsq():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 9))
+    G, b = X.T @ X, X.T @ rng.normal(size=(40, 2))
+    G_before, b_before = G.copy(), b.copy()
+    beta = ridge_solve(G, b, 0.5)
+    np.testing.assert_array_equal(G, G_before)
+    np.testing.assert_array_equal(b, b_before)
+    np.testing.assert_allclose(beta, np.linalg.solve(G + 0.5 * np.eye(9), b), rtol=1e-12)
+
+
 def test_ridge_solve_falls_back_to_min_norm_for_singular_gram():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(3, 6))
