@@ -161,6 +161,21 @@ def test_bootstrap_reproducible_and_independent_of_n_jobs():
     pd.testing.assert_frame_equal(a.calibration_tests, b.calibration_tests)
 
 
+@pytest.mark.parametrize(
+    "make", [_binary, _multiclass, _snapshots], ids=["binary", "multiclass", "second_order"]
+)
+def test_threads_over_several_blocks_give_the_serial_replicates(make):
+    # 150 replicates are three blocks of 64 at these sizes, so two threads run blocks at once:
+    # each must have its own scratch and prepared plans (they shared them, and the replicates
+    # of a threaded report were silently wrong)
+    y, preds = make(n=600)
+    a = CalibrationReport.from_predictions(y, preds, n_bootstrap=150, random_state=3)
+    with parallel_config(backend="threading"):
+        b = CalibrationReport.from_predictions(y, preds, n_bootstrap=150, random_state=3, n_jobs=2)
+    np.testing.assert_array_equal(a.bootstrap_values, b.bootstrap_values)
+    pd.testing.assert_frame_equal(a.table, b.table)
+
+
 def test_custom_metric_and_roc_auc():
     y, preds = _binary()
     rep = CalibrationReport.from_predictions(

@@ -33,6 +33,7 @@ available for comparison.
 
 from __future__ import annotations
 
+import queue
 import sys
 import time
 import warnings
@@ -189,7 +190,6 @@ class _Replicates:
             buf = self._buffers[(key, np.dtype(dtype))] = np.empty(size, dtype=dtype)
         return buf[:size].reshape(shape)
 
-
     def weights(self, r0, count):
         """The block's Poisson weights of the validation rows, ``(count, n)`` uint8."""
         W = np.empty((count, self.n), dtype=np.uint8)
@@ -295,7 +295,9 @@ def run_bootstrap(
     seed : int
         Key of the weight stream.
     n_jobs : int, default=None
-        Threads over blocks of replicates (results do not depend on it).
+        Threads over blocks of replicates (results do not depend on it). Each thread runs its
+        blocks on its own replicate engine (prepared statistics and scratch arrays), so the
+        memory of the replicates grows with the number of threads.
     verbose : int, default=0
         Progress lines without a terminal.
     max_seconds : float, default=None
@@ -328,8 +330,23 @@ def run_bootstrap(
     done = first
     if blocks:
         if effective_n_jobs(n_jobs) > 1:
+            # an engine's scratch (weights, workspace, the plans' lent workspace) serves one block
+            # at a time: each thread of the pool takes its own engine, built the same way
+            engines = queue.SimpleQueue()
+            engines.put(engine)
+
+            def run_block(r0, count):
+                try:
+                    own = engines.get_nowait()
+                except queue.Empty:
+                    own = _Replicates(data, preds, metrics, params, seed)
+                try:
+                    return own.run_block(r0, count)
+                finally:
+                    engines.put(own)
+
             results = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
-                delayed(engine.run_block)(r0, c) for r0, c in blocks
+                delayed(run_block)(r0, c) for r0, c in blocks
             )
         else:
             results = (engine.run_block(r0, c) for r0, c in blocks)
