@@ -28,7 +28,7 @@ from skcal.stats import (
     merge_all,
     poisson_weights,
 )
-from skcal.stats._bootstrap import POISSON_THRESHOLDS
+from skcal.stats._bootstrap import POISSON_THRESHOLDS, update_together
 from skcal.stats._replicate import LoopPlan
 
 R = 6
@@ -317,6 +317,41 @@ def test_given_weights_equal_the_drawn_ones_and_prepared_rows_are_reused():
     for _ in range(2):  # a workspace reused by two updates gives the same result
         w_obj = PoissonBootstrap(t, n_replicates=R, seed=2).update(prepared, workspace=ws)
         np.testing.assert_array_equal(w_obj.compute(), drawn.compute())
+
+
+@pytest.mark.parametrize("presorted", [False, True])
+def test_updates_together_equal_the_updates_one_by_one(presorted):
+    """Tiles shared by every plan of the same rows give each bootstrap its own update, bit for bit.
+
+    Every binary template at once (several of one plan class, which need their own scratch in
+    the lent workspace; unsorted rows, whose plans visit them in their own order), two chunks.
+    """
+    y, p = _binary(ties=True)
+    if presorted:
+        order = np.argsort(p, kind="stable")
+        y, p = y[order], p[order]
+    names = [k for k, (_, kind) in CASES.items() if kind == "binary"]
+    n, half = y.shape[0], y.shape[0] // 2
+    W = PoissonBootstrap(BrierScoreStatistics(), n_replicates=R, seed=4).replicate_weights(n)
+    alone = []
+    for k in names:
+        b = PoissonBootstrap(CASES[k][0](), n_replicates=R, seed=4)
+        for sl in (slice(0, half), slice(half, n)):
+            b.update(b.prepare(y[sl], p[sl], row_offset=sl.start), replicate_weights=W[:, sl])
+        alone.append(b.compute())
+    boots = [PoissonBootstrap(CASES[k][0](), n_replicates=R, seed=4) for k in names]
+    ws = {}
+    for sl in (slice(0, half), slice(half, n)):
+        jobs = [(b, b.prepare(y[sl], p[sl], row_offset=sl.start)) for b in boots]
+        assert update_together(jobs, W[:, sl], workspace=ws) == boots
+        # the statistics live in the workspace: keep each chunk's before the next one reuses it
+        for b in boots:
+            b._stats = {key: np.array(v, copy=True) for key, v in b.stats_.items()}
+    assert all(b.n_updates_ == 2 for b in boots)
+    for k, b, a in zip(names, boots, alone, strict=True):
+        np.testing.assert_array_equal(b.compute(), a, err_msg=k)
+    with pytest.raises(ValueError, match=r"replicate_weights must have shape \(6, 5\)"):
+        update_together([(boots[0], boots[0].prepare(y[:5], p[:5]))], W[:, :4])
 
 
 def test_votes_share_their_row_weight():

@@ -46,6 +46,7 @@ from sklearn import config_context
 from threadpoolctl import ThreadpoolController, threadpool_limits
 
 from skcal.stats import PoissonBootstrap, poisson_weights
+from skcal.stats._bootstrap import update_together
 
 #: Interval methods (see the module docstring).
 INTERVAL_METHODS = ("bc-percentile", "percentile", "basic")
@@ -209,37 +210,56 @@ class _Replicates:
         W = self._buffer("weights", W8T.shape)
         np.copyto(W, W8T)
         W = W.T
-        gathered = {}
+        groups = {}  # weights key -> its jobs, in the order of the jobs (model by model)
         with config_context(skip_parameter_validation=True), threadpool_limits(limits=1):
-            for i, j, prepared, key, second in self.jobs:
-                # one BLAS thread for the many small products (a pool fighting other processes is
-                # 10 to 50 times slower); set again per job: a nested limiter (the Chebyshev
-                # solve's) may restore the pool it saw when it was made
-                self.blas.limit(limits=1, user_api="blas")
+            for job in self.jobs:
+                i, j, prepared, key, _ = job
                 if prepared is None:
                     out[:, i, j] = self._resampled(i, j, W8)
-                    continue
+                else:
+                    groups.setdefault(key, []).append(job)
+            for key, members in groups.items():
                 if key is None:
                     Wk = W
-                else:
-                    if key not in gathered:  # the jobs run model by model: one view at a time
-                        gathered.clear()
-                        shape = (self._rows[key].shape[0], count)
-                        w8 = self._buffer("gathered8", shape, np.uint8)
-                        np.take(W8T, self._rows[key], axis=0, out=w8)
-                        buf = self._buffer("gathered", shape)
-                        np.copyto(buf, w8)
-                        gathered[key] = buf.T
-                    Wk = gathered[key]
-                template = prepared.template
-                boot = PoissonBootstrap(template, n_replicates=count, first_replicate=r0, seed=self.seed)
-                # the weights are Poisson counts (uint8) converted to float: nothing to check
-                boot.update(prepared, replicate_weights=Wk, workspace=self.workspace, check_input=False)
-                if second is not None:  # CE2: each replicate's fit, evaluated for its own weights
-                    boot = boot.plug_in().update(
-                        None, second, replicate_weights=W, workspace=self.workspace, check_input=False
+                else:  # one gathered view at a time (a model's sorted rows)
+                    shape = (self._rows[key].shape[0], count)
+                    w8 = self._buffer("gathered8", shape, np.uint8)
+                    np.take(W8T, self._rows[key], axis=0, out=w8)
+                    buf = self._buffer("gathered", shape)
+                    np.copyto(buf, w8)
+                    Wk = buf.T
+                # one BLAS thread for the many small products (a pool fighting other processes is
+                # 10 to 50 times slower); set again before each job's compute: a nested limiter
+                # (the Chebyshev solve's) may restore the pool it saw when it was made
+                self.blas.limit(limits=1, user_api="blas")
+                boots = [
+                    PoissonBootstrap(
+                        prepared.template, n_replicates=count, first_replicate=r0, seed=self.seed
                     )
-                out[:, i, j] = boot.compute()
+                    for _, _, prepared, _, _ in members
+                ]
+                # the tiles of the weights are read once for every statistic of these rows (the
+                # weights are Poisson counts converted to float: nothing to check)
+                update_together(
+                    [(b, job[2]) for b, job in zip(boots, members, strict=True)], Wk, workspace=self.workspace
+                )
+                # the one-pass values first: their statistics live in the workspace's arrays, which
+                # a second pass must not reuse before they are computed
+                for boot, (i, j, _, _, second) in zip(boots, members, strict=True):
+                    if second is None:
+                        self.blas.limit(limits=1, user_api="blas")
+                        out[:, i, j] = boot.compute()
+                for boot, (i, j, _, _, second) in zip(boots, members, strict=True):
+                    if second is not None:  # CE2: each replicate's fit, evaluated for its own weights
+                        self.blas.limit(limits=1, user_api="blas")
+                        boot = boot.plug_in().update(
+                            None,
+                            second,
+                            replicate_weights=W,
+                            workspace=self.workspace.setdefault("second pass", {}),
+                            check_input=False,
+                        )
+                        out[:, i, j] = boot.compute()
         return out
 
     def _resampled(self, i, j, W):

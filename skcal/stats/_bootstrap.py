@@ -702,3 +702,78 @@ class PoissonBootstrap(BaseStatistics):
 def _variable_shape(template):
     """Whether the template's replicate statistics grow with the rows (sorted runs of the exact cutoff)."""
     return bool(getattr(template, "_replicate_variable_shape", False))
+
+
+def update_together(jobs, replicate_weights, *, workspace=None):
+    """:meth:`PoissonBootstrap.update` of several bootstraps of the same rows, tile by tile.
+
+    Each ``(bootstrap, prepared)`` of ``jobs`` gets exactly the update
+    ``bootstrap.update(prepared, replicate_weights=replicate_weights, workspace=...,
+    check_input=False)`` would give it (the same tiles in the same order, so the same
+    statistics bit for bit), but the loop over tiles of rows is the outer one: a tile of the
+    weights is read from memory once and then serves every plan while it is in cache, instead
+    of every plan streaming the whole ``(n_replicates, n)`` array. With a few dozen statistics
+    of one report that halves the bootstrap's reads of main memory.
+
+    Parameters
+    ----------
+    jobs : list of (PoissonBootstrap, PreparedRows)
+        Bootstraps with their prepared rows; every ``prepared`` has ``n`` rows, every bootstrap
+        ``R`` replicates.
+    replicate_weights : ndarray of shape (R, n)
+        The weights (counts converted to float, as :meth:`PoissonBootstrap.update` with
+        ``check_input=False`` takes them; not checked again).
+    workspace : dict, default=None
+        Scratch arrays lent as :meth:`PoissonBootstrap.update` lends them. Plans of the same
+        class in ``jobs`` get their own sub-dictionaries (``("slot", i)``), since they hold
+        their accumulators at the same time.
+
+    Returns
+    -------
+    list of PoissonBootstrap
+        The bootstraps, updated.
+    """
+    W = replicate_weights
+    groups = {}  # (rows per tile, order) -> the plans that read the same tiles
+    seen = {}
+    live = []
+    for boot, prepared in jobs:
+        plan = prepared.plan
+        if plan is None or not prepared.n_rows:
+            continue
+        if W.shape != (boot.n_replicates, prepared.n_rows):
+            raise ValueError(
+                f"replicate_weights must have shape ({boot.n_replicates}, {prepared.n_rows}); got {W.shape}."
+            )
+        name = type(plan).__name__
+        slot = seen.get(name, 0)
+        seen[name] = slot + 1
+        if workspace is None:
+            plan.workspace = None
+        else:
+            plan.workspace = workspace if slot == 0 else workspace.setdefault(("slot", slot), {})
+        step = tile_rows(boot.n_replicates, plan.width)
+        order = plan.order
+        key = (step, None if order is None else id(order))
+        groups.setdefault(key, (order, []))[1].append(len(live))
+        live.append([boot, plan, plan.empty(boot.n_replicates)])
+    for (step, _), (order, members) in groups.items():
+        n = live[members[0]][1].n_rows
+        for start in range(0, n, step):
+            stop = min(n, start + step)
+            cols = slice(start, stop) if order is None else order[start:stop]
+            tile = np.asarray(W[:, cols], dtype=np.float64)
+            for k in members:
+                entry = live[k]
+                entry[2] = entry[1].add(entry[2], tile, start, stop)
+    for boot, plan, part in live:
+        plan.workspace = None
+        part = plan.finish(part)
+        fresh = "_stats" not in boot.__dict__ or boot.n_updates_ == 0
+        # the first chunk's statistics are the state, as in update
+        boot._stats = part if fresh else boot._combine(boot.stats_, part)
+        boot.n_updates_ = getattr(boot, "n_updates_", 0)
+    for boot, _ in jobs:
+        boot.stats_  # noqa: B018 - created empty where no plan added rows, as update does
+        boot.n_updates_ += 1
+    return [boot for boot, _ in jobs]
