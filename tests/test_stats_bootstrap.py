@@ -29,7 +29,7 @@ from skcal.stats import (
     poisson_weights,
 )
 from skcal.stats._bootstrap import POISSON_THRESHOLDS, update_together
-from skcal.stats._replicate import LoopPlan
+from skcal.stats._replicate import LoopPlan, tile_rows
 
 R = 6
 
@@ -223,6 +223,38 @@ def test_smce_grid_replicates_within_their_bound_of_the_exact_smce(n_cells):
     assert (np.abs(values - exact) <= bounds + 1e-15).all()
     mean_abs_resid = np.array([np.mean(np.abs(np.repeat(y - p, W[r]))) for r in range(R)])
     assert (bounds <= mean_abs_resid / (2 * n_cells) + 1e-15).all()
+
+
+@pytest.mark.parametrize("digits", [None, 4, 1])
+def test_exact_cutoff_replicates_over_many_tiles(digits):
+    """The sums per value are written by the first tile that reaches a value: over many tiles,
+    with runs of ties inside tiles and across their boundaries (``digits``: p rounded), the
+    replicates equal the statistics of each resample as frequency weights, and tiles given out
+    of order (the plan then adds everywhere) give the same sums."""
+    n = 3 * tile_rows(R) + 17
+    y, p = _binary(n=n, seed=7)
+    if digits is not None:
+        p = np.round(p, digits)
+    w = np.random.default_rng(2).uniform(0.5, 1.5, n)
+    boot = PoissonBootstrap(CutoffStatistics(), n_replicates=R, seed=1)
+    prepared = boot.prepare(y, p, sample_weight=w)
+    values = boot.update(prepared, workspace={}).compute()
+    W = boot.replicate_weights(n)
+    direct = [CutoffStatistics().update(y, p, sample_weight=W[r] * w).compute() for r in range(R)]
+    np.testing.assert_allclose(values, direct, rtol=1e-12)
+    plan = prepared.plan
+    Wo = W[:, plan.order]
+    part = plan.empty(R)
+    step = tile_rows(R)
+    for start in range(0, n, step)[::-1]:
+        part = plan.add(part, Wo[:, start : start + step], start, min(n, start + step))
+    np.testing.assert_allclose(
+        PoissonBootstrap(CutoffStatistics(), n_replicates=R)._combine(boot.stats_, plan.finish(part))[
+            "resid"
+        ],
+        2 * boot.stats_["resid"],
+        rtol=1e-12,
+    )
 
 
 def test_cutoff_grid_replicates_within_their_bound_of_the_exact_cutoff():

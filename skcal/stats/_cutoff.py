@@ -431,10 +431,16 @@ class _SortedRunsPlan(ReplicatePlan):
         self.r, self.w = r, ww
 
     def empty(self, n_replicates):
+        # Rows come in value order, so a tile's values are the previous tile's last one (a run
+        # of ties across the boundary) and new ones. The sums of new values are written, not
+        # added: no pass to zero the (values, replicates) array and none to read it back.
+        # ``_ready``: the first value no tile has written (every value from it on is unwritten;
+        # tiles in any order stay exact, since a tile zeroes the unwritten values up to its last)
         return {
             "values": self.values,
-            "resid": self.zeros("resid", (self.values.size, n_replicates)),
+            "resid": self.scratch("resid", (self.values.size, n_replicates)),
             "weight": np.zeros(n_replicates),
+            "_ready": [0],
         }
 
     def add(self, out, W, start, stop):
@@ -442,11 +448,24 @@ class _SortedRunsPlan(ReplicatePlan):
         r = self.r[sl] if self.w is None else self.r[sl] * self.w[sl]
         gid = self.gid[sl]
         lo, hi = int(gid[0]), int(gid[-1])
-        if hi - lo + 1 == stop - start:  # no ties in the tile: one row per value
-            out["resid"][lo : hi + 1] += W.T * r[:, None]
+        resid, ready = out["resid"], out["_ready"]
+        no_ties = hi - lo + 1 == stop - start  # one row per value
+        if no_ties and ready[0] == lo:  # all new: write the products
+            np.multiply(W.T, r[:, None], out=resid[lo : hi + 1])
         else:
-            add_sparse_sums(out["resid"], gid[:, None], r[:, None], W)
+            if ready[0] <= hi:  # new values from ready[0] on (values below lo come zeroed too)
+                resid[ready[0] : hi + 1] = 0.0
+            if no_ties:
+                resid[lo : hi + 1] += W.T * r[:, None]
+            else:
+                add_sparse_sums(resid, gid[:, None], r[:, None], W)
+        ready[0] = max(ready[0], hi + 1)
         out["weight"] += W @ (np.ones(stop - start) if self.w is None else self.w[sl])
+        return out
+
+    def finish(self, out):
+        ready = out.pop("_ready")
+        out["resid"][ready[0] :] = 0.0  # values no tile reached (none when every tile came)
         return out
 
 

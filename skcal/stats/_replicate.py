@@ -294,6 +294,17 @@ class ReplicatePlan:
         out.fill(0.0)
         return out
 
+    def scratch(self, key, shape):
+        """As :meth:`zeros`, but not zeroed: for a plan that writes every entry before it reads it."""
+        if self.workspace is None:
+            return np.empty(shape)
+        k = (type(self).__name__, key)
+        size = int(np.prod(shape))
+        buf = self.workspace.get(k)
+        if buf is None or buf.size < size:
+            buf = self.workspace[k] = np.empty(size)
+        return buf[:size].reshape(shape)
+
     def empty(self, n_replicates):
         """The statistics of no replicate row: a dict with a leading axis of ``n_replicates``."""
         raise NotImplementedError
