@@ -170,10 +170,13 @@ def test_threads_over_several_blocks_give_the_serial_replicates(make):
     # of a threaded report were silently wrong)
     y, preds = make(n=600)
     a = CalibrationReport.from_predictions(y, preds, n_bootstrap=150, random_state=3)
-    with parallel_config(backend="threading"):
-        b = CalibrationReport.from_predictions(y, preds, n_bootstrap=150, random_state=3, n_jobs=2)
-    np.testing.assert_array_equal(a.bootstrap_values, b.bootstrap_values)
-    pd.testing.assert_frame_equal(a.table, b.table)
+    # the blocks always run in threads (they share the prepared rows): a process backend set by
+    # the caller's parallel_config is overridden, where it used to fail to pickle the engine
+    for backend in ("threading", "loky"):
+        with parallel_config(backend=backend):
+            b = CalibrationReport.from_predictions(y, preds, n_bootstrap=150, random_state=3, n_jobs=2)
+        np.testing.assert_array_equal(a.bootstrap_values, b.bootstrap_values)
+        pd.testing.assert_frame_equal(a.table, b.table)
 
 
 def test_custom_metric_and_roc_auc():

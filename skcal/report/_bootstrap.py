@@ -317,7 +317,9 @@ def run_bootstrap(
     n_jobs : int, default=None
         Threads over blocks of replicates (results do not depend on it). Each thread runs its
         blocks on its own replicate engine (prepared statistics and scratch arrays), so the
-        memory of the replicates grows with the number of threads.
+        memory of the replicates grows with the number of threads. Always threads
+        (``require="sharedmem"``): a process backend of the caller's
+        :func:`joblib.parallel_config` is overridden (the kernels release the GIL).
     verbose : int, default=0
         Progress lines without a terminal.
     max_seconds : float, default=None
@@ -365,7 +367,7 @@ def run_bootstrap(
                 finally:
                     engines.put(own)
 
-            results = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
+            results = Parallel(n_jobs=n_jobs, require="sharedmem", return_as="generator")(
                 delayed(run_block)(r0, c) for r0, c in blocks
             )
         else:
