@@ -263,9 +263,33 @@ def test_script_runs_as_a_module_and_speaks_of_its_experiment(name):
 def test_every_stored_quick_result_is_kept_by_the_gitignore():
     lines = (harness.QUICK_DIR / ".gitignore").read_text().splitlines()
     kept = {line[1:] for line in lines if line.startswith("!")} - {".gitignore"}
-    assert kept == {stem for _, stem in verify.EXPERIMENTS.values()}
-    assert all((harness.QUICK_DIR / stem).exists() for stem in kept)
+    # one file per experiment, and one per BLAS kernel family for the BLAS-dependent ones
+    expected = {
+        stem.replace(".json", ".*.json") if name in verify.BLAS_DEPENDENT else stem
+        for name, (_, stem) in verify.EXPERIMENTS.items()
+    }
+    assert kept == expected
+    assert all(list(harness.QUICK_DIR.glob(pattern)) for pattern in kept)
     assert set(verify.EXPERIMENTS) <= set(SCRIPTS)
+    assert verify.BLAS_DEPENDENT <= set(verify.EXPERIMENTS)
+
+
+def test_blas_dependent_results_are_kept_per_kernel_family(monkeypatch, tmp_path):
+    arch = verify.blas_architecture()
+    assert re.fullmatch(r"[\w.]+-[\w.]+", arch)
+    path = verify.stored_quick_path("rate")
+    assert path.name == f"rate_quick.{arch}.json"
+    assert verify.stored_quick_path("report_scale").name == "report_scale_quick.json"
+    # a kernel family with no stored result: the comparison is skipped with its reason, not failed
+    monkeypatch.setattr(verify, "blas_architecture", lambda: "openblas-Nowhere")
+    new = tmp_path / "rate_quick.json"
+    new.write_text("{}")
+    with pytest.raises(
+        verify.MissingReference, match="no stored quick result for the BLAS kernels openblas-Nowhere"
+    ):
+        verify.assert_matches_stored("rate", new)
+    monkeypatch.setattr(verify, "run_quick", lambda name, out_dir: new)
+    assert verify.main(["rate"]) == 0
 
 
 def test_verify_runs_as_a_file_from_any_folder(tmp_path):

@@ -130,7 +130,11 @@ def test_weather_amt_snapshots_from_counts():
 def test_recalibration_quick(tmp_path):
     out = _load("recalibration").main(["--quick", "--out", str(tmp_path)])
     assert (tmp_path / "recalibration_quick.png").stat().st_size > 0
-    _load("verify").assert_matches_stored("recalibration", tmp_path / "recalibration_quick.json")
+    verify = _load("verify")
+    try:
+        verify.assert_matches_stored("recalibration", tmp_path / "recalibration_quick.json")
+    except verify.MissingReference as exc:  # another BLAS kernel family: the rest still runs
+        print(exc)
     assert out["pearson_recal"]["mean"] > out["pearson_raw"]["mean"]
     assert out["ce2_after"]["mean"] < out["ce2_before"]["mean"]
 
@@ -139,7 +143,11 @@ def test_recalibration_quick(tmp_path):
 def test_rate_quick(tmp_path):
     out = _load("rate").main(["--quick", "--out", str(tmp_path)])
     assert (tmp_path / "rate_quick.png").stat().st_size > 0
-    _load("verify").assert_matches_stored("rate", tmp_path / "rate_quick.json")
+    verify = _load("verify")
+    try:
+        verify.assert_matches_stored("rate", tmp_path / "rate_quick.json")
+    except verify.MissingReference as exc:  # another BLAS kernel family: the rest still runs
+        print(exc)
     for key in ("1/16", "1/64"):
         assert out["ground_truth"][key]["replicate_abs_diff"] < 2e-3
         for name in ("poly_heldout", "poly_cv", "bucketing", "nadaraya_watson"):
