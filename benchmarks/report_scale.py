@@ -23,7 +23,7 @@ feasible box).
 With ``--max-seconds S1,S2,...`` the script measures the time budget instead: one report of
 each kind, size and budget ``S`` with ``max_seconds=S``, its wall time, the replicates it kept
 and its interval of model ``a`` beside the full run's stored in ``report_scale.json`` in
-``--out`` (same seed: the budgeted replicates are the first ``B`` of the full run's).
+``--out`` (same seed: the budgeted replicates are the first ``B`` of the full run's, to round-off).
 
 Usage (from the repository root)::
 

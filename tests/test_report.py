@@ -16,6 +16,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_info
 
 from skcal.binned_ece import binned_ece
 from skcal.ce2 import ce2_score
@@ -170,6 +171,7 @@ def test_threads_over_several_blocks_give_the_serial_replicates(make):
     # of a threaded report were silently wrong)
     y, preds = make(n=600)
     a = CalibrationReport.from_predictions(y, preds, n_bootstrap=150, random_state=3)
+    pools = [(i["internal_api"], i["num_threads"]) for i in threadpool_info()]
     # the blocks always run in threads (they share the prepared rows): a process backend set by
     # the caller's parallel_config is overridden, where it used to fail to pickle the engine
     for backend in ("threading", "loky"):
@@ -177,6 +179,28 @@ def test_threads_over_several_blocks_give_the_serial_replicates(make):
             b = CalibrationReport.from_predictions(y, preds, n_bootstrap=150, random_state=3, n_jobs=2)
         np.testing.assert_array_equal(a.bootstrap_values, b.bootstrap_values)
         pd.testing.assert_frame_equal(a.table, b.table)
+        # the one-thread BLAS limit is the process's: the threads must not leave it behind
+        assert [(i["internal_api"], i["num_threads"]) for i in threadpool_info()] == pools
+
+
+def test_a_threaded_report_leaves_the_blas_pools_as_it_found_them():
+    # each thread used to enter and leave its own one-thread limit of the (process-wide) pools:
+    # interleaved, the last to leave restored the other's 1, and BLAS stayed pinned to 1 thread
+    from benchmarks.report_scale import data  # the data of the benchmark that showed it
+
+    y, preds = data("first-order", 20_000)
+
+    def pools():
+        return [(i["internal_api"], i["num_threads"]) for i in threadpool_info()]
+
+    before = pools()
+    CalibrationReport.from_predictions(y, preds, n_bootstrap=200, random_state=1, test_calibration=False)
+    assert pools() == before
+    for _ in range(3):
+        CalibrationReport.from_predictions(
+            y, preds, n_bootstrap=400, random_state=1, test_calibration=False, n_jobs=2
+        )
+        assert pools() == before
 
 
 def test_custom_metric_and_roc_auc():

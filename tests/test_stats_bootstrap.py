@@ -384,6 +384,20 @@ def test_updates_together_equal_the_updates_one_by_one(presorted):
         np.testing.assert_array_equal(b.compute(), a, err_msg=k)
     with pytest.raises(ValueError, match=r"replicate_weights must have shape \(6, 5\)"):
         update_together([(boots[0], boots[0].prepare(y[:5], p[:5]))], W[:, :4])
+    # what update refuses, update_together refuses too; and one bootstrap twice would drop rows
+    b = PoissonBootstrap(BinnedStatistics(n_bins=5), n_replicates=R)
+    other = PoissonBootstrap(BinnedStatistics(n_bins=10), n_replicates=R).prepare(y[:5], p[:5])
+    with pytest.raises(ValueError, match="made for another template"):
+        update_together([(b, other)], W[:, :5])
+    with pytest.raises(ValueError, match="real numbers"):
+        update_together([(b, b.prepare(y[:5], p[:5]))], W[:, :5].astype(str))
+    with pytest.raises(ValueError, match="Each bootstrap may appear once"):
+        update_together(
+            [(b, b.prepare(y[:5], p[:5])), (b, b.prepare(y[5:10], p[5:10], row_offset=5))], W[:, :5]
+        )
+    fresh = PoissonBootstrap(BinnedStatistics(n_bins=5), n_replicates=R)
+    update_together([(fresh, fresh.prepare(y[:0], p[:0]))], W[:, :0])  # no rows: empty statistics
+    assert fresh.n_updates_ == 1 and fresh.stats_["count"].shape[0] == R
 
 
 def test_votes_share_their_row_weight():

@@ -201,7 +201,13 @@ class _Replicates:
         return W
 
     def run_block(self, r0, count):
-        """Every metric of every model on replicates ``r0 .. r0 + count - 1``."""
+        """Every metric of every model on replicates ``r0 .. r0 + count - 1``.
+
+        Runs inside :func:`run_bootstrap`'s one-thread limit of the BLAS and OpenMP pools, taken
+        once in the calling thread: the limit is the whole process's, so threads that entered and
+        left limiters of their own would restore each other's saved counts and could leave the
+        process pinned to one thread after the report.
+        """
         out = np.full((count, len(self.preds), len(self.metrics)), np.nan)
         W8 = self.weights(r0, count)
         W8T = np.ascontiguousarray(W8.T)  # (rows, replicates): a row's weights are contiguous
@@ -211,7 +217,7 @@ class _Replicates:
         np.copyto(W, W8T)
         W = W.T
         groups = {}  # weights key -> its jobs, in the order of the jobs (model by model)
-        with config_context(skip_parameter_validation=True), threadpool_limits(limits=1):
+        with config_context(skip_parameter_validation=True):
             for job in self.jobs:
                 i, j, prepared, key, _ = job
                 if prepared is None:
@@ -221,7 +227,7 @@ class _Replicates:
             for key, members in groups.items():
                 if key is None:
                     Wk = W
-                else:  # one gathered view at a time (a model's sorted rows)
+                else:  # one gathered view at a time (a model's sorted rows, or the votes' rows)
                     shape = (self._rows[key].shape[0], count)
                     w8 = self._buffer("gathered8", shape, np.uint8)
                     np.take(W8T, self._rows[key], axis=0, out=w8)
@@ -294,7 +300,9 @@ def run_bootstrap(
     weights (:class:`skcal.stats.PoissonBootstrap` of the metric's template, blocks of
     replicates at a time); a metric without statistics (a user's callable) is recomputed on
     each replicate's rows, row ``i`` repeated ``W[r, i]`` times. The replicates do not depend
-    on the block size or ``n_jobs``.
+    on ``n_jobs`` (bit for bit), nor on the block size beyond round-off: a shorter block (the
+    last one, or the blocks of another ``n_bootstrap``) sizes its tiles of rows by its own
+    replicate count, so some sums add in another order (about 1e-15 relative).
 
     With ``max_seconds``, the first block is timed and the number of replicates lowered so that
     the report (counted from ``started``) ends within ``max_seconds``; never below the first
@@ -318,8 +326,8 @@ def run_bootstrap(
         Threads over blocks of replicates (results do not depend on it). Each thread runs its
         blocks on its own replicate engine (prepared statistics and scratch arrays), so the
         memory of the replicates grows with the number of threads. Always threads
-        (``require="sharedmem"``): a process backend of the caller's
-        :func:`joblib.parallel_config` is overridden (the kernels release the GIL).
+        (``require="sharedmem"``, as the blocks share the prepared rows): a process backend of
+        the caller's :func:`joblib.parallel_config` is overridden.
     verbose : int, default=0
         Progress lines without a terminal.
     max_seconds : float, default=None
@@ -340,42 +348,47 @@ def run_bootstrap(
     engine = _Replicates(data, preds, metrics, params, seed)
     size = engine.block
     progress = Progress("bootstrap", n_bootstrap, "replicates", verbose)
-    first = min(size, n_bootstrap)
-    parts = [engine.run_block(0, first)]
-    target = n_bootstrap
-    if max_seconds is not None:
-        per_replicate = (time.perf_counter() - t0) / first
-        remaining = float(max_seconds) - (time.perf_counter() - started)
-        target = min(n_bootstrap, max(first, first + int(max(0.0, remaining) / max(per_replicate, 1e-12))))
-    progress.update(first, target)
-    blocks = [(r0, min(size, target - r0)) for r0 in range(first, target, size)]
-    done = first
-    if blocks:
-        if effective_n_jobs(n_jobs) > 1:
-            # an engine's scratch (weights, workspace, the plans' lent workspace) serves one block
-            # at a time: each thread of the pool takes its own engine, built the same way
-            engines = queue.SimpleQueue()
-            engines.put(engine)
-
-            def run_block(r0, count):
-                try:
-                    own = engines.get_nowait()
-                except queue.Empty:
-                    own = _Replicates(data, preds, metrics, params, seed)
-                try:
-                    return own.run_block(r0, count)
-                finally:
-                    engines.put(own)
-
-            results = Parallel(n_jobs=n_jobs, require="sharedmem", return_as="generator")(
-                delayed(run_block)(r0, c) for r0, c in blocks
+    # one BLAS / OpenMP thread for the many small products (a pool fighting other processes is
+    # 10 to 50 times slower), set once here in the calling thread for every block (see run_block)
+    with threadpool_limits(limits=1):
+        first = min(size, n_bootstrap)
+        parts = [engine.run_block(0, first)]
+        target = n_bootstrap
+        if max_seconds is not None:
+            per_replicate = (time.perf_counter() - t0) / first
+            remaining = float(max_seconds) - (time.perf_counter() - started)
+            target = min(
+                n_bootstrap, max(first, first + int(max(0.0, remaining) / max(per_replicate, 1e-12)))
             )
-        else:
-            results = (engine.run_block(r0, c) for r0, c in blocks)
-        for res in results:
-            parts.append(res)
-            done += res.shape[0]
-            progress.update(done, target)
+        progress.update(first, target)
+        blocks = [(r0, min(size, target - r0)) for r0 in range(first, target, size)]
+        done = first
+        if blocks:
+            if effective_n_jobs(n_jobs) > 1:
+                # an engine's scratch (weights, workspace, the plans' lent workspace) serves one block
+                # at a time: each thread of the pool takes its own engine, built the same way
+                engines = queue.SimpleQueue()
+                engines.put(engine)
+
+                def run_block(r0, count):
+                    try:
+                        own = engines.get_nowait()
+                    except queue.Empty:
+                        own = _Replicates(data, preds, metrics, params, seed)
+                    try:
+                        return own.run_block(r0, count)
+                    finally:
+                        engines.put(own)
+
+                results = Parallel(n_jobs=n_jobs, require="sharedmem", return_as="generator")(
+                    delayed(run_block)(r0, c) for r0, c in blocks
+                )
+            else:
+                results = (engine.run_block(r0, c) for r0, c in blocks)
+            for res in results:
+                parts.append(res)
+                done += res.shape[0]
+                progress.update(done, target)
     progress.close()
     return BootstrapRun(
         np.concatenate(parts, axis=0), int(n_bootstrap), time.perf_counter() - t0, target < n_bootstrap
