@@ -400,6 +400,22 @@ def test_updates_together_equal_the_updates_one_by_one(presorted):
     assert fresh.n_updates_ == 1 and fresh.stats_["count"].shape[0] == R
 
 
+def test_a_plans_lent_workspace_is_kept_per_thread():
+    """Threads may update bootstraps of one shared plan at once, each with its own scratch."""
+    import threading
+
+    y, p = _binary()
+    plan = PoissonBootstrap(CutoffStatistics(), n_replicates=R).prepare(y, p).plan
+    mine, seen = {}, []
+    plan.workspace = mine
+    t = threading.Thread(target=lambda: seen.append(plan.workspace))
+    t.start()
+    t.join()
+    assert plan.workspace is mine and seen == [None]
+    plan.workspace = None
+    assert plan.workspace is None
+
+
 def test_votes_share_their_row_weight():
     """Rows sharing a global index (the votes of one input) get the same weights."""
     y, p = _binary(n=200)

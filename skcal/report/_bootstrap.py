@@ -33,6 +33,7 @@ available for comparison.
 
 from __future__ import annotations
 
+import copy
 import queue
 import sys
 import time
@@ -183,6 +184,17 @@ class _Replicates:
                 self.jobs.append((i, j, prepared, key, arrays[1] if spec.two_pass else None))
         self.block = int(np.clip(BLOCK_ENTRIES // max(1, largest), 4, 64))
 
+    def fork(self):
+        """An engine for another thread: the same prepared jobs, its own scratch arrays.
+
+        The prepared rows and plans are only read during a block; the one thing an update lends
+        a plan, its workspace, is kept per thread (``ReplicatePlan.workspace``).
+        """
+        other = copy.copy(self)
+        other._buffers = {}
+        other.workspace = {}
+        return other
+
     def _buffer(self, key, shape, dtype=np.float64):
         """An array reused by every block (a fresh one would be first touched each time)."""
         size = int(np.prod(shape))
@@ -323,9 +335,9 @@ def run_bootstrap(
     seed : int
         Key of the weight stream.
     n_jobs : int, default=None
-        Threads over blocks of replicates (results do not depend on it). Each thread runs its
-        blocks on its own replicate engine (prepared statistics and scratch arrays), so the
-        memory of the replicates grows with the number of threads. Always threads
+        Threads over blocks of replicates (results do not depend on it). The threads share the
+        prepared statistics; each has its own scratch arrays (a block's weights and the
+        statistics' accumulators), so that part of the memory grows with the threads. Always threads
         (``require="sharedmem"``, as the blocks share the prepared rows): a process backend of
         the caller's :func:`joblib.parallel_config` is overridden.
     verbose : int, default=0
@@ -365,8 +377,8 @@ def run_bootstrap(
         done = first
         if blocks:
             if effective_n_jobs(n_jobs) > 1:
-                # an engine's scratch (weights, workspace, the plans' lent workspace) serves one block
-                # at a time: each thread of the pool takes its own engine, built the same way
+                # an engine's scratch (weights, workspace) serves one block at a time: each thread
+                # of the pool takes its own engine, which shares the prepared jobs (fork)
                 engines = queue.SimpleQueue()
                 engines.put(engine)
 
@@ -374,7 +386,7 @@ def run_bootstrap(
                     try:
                         own = engines.get_nowait()
                     except queue.Empty:
-                        own = _Replicates(data, preds, metrics, params, seed)
+                        own = engine.fork()
                     try:
                         return own.run_block(r0, count)
                     finally:

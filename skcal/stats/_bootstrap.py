@@ -557,20 +557,22 @@ class PoissonBootstrap(BaseStatistics):
 
     def _add_rows(self, prepared, W, workspace=None):
         plan = prepared.plan
-        plan.workspace = workspace
-        R = self.n_replicates
-        step = tile_rows(R, plan.width)
-        part = plan.empty(R)
-        order = plan.order
-        for start in range(0, plan.n_rows, step):
-            stop = min(plan.n_rows, start + step)
-            if W is None:
-                tile = _weights_from_keys(self._keys, prepared.index[start:stop]).astype(np.float64)
-            else:
-                cols = slice(start, stop) if order is None else order[start:stop]
-                tile = np.asarray(W[:, cols], dtype=np.float64)
-            part = plan.add(part, tile, start, stop)
-        plan.workspace = None
+        plan.workspace = workspace  # lent for this thread's update only
+        try:
+            R = self.n_replicates
+            step = tile_rows(R, plan.width)
+            part = plan.empty(R)
+            order = plan.order
+            for start in range(0, plan.n_rows, step):
+                stop = min(plan.n_rows, start + step)
+                if W is None:
+                    tile = _weights_from_keys(self._keys, prepared.index[start:stop]).astype(np.float64)
+                else:
+                    cols = slice(start, stop) if order is None else order[start:stop]
+                    tile = np.asarray(W[:, cols], dtype=np.float64)
+                part = plan.add(part, tile, start, stop)
+        finally:
+            plan.workspace = None
         return plan.finish(part)
 
     def compute(self):
@@ -743,9 +745,29 @@ def update_together(jobs, replicate_weights, *, workspace=None):
         raise ValueError("Each bootstrap may appear once in jobs (update it again in another call).")
     for boot, prepared in jobs:
         boot._check_prepared(prepared)
+    live = []
+    try:
+        _tiles_together(jobs, W, workspace, live)
+    finally:
+        for _, plan, _ in live:
+            plan.workspace = None
+    for boot, plan, part in live:
+        part = plan.finish(part)
+        fresh = "_stats" not in boot.__dict__ or boot.n_updates_ == 0
+        # the first chunk's statistics are the state, as in update
+        boot._stats = part if fresh else boot._combine(boot.stats_, part)
+    for boot, _ in jobs:
+        if "_stats" not in boot.__dict__:  # no plan added rows: the empty statistics, as update makes
+            boot.stats_  # noqa: B018 - the property creates them (and sets the count to 0)
+        # a fresh bootstrap whose plan added rows holds them as its state, with no count yet
+        boot.n_updates_ = getattr(boot, "n_updates_", 0) + 1
+    return [boot for boot, _ in jobs]
+
+
+def _tiles_together(jobs, W, workspace, live):
+    """The tile loops of :func:`update_together`; ``live`` receives ``[boot, plan, part]`` per plan."""
     groups = {}  # (rows per tile, order) -> the plans that read the same tiles
     seen = {}
-    live = []
     for boot, prepared in jobs:
         plan = prepared.plan
         if plan is None or not prepared.n_rows:
@@ -757,15 +779,15 @@ def update_together(jobs, replicate_weights, *, workspace=None):
         name = type(plan).__name__
         slot = seen.get(name, 0)
         seen[name] = slot + 1
-        if workspace is None:
-            plan.workspace = None
-        else:
-            plan.workspace = workspace if slot == 0 else workspace.setdefault(("slot", slot), {})
         step = tile_rows(boot.n_replicates, plan.width)
         order = plan.order
         key = (step, None if order is None else id(order))
         groups.setdefault(key, (order, []))[1].append(len(live))
-        live.append([boot, plan, plan.empty(boot.n_replicates)])
+        entry = [boot, plan, None]
+        live.append(entry)  # before the loan: the caller takes every loan back, whatever happens
+        if workspace is not None:
+            plan.workspace = workspace if slot == 0 else workspace.setdefault(("slot", slot), {})
+        entry[2] = plan.empty(boot.n_replicates)
     for (step, _), (order, members) in groups.items():
         n = live[members[0]][1].n_rows
         for start in range(0, n, step):
@@ -775,15 +797,3 @@ def update_together(jobs, replicate_weights, *, workspace=None):
             for k in members:
                 entry = live[k]
                 entry[2] = entry[1].add(entry[2], tile, start, stop)
-    for boot, plan, part in live:
-        plan.workspace = None
-        part = plan.finish(part)
-        fresh = "_stats" not in boot.__dict__ or boot.n_updates_ == 0
-        # the first chunk's statistics are the state, as in update
-        boot._stats = part if fresh else boot._combine(boot.stats_, part)
-    for boot, _ in jobs:
-        if "_stats" not in boot.__dict__:  # no plan added rows: the empty statistics, as update makes
-            boot.stats_  # noqa: B018 - the property creates them (and sets the count to 0)
-        # a fresh bootstrap whose plan added rows holds them as its state, with no count yet
-        boot.n_updates_ = getattr(boot, "n_updates_", 0) + 1
-    return [boot for boot, _ in jobs]

@@ -23,6 +23,8 @@ plans of the classes are tested against it.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from scipy import sparse
 
@@ -259,6 +261,10 @@ def frequency_rows(arrays, counts):
     return [None if a is None else np.repeat(a, c, axis=0) for a in arrays]
 
 
+#: Per thread, ``id(plan)`` -> the workspace an update lends that plan (:attr:`ReplicatePlan.workspace`).
+_LENT = threading.local()
+
+
 class ReplicatePlan:
     """What a statistics object precomputes from one chunk to add its bootstrap replicates fast.
 
@@ -273,8 +279,24 @@ class ReplicatePlan:
     order = None
     #: Values per row and replicate that ``add`` forms at once (sizes the tiles).
     width = 1
-    #: A dict of scratch arrays reused between updates (see ``PoissonBootstrap.update``).
-    workspace = None
+
+    @property
+    def workspace(self):
+        """The dict of scratch arrays lent to this plan by the update running in this thread.
+
+        ``None`` (fresh arrays) unless an update lends one (see ``PoissonBootstrap.update``).
+        The loan is kept per thread, so threads may update bootstraps from one plan at once
+        (a threaded report's blocks share the prepared rows), each with its own scratch.
+        """
+        return getattr(_LENT, "by_plan", {}).get(id(self))
+
+    @workspace.setter
+    def workspace(self, value):
+        lent = _LENT.__dict__.setdefault("by_plan", {})
+        if value is None:
+            lent.pop(id(self), None)
+        else:
+            lent[id(self)] = value
 
     def zeros(self, key, shape):
         """A zero array of ``shape``: fresh, or a reused scratch array of the workspace.
