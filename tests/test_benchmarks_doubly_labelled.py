@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from benchmarks import doubly_labelled
-from benchmarks.verify import MissingReference, assert_matches_stored
+from benchmarks.verify import assert_matches_stored
 
 
 @pytest.mark.slow
@@ -18,10 +18,8 @@ def test_doubly_labelled_quick(tmp_path):
     assert {"commit", "command", "config", "cpu_count", "date", "wall_time_s"} <= set(prov)
     assert prov["config"]["n_seeds"] == 2 and "--quick" in prov["command"]
     # the same run as `python benchmarks/verify.py doubly_labelled`: a moved number fails here
-    try:
-        assert_matches_stored("doubly_labelled", tmp_path / "doubly_labelled_quick.json")
-    except MissingReference as exc:  # another BLAS kernel family: the rest of the test still runs
-        print(exc)
+    # another BLAS kernel family with no stored result: its reason is printed, the rest runs
+    assert_matches_stored("doubly_labelled", tmp_path / "doubly_labelled_quick.json", missing_ok=True)
     truth = out["ground_truth"]
     assert truth["replicate_abs_diff"] < 0.01 and 0 < truth["ce2"] < 2
     for est in ("doubly_only", "hybrid"):

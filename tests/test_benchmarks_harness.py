@@ -288,6 +288,7 @@ def test_blas_dependent_results_are_kept_per_kernel_family(monkeypatch, tmp_path
         verify.MissingReference, match="no stored quick result for the BLAS kernels openblas-Nowhere"
     ):
         verify.assert_matches_stored("rate", new)
+    assert verify.assert_matches_stored("rate", new, missing_ok=True) is None  # reason printed
     monkeypatch.setattr(verify, "run_quick", lambda name, out_dir: new)
     assert verify.main(["rate"]) == 0
 

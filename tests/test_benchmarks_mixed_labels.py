@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from benchmarks import mixed_labels
-from benchmarks.verify import MissingReference, assert_matches_stored
+from benchmarks.verify import assert_matches_stored
 
 
 @pytest.mark.slow
@@ -17,10 +17,8 @@ def test_mixed_labels_quick(tmp_path):
     assert {"commit", "command", "config", "cpu_count", "date", "wall_time_s"} <= set(prov)
     assert "--quick" in prov["command"]
     # the same run as `python benchmarks/verify.py mixed_labels`: a moved number fails here
-    try:
-        assert_matches_stored("mixed_labels", tmp_path / "mixed_labels_quick.json")
-    except MissingReference as exc:  # another BLAS kernel family: the rest of the test still runs
-        print(exc)
+    # another BLAS kernel family with no stored result: its reason is printed, the rest runs
+    assert_matches_stored("mixed_labels", tmp_path / "mixed_labels_quick.json", missing_ok=True)
     err = {e: np.asarray(out["summary"][e]["abs_error_mean"]) for e in mixed_labels.ESTIMATES}
     assert all(v.shape == (len(out["n2"]),) and np.isfinite(v).all() for v in err.values())
     # every row labelled twice: the mixed rule is the doubly-labelled estimate, exactly

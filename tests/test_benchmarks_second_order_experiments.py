@@ -130,11 +130,10 @@ def test_weather_amt_snapshots_from_counts():
 def test_recalibration_quick(tmp_path):
     out = _load("recalibration").main(["--quick", "--out", str(tmp_path)])
     assert (tmp_path / "recalibration_quick.png").stat().st_size > 0
-    verify = _load("verify")
-    try:
-        verify.assert_matches_stored("recalibration", tmp_path / "recalibration_quick.json")
-    except verify.MissingReference as exc:  # another BLAS kernel family: the rest still runs
-        print(exc)
+    # another BLAS kernel family with no stored result: its reason is printed, the rest runs
+    _load("verify").assert_matches_stored(
+        "recalibration", tmp_path / "recalibration_quick.json", missing_ok=True
+    )
     assert out["pearson_recal"]["mean"] > out["pearson_raw"]["mean"]
     assert out["ce2_after"]["mean"] < out["ce2_before"]["mean"]
 
@@ -143,11 +142,8 @@ def test_recalibration_quick(tmp_path):
 def test_rate_quick(tmp_path):
     out = _load("rate").main(["--quick", "--out", str(tmp_path)])
     assert (tmp_path / "rate_quick.png").stat().st_size > 0
-    verify = _load("verify")
-    try:
-        verify.assert_matches_stored("rate", tmp_path / "rate_quick.json")
-    except verify.MissingReference as exc:  # another BLAS kernel family: the rest still runs
-        print(exc)
+    # another BLAS kernel family with no stored result: its reason is printed, the rest runs
+    _load("verify").assert_matches_stored("rate", tmp_path / "rate_quick.json", missing_ok=True)
     for key in ("1/16", "1/64"):
         assert out["ground_truth"][key]["replicate_abs_diff"] < 2e-3
         for name in ("poly_heldout", "poly_cv", "bucketing", "nadaraya_watson"):

@@ -526,26 +526,31 @@ class PoissonBootstrap(BaseStatistics):
             prepared = self.prepare(
                 *arrays, sample_weight=sample_weight, row_offset=row_offset, row_index=row_index
             )
-        stats = self.stats_
+        tiles = None
         if prepared.plan is not None and prepared.n_rows:
-            W = None
-            if replicate_weights is not None:
+            if replicate_weights is None:
+                tiles = _drawn_tiles(self._keys, prepared)
+            else:
                 W = np.asarray(replicate_weights)
-                if W.shape != (self.n_replicates, prepared.n_rows):
-                    raise ValueError(
-                        f"replicate_weights must have shape ({self.n_replicates}, {prepared.n_rows}); "
-                        f"got {W.shape}."
-                    )
+                _check_weights_shape(self, prepared, W)
                 # two reductions (no temporary): a NaN fails the min, an infinity the sum
                 if W.dtype.kind not in "uif" or (
                     check_input and W.dtype.kind != "u" and not (W.min() >= 0 and np.isfinite(W.sum()))
                 ):
                     raise ValueError("replicate_weights must be finite and non-negative.")
-            part = self._add_rows(prepared, W, workspace)
-            # the first chunk's statistics are the state (no copy of replicate arrays into zeros)
-            self._stats = part if self.n_updates_ == 0 else self._combine(stats, part)
-        self.n_updates_ += 1
+                tiles = _given_tiles(W)
+        _update_plans([(self, prepared)], tiles, workspace)
         return self
+
+    def _absorb(self, part):
+        """Count one update, whose replicate statistics are ``part`` (``None``: it added no rows)."""
+        if part is None:
+            self.stats_  # noqa: B018 - the property creates the empty statistics (count 0)
+        elif "_stats" not in self.__dict__ or self.n_updates_ == 0:
+            self._stats = part  # the first chunk's statistics are the state (no copy into zeros)
+        else:
+            self._stats = self._combine(self._stats, part)
+        self.n_updates_ = getattr(self, "n_updates_", 0) + 1
 
     def _check_prepared(self, prepared):
         if prepared.template is not self.template and not (
@@ -554,26 +559,6 @@ class PoissonBootstrap(BaseStatistics):
         ):
             raise ValueError("The prepared rows were made for another template.")
         return prepared
-
-    def _add_rows(self, prepared, W, workspace=None):
-        plan = prepared.plan
-        plan.workspace = workspace  # lent for this thread's update only
-        try:
-            R = self.n_replicates
-            step = tile_rows(R, plan.width)
-            part = plan.empty(R)
-            order = plan.order
-            for start in range(0, plan.n_rows, step):
-                stop = min(plan.n_rows, start + step)
-                if W is None:
-                    tile = _weights_from_keys(self._keys, prepared.index[start:stop]).astype(np.float64)
-                else:
-                    cols = slice(start, stop) if order is None else order[start:stop]
-                    tile = np.asarray(W[:, cols], dtype=np.float64)
-                part = plan.add(part, tile, start, stop)
-        finally:
-            plan.workspace = None
-        return plan.finish(part)
 
     def compute(self):
         """Return the template's measure on every replicate.
@@ -745,55 +730,76 @@ def update_together(jobs, replicate_weights, *, workspace=None):
         raise ValueError("Each bootstrap may appear once in jobs (update it again in another call).")
     for boot, prepared in jobs:
         boot._check_prepared(prepared)
-    live = []
-    try:
-        _tiles_together(jobs, W, workspace, live)
-    finally:
-        for _, plan, _ in live:
-            plan.workspace = None
-    for boot, plan, part in live:
-        part = plan.finish(part)
-        fresh = "_stats" not in boot.__dict__ or boot.n_updates_ == 0
-        # the first chunk's statistics are the state, as in update
-        boot._stats = part if fresh else boot._combine(boot.stats_, part)
-    for boot, _ in jobs:
-        if "_stats" not in boot.__dict__:  # no plan added rows: the empty statistics, as update makes
-            boot.stats_  # noqa: B018 - the property creates them (and sets the count to 0)
-        # a fresh bootstrap whose plan added rows holds them as its state, with no count yet
-        boot.n_updates_ = getattr(boot, "n_updates_", 0) + 1
+        if prepared.plan is not None and prepared.n_rows:
+            _check_weights_shape(boot, prepared, W)
+    _update_plans(jobs, _given_tiles(W), workspace)
     return [boot for boot, _ in jobs]
 
 
-def _tiles_together(jobs, W, workspace, live):
-    """The tile loops of :func:`update_together`; ``live`` receives ``[boot, plan, part]`` per plan."""
-    groups = {}  # (rows per tile, order) -> the plans that read the same tiles
+def _check_weights_shape(boot, prepared, W):
+    if W.shape != (boot.n_replicates, prepared.n_rows):
+        raise ValueError(
+            f"replicate_weights must have shape ({boot.n_replicates}, {prepared.n_rows}); got {W.shape}."
+        )
+
+
+def _given_tiles(W):
+    """Tiles of given weights ``W`` (``(R, n)``): the columns of the rows a plan visits."""
+
+    def tile(order, start, stop):
+        cols = slice(start, stop) if order is None else order[start:stop]
+        return np.asarray(W[:, cols], dtype=np.float64)
+
+    return tile
+
+
+def _drawn_tiles(keys, prepared):
+    """Tiles of weights drawn from the stream (``prepared.index`` is in the plan's order already)."""
+
+    def tile(order, start, stop):
+        return _weights_from_keys(keys, prepared.index[start:stop]).astype(np.float64)
+
+    return tile
+
+
+def _update_plans(jobs, tile, workspace):
+    """Add each ``(bootstrap, prepared)``'s rows, tile by tile, and count the update.
+
+    ``tile(order, start, stop)`` gives the weights of a tile; plans that visit the rows in the
+    same order and tiles of the same size read each tile once, while it is in cache. The
+    workspace is lent to each plan for this call only (plans of one class get their own
+    ``("slot", i)`` sub-dictionary: they hold their accumulators at the same time).
+    """
+    live = []  # [boot, plan, part]
+    groups = {}  # (rows per tile, order) -> the entries of live that read the same tiles
     seen = {}
-    for boot, prepared in jobs:
-        plan = prepared.plan
-        if plan is None or not prepared.n_rows:
-            continue
-        if W.shape != (boot.n_replicates, prepared.n_rows):
-            raise ValueError(
-                f"replicate_weights must have shape ({boot.n_replicates}, {prepared.n_rows}); got {W.shape}."
-            )
-        name = type(plan).__name__
-        slot = seen.get(name, 0)
-        seen[name] = slot + 1
-        step = tile_rows(boot.n_replicates, plan.width)
-        order = plan.order
-        key = (step, None if order is None else id(order))
-        groups.setdefault(key, (order, []))[1].append(len(live))
-        entry = [boot, plan, None]
-        live.append(entry)  # before the loan: the caller takes every loan back, whatever happens
-        if workspace is not None:
-            plan.workspace = workspace if slot == 0 else workspace.setdefault(("slot", slot), {})
-        entry[2] = plan.empty(boot.n_replicates)
-    for (step, _), (order, members) in groups.items():
-        n = live[members[0]][1].n_rows
-        for start in range(0, n, step):
-            stop = min(n, start + step)
-            cols = slice(start, stop) if order is None else order[start:stop]
-            tile = np.asarray(W[:, cols], dtype=np.float64)
-            for k in members:
-                entry = live[k]
-                entry[2] = entry[1].add(entry[2], tile, start, stop)
+    try:
+        for boot, prepared in jobs:
+            plan = prepared.plan
+            if plan is None or not prepared.n_rows:
+                continue
+            name = type(plan).__name__
+            slot = seen.get(name, 0)
+            seen[name] = slot + 1
+            step = tile_rows(boot.n_replicates, plan.width)
+            key = (step, None if plan.order is None else id(plan.order))
+            groups.setdefault(key, (plan.order, []))[1].append(len(live))
+            entry = [boot, plan, None]
+            live.append(entry)  # before the loan: every loan is taken back below, whatever happens
+            if workspace is not None:
+                plan.workspace = workspace if slot == 0 else workspace.setdefault(("slot", slot), {})
+            entry[2] = plan.empty(boot.n_replicates)
+        for (step, _), (order, members) in groups.items():
+            n = live[members[0]][1].n_rows
+            for start in range(0, n, step):
+                stop = min(n, start + step)
+                W = tile(order, start, stop)
+                for k in members:
+                    entry = live[k]
+                    entry[2] = entry[1].add(entry[2], W, start, stop)
+    finally:
+        for _, plan, _ in live:
+            plan.workspace = None
+    parts = {id(boot): plan.finish(part) for boot, plan, part in live}
+    for boot, _ in jobs:
+        boot._absorb(parts.get(id(boot)))

@@ -304,28 +304,28 @@ class ReplicatePlan:
         Large fresh arrays cost their first touch (a page fault per 4 KiB) on every update; a
         caller that discards each update's statistics before the next one lends a workspace.
         """
-        if self.workspace is None:
-            return np.zeros(shape)
-        k = (type(self).__name__, key)
-        size = int(np.prod(shape))
-        buf = self.workspace.get(k)
-        if buf is None or buf.size < size:  # one buffer per role, grown to the largest need
-            buf = self.workspace[k] = np.zeros(size)
-            return buf.reshape(shape)
-        out = buf[:size].reshape(shape)
-        out.fill(0.0)
+        out, fresh = self._lent_array(key, shape, np.zeros)
+        if not fresh:
+            out.fill(0.0)
         return out
 
     def scratch(self, key, shape):
         """As :meth:`zeros`, but not zeroed: for a plan that writes every entry before it reads it."""
-        if self.workspace is None:
-            return np.empty(shape)
+        return self._lent_array(key, shape, np.empty)[0]
+
+    def _lent_array(self, key, shape, make):
+        """``(array, fresh)``: the workspace's array of ``key`` (one per role, grown to the largest
+        need), or a new one ``make(shape)`` without a workspace."""
+        workspace = self.workspace
+        if workspace is None:
+            return make(shape), True
         k = (type(self).__name__, key)
         size = int(np.prod(shape))
-        buf = self.workspace.get(k)
+        buf = workspace.get(k)
         if buf is None or buf.size < size:
-            buf = self.workspace[k] = np.empty(size)
-        return buf[:size].reshape(shape)
+            buf = workspace[k] = make(size)
+            return buf.reshape(shape), True
+        return buf[:size].reshape(shape), False
 
     def empty(self, n_replicates):
         """The statistics of no replicate row: a dict with a leading axis of ``n_replicates``."""
