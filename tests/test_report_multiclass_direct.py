@@ -162,7 +162,7 @@ def test_lent_ids_are_ignored_for_another_array_or_other_rows(measure):
     assert template._hinted(P, None) is not None
 
 
-def test_classwise_plan_with_weights_is_the_stacked_columns():
+def test_classwise_plan_with_weights_is_one_entry_per_class():
     rng = np.random.default_rng(2)
     n, k, nb = 1500, 4, 6
     P = _probabilities(rng, n, k)
@@ -172,8 +172,9 @@ def test_classwise_plan_with_weights_is_the_stacked_columns():
     plan = s._replicate_plan(P, y, w)
     ids = np.column_stack([s._ids(np.ascontiguousarray(P[:, j])) for j in range(k)])
     flat = ids + np.arange(k)[None, :] * nb
-    np.testing.assert_array_equal(plan.rows, np.column_stack([flat, ids[np.arange(n), y] + y * nb]))
-    np.testing.assert_array_equal(plan.vals, np.column_stack([P * w[:, None], -w]))
+    np.testing.assert_array_equal(plan.rows, flat)
+    # one entry per class: the true class's -w folded into its w p (the same accumulator row)
+    np.testing.assert_array_equal(plan.vals, (P - np.eye(k)[y]) * w[:, None])
     assert plan.rows.dtype == np.int64 and plan.rows.flags.c_contiguous and plan.vals.flags.c_contiguous
 
 

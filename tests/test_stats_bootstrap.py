@@ -29,7 +29,8 @@ from skcal.stats import (
     poisson_weights,
 )
 from skcal.stats._bootstrap import POISSON_THRESHOLDS, update_together
-from skcal.stats._replicate import LoopPlan, tile_rows
+from skcal.stats import _replicate
+from skcal.stats._replicate import LoopPlan, sharing_tile_copies, tile_copies, tile_rows
 
 R = 6
 
@@ -414,6 +415,38 @@ def test_a_plans_lent_workspace_is_kept_per_thread():
     assert plan.workspace is mine and seen == [None]
     plan.workspace = None
     assert plan.workspace is None
+
+
+def test_plans_of_one_tile_share_its_copies():
+    """While an update visits a tile, its copies ``W @ 1`` are formed once for all its plans.
+
+    Outside an update, or for another array (even one equal to it), they are formed afresh;
+    an update lets its last tile go when it ends, whatever happens. (That the shared copies
+    leave every statistic as it was is the bit-for-bit test above.)
+    """
+    W = np.array([[1.0, 0.0, 2.0], [3.0, 1.0, 0.0]])
+    sharing_tile_copies(W)
+    first = tile_copies(W)
+    assert tile_copies(W) is first and first.tolist() == [3.0, 4.0]
+    assert tile_copies(W.copy()) is not first
+    sharing_tile_copies(None)
+    assert tile_copies(W) is not first
+    y, p = _binary()
+    boots = [PoissonBootstrap(CASES[k][0](), n_replicates=R, seed=1) for k in ("scdl", "cutoff", "brier")]
+    jobs = [(b, b.prepare(y, p)) for b in boots]
+    update_together(jobs, boots[0].replicate_weights(y.shape[0]))
+    assert getattr(_replicate._LENT, "tile", None) is None
+
+    class Failing(type(jobs[2][1].plan)):
+        def add(self, out, W, start, stop):
+            assert tile_copies(W) is tile_copies(W)  # shared inside the update
+            raise RuntimeError("a plan that fails")
+
+    failing = jobs[2][1]
+    failing.plan.__class__ = Failing
+    with pytest.raises(RuntimeError, match="a plan that fails"):
+        update_together([jobs[0], (boots[2], failing)], boots[0].replicate_weights(y.shape[0]))
+    assert getattr(_replicate._LENT, "tile", None) is None
 
 
 def test_votes_share_their_row_weight():

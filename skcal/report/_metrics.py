@@ -405,8 +405,7 @@ class TruthfulReplicates:
             template = ClasswiseStatistics(labels=labels, n_bins=nb, thresholds=(tv, tg))
             template._hint_plan(P, ids=ids)
         else:
-            r = np.argmax(P, axis=1)
-            c = P[np.arange(n), r]
+            r, c = data.top(P)
             ids, thr = _quantile_bins(c, nb)
             if thr is None:
                 return None

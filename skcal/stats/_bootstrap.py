@@ -53,7 +53,7 @@ from skcal.stats._base import (
     plain_value,
     statistics_class,
 )
-from skcal.stats._replicate import load_replicate_kernel, tile_rows
+from skcal.stats._replicate import load_replicate_kernel, sharing_tile_copies, tile_rows
 
 __all__ = [
     "POISSON_THRESHOLDS",
@@ -794,10 +794,12 @@ def _update_plans(jobs, tile, workspace):
             for start in range(0, n, step):
                 stop = min(n, start + step)
                 W = tile(order, start, stop)
+                sharing_tile_copies(W)  # the plans of this tile form its copies once
                 for k in members:
                     entry = live[k]
                     entry[2] = entry[1].add(entry[2], W, start, stop)
     finally:
+        sharing_tile_copies(None)
         for _, plan, _ in live:
             plan.workspace = None
     parts = {id(boot): plan.finish(part) for boot, plan, part in live}

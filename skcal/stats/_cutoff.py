@@ -26,7 +26,13 @@ from skcal._compat import StrOptions
 from skcal._constraints import N_BINS, POS_LABEL
 from skcal._validation import check_binary_probabilities
 from skcal.stats._base import BinaryStatistics
-from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, is_sorted, load_replicate_kernel
+from skcal.stats._replicate import (
+    ReplicatePlan,
+    add_sparse_sums,
+    is_sorted,
+    load_replicate_kernel,
+    tile_copies,
+)
 
 __all__ = [
     "CutoffStatistics",
@@ -460,7 +466,7 @@ class _SortedRunsPlan(ReplicatePlan):
             else:
                 add_sparse_sums(resid, gid[:, None], r[:, None], W)
         ready[0] = max(ready[0], hi + 1)
-        out["weight"] += W @ (np.ones(stop - start) if self.w is None else self.w[sl])
+        out["weight"] += tile_copies(W) if self.w is None else W @ self.w[sl]
         return out
 
     def finish(self, out):

@@ -24,7 +24,7 @@ import numpy as np
 from skcal._constraints import N_BINS, POS_LABEL
 from skcal.stats._base import BinaryStatistics
 from skcal.stats._cutoff import CutoffStatistics
-from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, load_replicate_kernel
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, load_replicate_kernel, tile_copies
 
 __all__ = [
     "SmoothCEGridStatistics",
@@ -358,7 +358,7 @@ class _SmoothCEGridPlan(ReplicatePlan):
     def add(self, out, W, start, stop):
         sl = slice(start, stop)
         add_sparse_sums(out["resid"], self.rows[sl], self.r[sl], W)
-        out["weight"] += W @ (np.ones(stop - start) if self.w is None else self.w[sl])
+        out["weight"] += tile_copies(W) if self.w is None else W @ self.w[sl]
         out["bound"] += W @ self.dist[sl]
         return out
 

@@ -37,7 +37,9 @@ __all__ = [
     "frequency_rows",
     "is_sorted",
     "load_replicate_kernel",
+    "sharing_tile_copies",
     "stack_empty",
+    "tile_copies",
     "tile_rows",
 ]
 
@@ -261,8 +263,50 @@ def frequency_rows(arrays, counts):
     return [None if a is None else np.repeat(a, c, axis=0) for a in arrays]
 
 
-#: Per thread, ``id(plan)`` -> the workspace an update lends that plan (:attr:`ReplicatePlan.workspace`).
+#: Per thread, ``id(plan)`` -> the workspace an update lends that plan (:attr:`ReplicatePlan.workspace`),
+#: and the tile whose copies :func:`tile_copies` keeps (``[tile, copies or None]``) while an update
+#: visits it (:func:`sharing_tile_copies`).
 _LENT = threading.local()
+
+
+def tile_copies(W):
+    """``W @ 1``: the copies of a tile's rows in each replicate.
+
+    Almost every plan adds them (a weight total, a row count). While an update visits a tile
+    (:func:`sharing_tile_copies`), the plans that read that tile share one product, formed by the
+    first plan that asks for it: the same operation on the same array, so the same bits as each
+    plan's own product. Outside an update, or for another array, it is computed afresh.
+
+    Parameters
+    ----------
+    W : ndarray of shape (R, n)
+        Replicate weights of a tile (not modified; callers must not modify the result).
+
+    Returns
+    -------
+    ndarray of shape (R,)
+        The row sums.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> tile_copies(np.array([[1.0, 2.0], [0.0, 1.0]])).tolist()
+    [3.0, 1.0]
+    """
+    memo = getattr(_LENT, "tile", None)
+    if memo is None or memo[0] is not W:
+        return W @ np.ones(W.shape[1])
+    if memo[1] is None:
+        memo[1] = W @ np.ones(W.shape[1])
+    return memo[1]
+
+
+def sharing_tile_copies(W):
+    """Let the plans that read tile ``W`` next share its :func:`tile_copies` (this thread only).
+
+    Call ``sharing_tile_copies(None)`` when the update ends, so no tile is kept alive.
+    """
+    _LENT.tile = None if W is None else [W, None]
 
 
 class ReplicatePlan:

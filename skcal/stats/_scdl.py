@@ -35,7 +35,7 @@ from skcal._constraints import (
 )
 from skcal.binning import hat_deposit, hat_neighbours
 from skcal.stats._base import BinaryStatistics, effective_sample_size
-from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, tile_copies
 
 __all__ = [
     "AUTO_FACTOR",
@@ -925,7 +925,7 @@ class _ScdlPlan(ReplicatePlan):
     def add(self, out, W, start, stop):
         sl = slice(start, stop)
         add_sparse_sums(out["_acc"], self.rows[sl], self.vals[sl], W)
-        copies = W @ np.ones(stop - start)
+        copies = tile_copies(W)
         if self.w is None:
             out["sum_w"] += copies
             out["sum_w2"] += copies

@@ -22,7 +22,7 @@ from scipy.fft import irfft, next_fast_len, rfft
 from skcal._compat import validate_params
 from skcal._constraints import POS_LABEL
 from skcal.stats._base import BinaryStatistics
-from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, is_sorted
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, is_sorted, tile_copies
 
 __all__ = [
     "DENSITY_EPS",
@@ -458,7 +458,7 @@ class _SmoothECEPlan(ReplicatePlan):
     def add(self, out, W, start, stop):
         sl = slice(start, stop)
         add_sparse_sums(out["_acc"], self.rows[sl], self.vals[sl], W)
-        copies = W @ np.ones(stop - start)
+        copies = tile_copies(W)
         out["sum_w"] += copies if self.w is None else W @ self.w[sl]
         out["n_rows"] += np.rint(copies).astype(np.int64)
         return out

@@ -28,7 +28,7 @@ from skcal._constraints import EDGES, LABELS, N_BINS, NON_NEGATIVE_INT, SAMPLE_W
 from skcal._validation import check_bin_edges, check_multiclass_inputs
 from skcal.binning import right_closed_bin_ids, threshold_bin_ids, uniform_bin_ids
 from skcal.stats._base import BaseStatistics, count_rows
-from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, tile_copies
 
 __all__ = ["TopLabelStatistics", "ClasswiseStatistics", "classwise_value", "top_label_value"]
 
@@ -105,8 +105,12 @@ def _check_thresholds(thresholds, k):
     except (TypeError, ValueError):
         raise ValueError("threshold values must be numeric.") from None
     tg_raw = np.asarray(tg)
-    if tg_raw.size and tg_raw.dtype.kind not in "iu" and not (
-        tg_raw.dtype.kind == "f" and np.isfinite(tg_raw).all() and (tg_raw == np.round(tg_raw)).all()
+    if (
+        tg_raw.size
+        and tg_raw.dtype.kind not in "iu"
+        and not (
+            tg_raw.dtype.kind == "f" and np.isfinite(tg_raw).all() and (tg_raw == np.round(tg_raw)).all()
+        )
     ):
         raise ValueError("threshold indices must be integers.")
     tg = tg_raw.astype(np.int64).reshape(tv.shape) if tg_raw.size == tv.size else None
@@ -340,7 +344,7 @@ class _TopLabelPlan(ReplicatePlan):
         sl = slice(start, stop)
         add_sparse_sums(out["resid"], self.rows[sl], self.resid[sl], W)
         out["corr"][:, 0] += W @ self.corr[sl]
-        out["weight"][:, 0] += W @ (np.ones(stop - start) if self.w is None else self.w[sl])
+        out["weight"][:, 0] += tile_copies(W) if self.w is None else W @ self.w[sl]
         return out
 
     def finish(self, out):
@@ -411,20 +415,18 @@ class ClasswiseStatistics(_TruthfulBase):
     def _replicate_plan(self, P, codes, w, index=None):
         n, k = P.shape
         nb = self.n_bins
-        # k entries per row (w p_j in class j's bin) and one (-w in the true class's bin): the
-        # bins of class j are the rows j * nb .. j * nb + nb - 1 of the accumulator
-        rows = np.empty((n, k + 1), dtype=np.int64)
+        # k entries per row, w (p_j - 1[y = j]) in class j's bin: the bins of class j are the
+        # rows j * nb .. j * nb + nb - 1 of the accumulator
+        rows = np.empty((n, k), dtype=np.int64)
         lent = self._hinted(P, index)
         if lent is None:
             idx = self._plan_index(n, index)
             for j in range(k):
                 rows[:, j] = self._ids(np.ascontiguousarray(P[:, j]), idx, j)
         else:
-            rows[:, :k] = lent["ids"]
-        codes = np.asarray(codes, dtype=np.int64)
-        rows[:, k] = rows[np.arange(n), codes] + codes * nb
-        rows[:, :k] += np.arange(k, dtype=np.int64) * nb
-        return _ClasswisePlan(self, rows, P, w)
+            rows[:] = lent["ids"]
+        rows += np.arange(k, dtype=np.int64) * nb
+        return _ClasswisePlan(self, rows, P, np.asarray(codes, dtype=np.int64), w)
 
     def _replicate_compute(self, stats):
         sums, W = stats["resid"], stats["weight"][:, 0]
@@ -438,18 +440,16 @@ class ClasswiseStatistics(_TruthfulBase):
 
 
 class _ClasswisePlan(ReplicatePlan):
-    def __init__(self, stats, rows, P, w):
+    def __init__(self, stats, rows, P, codes, w):
         self.stats, self.w = stats, w
         self.n_rows, self.k = P.shape
-        # rows: (n, k + 1) accumulator rows of w p_j (class j's bin) and of -w (the true class's)
+        # rows: (n, k) accumulator rows of w (p_j - 1[y = j]), class j's bin (the true class's
+        # -w shares its entry with its p: one entry fewer per row than a separate -w)
         self.rows = rows
-        self.vals = np.empty(rows.shape)
-        if w is None:
-            self.vals[:, : self.k] = P
-            self.vals[:, self.k] = -1.0
-        else:
-            np.multiply(P, w[:, None], out=self.vals[:, : self.k])
-            np.negative(w, out=self.vals[:, self.k])
+        self.vals = np.array(P, dtype=np.float64, order="C")  # a copy
+        self.vals[np.arange(self.n_rows), codes] -= 1.0
+        if w is not None:
+            self.vals *= w[:, None]
 
     def empty(self, n_replicates):
         k, nb = len(self.stats.labels), self.stats.n_bins
@@ -458,7 +458,7 @@ class _ClasswisePlan(ReplicatePlan):
     def add(self, out, W, start, stop):
         sl = slice(start, stop)
         add_sparse_sums(out["resid"], self.rows[sl], self.vals[sl], W)
-        out["weight"][:, 0] += W @ (np.ones(stop - start) if self.w is None else self.w[sl])
+        out["weight"][:, 0] += tile_copies(W) if self.w is None else W @ self.w[sl]
         return out
 
     def finish(self, out):
