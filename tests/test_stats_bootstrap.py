@@ -24,12 +24,12 @@ from skcal.stats import (
     SmoothCEStatistics,
     SmoothECEStatistics,
     TopLabelStatistics,
+    _replicate,
     from_state,
     merge_all,
     poisson_weights,
 )
 from skcal.stats._bootstrap import POISSON_THRESHOLDS, update_together
-from skcal.stats import _replicate
 from skcal.stats._replicate import LoopPlan, sharing_tile_copies, tile_copies, tile_rows
 
 R = 6
