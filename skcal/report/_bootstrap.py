@@ -204,8 +204,8 @@ class _Replicates:
         return buf[:size].reshape(shape)
 
     def weights(self, r0, count):
-        """The block's Poisson weights of the validation rows, ``(count, n)`` uint8."""
-        W = np.empty((count, self.n), dtype=np.uint8)
+        """The block's Poisson weights of the validation rows, ``(count, n)`` uint8 (a reused buffer)."""
+        W = self._buffer("weights8", (count, self.n), np.uint8)
         step = max(1, (1 << 20) // count)
         reps = np.arange(r0, r0 + count)
         for a in range(0, self.n, step):
@@ -222,7 +222,8 @@ class _Replicates:
         """
         out = np.full((count, len(self.preds), len(self.metrics)), np.nan)
         W8 = self.weights(r0, count)
-        W8T = np.ascontiguousarray(W8.T)  # (rows, replicates): a row's weights are contiguous
+        W8T = self._buffer("weights8T", W8.T.shape, np.uint8)
+        np.copyto(W8T, W8.T)  # (rows, replicates): a row's weights are contiguous
         # converted once, shared by every statistic of the block; passed as (replicates, rows)
         # views of the (rows, replicates) arrays, the layout of the statistics' sparse products
         W = self._buffer("weights", W8T.shape)
