@@ -205,3 +205,23 @@ def test_top_label_template_from_the_report_keeps_its_parameters():
 def test_quantile_bin_starts_rejects_bad_input(values, ids, n_bins, match):
     with pytest.raises(ValueError, match=match):
         quantile_bin_starts(values, ids, n_bins)
+
+
+def test_the_top_class_is_kept_per_prediction_and_not_pickled():
+    import pickle
+
+    rng = np.random.default_rng(5)
+    P = _probabilities(rng, 500, 4, ties=True)
+    y = rng.integers(0, 4, 500)
+    d = MulticlassData(y, 4)
+    r, c = d.top(P)
+    np.testing.assert_array_equal(r, np.argmax(P, axis=1))
+    np.testing.assert_array_equal(c, P.max(axis=1))
+    assert d.top(P)[0] is r  # kept for this array
+    assert d.top(P.copy())[0] is not r  # an equal array of its own is another prediction
+    back = pickle.loads(pickle.dumps(d))
+    assert back._top == {} and back.top(P)[0].tolist() == r.tolist()
+    # a report pickled before the top classes were kept (no "_top" in its state) still works
+    old = MulticlassData.__new__(MulticlassData)
+    old.__setstate__({k: v for k, v in vars(d).items() if k != "_top"})
+    np.testing.assert_array_equal(old.top(P)[0], r)

@@ -145,6 +145,9 @@ class MulticlassData:
     def __getstate__(self):  # a process backend gets the labels, not the kept top classes
         return {**self.__dict__, "_top": {}}
 
+    def __setstate__(self, state):  # a report pickled before the top classes were kept has none
+        self.__dict__.update({"_top": {}, **state})
+
 
 # views: (data, prediction) -> the arguments of a measure
 def labels_view(d, p):
