@@ -35,7 +35,7 @@ from skcal.report._metrics import (
     binary_metric,
     user_metric,
 )
-from skcal.truthful import _top_label, classwise_lince, conf_ece, truthful_conf_ce
+from skcal.truthful import classwise_lince, conf_ece, truthful_conf_ce
 from skcal.votes import (
     VoteCounts,
     check_class_scores,
@@ -137,7 +137,8 @@ class MulticlassData:
         hit = self._top.get(id(P))
         if hit is not None and hit[0] is P:
             return hit[1], hit[2]
-        r, c = _top_label(P)  # the truthful measures' top class, ties and all
+        r = np.argmax(P, axis=1)
+        c = P[np.arange(P.shape[0]), r]
         self._top[id(P)] = (P, r, c)
         return r, c
 
