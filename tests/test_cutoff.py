@@ -1,7 +1,7 @@
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from skcal import cutoff_calibration_error
@@ -32,6 +32,15 @@ def brute_force(y, p, w=None):
         max_size=15,
     ),
     st.booleans(),
+)
+@example(  # found by hypothesis: the running sum and W add in different orders (1 + 1 ulp)
+    rows=[
+        (0.0, 1, 1.0975669900310718),
+        (0.0, 1, 3.7200269302051128),
+        (1.1754943508222875e-38, 1, 1.0975669900310718),
+        (0.0, 1, 3.685961232102332),
+    ],
+    weighted=True,
 )
 def test_equals_brute_force_over_all_intervals(rows, weighted):
     p = np.array([r[0] for r in rows])

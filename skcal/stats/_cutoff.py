@@ -86,9 +86,11 @@ def cutoff_from_running_sums(S, W, measure):
         hi, lo = max(values), min(values)
     else:
         hi, lo = float(S.max()), float(S.min())
+    # at most 1 (|S_k| <= W); the running sums and W add in different orders, so round-off
+    # can exceed it by an ulp (all labels 1, p ~ 0, weighted: 1.0000000000000002)
     if measure == "ks":
-        return float(max(abs(hi), abs(lo)) / W)
-    return float((max(hi, 0.0) - min(lo, 0.0)) / W)
+        return min(1.0, float(max(abs(hi), abs(lo)) / W))
+    return min(1.0, float((max(hi, 0.0) - min(lo, 0.0)) / W))
 
 
 def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
