@@ -26,6 +26,7 @@ LAYERS = {
         "skcal.chebyshev",
         "skcal.binning",
         "skcal._classwise_kernel",
+        "skcal._cutoff_kernel",
         "skcal._resampling_kernel",
         "skcal._replicate_kernel",
         "skcal._scdl_kernel",

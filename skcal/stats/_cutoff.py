@@ -20,6 +20,8 @@ in increasing order (ties merged, ``S_0 = 0``): the cutoff error is
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from skcal._compat import StrOptions
@@ -108,7 +110,12 @@ def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
     (``-0.0``, whose sign bit is shifted out, becomes ``+0.0``, its equal), so one (SIMD) sort of
     the keys orders the rows by ``p`` with the labels alongside, and both are read back exactly
     by a shift and a mask. Ties in ``p`` stay contiguous (they are merged below, so their order
-    is irrelevant). Weighted, one argsort orders ``p`` and ``w (y - p)`` together, gathered as
+    is irrelevant). With numba (the ``fast`` extra) already imported, or from
+    ``_KERNEL_MIN_ROWS`` (2^16) rows on, the keys are packed from the caller's arrays and the sorted
+    keys walked once by :mod:`skcal._cutoff_kernel` (no validated copies; the same extremes bit for
+    bit, since both add ``y - p`` one row at a time in increasing ``p``); below that size a process
+    that has not imported numba keeps the numpy passes, since the import (about 0.5 s) would cost
+    more than the call. Weighted, one argsort orders ``p`` and ``w (y - p)`` together, gathered as
     the two columns of one ``(n, 2)`` array. The other rows' running sums are masked out of the
     max / min, not copied.
 
@@ -136,6 +143,16 @@ def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
     >>> extremes.round(6).tolist(), W
     ([0.6, 0.5], 4.0)
     """
+    n_rows = np.shape(y_prob)[0] if np.ndim(y_prob) else 0
+    kernel = _load_cutoff_kernel(n_rows) if sample_weight is None else None
+    if kernel is not None:  # the caller's arrays are only read: no validated copies
+        y, p, _ = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, copy=False)
+        key = kernel.pack_keys(
+            np.ascontiguousarray(p), y if y.flags.c_contiguous else np.ascontiguousarray(y)
+        )
+        del y, p
+        key.sort()
+        return np.array(kernel.sorted_key_extremes(key)), float(key.shape[0])
     y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
     n = p.shape[0]
     if w is None:
@@ -172,6 +189,22 @@ def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
     np.not_equal(B[1:, 0], B[:-1, 0], out=last[:-1])
     last[-1] = True
     return _masked_extremes(S, last), W
+
+
+#: From this many rows on, the compiled passes are used when numba is installed even if it is not
+#: yet imported: below, importing numba (about 0.5 s, once per process) costs more than the call.
+_KERNEL_MIN_ROWS = 1 << 16
+
+
+def _load_cutoff_kernel(n):
+    """:mod:`skcal._cutoff_kernel` for ``n`` rows, or None (numba missing, or not worth importing)."""
+    if n < _KERNEL_MIN_ROWS and "numba" not in sys.modules:
+        return None
+    try:
+        from skcal import _cutoff_kernel  # imported here: it needs numba, an optional dependency
+    except ImportError:
+        return None
+    return _cutoff_kernel
 
 
 def _masked_extremes(S, last):
