@@ -78,7 +78,18 @@ def test_bad_input_is_rejected_as_on_the_numpy_path():
 
 def test_the_kernel_is_loaded_only_when_numba_is_or_the_input_is_large(monkeypatch):
     # numba is imported in this process (importorskip above): every size uses the kernel
+    monkeypatch.setattr(_cutoff, "_kernel", [])  # as before the first call
     assert _cutoff._load_cutoff_kernel(10) is _cutoff_kernel
+    assert _cutoff._kernel == [_cutoff_kernel]  # found once, then kept
+    monkeypatch.setattr(_cutoff, "_kernel", [])
     monkeypatch.delitem(sys.modules, "numba")  # as in a process that has not imported numba
     assert _cutoff._load_cutoff_kernel(10) is None
+    assert _cutoff._kernel == []  # not looked for: a later large call may still import it
     assert _cutoff._load_cutoff_kernel(_cutoff._KERNEL_MIN_ROWS) is _cutoff_kernel
+
+
+def test_a_list_input_is_not_converted_to_find_its_length():
+    assert _cutoff._length([0.1, 0.2, 0.3]) == 3
+    assert _cutoff._length(np.zeros((4, 2))) == 4
+    assert _cutoff._length(0.5) == 0
+    assert cutoff_calibration_error([1, 0, 1, 1], [0.5, 0.5, 0.5, 0.9]) == 0.15

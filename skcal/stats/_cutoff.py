@@ -143,8 +143,7 @@ def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
     >>> extremes.round(6).tolist(), W
     ([0.6, 0.5], 4.0)
     """
-    n_rows = np.shape(y_prob)[0] if np.ndim(y_prob) else 0
-    kernel = _load_cutoff_kernel(n_rows) if sample_weight is None else None
+    kernel = _load_cutoff_kernel(_length(y_prob)) if sample_weight is None else None
     if kernel is not None:  # the caller's arrays are only read: no validated copies
         y, p, _ = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, copy=False)
         key = kernel.pack_keys(
@@ -196,15 +195,29 @@ def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
 _KERNEL_MIN_ROWS = 1 << 16
 
 
+_kernel = []  # the loaded kernel module (or None without numba), once found
+
+
 def _load_cutoff_kernel(n):
     """:mod:`skcal._cutoff_kernel` for ``n`` rows, or None (numba missing, or not worth importing)."""
+    if _kernel:
+        return _kernel[0]
     if n < _KERNEL_MIN_ROWS and "numba" not in sys.modules:
         return None
     try:
-        from skcal import _cutoff_kernel  # imported here: it needs numba, an optional dependency
+        from skcal import _cutoff_kernel as module  # imported here: it needs numba, an optional dependency
     except ImportError:
-        return None
-    return _cutoff_kernel
+        module = None
+    _kernel.append(module)
+    return module
+
+
+def _length(a):
+    """Rows of an array-like without converting it (0 when it has no length: validation rejects it)."""
+    try:
+        return len(a)
+    except TypeError:
+        return 0
 
 
 def _masked_extremes(S, last):
