@@ -49,17 +49,23 @@ def test_log_loss_and_brier_are_scikit_learns_bit_for_bit(k, variant):
 
 
 @pytest.mark.parametrize("variant", ["plain", "zeros", "fortran"])
-def test_log_loss_rows_equal_the_renormalised_matrix(variant):
-    # the per-row losses of the replicates: the true class's entry of Q / Q.sum(axis=1)
+def test_log_loss_rows_are_the_terms_of_the_value(variant):
+    # the per-row losses of the replicates: scikit-learn's clipped true-class terms, whose mean is
+    # the value (no renormalisation: a replicate of unit weights is the value itself)
     rng = np.random.default_rng(3)
     P = _probabilities(rng, 4000, 6, zeros=variant == "zeros")
     if variant == "fortran":
         P = np.asfortranarray(P)
     y = rng.integers(0, 6, 4000)
+    d = MulticlassData(y, 6)
     eps = np.finfo(np.float64).eps
-    Q = np.clip(P, eps, 1 - eps)
-    Q = Q / Q.sum(axis=1, keepdims=True)
-    np.testing.assert_array_equal(mc_log_loss_rows(MulticlassData(y, 6), P), -np.log(Q[np.arange(4000), y]))
+    rows = mc_log_loss_rows(d, P)
+    np.testing.assert_array_equal(rows, -np.log(np.clip(P[np.arange(4000), y], eps, 1 - eps)))
+    assert np.mean(rows) == mc_log_loss(d, P) == log_loss(y, P, labels=np.arange(6))
+    w = rng.integers(0, 4, 4000).astype(float)
+    np.testing.assert_allclose(
+        np.average(rows, weights=w), log_loss(y, P, sample_weight=w, labels=np.arange(6)), rtol=1e-12
+    )
 
 
 @SETTINGS
@@ -175,7 +181,7 @@ def test_classwise_plan_with_weights_is_one_entry_per_class():
     np.testing.assert_array_equal(plan.rows, flat)
     # one entry per class: the true class's -w folded into its w p (the same accumulator row)
     np.testing.assert_array_equal(plan.vals, (P - np.eye(k)[y]) * w[:, None])
-    assert plan.rows.dtype == np.int64 and plan.rows.flags.c_contiguous and plan.vals.flags.c_contiguous
+    assert plan.rows.dtype == np.int32 and plan.rows.flags.c_contiguous and plan.vals.flags.c_contiguous
 
 
 def test_top_label_template_from_the_report_keeps_its_parameters():

@@ -30,7 +30,7 @@ from skcal.stats import (
     poisson_weights,
 )
 from skcal.stats._bootstrap import POISSON_THRESHOLDS, update_together
-from skcal.stats._replicate import LoopPlan, sharing_tile_copies, tile_copies, tile_rows
+from skcal.stats._replicate import LoopPlan, add_sparse_sums, sharing_tile_copies, tile_copies, tile_rows
 
 R = 6
 
@@ -542,3 +542,20 @@ def test_add_bin_sums_equals_a_bincount_per_replicate(ids):
     out = add_bin_sums(np.ones((3, 8)), ids, X)
     expected = 1.0 + np.stack([np.bincount(ids, weights=x, minlength=8) for x in X])
     np.testing.assert_allclose(out, expected, rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_sparse_sums_with_int32_or_int64_rows_equal_a_dense_loop(dtype):
+    # the plans may store their accumulator rows as int32 (half the memory): the same sums
+    rng = np.random.default_rng(5)
+    n, m, R, nb = 700, 3, 5, 40
+    rows = rng.integers(0, nb, (n, m)).astype(dtype)
+    vals = rng.normal(size=(n, m))
+    W = rng.poisson(1.0, (R, n)).astype(float)
+    expected = np.zeros((nb, R))
+    for i in range(n):
+        for e in range(m):
+            expected[rows[i, e]] += vals[i, e] * W[:, i]
+    got = add_sparse_sums(np.zeros((nb, R)), rows, vals, W)
+    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-13)
+    assert rows.dtype == dtype  # the caller's rows are not converted in place

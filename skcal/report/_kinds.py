@@ -331,11 +331,13 @@ def mc_brier_rows(d, P):
 
 
 def mc_log_loss_rows(d, P):
+    """Per-row log losses whose mean is :func:`mc_log_loss` (the same operations, bit for bit).
+
+    As scikit-learn's: the true class's probability clipped to ``[eps, 1 - eps]``, not
+    renormalised (a weighted replicate is then the weighted recomputation of the value).
+    """
     eps = np.finfo(np.float64).eps  # as sklearn.metrics.log_loss
-    Q = np.clip(P, eps, 1 - eps)
-    rows = np.arange(d.n)
-    # the true class's entry of the renormalised rows, Q / Q.sum(axis=1, keepdims=True)
-    return -np.log(Q[rows, d.codes] / Q.sum(axis=1))
+    return -np.log(np.clip(P[np.arange(d.n), d.codes], eps, 1 - eps))
 
 
 def mc_brier(d, P):

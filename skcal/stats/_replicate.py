@@ -183,8 +183,9 @@ def add_sparse_sums(acc, rows, vals, W):
     acc : ndarray of shape (n_bins, R)
         The accumulator, C-contiguous, with the replicate axis *last* (a plan transposes it
         once, in ``finish``); modified in place.
-    rows : ndarray of int64 of shape (n, m)
-        The row of ``acc`` of each entry of each data row (C-contiguous).
+    rows : ndarray of int64 or int32 of shape (n, m)
+        The row of ``acc`` of each entry of each data row (C-contiguous; int32 is used as it is,
+        half the memory of int64, when ``acc`` has fewer than 2^31 rows).
     vals : ndarray of shape (n, m)
         The value of each entry (row weights already applied; C-contiguous).
     W : ndarray of shape (R, n)
@@ -208,9 +209,11 @@ def add_sparse_sums(acc, rows, vals, W):
         return acc
     R = W.shape[0]
     WT = W.T if W.T.flags.c_contiguous else np.ascontiguousarray(W.T)
-    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    # int32 rows (a plan's choice: half the memory) stay int32 when the tile's entries fit
+    index = np.int32 if rows.dtype == np.int32 and n * m < 2**31 else np.int64
+    rows = np.ascontiguousarray(rows, dtype=index)
     vals = np.ascontiguousarray(vals, dtype=np.float64)
-    indptr = np.arange(0, n * m + 1, m, dtype=np.int64)
+    indptr = np.arange(0, n * m + 1, m, dtype=index)
     if _csc_matvecs is not None and acc.flags.c_contiguous and acc.dtype == np.float64:
         _csc_matvecs(acc.shape[0], n, R, indptr, rows.ravel(), vals.ravel(), WT.ravel(), acc.reshape(-1))
         return acc

@@ -417,15 +417,18 @@ class ClasswiseStatistics(_TruthfulBase):
         nb = self.n_bins
         # k entries per row, w (p_j - 1[y = j]) in class j's bin: the bins of class j are the
         # rows j * nb .. j * nb + nb - 1 of the accumulator
-        rows = np.empty((n, k), dtype=np.int64)
+        # int32 accumulator rows (k nb of them): half the memory of int64, as fast in the products
+        itype = np.int32 if k * nb < 2**31 else np.int64
+        rows = np.empty((n, k), dtype=itype)
+        offsets = np.arange(k, dtype=itype) * nb
         lent = self._hinted(P, index)
         if lent is None:
             idx = self._plan_index(n, index)
             for j in range(k):
                 rows[:, j] = self._ids(np.ascontiguousarray(P[:, j]), idx, j)
+            rows += offsets
         else:
-            rows[:] = lent["ids"]
-        rows += np.arange(k, dtype=np.int64) * nb
+            np.add(lent["ids"], offsets, out=rows, casting="unsafe")
         return _ClasswisePlan(self, rows, P, np.asarray(codes, dtype=np.int64), w)
 
     def _replicate_compute(self, stats):
