@@ -401,6 +401,46 @@ def test_updates_together_equal_the_updates_one_by_one(presorted):
     assert fresh.n_updates_ == 1 and fresh.stats_["count"].shape[0] == R
 
 
+@pytest.mark.parametrize("layout", ["by_row", "by_replicate"])
+def test_updates_together_from_gathered_counts_equal_float_weights_in_that_order(layout):
+    """Counts gathered tile by tile (``rows=``) give the statistics of the float weights in that order.
+
+    The report passes a block's uint8 counts once, as the (replicates, rows) view of a (rows,
+    replicates) array, with each model's sorted order as ``rows``: every template, tiles of
+    several sizes (the plans' widths differ), bit for bit the update with the float weights
+    already gathered into that order.
+    """
+    y, p = _binary(ties=True)
+    n = y.shape[0]
+    order = np.argsort(p, kind="stable")
+    ys, ps = y[order], p[order]
+    counts = poisson_weights(7, np.arange(R), np.arange(n))  # (R, n) uint8
+    W8 = np.ascontiguousarray(counts.T).T if layout == "by_row" else counts
+    names = [k for k, (_, kind) in CASES.items() if kind == "binary"]
+    ref = [PoissonBootstrap(CASES[k][0](), n_replicates=R, seed=7) for k in names]
+    update_together([(b, b.prepare(ys, ps, row_index=order)) for b in ref], counts[:, order].astype(float))
+    got = [PoissonBootstrap(CASES[k][0](), n_replicates=R, seed=7) for k in names]
+    update_together([(b, b.prepare(ys, ps, row_index=order)) for b in got], W8, rows=order)
+    for k, a, b in zip(names, ref, got, strict=True):
+        np.testing.assert_array_equal(b.compute(), a.compute(), err_msg=k)
+    # the identity when rows is None (unsorted rows: plans that sort gather in their own order);
+    # the counts are not modified; the same weights in another memory layout sum in another order
+    before = counts.copy()
+    same = [PoissonBootstrap(CASES[k][0](), n_replicates=R, seed=7) for k in names]
+    update_together([(b, b.prepare(y, p)) for b in same], W8)
+    np.testing.assert_array_equal(counts, before)
+    for k, b in zip(names, same, strict=True):
+        direct = PoissonBootstrap(CASES[k][0](), n_replicates=R, seed=7).update(y, p)
+        np.testing.assert_allclose(b.compute(), direct.compute(), rtol=1e-13, err_msg=k)
+    b = PoissonBootstrap(BinnedStatistics(n_bins=5), n_replicates=R)
+    with pytest.raises(ValueError, match="rows must index the"):
+        update_together([(b, b.prepare(y[:5], p[:5]))], W8, rows=np.array([0, 1, 2, 3, n]))
+    with pytest.raises(ValueError, match="rows must be a 1-d array"):
+        update_together([(b, b.prepare(y[:5], p[:5]))], W8, rows=np.zeros((5, 1), dtype=int))
+    with pytest.raises(ValueError, match="rows 5 entries"):
+        update_together([(b, b.prepare(y[:5], p[:5]))], W8, rows=np.arange(4))
+
+
 def test_a_plans_lent_workspace_is_kept_per_thread():
     """Threads may update bootstraps of one shared plan at once, each with its own scratch."""
     import threading

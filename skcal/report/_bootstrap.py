@@ -224,11 +224,10 @@ class _Replicates:
         W8 = self.weights(r0, count)
         W8T = self._buffer("weights8T", W8.T.shape, np.uint8)
         np.copyto(W8T, W8.T)  # (rows, replicates): a row's weights are contiguous
-        # converted once, shared by every statistic of the block; passed as (replicates, rows)
-        # views of the (rows, replicates) arrays, the layout of the statistics' sparse products
-        W = self._buffer("weights", W8T.shape)
-        np.copyto(W, W8T)
-        W = W.T
+        # the statistics read the counts as (replicates, rows) views of the (rows, replicates)
+        # array: update_together converts them to float a tile at a time (gathered into a
+        # model's sorted order where its rows are sorted), while the tile is in cache
+        W = W8T.T
         groups = {}  # weights key -> its jobs, in the order of the jobs (model by model)
         with config_context(skip_parameter_validation=True):
             for job in self.jobs:
@@ -238,15 +237,6 @@ class _Replicates:
                 else:
                     groups.setdefault(key, []).append(job)
             for key, members in groups.items():
-                if key is None:
-                    Wk = W
-                else:  # one gathered view at a time (a model's sorted rows, or the votes' rows)
-                    shape = (self._rows[key].shape[0], count)
-                    w8 = self._buffer("gathered8", shape, np.uint8)
-                    np.take(W8T, self._rows[key], axis=0, out=w8)
-                    buf = self._buffer("gathered", shape)
-                    np.copyto(buf, w8)
-                    Wk = buf.T
                 # one BLAS thread for the many small products (a pool fighting other processes is
                 # 10 to 50 times slower); set again before each job's compute: a nested limiter
                 # (the Chebyshev solve's) may restore the pool it saw when it was made
@@ -258,9 +248,12 @@ class _Replicates:
                     for _, _, prepared, _, _ in members
                 ]
                 # the tiles of the weights are read once for every statistic of these rows (the
-                # weights are Poisson counts converted to float: nothing to check)
+                # weights are Poisson counts: nothing to check)
                 update_together(
-                    [(b, job[2]) for b, job in zip(boots, members, strict=True)], Wk, workspace=self.workspace
+                    [(b, job[2]) for b, job in zip(boots, members, strict=True)],
+                    W,
+                    rows=None if key is None else self._rows[key],
+                    workspace=self.workspace,
                 )
                 # the one-pass values first: their statistics live in the workspace's arrays, which
                 # a second pass must not reuse before they are computed
@@ -271,12 +264,12 @@ class _Replicates:
                 for boot, (i, j, _, _, second) in zip(boots, members, strict=True):
                     if second is not None:  # CE2: each replicate's fit, evaluated for its own weights
                         self.blas.limit(limits=1, user_api="blas")
-                        boot = boot.plug_in().update(
-                            None,
-                            second,
-                            replicate_weights=W,
+                        boot = boot.plug_in()
+                        update_together(
+                            [(boot, boot.prepare(None, second))],
+                            W,
+                            rows=None if key is None else self._rows[key],
                             workspace=self.workspace.setdefault("second pass", {}),
-                            check_input=False,
                         )
                         out[:, i, j] = boot.compute()
         return out

@@ -694,7 +694,7 @@ def _variable_shape(template):
     return bool(getattr(template, "_replicate_variable_shape", False))
 
 
-def update_together(jobs, replicate_weights, *, workspace=None):
+def update_together(jobs, replicate_weights, *, rows=None, workspace=None):
     """:meth:`PoissonBootstrap.update` of several bootstraps of the same rows, tile by tile.
 
     Each ``(bootstrap, prepared)`` of ``jobs`` gets exactly the update
@@ -710,9 +710,18 @@ def update_together(jobs, replicate_weights, *, workspace=None):
     jobs : list of (PoissonBootstrap, PreparedRows)
         Distinct bootstraps with their prepared rows (made for each bootstrap's template);
         every ``prepared`` has ``n`` rows, every bootstrap ``R`` replicates.
-    replicate_weights : ndarray of shape (R, n)
-        The weights (counts converted to float, as :meth:`PoissonBootstrap.update` with
-        ``check_input=False`` takes them; not checked again).
+    replicate_weights : ndarray of shape (R, n) or (R, N)
+        The weights: counts (``uint8``, as :func:`poisson_weights` draws them) or counts
+        converted to float, as :meth:`PoissonBootstrap.update` with ``check_input=False`` takes
+        them; not checked again. Counts are converted to float a tile at a time, into one reused
+        buffer (an ``(R, n)`` float copy of a block is 8 bytes a weight written and read back
+        from memory); they are gathered fastest from the transposed view of an ``(N, R)``
+        C-contiguous array, a row's ``R`` weights side by side.
+    rows : ndarray of int of shape (n,), default=None
+        Column of ``replicate_weights`` holding the weights of each prepared row (``None``: row
+        ``j``'s are column ``j``, and ``replicate_weights`` has ``n`` columns): a caller whose
+        statistics visit the rows in another order (sorted by a prediction) gathers them tile by
+        tile instead of copying the block into that order.
     workspace : dict, default=None
         Scratch arrays lent as :meth:`PoissonBootstrap.update` lends them. Plans of the same
         class in ``jobs`` get their own sub-dictionaries (``("slot", i)``), since they hold
@@ -728,11 +737,23 @@ def update_together(jobs, replicate_weights, *, workspace=None):
         raise ValueError(f"replicate_weights must be real numbers; got dtype {W.dtype}.")
     if len({id(boot) for boot, _ in jobs}) != len(jobs):
         raise ValueError("Each bootstrap may appear once in jobs (update it again in another call).")
+    if rows is not None:
+        rows = np.asarray(rows)
+        if rows.ndim != 1 or rows.dtype.kind not in "iu":
+            raise ValueError(f"rows must be a 1-d array of column indices; got shape {rows.shape}, dtype {rows.dtype}.")
+        if rows.size and (int(rows.min()) < 0 or int(rows.max()) >= W.shape[-1]):
+            raise ValueError(f"rows must index the {W.shape[-1]} columns of replicate_weights.")
     for boot, prepared in jobs:
         boot._check_prepared(prepared)
         if prepared.plan is not None and prepared.n_rows:
-            _check_weights_shape(boot, prepared, W)
-    _update_plans(jobs, _given_tiles(W), workspace)
+            if rows is None:
+                _check_weights_shape(boot, prepared, W)
+            elif W.ndim != 2 or W.shape[0] != boot.n_replicates or rows.shape[0] != prepared.n_rows:
+                raise ValueError(
+                    f"replicate_weights must have {boot.n_replicates} rows and rows {prepared.n_rows} "
+                    f"entries; got {W.shape} and {rows.shape}."
+                )
+    _update_plans(jobs, _given_tiles(W, rows), workspace)
     return [boot for boot, _ in jobs]
 
 
@@ -743,11 +764,39 @@ def _check_weights_shape(boot, prepared, W):
         )
 
 
-def _given_tiles(W):
-    """Tiles of given weights ``W`` (``(R, n)``): the columns of the rows a plan visits."""
+def _given_tiles(W, rows=None):
+    """Tiles of given weights ``W`` (``(R, N)``): the columns of the rows a plan visits.
+
+    ``rows`` maps the prepared rows to columns of ``W`` (``None``: the identity). Float weights
+    are sliced as they are. Counts (an integer dtype) are converted to float a tile at a time
+    into one reused ``(rows, R)`` buffer, returned as its ``(R, rows)`` transposed view (the
+    layout of the statistics' sparse products): every tile is consumed before the next is made.
+    """
+    counts = W.dtype.kind in "iu"
+    by_row = counts and W.ndim == 2 and W.T.flags.c_contiguous  # (N, R): a row's weights together
+    buffers = {}
 
     def tile(order, start, stop):
-        cols = slice(start, stop) if order is None else order[start:stop]
+        if order is None:
+            cols = slice(start, stop) if rows is None else rows[start:stop]
+        else:
+            cols = order[start:stop] if rows is None else rows[order[start:stop]]
+        if not counts:
+            return np.asarray(W[:, cols], dtype=np.float64)
+        t = stop - start
+        if by_row:
+            out = buffers.get("f")
+            if out is None or out.shape[0] < t:
+                out = buffers["f"] = np.empty((t, W.shape[0]))
+                buffers["c"] = np.empty((t, W.shape[0]), dtype=W.dtype)
+            out = out[:t]
+            if isinstance(cols, slice):
+                np.copyto(out, W.T[cols])
+            else:
+                gathered = buffers["c"][:t]
+                np.take(W.T, cols, axis=0, out=gathered)
+                np.copyto(out, gathered)
+            return out.T
         return np.asarray(W[:, cols], dtype=np.float64)
 
     return tile
