@@ -740,7 +740,9 @@ def update_together(jobs, replicate_weights, *, rows=None, workspace=None):
     if rows is not None:
         rows = np.asarray(rows)
         if rows.ndim != 1 or rows.dtype.kind not in "iu":
-            raise ValueError(f"rows must be a 1-d array of column indices; got shape {rows.shape}, dtype {rows.dtype}.")
+            raise ValueError(
+                f"rows must be a 1-d array of column indices; got shape {rows.shape}, dtype {rows.dtype}."
+            )
         if rows.size and (int(rows.min()) < 0 or int(rows.max()) >= W.shape[-1]):
             raise ValueError(f"rows must index the {W.shape[-1]} columns of replicate_weights.")
     for boot, prepared in jobs:
