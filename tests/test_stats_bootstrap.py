@@ -185,6 +185,31 @@ def test_the_default_plan_is_the_definition():
     np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ScdlStatistics(max_bins=64),
+        lambda: BinnedStatistics(n_bins=7),
+        lambda: CutoffGridStatistics(n_cells=64),
+    ],
+)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_label_blocked_plans_are_the_definition(make, weighted):
+    """SCDL, binned and cutoff-grid plans: the label picks a block of cells, two entries a row
+    (four for weighted bins) instead of four, five and three; equal to :class:`LoopPlan`."""
+    y, p = _binary()
+    w = np.random.default_rng(8).uniform(0.2, 2.0, y.shape[0]) if weighted else None
+    t = make()
+    checked = t._check_chunk(y, p, sample_weight=w)
+    W = PoissonBootstrap(t, n_replicates=R, seed=2).replicate_weights(y.shape[0])
+    loop = LoopPlan(t, checked)
+    a = t._replicate_compute(loop.add(loop.empty(R), W, 0, y.shape[0]))
+    plan = t._replicate_plan(*checked)
+    assert plan.rows.shape[1] == (4 if weighted and isinstance(t, BinnedStatistics) else 2)
+    b = t._replicate_compute(plan.finish(plan.add(plan.empty(R), W, 0, y.shape[0])))
+    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
 def test_ce2_replicates_through_the_moments_and_the_plug_in_pass():
     from skcal.ce2 import ce1_score, ce2_score
 

@@ -199,7 +199,6 @@ class BinnedStatistics(BinaryStatistics):
             return sq
         return float(np.sqrt(max(sq, 0.0)))
 
-
     # -- bootstrap replicates: one weighted histogram per replicate -----------------------
     def _replicate_plan(self, y, p, w, index=None):
         return _BinnedPlan(self, y, p, w)
@@ -233,24 +232,31 @@ class BinnedStatistics(BinaryStatistics):
 
 
 class _BinnedPlan(ReplicatePlan):
-    """Replicates of the per-bin sums: the rows' bins are found once (one sparse product a tile)."""
+    """Replicates of the per-bin sums: the rows' bins are found once (one sparse product a tile).
+
+    Copies of a row count it once each (``count``) and add ``w``, ``w p``, ``w y`` and ``w^2``
+    each. The label (in {0, 1}, as :func:`~skcal._validation.check_binary_chunk` gives it)
+    picks which of two blocks of bins a row adds to, so ``sum w y`` is the second block's
+    weight: with unit weights a row adds two entries (``1`` and ``p``; its count, weight and
+    ``w^2`` are all its copies), with row weights four (``1``, ``w``, ``w p``, ``w^2``).
+    """
 
     def __init__(self, stats, y, p, w):
-        self.stats = stats
+        self.stats, self.w = stats, w
         self.n_rows = p.shape[0]
         ids = (
             np.concatenate([stats.bin_ids(p[s : s + (1 << 16)]) for s in range(0, p.shape[0], 1 << 16)])
             if p.shape[0]
             else np.zeros(0, dtype=np.intp)
         )
-        wt = np.ones_like(p) if w is None else w
         nb = stats.n_bins
-        self.rows = ids.astype(np.int64)[:, None] + (np.arange(5, dtype=np.int64) * nb)[None, :]
-        # copies of a row count it once each (count), add w, w p, w y and w^2 each
-        self.vals = np.column_stack([np.ones_like(p), wt, wt * p, wt * y, wt * wt])
+        base = ids.astype(np.int64) + nb * y.astype(np.int64)  # (bin, label): 2 nb rows a column
+        cols = [np.ones_like(p), p] if w is None else [np.ones_like(p), w, w * p, w * w]
+        self.rows = base[:, None] + (np.arange(len(cols), dtype=np.int64) * 2 * nb)[None, :]
+        self.vals = np.column_stack(cols)
 
     def empty(self, n_replicates):
-        return {"_acc": np.zeros((5 * self.stats.n_bins, n_replicates))}
+        return {"_acc": np.zeros((2 * self.rows.shape[1] * self.stats.n_bins, n_replicates))}
 
     def add(self, out, W, start, stop):
         sl = slice(start, stop)
@@ -259,9 +265,22 @@ class _BinnedPlan(ReplicatePlan):
 
     def finish(self, out):
         acc, nb = out["_acc"], self.stats.n_bins
-        res = {k: np.ascontiguousarray(acc[i * nb : (i + 1) * nb].T) for i, k in enumerate(_BINNED_KEYS)}
-        res["count"] = np.rint(res["count"]).astype(np.int64)
-        return res
+        blocks = acc.reshape(-1, 2, nb, acc.shape[1])  # (column, label, bin, replicate)
+        both = [np.ascontiguousarray((b[0] + b[1]).T) for b in blocks]
+        if self.w is None:
+            copies, sum_wp = both
+            weight, sum_w2 = copies.copy(), copies.copy()  # w = w^2 = 1: both are the copies
+            sum_wy = np.ascontiguousarray(blocks[0, 1].T)
+        else:
+            copies, weight, sum_wp, sum_w2 = both
+            sum_wy = np.ascontiguousarray(blocks[1, 1].T)
+        return {
+            "count": np.rint(copies).astype(np.int64),
+            "weight": weight,
+            "sum_wp": sum_wp,
+            "sum_wy": sum_wy,
+            "sum_w2": sum_w2,
+        }
 
 
 _BINNED_KEYS = ("count", "weight", "sum_wp", "sum_wy", "sum_w2")

@@ -617,7 +617,14 @@ class CutoffGridStatistics(BinaryStatistics):
 
 
 class _CutoffGridPlan(ReplicatePlan):
-    """Replicates of the cutoff grid: the rows' cells are found once (one sparse product a tile)."""
+    """Replicates of the cutoff grid: the rows' cells are found once (one sparse product a tile).
+
+    The label (in {0, 1}, as :func:`~skcal._validation.check_binary_chunk` gives it) picks which
+    of two blocks of cells a row adds to: two entries per row, ``w (y - p)`` and ``w``, whose
+    blocks add to the residual and the weight, and whose difference (second block minus first)
+    is ``sum w |y - p|`` (a row with ``y = 1`` has ``y - p >= 0``, one with ``y = 0`` has
+    ``y - p <= 0``).
+    """
 
     def __init__(self, stats, y, p, w):
         self.stats = stats
@@ -625,11 +632,12 @@ class _CutoffGridPlan(ReplicatePlan):
         m = stats.n_cells
         ids = np.minimum((p * m).astype(np.intp), m - 1)
         r = y - p if w is None else (y - p) * w
-        self.rows = ids.astype(np.int64)[:, None] + (np.arange(3, dtype=np.int64) * m)[None, :]
-        self.vals = np.column_stack([r, np.abs(r), np.ones_like(p) if w is None else w])
+        base = ids.astype(np.int64) + m * y.astype(np.int64)
+        self.rows = base[:, None] + (np.arange(2, dtype=np.int64) * 2 * m)[None, :]
+        self.vals = np.column_stack([r, np.ones_like(p) if w is None else w])
 
     def empty(self, n_replicates):
-        return {"_acc": self.zeros("acc", (3 * self.stats.n_cells, n_replicates))}
+        return {"_acc": self.zeros("acc", (4 * self.stats.n_cells, n_replicates))}
 
     def add(self, out, W, start, stop):
         sl = slice(start, stop)
@@ -638,5 +646,9 @@ class _CutoffGridPlan(ReplicatePlan):
 
     def finish(self, out):
         acc, m = out["_acc"], self.stats.n_cells
-        keys = ("resid", "abs_resid", "weight")
-        return {k: np.ascontiguousarray(acc[i * m : (i + 1) * m].T) for i, k in enumerate(keys)}
+        r0, r1, w0, w1 = (acc[i * m : (i + 1) * m] for i in range(4))
+        return {
+            "resid": np.ascontiguousarray((r0 + r1).T),
+            "abs_resid": np.ascontiguousarray((r1 - r0).T),
+            "weight": np.ascontiguousarray((w0 + w1).T),
+        }

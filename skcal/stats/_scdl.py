@@ -99,9 +99,7 @@ def theory_max_bins(n_effective):
     return m
 
 
-@validate_params(
-    {"n_rows": NON_NEGATIVE_INT}, prefer_skip_nested_validation=True
-)
+@validate_params({"n_rows": NON_NEGATIVE_INT}, prefer_skip_nested_validation=True)
 def max_supported_bins(n_rows):
     """Largest ``max_bins`` accepted for ``n_rows`` rows: ``max(1024, 4 n_rows)``, at most ``2**24``.
 
@@ -896,8 +894,12 @@ class _ScdlPlan(ReplicatePlan):
     """Replicates of the soft-bin masses: each row's two nodes and weights are found once.
 
     A row of weight ``w`` adds ``w (1 - frac)`` to node ``lo`` and ``w frac`` to ``lo + 1``
-    (``hat_deposit``), and the same times ``y`` to the label masses: four entries per row of
-    one sparse product per tile, accumulated as ``(nodes, replicates)`` and transposed once.
+    (``hat_deposit``), and the same to the label masses when ``y = 1``. As in
+    :func:`binary_node_deposit` (labels in {0, 1}, as :func:`~skcal._validation.check_binary_chunk`
+    gives them), the label picks the block of nodes a row adds to: two entries per row of one
+    sparse product per tile, the masses of the rows with ``y = 0`` and of those with ``y = 1``
+    side by side, whose sum is the total mass ``W`` and whose second half is the label mass
+    ``A``. The sums accumulate as ``(nodes, replicates)`` and are transposed once.
     """
 
     def __init__(self, stats, y, p, w):
@@ -907,12 +909,9 @@ class _ScdlPlan(ReplicatePlan):
         lo, frac = hat_neighbours(p, self.M)
         wt = np.ones_like(p) if w is None else w
         hi = wt * frac
-        wy = wt * y
-        hiA = wy * frac
-        M1 = self.M + 1
-        lo = lo.astype(np.int64)
-        self.rows = np.column_stack([lo, lo + 1, M1 + lo, M1 + lo + 1])  # W nodes, then A nodes
-        self.vals = np.column_stack([wt - hi, hi, wy - hiA, hiA])
+        base = lo.astype(np.int64) + (self.M + 1) * y.astype(np.int64)  # y = 1: the second block
+        self.rows = np.column_stack([base, base + 1])
+        self.vals = np.column_stack([wt - hi, hi])
 
     def empty(self, n_replicates):
         return {
@@ -937,7 +936,7 @@ class _ScdlPlan(ReplicatePlan):
 
     def finish(self, out):
         acc, M1 = out.pop("_acc"), self.M + 1
-        out["W"] = np.ascontiguousarray(acc[:M1].T)
+        out["W"] = np.ascontiguousarray((acc[:M1] + acc[M1:]).T)
         out["A"] = np.ascontiguousarray(acc[M1:].T)
         return out
 
