@@ -1,10 +1,10 @@
-"""The multiclass report's shortcuts give what they replace, bit for bit.
+"""The report's shortcuts give what they replace, bit for bit.
 
-The report's log loss and Brier score are computed directly (not through scikit-learn's one-hot
-matrices), the quantile thresholds from the linear-time bin ids, the truthful replicate plans
-from ids lent by the report (``_hint_plan``), and :func:`skcal.binning.threshold_bin_ids` counts
-the thresholds below each value by comparisons. Each is checked against the computation it
-replaces with exact equality.
+The report's log loss and Brier score (binary and multiclass) and binary accuracy are computed
+directly (not through scikit-learn's validation and one-hot matrices), the quantile thresholds
+from the linear-time bin ids, the truthful replicate plans from ids lent by the report
+(``_hint_plan``), and :func:`skcal.binning.threshold_bin_ids` counts the thresholds below each
+value by comparisons. Each is checked against the computation it replaces with exact equality.
 """
 
 from __future__ import annotations
@@ -13,11 +13,17 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import brier_score_loss, log_loss
+from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
 
 from skcal.binning import _count_below, assign_bins, quantile_bin_starts, threshold_bin_ids
 from skcal.report._kinds import MulticlassData, mc_brier, mc_log_loss, mc_log_loss_rows
-from skcal.report._metrics import TruthfulReplicates, quantile_bin_thresholds
+from skcal.report._metrics import (
+    TruthfulReplicates,
+    accuracy,
+    binary_log_loss,
+    brier,
+    quantile_bin_thresholds,
+)
 from skcal.stats import ClasswiseStatistics, PoissonBootstrap, TopLabelStatistics
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -46,6 +52,28 @@ def test_log_loss_and_brier_are_scikit_learns_bit_for_bit(k, variant):
     labels = np.arange(k)
     assert mc_log_loss(d, P) == log_loss(y, P, labels=labels)
     assert mc_brier(d, P) == brier_score_loss(y, P, labels=labels)
+
+
+@pytest.mark.parametrize("variant", ["plain", "ends", "tiny", "ties", "one_class"])
+def test_binary_log_loss_brier_and_accuracy_are_scikit_learns_bit_for_bit(variant):
+    # the first-order (and second-order votes') values: labels 0.0 / 1.0 as validated
+    rng = np.random.default_rng(7)
+    n = 5000
+    p = rng.uniform(size=n)
+    if variant == "ends":
+        p[rng.uniform(size=n) < 0.2] = 0.0
+        p[rng.uniform(size=n) < 0.2] = 1.0
+        p[:3] = [0.5, np.nextafter(0.5, 0), np.nextafter(0.5, 1)]
+    elif variant == "tiny":
+        p = rng.choice([1e-300, 1e-17, 2.2e-16, 1 - 1e-17, 1 - 2.2e-16, 0.3], size=n)
+    elif variant == "ties":
+        p = np.round(p, 1)
+    y = (rng.uniform(size=n) < p).astype(float)
+    if variant == "one_class":
+        y[:] = 1.0
+    assert brier(y, p) == brier_score_loss(y, p, pos_label=1)
+    assert binary_log_loss(y, p) == log_loss(y, p, labels=[0.0, 1.0])
+    assert accuracy(y, p) == accuracy_score(y == 1.0, p >= 0.5)
 
 
 @pytest.mark.parametrize("variant", ["plain", "zeros", "fortran"])

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.metrics import accuracy_score, brier_score_loss, log_loss, roc_auc_score
+from sklearn.metrics import roc_auc_score
 
 from skcal.binned_ece import binned_ece
 from skcal.binning import column_bin_ids, quantile_bin_starts
@@ -172,18 +172,34 @@ def _quantile_bins(values, n_bins):
 # binary measures: f(y, p) with y in {0, 1}
 # ----------------------------------------------------------------------------------------------
 def brier(y, p):
-    """Brier score of positive-class probabilities (:func:`sklearn.metrics.brier_score_loss`)."""
-    return float(brier_score_loss(y, p, pos_label=1))
+    """Brier score of positive-class probabilities: :func:`sklearn.metrics.brier_score_loss`, directly.
+
+    ``y`` holds the validated labels (0.0 and 1.0) and ``p`` the probabilities, as every view
+    of the report gives them. scikit-learn (from 1.7) stacks ``(1 - p, p)`` against the one-hot
+    labels, adds each row's two squared differences and halves the mean; the same operations
+    on the two columns give its value bit for bit (``tests/test_report_multiclass_direct.py``)
+    without its validation of the labels and its ``(n, 2)`` temporaries.
+    """
+    a = (1.0 - y) - (1.0 - p)
+    b = y - p
+    return float(np.mean(a * a + b * b) * 0.5)
 
 
 def binary_log_loss(y, p):
-    """Log loss of positive-class probabilities (:func:`sklearn.metrics.log_loss`)."""
-    return float(log_loss(y, p, labels=[0.0, 1.0]))
+    """Log loss of positive-class probabilities: :func:`sklearn.metrics.log_loss`, directly.
+
+    scikit-learn stacks ``(1 - p, p)``, clips both to ``[eps, 1 - eps]`` and averages ``-log``
+    of the true class's column; the same operations on that column alone give its value bit for
+    bit (``tests/test_report_multiclass_direct.py``).
+    """
+    eps = np.finfo(np.float64).eps
+    q = np.where(y == 1.0, np.clip(p, eps, 1 - eps), np.clip(1.0 - p, eps, 1 - eps))
+    return float(np.mean(-np.log(q)))
 
 
 def accuracy(y, p):
-    """Accuracy of the decision ``p >= 1/2`` (:func:`sklearn.metrics.accuracy_score`)."""
-    return float(accuracy_score(y == 1.0, p >= 0.5))
+    """Accuracy of the decision ``p >= 1/2``: :func:`sklearn.metrics.accuracy_score`, directly."""
+    return float(np.mean((y == 1.0) == (p >= 0.5)))
 
 
 def roc_auc(y, p):
