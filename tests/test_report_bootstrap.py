@@ -105,6 +105,32 @@ def test_multiclass_replicates_use_the_full_samples_bins():
             np.testing.assert_allclose(rep.bootstrap_values[r, i], direct, rtol=1e-12)
 
 
+def test_measures_of_the_same_statistics_share_one_update(monkeypatch):
+    """ConfCE-corr and ConfECE of one model bin the same top-label residuals: their replicates
+    come from one bootstrap's statistics (``compute_as``), updated once, equal to each alone."""
+    import skcal.report._bootstrap as rb
+
+    rng = np.random.default_rng(4)
+    n, k = 700, 4
+    P = rng.dirichlet(np.ones(k), size=n)
+    y = (P.cumsum(axis=1) < rng.uniform(size=(n, 1))).sum(axis=1)
+    preds = {"a": P, "b": np.roll(P, 1, axis=1)}
+    updated = []
+    real = rb.update_together
+
+    def counting(jobs, *args, **kwargs):
+        updated.extend(type(b.template).__name__ for b, _ in jobs)
+        return real(jobs, *args, **kwargs)
+
+    monkeypatch.setattr(rb, "update_together", counting)
+    kw = dict(n_bootstrap=B, random_state=2, test_calibration=False)
+    both = CalibrationReport.from_predictions(y, preds, metrics=["truthful_conf_ce", "conf_ece"], **kw)
+    assert updated.count("TopLabelStatistics") == 2 * -(-B // 64)  # one a model and block
+    for j, name in enumerate(["truthful_conf_ce", "conf_ece"]):
+        alone = CalibrationReport.from_predictions(y, preds, metrics=[name], **kw)
+        np.testing.assert_array_equal(both.bootstrap_values[:, :, j], alone.bootstrap_values[:, :, 0])
+
+
 def test_quantile_thresholds_reproduce_the_equal_mass_bins():
     from skcal.binning import assign_bins, threshold_bin_ids
 

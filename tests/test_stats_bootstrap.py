@@ -466,6 +466,42 @@ def test_updates_together_from_gathered_counts_equal_float_weights_in_that_order
         update_together([(b, b.prepare(y[:5], p[:5]))], W8, rows=np.arange(4))
 
 
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        (lambda: BinnedStatistics(n_bins=7), lambda: BinnedStatistics(n_bins=7, measure="rms")),
+        (CutoffStatistics, lambda: CutoffStatistics(measure="ks")),
+        (lambda: CutoffGridStatistics(n_cells=64), lambda: CutoffGridStatistics(n_cells=64, measure="ks")),
+    ],
+)
+def test_compute_as_another_measure_of_the_same_statistics(a, b):
+    """One bootstrap's replicate statistics give every measure of them, bit for bit."""
+    y, p = _binary(ties=True)
+    boot = PoissonBootstrap(a(), n_replicates=R, seed=5).update(y, p)
+    other = PoissonBootstrap(b(), n_replicates=R, seed=5).update(y, p)
+    np.testing.assert_array_equal(boot.compute_as(b()), other.compute())
+    np.testing.assert_array_equal(boot.compute_as(a()), boot.compute())
+    with pytest.raises(ValueError, match="template must hold the statistics of"):
+        boot.compute_as(SmoothECEStatistics())
+    with pytest.raises(ValueError, match="template must hold the statistics of"):
+        boot.compute_as("ece")
+
+
+def test_compute_as_refuses_other_parameters():
+    y, P = _multiclass()
+    t = TopLabelStatistics(labels=[0, 1, 2, 3], n_bins=6)
+    boot = PoissonBootstrap(t, n_replicates=R, seed=5).update(y, P)
+    conf = PoissonBootstrap(
+        TopLabelStatistics(labels=[0, 1, 2, 3], n_bins=6, measure="conf_ece"), n_replicates=R, seed=5
+    )
+    np.testing.assert_array_equal(
+        boot.compute_as(TopLabelStatistics(labels=[0, 1, 2, 3], n_bins=6, measure="conf_ece")),
+        conf.update(y, P).compute(),
+    )
+    with pytest.raises(ValueError, match="template must hold the statistics of"):
+        boot.compute_as(TopLabelStatistics(labels=[0, 1, 2, 3], n_bins=5, measure="conf_ece"))
+
+
 def test_a_plans_lent_workspace_is_kept_per_thread():
     """Threads may update bootstraps of one shared plan at once, each with its own scratch."""
     import threading

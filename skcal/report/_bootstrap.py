@@ -47,6 +47,7 @@ from sklearn import config_context
 from threadpoolctl import ThreadpoolController, threadpool_limits
 
 from skcal.stats import PoissonBootstrap, poisson_weights
+from skcal.stats._base import same_statistics
 from skcal.stats._bootstrap import update_together
 
 #: Interval methods (see the module docstring).
@@ -158,13 +159,18 @@ class _Replicates:
         self.workspace = {}  # reused accumulators of the statistics (each block's are discarded)
         self.blas = ThreadpoolController()
         sorted_views = {}
-        self.jobs = []  # (i, j, prepared, weights key, second-pass scores) or (i, j, None, ...)
+        # (i, j, prepared, weights key, second-pass scores, leader, template) or (i, j, None, ...):
+        # a job whose template holds the same statistics of the same arrays as an earlier job's
+        # (two measures of one binning, ``same_statistics``) names that job as its leader and is
+        # computed from the leader's replicate statistics (``compute_as``), not updated again
+        self.jobs = []
+        leaders = {}  # (model, arrays, rows) -> indices of the jobs updated with them
         largest = self.n
         for i, p in enumerate(preds):
             for j, m in enumerate(metrics):
                 spec = m.replicates(data, p, **params[i][j]) if m.replicates is not None else None
                 if spec is None:
-                    self.jobs.append((i, j, None, None, None))
+                    self.jobs.append((i, j, None, None, None, None, None))
                     continue
                 arrays, rows = spec.arrays, spec.rows
                 key = None if rows is None else ("rows", i, id(rows))
@@ -179,9 +185,20 @@ class _Replicates:
                 if rows is not None:
                     self._rows[key] = rows
                     largest = max(largest, rows.shape[0])
+                same = (i, tuple(id(a) for a in arrays), id(rows))
+                if not spec.two_pass:
+                    leader = next(
+                        (k for k in leaders.get(same, ()) if same_statistics(spec.template, self.jobs[k][6])),
+                        None,
+                    )
+                    if leader is not None:
+                        self.jobs.append((i, j, self.jobs[leader][2], key, None, leader, spec.template))
+                        continue
+                    leaders.setdefault(same, []).append(len(self.jobs))
                 boot = PoissonBootstrap(spec.template, n_replicates=1, seed=self.seed)
                 prepared = boot.prepare(*arrays, row_index=rows)
-                self.jobs.append((i, j, prepared, key, arrays[1] if spec.two_pass else None))
+                second = arrays[1] if spec.two_pass else None
+                self.jobs.append((i, j, prepared, key, second, None, spec.template))
         self.block = int(np.clip(BLOCK_ENTRIES // max(1, largest), 4, 64))
 
     def fork(self):
@@ -229,39 +246,42 @@ class _Replicates:
         # model's sorted order where its rows are sorted), while the tile is in cache
         W = W8T.T
         groups = {}  # weights key -> its jobs, in the order of the jobs (model by model)
+        followers = {}  # leader's index -> the jobs computed from its statistics
         with config_context(skip_parameter_validation=True):
-            for job in self.jobs:
-                i, j, prepared, key, _ = job
+            for index, job in enumerate(self.jobs):
+                i, j, prepared, key, _, leader, _ = job
                 if prepared is None:
                     out[:, i, j] = self._resampled(i, j, W8)
+                elif leader is not None:
+                    followers.setdefault(leader, []).append(job)
                 else:
-                    groups.setdefault(key, []).append(job)
+                    groups.setdefault(key, []).append((index, job))
             for key, members in groups.items():
                 # one BLAS thread for the many small products (a pool fighting other processes is
                 # 10 to 50 times slower); set again before each job's compute: a nested limiter
                 # (the Chebyshev solve's) may restore the pool it saw when it was made
                 self.blas.limit(limits=1, user_api="blas")
                 boots = [
-                    PoissonBootstrap(
-                        prepared.template, n_replicates=count, first_replicate=r0, seed=self.seed
-                    )
-                    for _, _, prepared, _, _ in members
+                    PoissonBootstrap(job[2].template, n_replicates=count, first_replicate=r0, seed=self.seed)
+                    for _, job in members
                 ]
                 # the tiles of the weights are read once for every statistic of these rows (the
                 # weights are Poisson counts: nothing to check)
                 update_together(
-                    [(b, job[2]) for b, job in zip(boots, members, strict=True)],
+                    [(b, job[2]) for b, (_, job) in zip(boots, members, strict=True)],
                     W,
                     rows=None if key is None else self._rows[key],
                     workspace=self.workspace,
                 )
                 # the one-pass values first: their statistics live in the workspace's arrays, which
                 # a second pass must not reuse before they are computed
-                for boot, (i, j, _, _, second) in zip(boots, members, strict=True):
+                for boot, (index, (i, j, _, _, second, _, _)) in zip(boots, members, strict=True):
                     if second is None:
                         self.blas.limit(limits=1, user_api="blas")
                         out[:, i, j] = boot.compute()
-                for boot, (i, j, _, _, second) in zip(boots, members, strict=True):
+                        for fi, fj, *_, template in followers.get(index, ()):
+                            out[:, fi, fj] = boot.compute_as(template)
+                for boot, (_, (i, j, _, _, second, _, _)) in zip(boots, members, strict=True):
                     if second is not None:  # CE2: each replicate's fit, evaluated for its own weights
                         self.blas.limit(limits=1, user_api="blas")
                         boot = boot.plug_in()

@@ -101,6 +101,10 @@ class BaseStatistics:
     """
 
     _param_names: tuple[str, ...] = ()
+    #: Constructor arguments that only ``compute`` reads (which measure of the statistics is
+    #: returned): two objects differing in them hold the same statistics, so one bootstrap's
+    #: replicate statistics serve both (:meth:`~skcal.stats.PoissonBootstrap.compute_as`).
+    _compute_only_params: tuple[str, ...] = ()
     #: One list of scikit-learn constraints per constructor argument (see ``_constraints``).
     _parameter_constraints: dict = {}
     #: Bump when the meaning or layout of the arrays changes; ``from_state`` refuses others.
@@ -474,6 +478,38 @@ class BinaryStatistics(BaseStatistics):
             The updated object.
         """
         return super().update(y_true, y_prob, sample_weight=sample_weight)
+
+
+def same_statistics(a, b):
+    """Whether two statistics objects hold the same statistics of the same rows.
+
+    True when they are of one class and their parameters are equal except those that only
+    ``compute`` reads (the class's ``_compute_only_params``, such as ``measure``).
+
+    Parameters
+    ----------
+    a, b : BaseStatistics
+        Two statistics objects (templates).
+
+    Returns
+    -------
+    bool
+        Whether ``a``'s statistics are ``b``'s.
+
+    Examples
+    --------
+    >>> from skcal.stats import BinnedStatistics
+    >>> same_statistics(BinnedStatistics(n_bins=5), BinnedStatistics(n_bins=5, measure="mce"))
+    True
+    >>> same_statistics(BinnedStatistics(n_bins=5), BinnedStatistics(n_bins=6))
+    False
+    """
+    if type(a) is not type(b):
+        return False
+    skip = set(type(a)._compute_only_params)
+    pa = {k: v for k, v in a.get_params().items() if k not in skip}
+    pb = {k: v for k, v in b.get_params().items() if k not in skip}
+    return params_equal(pa, pb)
 
 
 def params_equal(a, b):

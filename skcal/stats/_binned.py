@@ -60,6 +60,7 @@ class BinnedStatistics(BinaryStatistics):
     """
 
     _param_names = ("n_bins", "edges", "measure", "pos_label")
+    _compute_only_params = ("measure",)
     _parameter_constraints: dict = {
         "n_bins": N_BINS,
         "edges": EDGES,

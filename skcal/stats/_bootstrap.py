@@ -51,6 +51,7 @@ from skcal.stats._base import (
     BaseStatistics,
     params_equal,
     plain_value,
+    same_statistics,
     statistics_class,
 )
 from skcal.stats._replicate import load_replicate_kernel, sharing_tile_copies, tile_rows
@@ -570,6 +571,43 @@ class PoissonBootstrap(BaseStatistics):
             :class:`~skcal.stats.CE2Statistics`' coefficients, those arrays stacked).
         """
         return self._compute()
+
+    def compute_as(self, template):
+        """Return another template's measure on every replicate of these statistics.
+
+        Several measures of one statistics class differ only in ``compute`` (the truthful
+        ConfCE-corr and ConfECE of one binning, the binned ECE and MCE of one set of bins): one
+        bootstrap's replicate statistics serve all of them, updated once.
+
+        Parameters
+        ----------
+        template : BaseStatistics
+            A template equal to this bootstrap's up to the parameters only ``compute`` reads
+            (such as ``measure``).
+
+        Returns
+        -------
+        ndarray of shape (n_replicates,)
+            ``template``'s measure on each replicate.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skcal.stats import BinnedStatistics, PoissonBootstrap
+        >>> rng = np.random.default_rng(0)
+        >>> p = rng.uniform(size=500)
+        >>> y = (rng.uniform(size=500) < p).astype(int)
+        >>> boot = PoissonBootstrap(BinnedStatistics(n_bins=5), n_replicates=4).update(y, p)
+        >>> mce = PoissonBootstrap(BinnedStatistics(n_bins=5, measure="mce"), n_replicates=4).update(y, p)
+        >>> bool(np.array_equal(boot.compute_as(BinnedStatistics(n_bins=5, measure="mce")), mce.compute()))
+        True
+        """
+        if not isinstance(template, BaseStatistics) or not same_statistics(template, self.template):
+            raise ValueError(
+                f"template must hold the statistics of {self.template!r} (the same class and parameters "
+                f"but those only compute reads); got {template!r}."
+            )
+        return template._replicate_compute(self.stats_)
 
     def bounds(self):
         """Per replicate, the stated error bound of a fine-grid template (``template.bound()``).

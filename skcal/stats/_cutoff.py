@@ -285,6 +285,7 @@ class CutoffStatistics(BinaryStatistics):
     """
 
     _param_names = ("measure", "pos_label")
+    _compute_only_params = ("measure",)
     _parameter_constraints: dict = {"measure": _MEASURE, "pos_label": POS_LABEL}
 
     def __init__(self, *, measure="cutoff", pos_label=None):
@@ -550,6 +551,7 @@ class CutoffGridStatistics(BinaryStatistics):
     """
 
     _param_names = ("n_cells", "measure", "pos_label")
+    _compute_only_params = ("measure",)
     #: ``n_cells`` is a number of bins of [0, 1], bounded as every number of bins is (``N_BINS``)
     _parameter_constraints: dict = {"n_cells": N_BINS, "measure": _MEASURE, "pos_label": POS_LABEL}
 

@@ -273,6 +273,7 @@ class TopLabelStatistics(_TruthfulBase):
     """
 
     _param_names = ("labels", "n_bins", "edges", "measure", "thresholds")
+    _compute_only_params = ("measure",)
     _parameter_constraints: dict = {**_BINS, "measure": [StrOptions(set(_TOP))]}
 
     def __init__(self, *, labels=None, n_bins=15, edges=None, measure="truthful_conf_ce", thresholds=None):
@@ -385,6 +386,7 @@ class ClasswiseStatistics(_TruthfulBase):
     """
 
     _param_names = ("labels", "n_bins", "edges", "measure", "thresholds")
+    _compute_only_params = ("measure",)
     _parameter_constraints: dict = {**_BINS, "measure": [StrOptions(set(_CW))]}
 
     def __init__(self, *, labels=None, n_bins=15, edges=None, measure="classwise_lince", thresholds=None):
