@@ -76,6 +76,30 @@ def test_binary_log_loss_brier_and_accuracy_are_scikit_learns_bit_for_bit(varian
     assert accuracy(y, p) == accuracy_score(y == 1.0, p >= 0.5)
 
 
+@pytest.mark.parametrize("n", [5, 14, 15, 16, 3000])
+@pytest.mark.parametrize("variant", ["plain", "zeros", "ties"])
+def test_top_label_values_and_accuracy_are_the_public_functions_bit_for_bit(n, variant):
+    # the report's ConfCE-corr, ConfECE and accuracy from the kept top classes and bins
+    from sklearn.metrics import accuracy_score
+
+    from skcal.report._kinds import mc_accuracy, mc_conf_ece, mc_truthful_conf_ce
+    from skcal.truthful import conf_ece, truthful_conf_ce
+
+    rng = np.random.default_rng(n)
+    k = 5
+    P = _probabilities(rng, n, k, zeros=variant == "zeros", ties=variant == "ties")
+    y = rng.integers(0, k, n)
+    d = MulticlassData(y, k)
+    labels = np.arange(k)
+    top_before = d.top(P)[1].copy()
+    assert mc_truthful_conf_ce(d, P) == truthful_conf_ce(y, P, labels=labels)
+    assert mc_conf_ece(d, P) == conf_ece(y, P, labels=labels)
+    assert mc_accuracy(d, P) == accuracy_score(y, np.argmax(P, axis=1))
+    np.testing.assert_array_equal(d.top(P)[1], top_before)  # the kept arrays are not modified
+    if n >= 15:  # the bins are found once for both measures and the replicates' thresholds
+        assert d.top_bins(P, 15)[0] is d.top_bins(P, 15)[0]
+
+
 @pytest.mark.parametrize("variant", ["plain", "zeros", "fortran"])
 def test_log_loss_rows_are_the_terms_of_the_value(variant):
     # the per-row losses of the replicates: scikit-learn's clipped true-class terms, whose mean is

@@ -16,7 +16,6 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
-from sklearn.metrics import accuracy_score
 
 from skcal._validation import (
     check_binary_probabilities,
@@ -33,8 +32,10 @@ from skcal.report._metrics import (
     Metric,
     TruthfulReplicates,
     binary_metric,
+    quantile_bins,
     user_metric,
 )
+from skcal.stats._truthful import top_label_value
 from skcal.truthful import classwise_lince, conf_ece, truthful_conf_ce
 from skcal.votes import (
     VoteCounts,
@@ -124,6 +125,7 @@ class MulticlassData:
         self.n_classes = n_classes
         self.n = codes.shape[0]
         self._top = {}  # id(P) -> (P, r, c); P is kept, so its id is not reused while it is here
+        self._bins = {}  # (id(P), n_bins) -> (P, (ids, thresholds), top-label sums or None)
 
     def take(self, idx):
         return MulticlassData(self.codes[idx], self.n_classes)
@@ -142,11 +144,44 @@ class MulticlassData:
         self._top[id(P)] = (P, r, c)
         return r, c
 
+    def top_bins(self, P, n_bins):
+        """``(ids, (values, indices))``: equal-mass bins of the top-class probabilities (kept per ``P``).
+
+        :func:`~skcal.report._metrics.quantile_bins` of the probabilities of :meth:`top`, the
+        bins of the truthful top-label measures (their values and their replicates' thresholds);
+        ``(None, None)`` with fewer rows than bins. Shared arrays: callers must not modify them.
+        """
+        hit = self._bins.get((id(P), int(n_bins)))
+        if hit is not None and hit[0] is P:
+            return hit[1]
+        value = quantile_bins(self.top(P)[1], int(n_bins))
+        self._bins[(id(P), int(n_bins))] = [P, value, None]
+        return value
+
+    def top_label_sums(self, P, n_bins):
+        """``(sums, corr, W)`` of :func:`skcal.truthful.truthful_conf_ce` in the bins of :meth:`top_bins`.
+
+        The same operations as the public functions' (so their values, bit for bit, through
+        :func:`~skcal.stats._truthful.top_label_value`): per bin the sum of ``c - z``, the count
+        of top-class misses and the row count. ``None`` with fewer rows than bins.
+        """
+        ids, _ = self.top_bins(P, n_bins)
+        entry = self._bins[(id(P), int(n_bins))]
+        if ids is None:
+            return None
+        if entry[2] is None:
+            r, c = self.top(P)
+            miss = self.codes != r  # 1 - z
+            resid = c - 1.0
+            resid[miss] = c[miss]  # c - z
+            entry[2] = (np.bincount(ids, weights=resid), float(np.count_nonzero(miss)), float(self.n))
+        return entry[2]
+
     def __getstate__(self):  # a process backend gets the labels, not the kept top classes
-        return {**self.__dict__, "_top": {}}
+        return {**self.__dict__, "_top": {}, "_bins": {}}
 
     def __setstate__(self, state):  # a report pickled before the top classes were kept has none
-        self.__dict__.update({"_top": {}, **state})
+        self.__dict__.update({"_top": {}, "_bins": {}, **state})
 
 
 # views: (data, prediction) -> the arguments of a measure
@@ -305,20 +340,38 @@ def top_label_variance_bias(d, S):
     return float(np.mean(St[:, 1]) - np.mean(t2 - 2.0 * m * t1 + m**2))
 
 
+#: Bins of the report's truthful top-label and classwise measures (the public functions' default).
+TRUTHFUL_BINS = 15
+
+
+def _top_label(d, P, measure, public):
+    """A truthful top-label measure of validated rows: the public function's value, bit for bit.
+
+    From the sums :meth:`MulticlassData.top_label_sums` keeps per prediction (the top classes and
+    the quantile bins the replicates use too), with the public function's arithmetic; the public
+    function itself when there are fewer rows than bins.
+    """
+    parts = d.top_label_sums(P, TRUTHFUL_BINS) if hasattr(d, "top_label_sums") else None
+    if parts is None:
+        return float(public(d.codes, P, n_bins=TRUTHFUL_BINS, labels=np.arange(d.n_classes)))
+    return float(top_label_value(*parts, measure))
+
+
 def mc_truthful_conf_ce(d, P):
-    return float(truthful_conf_ce(d.codes, P, labels=np.arange(d.n_classes)))
+    return _top_label(d, P, "truthful_conf_ce", truthful_conf_ce)
 
 
 def mc_classwise_lince(d, P):
-    return float(classwise_lince(d.codes, P, labels=np.arange(d.n_classes)))
+    return float(classwise_lince(d.codes, P, n_bins=TRUTHFUL_BINS, labels=np.arange(d.n_classes)))
 
 
 def mc_conf_ece(d, P):
-    return float(conf_ece(d.codes, P, labels=np.arange(d.n_classes)))
+    return _top_label(d, P, "conf_ece", conf_ece)
 
 
 def mc_accuracy(d, P):
-    return float(accuracy_score(d.codes, d.top(P)[0]))
+    """:func:`sklearn.metrics.accuracy_score` of the top classes: the mean of the matches, bit for bit."""
+    return float(np.mean(d.codes == d.top(P)[0]))
 
 
 def mc_accuracy_rows(d, P):

@@ -148,10 +148,10 @@ def quantile_bin_thresholds(values, n_bins):
     tuple of ndarray or None
         ``(threshold values, threshold row indices)``, each of shape ``(n_bins - 1,)``.
     """
-    return _quantile_bins(values, n_bins)[1]
+    return quantile_bins(values, n_bins)[1]
 
 
-def _quantile_bins(values, n_bins):
+def quantile_bins(values, n_bins):
     """Quantile ids of ``values`` and :func:`quantile_bin_thresholds` (``(None, None)``: a bin is empty).
 
     The ids by the linear-time rule of :func:`skcal.binning.column_bin_ids`, the thresholds
@@ -417,12 +417,12 @@ class TruthfulReplicates:
             ids = np.empty((n, k), dtype=np.intp)
             tv, tg = np.empty((k, nb - 1)), np.empty((k, nb - 1), dtype=np.intp)
             for j in range(k):
-                ids[:, j], (tv[j], tg[j]) = _quantile_bins(P[:, j], nb)
+                ids[:, j], (tv[j], tg[j]) = quantile_bins(P[:, j], nb)
             template = ClasswiseStatistics(labels=labels, n_bins=nb, thresholds=(tv, tg))
             template._hint_plan(P, ids=ids)
         else:
             r, c = data.top(P)
-            ids, thr = _quantile_bins(c, nb)
+            ids, thr = data.top_bins(P, nb)
             if thr is None:
                 return None
             template = TopLabelStatistics(labels=labels, n_bins=nb, measure=self.measure, thresholds=thr)
