@@ -30,7 +30,7 @@ import numpy as np
 # the compiled SplitMix64 of the calibration test's label stream (same layer, numba too)
 from skcal._resampling_kernel import GAMMA, splitmix64
 
-__all__ = ["isotonic_l1_costs", "poisson_weights", "running_sum_extremes"]
+__all__ = ["fold_sorted_rows", "isotonic_l1_costs", "poisson_weights", "running_sum_extremes"]
 
 
 @numba.njit(nogil=True, cache=True)
@@ -98,6 +98,40 @@ def running_sum_extremes(resid):
             if s < lo[r]:
                 lo[r] = s
     return hi, lo
+
+
+@numba.njit(nogil=True, cache=True)
+def fold_sorted_rows(WT, r, ends, total, hi, lo):
+    """Add rows sorted by prediction to every replicate's running sum; keep its extremes at run ends.
+
+    Row ``i`` adds ``WT[i, j] r[i]`` to replicate ``j``'s running sum ``total[j]`` (in place); where
+    ``ends[i]`` (the row ends a run of tied predictions), ``hi`` and ``lo`` take the running sum's
+    maximum and minimum. The same additions, in the same order, as the numpy path of
+    :class:`skcal.stats.SortedCutoffStatistics`' replicate plan.
+
+    Parameters
+    ----------
+    WT : ndarray of shape (t, R)
+        A tile's replicate weights, a row's ``R`` weights side by side (C order).
+    r : ndarray of shape (t,)
+        ``w (y - p)`` of the tile's rows.
+    ends : ndarray of bool of shape (t,)
+        Whether each row ends a run of tied predictions (and is not the chunk's last row).
+    total, hi, lo : ndarray of shape (R,)
+        The running sums and their extremes so far (modified in place).
+    """
+    t, R = WT.shape
+    for i in range(t):
+        ri = r[i]
+        if ends[i]:
+            for j in range(R):
+                s = total[j] + WT[i, j] * ri
+                total[j] = s
+                hi[j] = max(hi[j], s)
+                lo[j] = min(lo[j], s)
+        else:
+            for j in range(R):
+                total[j] = total[j] + WT[i, j] * ri
 
 
 @numba.njit(nogil=True, cache=True)

@@ -94,6 +94,7 @@ BAD = {
     "ClasswiseStatistics": ("n_bins", True),
     "CutoffGridStatistics": ("n_cells", 2**25),
     "CutoffStatistics": ("measure", "kolmogorov"),
+    "SortedCutoffStatistics": ("measure", "ece"),
     "LogLossStatistics": ("pos_label", 1j),
     "QuantileCellStatistics": ("n_sub", 1),
     "QuantileHistogramStatistics": ("n_cells", 1000),

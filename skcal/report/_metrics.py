@@ -39,6 +39,7 @@ from skcal.stats import (
     ScdlStatistics,
     SmoothCEGridStatistics,
     SmoothECEStatistics,
+    SortedCutoffStatistics,
     TopLabelStatistics,
 )
 from skcal.stats._scdl import resolve_max_bins
@@ -365,6 +366,14 @@ BINARY_TEMPLATES = {
 }
 
 
+#: name -> template of a binary measure's replicates on the rows sorted by prediction, which the
+#: in-memory bootstrap makes once per model and view (``ReplicateSpec.sort_by``): the exact cutoff
+#: error walks them once per block of replicates, its state ``5`` numbers a replicate
+#: (:class:`~skcal.stats.SortedCutoffStatistics`), where the chunks of an out-of-core report,
+#: in row order, need :data:`BINARY_TEMPLATES`' state of one entry per distinct prediction
+SORTED_TEMPLATES = {"cutoff": lambda n: SortedCutoffStatistics()}
+
+
 class BinaryReplicates:
     """The :class:`ReplicateSpec` of binary measure ``name`` applied through ``view``.
 
@@ -382,7 +391,7 @@ class BinaryReplicates:
         rows = None if attr is None else getattr(data, attr)
         if self.name in BINARY_POINTWISE:
             return ReplicateSpec(MeanStatistics(), (BINARY_POINTWISE[self.name](y, p),), rows)
-        make = BINARY_TEMPLATES.get(self.name)
+        make = SORTED_TEMPLATES.get(self.name, BINARY_TEMPLATES.get(self.name))
         if make is None:
             return None
         return ReplicateSpec(make(p.shape[0]), (y, p), rows, sort_by=1, share=self.view)

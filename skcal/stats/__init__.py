@@ -14,7 +14,7 @@ from skcal.stats._base import BaseStatistics, from_state, merge_all
 from skcal.stats._binned import BinnedStatistics
 from skcal.stats._bootstrap import PoissonBootstrap, poisson_weights
 from skcal.stats._ce2 import CE1Statistics, CE2PlugInStatistics, CE2Statistics
-from skcal.stats._cutoff import CutoffGridStatistics, CutoffStatistics
+from skcal.stats._cutoff import CutoffGridStatistics, CutoffStatistics, SortedCutoffStatistics
 from skcal.stats._lipschitz import SmoothCEGridStatistics, SmoothCEStatistics
 from skcal.stats._quantile import (
     QuantileCellStatistics,
@@ -45,6 +45,7 @@ __all__ = [
     "BinnedStatistics",
     "CutoffGridStatistics",
     "CutoffStatistics",
+    "SortedCutoffStatistics",
     # the Lipschitz smCE, exact and on a grid
     "SmoothCEGridStatistics",
     "SmoothCEStatistics",

@@ -9,6 +9,13 @@ in increasing order (ties merged, ``S_0 = 0``): the cutoff error is
   predictions; ``merge`` merges the sorted runs (concatenate, sort, add the sums of tied
   values), so the state is the same whatever the chunking. Its size is the number of distinct
   predictions (at most the number of rows).
+* :class:`SortedCutoffStatistics` is exact with a fixed size, for rows that arrive in increasing
+  order of their predictions (each chunk is sorted by ``update``; chunks merge when their
+  predictions do not interleave, in either order): its state is the running sum so far, its
+  largest and smallest value at the ends of runs of tied predictions, and the first and last
+  prediction. The in-memory report computes the cutoff error's bootstrap replicates with it, on
+  its one sort of each model's rows: a block of replicates is one pass over the sorted rows
+  that keeps ``5 R`` numbers, not ``R`` numbers per distinct prediction.
 * :class:`CutoffGridStatistics` is approximate with a stated bound and a fixed size: it adds
   ``w (y - p)`` and ``w |y - p|`` into ``n_cells`` equal cells ``[j / m, (j + 1) / m)`` of
   [0, 1] (the last closed). Its value takes the supremum over unions of consecutive cells,
@@ -39,6 +46,7 @@ from skcal.stats._replicate import (
 __all__ = [
     "CutoffStatistics",
     "CutoffGridStatistics",
+    "SortedCutoffStatistics",
     "combine_replicate_runs",
     "cutoff_from_running_sums",
     "replicate_running_extremes",
@@ -522,6 +530,220 @@ class _SortedRunsPlan(ReplicatePlan):
         ready = out.pop("_ready")
         out["resid"][ready[0] :] = 0.0  # values no tile reached (none when every tile came)
         return out
+
+
+def _running_state(shape):
+    """The running-sum state of no rows, with ``shape`` (``()``, or ``(R,)`` for replicates)."""
+    return {
+        "first": np.full(shape, np.inf),
+        "last": np.full(shape, -np.inf),
+        "total": np.zeros(shape),
+        "hi": np.full(shape, -np.inf),
+        "lo": np.full(shape, np.inf),
+        "weight": np.zeros(shape),
+        "n_rows": np.zeros(shape, dtype=np.int64),
+    }
+
+
+def _combine_running(a, b):
+    """Concatenate two running-sum states whose predictions do not interleave (in either order)."""
+    a_first, b_first = float(np.ravel(a["first"])[0]), float(np.ravel(b["first"])[0])
+    if a_first == np.inf:  # no rows
+        return {k: np.array(v, copy=True) for k, v in b.items()}
+    if b_first == np.inf:
+        return {k: np.array(v, copy=True) for k, v in a.items()}
+    a_last, b_last = float(np.ravel(a["last"])[0]), float(np.ravel(b["last"])[0])
+    if b_last <= a_first and not a_last <= b_first:
+        a, b = b, a
+        a_last, b_first = b_last, a_first
+    elif not a_last <= b_first:
+        raise ValueError(
+            "SortedCutoffStatistics merges chunks in increasing order of their predictions: these "
+            f"interleave ([{a_first!r}, {a_last!r}] and [{b_first!r}, {b_last!r}]); use CutoffStatistics "
+            "for chunks in any order."
+        )
+    T = a["total"]
+    # the first part's last row ends a run unless the second part starts with the same prediction
+    hi = np.maximum(a["hi"], T + b["hi"])
+    lo = np.minimum(a["lo"], T + b["lo"])
+    if a_last < b_first:
+        hi = np.maximum(hi, T)
+        lo = np.minimum(lo, T)
+    return {
+        "first": np.array(a["first"], copy=True),
+        "last": np.array(b["last"], copy=True),
+        "total": T + b["total"],
+        "hi": hi,
+        "lo": lo,
+        "weight": a["weight"] + b["weight"],
+        "n_rows": a["n_rows"] + b["n_rows"],
+    }
+
+
+def _running_error(s, measure):
+    """The cutoff or KS error of running-sum states (arrays of any shape), NaN without weight."""
+    hi = np.maximum(s["hi"], s["total"])  # the last row ends its run
+    lo = np.minimum(s["lo"], s["total"])
+    W = s["weight"]
+    if measure == "ks":
+        num = np.maximum(np.abs(hi), np.abs(lo))
+    else:
+        num = np.maximum(hi, 0.0) - np.minimum(lo, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # at most 1, as cutoff_from_running_sums (the sums and W add in different orders)
+        out = np.minimum(num / np.where(W > 0, W, 1.0), 1.0)
+    return np.where((W > 0) & (s["first"] < np.inf), out, np.nan)
+
+
+class SortedCutoffStatistics(BinaryStatistics):
+    """Exact cutoff (or KS) calibration error of rows in increasing order of their predictions.
+
+    The cutoff error is ``(max_k S_k - min_k S_k) / W`` over the running sums ``S_k`` of
+    ``w (y - p)`` at the ends of runs of tied predictions, taken in increasing ``p`` (with
+    ``S_0 = 0``). When the rows come in that order, a fixed state holds it: the running sum so
+    far, its largest and smallest value at the run ends passed, and the first and last
+    prediction (a chunk whose last prediction equals the next chunk's first has not ended its
+    run). ``update`` sorts each chunk; two states merge, in either order, when their predictions
+    do not interleave (one chunk's largest is at most the other's smallest), as the partitions
+    of rows sorted (or range-partitioned) by prediction do, and otherwise raise a
+    ``ValueError``: :class:`CutoffStatistics` merges chunks in any order, with a state of one
+    entry per distinct prediction.
+
+    Its bootstrap replicates (:class:`~skcal.stats.PoissonBootstrap`) walk the sorted rows once
+    per block of replicates, keeping ``5`` numbers per replicate: the in-memory report computes
+    the cutoff error's replicates this way, on its one sort of each model's rows.
+
+    Parameters
+    ----------
+    measure : {"cutoff", "ks"}, default="cutoff"
+        What :meth:`compute` returns.
+    pos_label : int, float, bool or str, default=None
+        The positive class, fixed for every chunk.
+
+    Attributes
+    ----------
+    stats_ : dict of ndarray
+        ``first`` and ``last`` (the smallest and largest prediction, ``inf`` and ``-inf`` for no
+        rows), ``total`` (the running sum), ``hi`` and ``lo`` (its extremes at the run ends
+        before the last row), ``weight`` and ``n_rows``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal.stats import CutoffStatistics, SortedCutoffStatistics
+    >>> rng = np.random.default_rng(0)
+    >>> p = np.sort(rng.uniform(size=1000))
+    >>> y = (rng.uniform(size=1000) < p ** 1.3).astype(int)
+    >>> a = SortedCutoffStatistics().update(y[:600], p[:600])
+    >>> b = SortedCutoffStatistics().update(y[600:], p[600:])
+    >>> bool(np.isclose((b + a).compute(), CutoffStatistics().update(y, p).compute(), rtol=1e-12))
+    True
+    """
+
+    _param_names = ("measure", "pos_label")
+    _compute_only_params = ("measure",)
+    _parameter_constraints: dict = {"measure": _MEASURE, "pos_label": POS_LABEL}
+
+    def __init__(self, *, measure="cutoff", pos_label=None):
+        self.measure = measure
+        self.pos_label = pos_label
+
+    def _empty(self):
+        return _running_state(())
+
+    def _sums(self, y, p, w):
+        plan = _RunningPlan(y, p, w)
+        out = plan.empty(1)
+        WT = np.ones((plan.n_rows, 1))
+        for a in range(0, plan.n_rows, 1 << 16):
+            plan.add(out, WT[a : a + (1 << 16)].T, a, min(plan.n_rows, a + (1 << 16)))
+        state = plan.finish(out)
+        state["weight"] = np.array(float(p.shape[0]) if w is None else float(w.sum()))
+        state["n_rows"] = np.array(p.shape[0], dtype=np.int64)
+        return {k: np.asarray(v).reshape(()) for k, v in state.items()}
+
+    def _combine(self, a, b):
+        return _combine_running(a, b)
+
+    def _compute(self):
+        s = self.stats_
+        if float(s["weight"]) <= 0:
+            raise ValueError("The statistics hold no rows with positive weight; nothing to compute.")
+        return float(_running_error(s, self.measure))
+
+    # -- bootstrap replicates: one walk of the sorted rows per block of replicates ---------------
+    def _replicate_empty(self, n_replicates):
+        return _running_state((n_replicates,))
+
+    def _replicate_plan(self, y, p, w, index=None):
+        return _RunningPlan(y, p, w)
+
+    def _replicate_combine(self, a, b):
+        return _combine_running(a, b)
+
+    def _replicate_compute(self, stats):
+        return _running_error(stats, self.measure)
+
+
+class _RunningPlan(ReplicatePlan):
+    """Rows sorted once (not at all when they come sorted); each tile folded into the running sums.
+
+    The tiles must come in order (the state is sequential); each row's ``w (y - p)`` and whether
+    it ends a run of tied predictions (the chunk's last row does not: the next chunk may continue
+    its run, see :func:`_combine_running`) are found once.
+    """
+
+    def __init__(self, y, p, w):
+        self.n_rows = p.shape[0]
+        if is_sorted(p):
+            self.order, ps, r, ww = None, p, y - p, w
+        else:
+            self.order = np.argsort(p, kind="stable")
+            ps, r = p[self.order], (y - p)[self.order]
+            ww = None if w is None else w[self.order]
+        self.r = r if ww is None else r * ww
+        self.w = ww
+        self.ends = np.zeros(self.n_rows, dtype=bool)
+        if self.n_rows > 1:
+            np.not_equal(ps[1:], ps[:-1], out=self.ends[:-1])
+        self.span = (float(ps[0]), float(ps[-1])) if self.n_rows else (np.inf, -np.inf)
+        self.kernel = load_replicate_kernel() if self.n_rows >= _KERNEL_MIN_FOLD else None
+
+    def empty(self, n_replicates):
+        out = _running_state((n_replicates,))
+        out["_next"] = [0]
+        return out
+
+    def add(self, out, W, start, stop):
+        if start != out["_next"][0]:
+            raise ValueError("The tiles of sorted rows must come in order.")
+        out["_next"][0] = stop
+        r, ends = self.r[start:stop], self.ends[start:stop]
+        WT = W.T  # (rows, replicates): a row's weights side by side
+        if self.kernel is not None and WT.flags.c_contiguous and WT.dtype == np.float64:
+            self.kernel.fold_sorted_rows(WT, r, ends, out["total"], out["hi"], out["lo"])
+        else:  # the same additions in the same order: the carry enters as the first row's
+            P = WT * r[:, None]
+            P[0] += out["total"]
+            S = np.cumsum(P, axis=0, out=P)
+            if ends.any():
+                np.maximum(out["hi"], S.max(axis=0, where=ends[:, None], initial=-np.inf), out=out["hi"])
+                np.minimum(out["lo"], S.min(axis=0, where=ends[:, None], initial=np.inf), out=out["lo"])
+            out["total"][:] = S[-1]
+        copies = tile_copies(W)
+        out["weight"] += copies if self.w is None else W @ self.w[start:stop]
+        out["n_rows"] += np.rint(copies).astype(np.int64)
+        return out
+
+    def finish(self, out):
+        out.pop("_next")
+        out["first"][:] = self.span[0]
+        out["last"][:] = self.span[1]
+        return out
+
+
+#: From this many rows on, the compiled fold is used when numba is installed.
+_KERNEL_MIN_FOLD = 1 << 14
 
 
 class CutoffGridStatistics(BinaryStatistics):
