@@ -483,7 +483,7 @@ def test_compute_as_another_measure_of_the_same_statistics(a, b):
     np.testing.assert_array_equal(boot.compute_as(a()), boot.compute())
     with pytest.raises(ValueError, match="template must hold the statistics of"):
         boot.compute_as(SmoothECEStatistics())
-    with pytest.raises(ValueError, match="template must hold the statistics of"):
+    with pytest.raises(ValueError, match="'template' parameter"):
         boot.compute_as("ece")
 
 

@@ -572,6 +572,7 @@ class PoissonBootstrap(BaseStatistics):
         """
         return self._compute()
 
+    @validate_params({"template": [BaseStatistics]}, prefer_skip_nested_validation=True)
     def compute_as(self, template):
         """Return another template's measure on every replicate of these statistics.
 
@@ -602,7 +603,7 @@ class PoissonBootstrap(BaseStatistics):
         >>> bool(np.array_equal(boot.compute_as(BinnedStatistics(n_bins=5, measure="mce")), mce.compute()))
         True
         """
-        if not isinstance(template, BaseStatistics) or not same_statistics(template, self.template):
+        if not same_statistics(template, self.template):
             raise ValueError(
                 f"template must hold the statistics of {self.template!r} (the same class and parameters "
                 f"but those only compute reads); got {template!r}."
