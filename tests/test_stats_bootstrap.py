@@ -660,3 +660,37 @@ def test_sparse_sums_with_int32_or_int64_rows_equal_a_dense_loop(dtype):
     got = add_sparse_sums(np.zeros((nb, R)), rows, vals, W)
     np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-13)
     assert rows.dtype == dtype  # the caller's rows are not converted in place
+
+
+@pytest.mark.parametrize("presorted", [False, True])
+def test_smooth_ece_replicates_per_unit_on_rows_at_every_grid_node(presorted):
+    """smECE's replicate sums are kept per unit (a special fine cell, or a run of the others):
+    rows on the nodes of every grid the bandwidth search visits, just below them, on fine-cell
+    edges and in one crowded cell give the exact smECE of each resample."""
+    from skcal.smooth_ece import smooth_ece
+    from skcal.stats._smooth_ece import FINE_CELLS, fine_cell_units, smece_grid_points
+
+    rng = np.random.default_rng(11)
+    nodes = np.concatenate([np.arange(E) / (E - 1) for E in smece_grid_points()])
+    parts = [
+        rng.choice(nodes, 1500),
+        np.nextafter(rng.choice(nodes, 500), 0.0),
+        rng.integers(0, FINE_CELLS + 1, 500) / FINE_CELLS,
+        np.full(300, 0.3),
+        rng.uniform(size=700),
+    ]
+    p = np.clip(np.concatenate(parts), 0.0, 1.0)
+    y = (rng.uniform(size=p.size) < p**1.2).astype(float)
+    index = np.arange(p.size)
+    if presorted:
+        index = np.argsort(p, kind="stable")
+        y, p = y[index], p[index]
+    boot = PoissonBootstrap(SmoothECEStatistics(), n_replicates=R, seed=6).update(y, p, row_index=index)
+    unit, first = fine_cell_units()
+    assert (
+        first.size == 28_666
+        and boot.stats_["cells"].size <= np.unique(unit[(p * FINE_CELLS).astype(int) % FINE_CELLS]).size
+    )
+    W = boot.replicate_weights(row_index=index).astype(int)
+    direct = [smooth_ece(np.repeat(y, W[r]), np.repeat(p, W[r])) for r in range(R)]
+    np.testing.assert_allclose(boot.compute(), direct, rtol=1e-12)

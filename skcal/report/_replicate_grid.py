@@ -44,7 +44,7 @@ from threadpoolctl import threadpool_limits
 
 from skcal.stats import MeanStatistics, PoissonBootstrap, from_state, poisson_weights
 from skcal.stats._replicate import add_sparse_sums
-from skcal.stats._smooth_ece import FINE_CELLS
+from skcal.stats._smooth_ece import FINE_CELLS, smece_grid_points, special_fine_cells
 
 __all__ = ["ReplicateGrid", "GridReplicates", "smece_grid_points", "TILE_ROWS"]
 
@@ -54,44 +54,6 @@ TILE_ROWS = 1 << 15
 VALUE_STEP = 4
 #: Floats of the sparse state per unit and replicate (``1`` and ``d`` per label, ``d^2``).
 CHANNELS_PER_UNIT = 5
-
-
-def smece_grid_points():
-    """The sizes ``E`` of the grids smECE's bandwidth search can deposit on.
-
-    The search evaluates the bandwidth 1, then bisects [0, 1] ten times, so every bandwidth it
-    evaluates is 1 or ``k / 1024`` (``k / 1024 >= 0.001``); each is smoothed on an ``E``-point
-    grid with ``E = max(2000, round(20 / sigma)) // 2 + 1`` (:mod:`skcal.stats._smooth_ece`).
-
-    Returns
-    -------
-    list of int
-        The distinct ``E``, increasing.
-
-    Examples
-    --------
-    >>> smece_grid_points()[:3], len(smece_grid_points())
-    ([1001, 1025, 1139], 10)
-    """
-    sigmas = [1.0] + [k / 1024 for k in range(1, 1024) if k / 1024 >= 0.001]
-    return sorted({max(2000, round(20 / s)) // 2 + 1 for s in sigmas})
-
-
-def _special_fine_cells():
-    """Fine cells deposited at their own centre of mass by some ``E``-point grid of smECE.
-
-    The classification of smECE's replicate deposit: a cell whose two edges fall in different
-    intervals of the grid, or whose left edge lies (within 1e-7 grid steps) on a node.
-    """
-    c = np.arange(FINE_CELLS)
-    special = np.zeros(FINE_CELLS, dtype=bool)
-    for E in smece_grid_points():
-        lo = c / FINE_CELLS * (E - 1)
-        hi = np.nextafter((c + 1) / FINE_CELLS, 0.0) * (E - 1)
-        b_lo = np.clip(lo.astype(np.intp), 0, E - 2)
-        b_hi = np.clip(hi.astype(np.intp), 0, E - 2)
-        special |= (b_lo != b_hi) | (np.abs(lo - np.round(lo)) < 1e-7)
-    return special
 
 
 def _binary_log_loss_rows(y, p):
@@ -147,7 +109,7 @@ class ReplicateGrid:
         f = np.arange(FINE_CELLS)
         start = (f & ((1 << self.shift) - 1)) == 0
         if "smooth_ece" in self.templates:
-            special = _special_fine_cells()
+            special = special_fine_cells()
             start |= special
             start[1:] |= special[:-1]
         self.unit_of_fine = (np.cumsum(start) - 1).astype(np.intp)

@@ -32,9 +32,12 @@ __all__ = [
     "SmoothECEStatistics",
     "fine_deposit",
     "fine_grid",
+    "fine_cell_units",
     "reflected_gaussian",
+    "smece_grid_points",
     "smooth_ece_from_grid",
     "smooth_ece_replicates",
+    "special_fine_cells",
 ]
 
 #: Cells of the grid the data are deposited on once.
@@ -452,20 +455,102 @@ class SmoothECEStatistics(BinaryStatistics):
         return smooth_ece_replicates(stats)
 
 
+def smece_grid_points():
+    """The sizes ``E`` of the grids smECE's bandwidth search can deposit on.
+
+    The search evaluates the bandwidth 1, then bisects [0, 1] ten times, so every bandwidth it
+    evaluates is 1 or ``k / 1024`` (``k / 1024 >= 0.001``); each is smoothed on an ``E``-point
+    grid with ``E = max(2000, round(20 / sigma)) // 2 + 1`` (:func:`_smece_at`).
+
+    Returns
+    -------
+    list of int
+        The distinct ``E``, increasing.
+
+    Examples
+    --------
+    >>> smece_grid_points()[:3], len(smece_grid_points())
+    ([1001, 1025, 1139], 10)
+    """
+    sigmas = [1.0] + [k / 1024 for k in range(1, 1024) if k / 1024 >= 0.001]
+    return sorted({max(2000, round(20 / s)) // 2 + 1 for s in sigmas})
+
+
+_UNITS: list = []  # (unit of each fine cell, first fine cell of each unit), made once
+
+
+def special_fine_cells():
+    """Fine cells deposited at their own centre of mass by some ``E``-point grid of smECE.
+
+    A cell whose two edges fall in different intervals of one of the grids of
+    :func:`smece_grid_points`, or whose left edge lies (within 1e-7 grid steps) on a node: the
+    classification of :func:`_segments`, for every grid the search can visit.
+
+    Returns
+    -------
+    ndarray of bool of shape (FINE_CELLS,)
+        Whether each fine cell is special.
+    """
+    c = np.arange(FINE_CELLS)
+    special = np.zeros(FINE_CELLS, dtype=bool)
+    for E in smece_grid_points():
+        lo = c / FINE_CELLS * (E - 1)
+        hi = np.nextafter((c + 1) / FINE_CELLS, 0.0) * (E - 1)
+        b_lo = np.clip(lo.astype(np.intp), 0, E - 2)
+        b_hi = np.clip(hi.astype(np.intp), 0, E - 2)
+        special |= (b_lo != b_hi) | (np.abs(lo - np.round(lo)) < 1e-7)
+    return special
+
+
+def fine_cell_units():
+    """The runs of fine cells whose smECE deposits are linear in their sums, on every grid.
+
+    A unit is one special fine cell (:func:`special_fine_cells`) or a maximal run of the others:
+    a run lies strictly inside one interval of every grid the bandwidth search can visit, so its
+    deposit on any of them is that of its summed ``(N, F, R, RF)`` at its first cell (what
+    :func:`_segments` finds per grid), while a special cell is deposited at its own centre of
+    mass. 28,666 units instead of ``2^18`` cells: the replicate statistics are kept per unit.
+
+    Returns
+    -------
+    unit : ndarray of int64 of shape (FINE_CELLS,)
+        The unit of each fine cell (non-decreasing).
+    first : ndarray of int64 of shape (n_units,)
+        Each unit's first fine cell.
+    """
+    if not _UNITS:
+        special = special_fine_cells()
+        start = special.copy()
+        start[1:] |= special[:-1]
+        start[0] = True
+        unit = np.cumsum(start) - 1
+        _UNITS.append((unit.astype(np.int64), np.flatnonzero(start).astype(np.int64)))
+    return _UNITS[0]
+
+
 class _SmoothECEPlan(ReplicatePlan):
-    """Replicates of the fine deposit, on the cells the chunk's rows occupy (one sparse product a tile)."""
+    """Replicates of the fine deposit, on the units the chunk's rows occupy (one sparse product a tile).
+
+    The sums are kept per unit of :func:`fine_cell_units` (a special fine cell, or a run of the
+    others), each named by its first fine cell: the deposit of a run on every grid of the search
+    is that of its sums at its first cell, so the replicates equal those of the per-cell sums to
+    round-off, with at most 28,666 rows of state instead of ``2^18`` (a 1e6-row chunk fills
+    almost every cell).
+    """
 
     def __init__(self, stats, y, p, w):
         self.stats, self.w = stats, w
         self.n_rows = p.shape[0]
+        unit_of, unit_first = fine_cell_units()
         c = np.minimum((p * FINE_CELLS).astype(np.intp), FINE_CELLS - 1)
-        if is_sorted(c):
-            first = np.concatenate(([True], c[1:] != c[:-1])) if c.size else np.zeros(0, dtype=bool)
-            self.cells = c[first].astype(np.int64)
+        u = unit_of.take(c)
+        if is_sorted(u):
+            first = np.concatenate(([True], u[1:] != u[:-1])) if u.size else np.zeros(0, dtype=bool)
+            self.cells = unit_first.take(u[first])
             cid = (np.cumsum(first) - 1).astype(np.int64)
         else:
-            cells, cid = np.unique(c, return_inverse=True)
-            self.cells, cid = cells.astype(np.int64), cid.ravel().astype(np.int64)
+            units, cid = np.unique(u, return_inverse=True)
+            self.cells, cid = unit_first.take(units), cid.ravel().astype(np.int64)
         r = p - y
         vals = np.column_stack([np.ones_like(p), p, r, r * p])
         self.vals = vals if w is None else vals * w[:, None]
