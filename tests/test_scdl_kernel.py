@@ -44,3 +44,34 @@ def test_scdl_is_the_same_without_numba(monkeypatch):
     monkeypatch.setattr(_scdl, "_load_scdl_kernel", lambda: None)
     without = [scdl_score(y, p), scdl_score(y, p, sample_weight=w)]
     np.testing.assert_allclose(with_kernel, without, rtol=1e-10)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 8, 512, 4096])
+def test_the_compiled_grid_maxima_equal_scfdl(m):
+    """The replicates' ``SCDL_m`` per row: the compiled difference arrays equal scfdl's maxima."""
+    from skcal import _scdl_kernel
+
+    rng = np.random.default_rng(m)
+    R = 9
+    W = rng.uniform(size=(R, m + 1))
+    W[:, ::5] = 0.0  # empty bins
+    A = W * rng.uniform(size=(R, m + 1))
+    A[0] = W[0]  # q = 1
+    A[1] = 0.0  # q = 0
+    A[2] = W[2] * (np.arange(m + 1) / m)  # q on the grid: the intervals' ends are integers
+    pi, a = _scdl.masses_to_moments(W, A, W.sum(axis=1, keepdims=True))
+    expected = _scdl.scfdl(pi, a).max(axis=1)
+    got = _scdl_kernel.scdl_grid_maxima(np.ascontiguousarray(pi), np.ascontiguousarray(a))
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_scdl_replicates_are_the_same_without_numba(monkeypatch):
+    from skcal.stats import PoissonBootstrap, ScdlStatistics
+
+    rng = np.random.default_rng(2)
+    p = rng.beta(2, 2, 30_000)
+    y = (rng.uniform(size=p.size) < p).astype(int)
+    fast = PoissonBootstrap(ScdlStatistics(max_bins=1024), n_replicates=12, seed=1).update(y, p).compute()
+    monkeypatch.setattr(_scdl, "_load_scdl_kernel", lambda: None)
+    slow = PoissonBootstrap(ScdlStatistics(max_bins=1024), n_replicates=12, seed=1).update(y, p).compute()
+    np.testing.assert_allclose(fast, slow, rtol=1e-12)
