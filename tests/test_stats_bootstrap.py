@@ -694,3 +694,20 @@ def test_smooth_ece_replicates_per_unit_on_rows_at_every_grid_node(presorted):
     W = boot.replicate_weights(row_index=index).astype(int)
     direct = [smooth_ece(np.repeat(y, W[r]), np.repeat(p, W[r])) for r in range(R)]
     np.testing.assert_allclose(boot.compute(), direct, rtol=1e-12)
+
+
+@pytest.mark.parametrize("p0", [0.0, 0.001])
+def test_smooth_ece_replicates_of_searches_that_stay_at_one(p0):
+    """smECE(1) is computed only for replicates whose bandwidth search never leaves 1 (every
+    check holds): a predictor that is wrong on every row, where the search stays at 1 (p = 0)
+    or stops just below it, gives the exact smECE of each resample."""
+    from skcal.smooth_ece import smooth_ece
+
+    n = 2000
+    p = np.full(n, p0)
+    y = np.ones(n)
+    boot = PoissonBootstrap(SmoothECEStatistics(), n_replicates=R, seed=0).update(y, p)
+    W = boot.replicate_weights(n).astype(int)
+    direct = [smooth_ece(np.repeat(y, W[r]), np.repeat(p, W[r])) for r in range(R)]
+    np.testing.assert_allclose(boot.compute(), direct, rtol=1e-12)
+    assert smooth_ece(y, p, return_bandwidth=True)[1] == (1.0 if p0 == 0.0 else 0.9990234375)

@@ -372,7 +372,8 @@ def run_bootstrap(
     if n_bootstrap == 0:
         return BootstrapRun(np.empty((0, n_models, n_metrics)), 0)
     engine = _Replicates(data, preds, metrics, params, seed)
-    size = engine.block
+    # blocks of equal size (a short last block costs a block's fixed work for a few replicates)
+    size = -(-n_bootstrap // -(-n_bootstrap // engine.block))
     progress = Progress("bootstrap", n_bootstrap, "replicates", verbose)
     # one BLAS / OpenMP thread for the many small products (a pool fighting other processes is
     # 10 to 50 times slower), set once here in the calling thread for every block (see run_block)

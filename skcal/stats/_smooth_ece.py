@@ -772,22 +772,30 @@ def smooth_ece_replicates(stats, block=None):
 
 
 def _bisect(grids, g):
-    """relplot's bandwidth search (see :func:`smooth_ece_from_grid`) for ``g`` replicates at once."""
+    """relplot's bandwidth search (see :func:`smooth_ece_from_grid`) for ``g`` replicates at once.
+
+    The search first checks ``1 < smECE(1)``, which never holds: every smoothed residual is at
+    most its smoothed weight (both are the same positive smoothing of deposits with
+    ``|R_j| <= N_j``), and the density adds :data:`DENSITY_EPS` to each mesh point, so
+    ``smECE(sigma) < 1`` at every bandwidth. So every replicate bisects, and ``smECE(1)`` is
+    needed only for a replicate whose search never leaves 1 (all its checks hold): it is
+    computed for those alone, at the end.
+    """
     rows = np.arange(g)
-    value = _smece_many(grids, rows, np.ones(g))
-    active = ~(1.0 < value)  # check(1) fails: bisect
+    value = np.full(g, np.nan)  # smECE at the current start (1: computed at the end if needed)
     start, end = np.ones(g), np.zeros(g)
     for _ in range(10):
         mid = (start + end) / 2
         chk = mid < 0.001
-        need = active & ~chk
+        need = ~chk
         vals = np.empty(g)
         if need.any():
             vals[need] = _smece_many(grids, rows[need], mid[need])
             chk[need] = mid[need] < vals[need]
-        move_end = active & chk
-        move_start = active & ~chk
-        end = np.where(move_end, mid, end)
-        start = np.where(move_start, mid, start)
-        value = np.where(move_start, vals, value)  # the value at the current start
+        end = np.where(chk, mid, end)
+        start = np.where(~chk, mid, start)
+        value = np.where(~chk, vals, value)  # the value at the current start
+    stay = start == 1.0
+    if stay.any():
+        value[stay] = _smece_many(grids, rows[stay], np.ones(int(stay.sum())))
     return value
