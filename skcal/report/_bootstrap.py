@@ -75,10 +75,12 @@ def score_all(data, preds, metrics, params):
 
 
 #: Largest number of replicate weights (replicates x rows) drawn for one block of replicates: a
-#: block holds them as bytes twice (drawn, and a row's weights side by side), 128 MiB at most; the
-#: statistics convert them to float a tile at a time. Larger blocks make CE2's replicate moments
-#: one product with more rows of weights (about twice the rate of 16 at a time).
-BLOCK_ENTRIES = 1 << 26
+#: block holds them as bytes (a row's weights side by side), 128 MiB at most; the statistics
+#: convert them to float a tile at a time. Larger blocks make CE2's replicate moments one product
+#: with more rows of weights (39 GFlop/s with 100 rows, 17 with 16, on one core here).
+BLOCK_ENTRIES = 1 << 27
+#: Most replicates in one block (200 replicates: two blocks of 100).
+MAX_BLOCK = 100
 
 
 @dataclass(frozen=True)
@@ -202,7 +204,7 @@ class _Replicates:
                 prepared = boot.prepare(*arrays, row_index=rows)
                 second = arrays[1] if spec.two_pass else None
                 self.jobs.append((i, j, prepared, key, second, None, spec.template))
-        self.block = int(np.clip(BLOCK_ENTRIES // max(1, largest), 4, 64))
+        self.block = int(np.clip(BLOCK_ENTRIES // max(1, largest), 4, MAX_BLOCK))
 
     def fork(self):
         """An engine for another thread: the same prepared jobs, its own scratch arrays.
@@ -224,13 +226,18 @@ class _Replicates:
         return buf[:size].reshape(shape)
 
     def weights(self, r0, count):
-        """The block's Poisson weights of the validation rows, ``(count, n)`` uint8 (a reused buffer)."""
-        W = self._buffer("weights8", (count, self.n), np.uint8)
+        """The block's Poisson weights of the validation rows, ``(count, n)`` uint8.
+
+        The ``(replicates, rows)`` view of a reused ``(rows, replicates)`` array, a row's weights
+        side by side (the layout the statistics gather and convert a tile at a time), drawn a
+        slice of rows at a time and transposed into it.
+        """
+        WT = self._buffer("weights8T", (self.n, count), np.uint8)
         step = max(1, (1 << 20) // count)
         reps = np.arange(r0, r0 + count)
         for a in range(0, self.n, step):
-            W[:, a : a + step] = poisson_weights(self.seed, reps, np.arange(a, min(self.n, a + step)))
-        return W
+            WT[a : a + step] = poisson_weights(self.seed, reps, np.arange(a, min(self.n, a + step))).T
+        return WT.T
 
     def run_block(self, r0, count):
         """Every metric of every model on replicates ``r0 .. r0 + count - 1``.
@@ -242,12 +249,10 @@ class _Replicates:
         """
         out = np.full((count, len(self.preds), len(self.metrics)), np.nan)
         W8 = self.weights(r0, count)
-        W8T = self._buffer("weights8T", W8.T.shape, np.uint8)
-        np.copyto(W8T, W8.T)  # (rows, replicates): a row's weights are contiguous
         # the statistics read the counts as (replicates, rows) views of the (rows, replicates)
         # array: update_together converts them to float a tile at a time (gathered into a
         # model's sorted order where its rows are sorted), while the tile is in cache
-        W = W8T.T
+        W = W8
         groups = {}  # weights key -> its jobs, in the order of the jobs (model by model)
         followers = {}  # leader's index -> the jobs computed from its statistics
         with config_context(skip_parameter_validation=True):
