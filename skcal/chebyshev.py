@@ -948,10 +948,16 @@ class ChebyshevMoments:
 
 
 @validate_params(
-    {"scores": ["array-like"], "targets": ["array-like"], "weights": ["array-like"], "degree": DEGREE},
+    {
+        "scores": ["array-like"],
+        "targets": ["array-like"],
+        "weights": ["array-like"],
+        "degree": DEGREE,
+        "check_input": ["boolean"],
+    },
     prefer_skip_nested_validation=True,
 )
-def replicate_moments(scores, targets, weights, degree):
+def replicate_moments(scores, targets, weights, degree, *, check_input=True):
     """The moments ``M`` and ``AtB`` of :class:`ChebyshevMoments` for several weightings of the same rows.
 
     For weightings ``w_r`` (rows of ``weights``) of the rows ``(x_n, y_n)`` with targets
@@ -975,6 +981,11 @@ def replicate_moments(scores, targets, weights, degree):
         Finite non-negative weights, one row per weighting.
     degree : int
         The degree ``L``.
+    check_input : bool, default=True
+        Check that the weights are finite and non-negative (two passes over them). Pass
+        ``False`` only for weights that cannot be otherwise, such as the bootstrap's Poisson
+        counts (as :meth:`skcal.stats.PoissonBootstrap.update` takes ``check_input``); the
+        shapes are checked either way.
 
     Returns
     -------
@@ -1003,7 +1014,7 @@ def replicate_moments(scores, targets, weights, degree):
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != n:
         raise ValueError(f"weights must have shape (R, {n}), one row per weighting; got {X.shape}.")
-    if X.size and not (np.isfinite(X).all() and X.min() >= 0):
+    if check_input and X.size and not (np.isfinite(X).all() and X.min() >= 0):
         raise ValueError("weights must be finite and non-negative.")
     L = int(degree)
     R, K = X.shape[0], 2 * L + 1
@@ -1030,7 +1041,7 @@ def replicate_moments(scores, targets, weights, degree):
             Vy = _vander_rows(y[sl], 2 * L, np.empty(K * m)) if y is not None else np.ones((1, m))
             # C order for the products below (weights often come replicate-fastest, as the
             # bootstrap's tiles do: a strided Xs made them about three times slower)
-            Xs = np.ascontiguousarray(X[:, sl])
+            Xs = np.ascontiguousarray(X[:, sl]) if side_by_side else X[:, sl]
             if side_by_side:
                 B = Xs[:, None, :] * Vy[None, :, :]  # B[r, q, :] = w_r T_q(y)
                 Mf += Vx @ B.reshape(R * qy, m).T

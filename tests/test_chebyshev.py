@@ -386,6 +386,31 @@ def test_replicate_moments_equal_one_weighted_update_each(n_dims, degree):
     assert M0.shape == M.shape and A0.shape == AtB.shape and not M0.any()
 
 
+@pytest.mark.parametrize("R", [3, 40])  # fewer weightings than 2L + 1 = 11, and more
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_replicate_moments_in_both_layouts_and_unchecked(R, layout):
+    """Weightings side by side or as rows, in C order or as the bootstrap's transposed tiles,
+    checked or not (``check_input=False``): the same moments."""
+    from skcal.chebyshev import replicate_moments
+
+    rng = np.random.default_rng(R)
+    n, degree = 500, 5
+    S = np.column_stack([rng.uniform(0, 1, n), rng.uniform(0, 0.25, n)])
+    T = rng.uniform(0, 1, (n, 2))
+    W = rng.poisson(1.0, (R, n)).astype(float)
+    X = np.ascontiguousarray(W.T).T if layout == "F" else W
+    M, AtB = replicate_moments(S, T, X, degree, check_input=False)
+    for r in (0, R - 1):
+        one = ChebyshevMoments(degree, n_dims=2, n_targets=2).update(S, T, sample_weight=W[r])
+        np.testing.assert_allclose(M[r], one.M, rtol=1e-12, atol=1e-12 * n)
+        np.testing.assert_allclose(AtB[r], one.AtB, rtol=1e-12, atol=1e-12 * n)
+    M2, A2 = replicate_moments(S, T, W, degree)
+    np.testing.assert_allclose(M, M2, rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(AtB, A2, rtol=1e-13, atol=1e-12)
+    with pytest.raises(ValueError, match="check_input"):
+        replicate_moments(S, T, W, degree, check_input="no")
+
+
 def test_replicate_moments_refuse_bad_weights():
     from skcal.chebyshev import replicate_moments
 

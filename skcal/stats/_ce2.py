@@ -219,7 +219,9 @@ class _MomentPlan(ReplicatePlan):
         L = st.degree
         S, T = self.S[sl], self.T[sl]
         X = W if self.w is None else W * self.w[sl]
-        M, AtB = replicate_moments(S, T, X, L)  # one product of the tile's Chebyshev values per replicate
+        # one product of the tile's Chebyshev values with every replicate's weights (counts, or
+        # counts times the validated row weights: nothing to check)
+        M, AtB = replicate_moments(S, T, X, L, check_input=False)
         out["M"] += M
         out["AtB"] += AtB
         out["tt"] += X @ (T * T)
