@@ -839,7 +839,8 @@ def calibration_report(
     max_seconds : float, default=None
         Time budget of the report, in seconds. The first block of bootstrap replicates is timed
         after the values and the calibration tests, and the number of replicates lowered so that
-        the report ends within the budget (never below that first block, 4 to 64 replicates).
+        the report ends within the budget (never below that first block, a quarter of a block:
+        4 to 25 replicates).
         The report then says how many replicates it used (:attr:`CalibrationReport.n_bootstrap`,
         ``to_dict()["bootstrap"]``, the legend and the verdict): the intervals' end points and
         ``P(best)`` carry a Monte Carlo error that grows as ``1/sqrt(B)`` for ``B`` replicates.
