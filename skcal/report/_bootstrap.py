@@ -39,6 +39,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -153,6 +154,18 @@ class Progress:
             self.drawn = False
 
 
+class _Job(NamedTuple):
+    """One model's metric in the bootstrap: its prepared rows and how its replicates are made."""
+
+    i: int  # the model
+    j: int  # the metric
+    prepared: object  # PreparedRows (None: a user's callable, recomputed on each resample)
+    key: object  # the weights key of its rows (None: the validation rows in order)
+    second: object  # the second pass's scores (CE2), or None
+    leader: object  # index of the job whose statistics it is computed from, or None
+    template: object  # its statistics template
+
+
 class _Replicates:
     """One report's replicate machinery: per model and metric a prepared statistics template."""
 
@@ -164,10 +177,10 @@ class _Replicates:
         self.workspace = {}  # reused accumulators of the statistics (each block's are discarded)
         self.blas = ThreadpoolController()
         sorted_views = {}
-        # (i, j, prepared, weights key, second-pass scores, leader, template) or (i, j, None, ...):
-        # a job whose template holds the same statistics of the same arrays as an earlier job's
-        # (two measures of one binning, ``same_statistics``) names that job as its leader and is
-        # computed from the leader's replicate statistics (``compute_as``), not updated again
+        # one _Job per model and metric (prepared None: a user's callable); a job whose template
+        # holds the same statistics of the same arrays as an earlier job's (two measures of one
+        # binning, ``same_statistics``) names that job as its leader and is computed from the
+        # leader's replicate statistics (``compute_as``), not updated again
         self.jobs = []
         leaders = {}  # (model, arrays, rows) -> indices of the jobs updated with them
         largest = self.n
@@ -175,7 +188,7 @@ class _Replicates:
             for j, m in enumerate(metrics):
                 spec = m.replicates(data, p, **params[i][j]) if m.replicates is not None else None
                 if spec is None:
-                    self.jobs.append((i, j, None, None, None, None, None))
+                    self.jobs.append(_Job(i, j, None, None, None, None, None))
                     continue
                 arrays, rows = spec.arrays, spec.rows
                 key = None if rows is None else ("rows", i, id(rows))
@@ -192,18 +205,18 @@ class _Replicates:
                     largest = max(largest, rows.shape[0])
                 same = (i, tuple(id(a) for a in arrays), id(rows))
                 if not spec.two_pass:
-                    leader = next(
-                        (k for k in leaders.get(same, ()) if same_statistics(spec.template, self.jobs[k][6])),
-                        None,
-                    )
+                    t = spec.template
+                    alike = [k for k in leaders.get(same, ()) if same_statistics(t, self.jobs[k].template)]
+                    leader = alike[0] if alike else None
                     if leader is not None:
-                        self.jobs.append((i, j, self.jobs[leader][2], key, None, leader, spec.template))
+                        prepared = self.jobs[leader].prepared
+                        self.jobs.append(_Job(i, j, prepared, key, None, leader, spec.template))
                         continue
                     leaders.setdefault(same, []).append(len(self.jobs))
                 boot = PoissonBootstrap(spec.template, n_replicates=1, seed=self.seed)
                 prepared = boot.prepare(*arrays, row_index=rows)
                 second = arrays[1] if spec.two_pass else None
-                self.jobs.append((i, j, prepared, key, second, None, spec.template))
+                self.jobs.append(_Job(i, j, prepared, key, second, None, spec.template))
         self.block = int(np.clip(BLOCK_ENTRIES // max(1, largest), 4, MAX_BLOCK))
 
     def fork(self):
@@ -270,13 +283,13 @@ class _Replicates:
                 # (the Chebyshev solve's) may restore the pool it saw when it was made
                 self.blas.limit(limits=1, user_api="blas")
                 boots = [
-                    PoissonBootstrap(job[2].template, n_replicates=count, first_replicate=r0, seed=self.seed)
+                    PoissonBootstrap(job.template, n_replicates=count, first_replicate=r0, seed=self.seed)
                     for _, job in members
                 ]
                 # the tiles of the weights are read once for every statistic of these rows (the
                 # weights are Poisson counts: nothing to check)
                 update_together(
-                    [(b, job[2]) for b, (_, job) in zip(boots, members, strict=True)],
+                    [(b, job.prepared) for b, (_, job) in zip(boots, members, strict=True)],
                     W,
                     rows=None if key is None else self._rows[key],
                     workspace=self.workspace,

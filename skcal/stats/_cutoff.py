@@ -413,12 +413,17 @@ def replicate_running_sum_error(resid, weight, measure):
     if D == 0:
         return np.where(weight > 0, 0.0, np.nan)
     hi, lo = replicate_running_extremes(resid)
+    return _extremes_error(hi, lo, weight, measure)[:R]
+
+
+def _extremes_error(hi, lo, W, measure):
+    """:func:`cutoff_from_running_sums` of arrays of extremes (NaN where ``W`` is not positive)."""
     if measure == "ks":
         num = np.maximum(np.abs(hi), np.abs(lo))
     else:
         num = np.maximum(hi, 0.0) - np.minimum(lo, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(weight > 0, num / np.where(weight > 0, weight, 1.0), np.nan)[:R]
+        return np.where(W > 0, num / np.where(W > 0, W, 1.0), np.nan)
 
 
 #: From this many entries (values x replicates) on, the compiled walk is used when numba is
@@ -473,18 +478,20 @@ def replicate_running_extremes(resid, use_kernel=None):
     return hi, lo
 
 
+def _sorted_chunk(y, p, w):
+    """``(order, p, y - p, w)`` of a chunk in increasing ``p`` (``order`` None when it came sorted)."""
+    if is_sorted(p):
+        return None, p, y - p, w
+    order = np.argsort(p, kind="stable")
+    return order, p[order], (y - p)[order], None if w is None else w[order]
+
+
 class _SortedRunsPlan(ReplicatePlan):
     """The chunk sorted once (not at all when it comes sorted); each replicate's sums per distinct value."""
 
     def __init__(self, y, p, w):
         self.n_rows = p.shape[0]
-        if is_sorted(p):
-            self.order, ps, r, ww = None, p, y - p, w
-        else:
-            self.order = np.argsort(p, kind="stable")
-            ps = p[self.order]
-            r = (y - p)[self.order]
-            ww = None if w is None else w[self.order]
+        self.order, ps, r, ww = _sorted_chunk(y, p, w)
         new = np.empty(ps.shape[0], dtype=bool)
         if ps.size:
             new[0] = True
@@ -584,15 +591,9 @@ def _running_error(s, measure):
     """The cutoff or KS error of running-sum states (arrays of any shape), NaN without weight."""
     hi = np.maximum(s["hi"], s["total"])  # the last row ends its run
     lo = np.minimum(s["lo"], s["total"])
-    W = s["weight"]
-    if measure == "ks":
-        num = np.maximum(np.abs(hi), np.abs(lo))
-    else:
-        num = np.maximum(hi, 0.0) - np.minimum(lo, 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        # at most 1, as cutoff_from_running_sums (the sums and W add in different orders)
-        out = np.minimum(num / np.where(W > 0, W, 1.0), 1.0)
-    return np.where((W > 0) & (s["first"] < np.inf), out, np.nan)
+    # at most 1, as cutoff_from_running_sums (the sums and W add in different orders)
+    out = np.minimum(_extremes_error(hi, lo, s["weight"], measure), 1.0)
+    return np.where(s["first"] < np.inf, out, np.nan)
 
 
 class SortedCutoffStatistics(BinaryStatistics):
@@ -695,12 +696,7 @@ class _RunningPlan(ReplicatePlan):
 
     def __init__(self, y, p, w):
         self.n_rows = p.shape[0]
-        if is_sorted(p):
-            self.order, ps, r, ww = None, p, y - p, w
-        else:
-            self.order = np.argsort(p, kind="stable")
-            ps, r = p[self.order], (y - p)[self.order]
-            ww = None if w is None else w[self.order]
+        self.order, ps, r, ww = _sorted_chunk(y, p, w)
         self.r = r if ww is None else r * ww
         self.w = ww
         self.ends = np.zeros(self.n_rows, dtype=bool)
@@ -824,13 +820,7 @@ class CutoffGridStatistics(BinaryStatistics):
     def _replicate_compute(self, stats):
         S = np.cumsum(stats["resid"], axis=1)
         W = stats["weight"].sum(axis=1)
-        hi, lo = S.max(axis=1), S.min(axis=1)
-        if self.measure == "ks":
-            num = np.maximum(np.abs(hi), np.abs(lo))
-        else:
-            num = np.maximum(hi, 0.0) - np.minimum(lo, 0.0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(W > 0, num / np.where(W > 0, W, 1.0), np.nan)
+        return _extremes_error(S.max(axis=1), S.min(axis=1), W, self.measure)
 
     def _replicate_bounds(self, stats):
         """Per replicate, :meth:`bound` of its statistics."""
