@@ -494,12 +494,20 @@ def special_fine_cells():
     c = np.arange(FINE_CELLS)
     special = np.zeros(FINE_CELLS, dtype=bool)
     for E in smece_grid_points():
-        lo = c / FINE_CELLS * (E - 1)
-        hi = np.nextafter((c + 1) / FINE_CELLS, 0.0) * (E - 1)
-        b_lo = np.clip(lo.astype(np.intp), 0, E - 2)
-        b_hi = np.clip(hi.astype(np.intp), 0, E - 2)
-        special |= (b_lo != b_hi) | (np.abs(lo - np.round(lo)) < 1e-7)
+        special |= ~_fixed_cells(c, E)[1]
     return special
+
+
+def _fixed_cells(cells, E):
+    """``(b, fixed)``: each fine cell's interval ``b`` of the ``E``-point grid, and whether the cell
+    lies strictly inside it (no node inside the cell, its left edge not on a node within 1e-7 grid
+    steps): only such a cell's deposit is linear in its sums."""
+    lo_edge = cells / FINE_CELLS * (E - 1)
+    hi_edge = np.nextafter((cells + 1) / FINE_CELLS, 0.0) * (E - 1)
+    b_lo = np.clip(lo_edge.astype(np.intp), 0, E - 2)
+    b_hi = np.clip(hi_edge.astype(np.intp), 0, E - 2)
+    near = np.abs(lo_edge - np.round(lo_edge)) < 1e-7
+    return b_lo, (b_lo == b_hi) & ~near
 
 
 def fine_cell_units():
@@ -673,13 +681,9 @@ def _segments(cells, E):
     hit = _SEGMENTS.get(key)
     if hit is not None and hit[0]() is cells:
         return hit[1]
-    lo_edge = cells / FINE_CELLS * (E - 1)
-    hi_edge = np.nextafter((cells + 1) / FINE_CELLS, 0.0) * (E - 1)
-    b_lo = np.clip(lo_edge.astype(np.intp), 0, E - 2)
-    b_hi = np.clip(hi_edge.astype(np.intp), 0, E - 2)
-    # a cell whose left edge sits (within rounding) on a node is deposited at its centre too
-    near = np.abs(lo_edge - np.round(lo_edge)) < 1e-7
-    fixed = (b_lo == b_hi) & ~near
+    # a cell with a node inside, or whose left edge sits (within rounding) on a node, is
+    # deposited at its centre
+    b_lo, fixed = _fixed_cells(cells, E)
     # segments of consecutive cells: each run of fixed cells with one b, each other cell alone
     key_b = np.where(fixed, b_lo, -1)
     brk = np.ones(cells.size, dtype=bool)
