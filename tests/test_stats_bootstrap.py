@@ -711,3 +711,26 @@ def test_smooth_ece_replicates_of_searches_that_stay_at_one(p0):
     direct = [smooth_ece(np.repeat(y, W[r]), np.repeat(p, W[r])) for r in range(R)]
     np.testing.assert_allclose(boot.compute(), direct, rtol=1e-12)
     assert smooth_ece(y, p, return_bandwidth=True)[1] == (1.0 if p0 == 0.0 else 0.9990234375)
+
+
+@pytest.mark.parametrize("sigma", [1.0, 0.5, 0.0625, 0.013, 0.004])
+def test_smooth_ece_density_sum_is_the_smoothed_deposit_summed_over_the_mesh(sigma):
+    """The replicates' denominator of smECE, the smoothed and interpolated weight summed over
+    the mesh, is a linear function of the deposit: equal to smoothing it and summing."""
+    from skcal.stats._smooth_ece import (
+        _density_weights,
+        _grid_size,
+        _interpolate,
+        _reflected_fft_size,
+        reflected_gaussian,
+    )
+
+    E, n_mesh = _grid_size(sigma)
+    N = np.random.default_rng(3).exponential(size=(4, E)) * (np.arange(E) % 7 != 0)
+    t = np.linspace(0.0, 1.0, E)
+    ker = np.exp(-((t - 0.5) ** 2) / (2 * sigma**2)) / (np.sqrt(2 * np.pi) * sigma)
+    nfft = _reflected_fft_size(E)
+    c = _density_weights(E, n_mesh, np.fft.rfft(ker, nfft)[None, :], nfft)[0]
+    mesh = np.linspace(0.0, 1.0, n_mesh)
+    direct = [np.sum(_interpolate(mesh, row)) for row in reflected_gaussian(N, sigma)]
+    np.testing.assert_allclose(N @ c, direct, rtol=1e-13)

@@ -616,18 +616,20 @@ class _ReplicateGrids:
         return self.cache[E][rows]
 
     def spectrum(self, E, rows):
-        """``rfft`` of the reflected deposits of replicates ``rows`` on the ``E``-point grid, and its length.
+        """``rfft`` of the reflected residual deposits of replicates ``rows`` on the ``E``-point grid, and its length.
 
         The forward transform of :func:`reflected_gaussian`'s extended rows depends on the
         replicate and ``E`` only, not on the bandwidth, so it is made once per ``E`` for every
         replicate (a row's transform does not depend on the rows beside it) and reused by every
-        bisection step that visits ``E``.
+        bisection step that visits ``E``. Only the residual channel is transformed: the
+        density enters smECE through its sum over the mesh alone, a linear function of the
+        weight deposit (:func:`_density_weights`).
         """
         key = ("spectrum", E)
         if key not in self.cache:
-            values = self.deposit(E, slice(None))  # (g, 2, E)
+            values = self.deposit(E, slice(None))[:, 1]  # (g, E): the residuals
             nfft = _reflected_fft_size(E)
-            self.cache[key] = (rfft(_reflected_rows(values), nfft, axis=2), nfft)
+            self.cache[key] = (rfft(_reflected_rows(values), nfft, axis=1), nfft)
         spec, nfft = self.cache[key]
         return spec[rows], nfft
 
@@ -702,30 +704,76 @@ def _segments(cells, E):
     return value
 
 
+def _interpolation(E, n_mesh):
+    """relplot's linear interpolation from the ``E``-point grid to the ``n_mesh``-point mesh.
+
+    Returns the left nodes ``inds``, the weights ``frac`` of the right ones (as
+    :func:`_interpolate`) and ``u``, each grid node's total weight over the mesh (so that the
+    sum over the mesh of an interpolated row ``v`` is ``u @ v``).
+    """
+    mesh = np.linspace(0.0, 1.0, n_mesh)
+    step = 1.0 / (E - 1)
+    inds = np.clip((mesh * (E - 1)).astype(np.intp), 0, E - 2)
+    frac = (mesh - inds * step) / step
+    u = np.bincount(inds, weights=1 - frac, minlength=E) + np.bincount(inds + 1, weights=frac, minlength=E)
+    return inds, frac, u
+
+
+def _density_weights(E, n_mesh, kernel_spectrum, nfft):
+    """``c`` with ``c @ N = sum over the mesh of the smoothed, interpolated weight deposit N``.
+
+    The smoothing (:func:`reflected_gaussian`: the reflected extension, a circular convolution
+    of length ``nfft`` with the kernel, the outputs ``E - 1 .. 2E - 2``) and the interpolation
+    are linear, so the sum is ``N`` times the adjoint of both applied to a vector of ones: the
+    interpolation's node weights ``u`` placed at the kept outputs, correlated with the kernel
+    (``kernel_spectrum``'s conjugate, one row per bandwidth), and folded back through the
+    reflection. Equal to smoothing ``N`` and summing up to floating-point round-off.
+    """
+    _, _, u = _interpolation(E, n_mesh)
+    z = np.zeros(nfft)
+    z[E - 1 : 2 * E - 1] = u
+    back = irfft(rfft(z)[None, :] * np.conj(kernel_spectrum), nfft, axis=1)[:, : 2 * E - 1]
+    h = E // 2
+    e = np.arange(h, h + 2 * E - 1)  # the extension's points that _reflected_rows keeps
+    source = np.where(e < E - 1, E - 1 - e, np.where(e <= 2 * E - 2, e - (E - 1), 3 * E - 3 - e))
+    out = np.empty((back.shape[0], E))
+    for k in range(back.shape[0]):
+        out[k] = np.bincount(source, weights=back[k], minlength=E)
+    return out
+
+
 def _smece_many(grids, rows, sigmas):
-    """``_smece_at`` of replicates ``rows`` at their bandwidths ``sigmas`` (one FFT pass per grid size)."""
+    """``_smece_at`` of replicates ``rows`` at their bandwidths ``sigmas`` (one FFT pass per grid size).
+
+    ``_smece_at`` is ``sum |ys / dens| * dens / sum dens`` over the mesh, ``dens`` the smoothed
+    weight plus :data:`DENSITY_EPS` (positive: the smoothed weight is a positive smoothing of
+    non-negative deposits) and ``ys`` the smoothed residual. So the numerator is ``sum |ys|``
+    (to round-off) and the denominator a linear function of the weight deposit
+    (:func:`_density_weights`): only the residual channel is smoothed, by one inverse transform
+    per replicate.
+    """
     out = np.empty(rows.size)
     sizes = [_grid_size(float(s)) for s in sigmas]
     for E, n_mesh in sorted(set(sizes)):
         sel = np.array([k for k, sz in enumerate(sizes) if sz == (E, n_mesh)])
         sig = sigmas[sel]
-        spec, nfft = grids.spectrum(E, rows[sel])  # (g, 2, nfft // 2 + 1)
+        spec, nfft = grids.spectrum(E, rows[sel])  # (g, nfft // 2 + 1)
         t = np.linspace(0.0, 1.0, E)
         # replicates whose bisections are at the same bandwidth share its kernel's transform
         # (most of them, in the first steps): the same numbers, made once
         sig_u, which = np.unique(sig, return_inverse=True)
+        which = which.ravel()
         sc = sig_u[:, None]
         ker = np.exp(-((t[None, :] - 0.5) ** 2) / (2 * sc**2)) / (np.sqrt(2 * np.pi) * sc)
-        full = irfft(spec * rfft(ker, nfft, axis=1)[which.ravel()][:, None, :], nfft, axis=2)
-        smoothed = full[:, :, E - 1 : 2 * E - 1]  # as reflected_gaussian
-        mesh = np.linspace(0.0, 1.0, n_mesh)
-        step = 1.0 / (E - 1)
-        inds = np.clip((mesh * (E - 1)).astype(np.intp), 0, E - 2)
-        frac = (mesh - inds * step) / step
-        interp = smoothed[:, :, inds] * (1 - frac) + smoothed[:, :, inds + 1] * frac
-        dens = interp[:, 0] + DENSITY_EPS
-        ys = interp[:, 1]
-        out[sel] = np.sum(np.abs(ys / dens) * dens, axis=1) / np.sum(dens, axis=1)
+        kspec = rfft(ker, nfft, axis=1)
+        full = irfft(spec * kspec[which], nfft, axis=1)
+        smoothed = full[:, E - 1 : 2 * E - 1]  # as reflected_gaussian
+        inds, frac, _ = _interpolation(E, n_mesh)
+        ys = smoothed[:, inds] * (1 - frac) + smoothed[:, inds + 1] * frac
+        c = _density_weights(E, n_mesh, kspec, nfft)  # (unique bandwidths, E)
+        N = grids.deposit(E, rows[sel])[:, 0]  # (g, E)
+        total = np.einsum("ge,ge->g", N, c[which]) + n_mesh * DENSITY_EPS
+        out[sel] = np.sum(np.abs(ys), axis=1) / total
     return out
 
 
@@ -737,7 +785,10 @@ def smooth_ece_replicates(stats, block=None):
     deposits, reflected Gaussian smoothing and bandwidth bisection. The bisection runs for a
     block of replicates together: at every step the replicates are grouped by grid size, each
     group smoothed in one FFT pass, and each replicate's deposit on an ``E``-point grid is made
-    once however often its bisection visits that grid.
+    once however often its bisection visits that grid. Only the residual channel is smoothed
+    (one inverse transform per replicate and step): the density enters through its sum over
+    the mesh, a linear function of the weight deposit (:func:`_density_weights`), so the
+    values equal ``compute``'s to floating-point round-off, not bit for bit.
 
     Parameters
     ----------
