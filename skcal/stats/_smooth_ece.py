@@ -616,7 +616,7 @@ class _ReplicateGrids:
         return self.cache[E][rows]
 
     def spectrum(self, E, rows):
-        """``rfft`` of the reflected residual deposits of replicates ``rows`` on the ``E``-point grid, and its length.
+        """``rfft`` of the reflected residual deposits of ``rows`` on the ``E``-point grid, and its length.
 
         The forward transform of :func:`reflected_gaussian`'s extended rows depends on the
         replicate and ``E`` only, not on the bandwidth, so it is made once per ``E`` for every
