@@ -730,7 +730,7 @@ def test_smooth_ece_density_sum_is_the_smoothed_deposit_summed_over_the_mesh(sig
     t = np.linspace(0.0, 1.0, E)
     ker = np.exp(-((t - 0.5) ** 2) / (2 * sigma**2)) / (np.sqrt(2 * np.pi) * sigma)
     nfft = _reflected_fft_size(E)
-    c = _density_weights(E, n_mesh, np.fft.rfft(ker, nfft)[None, :], nfft)[0]
+    c = _density_weights(E, n_mesh, [sigma], np.fft.rfft(ker, nfft)[None, :], nfft)[0]
     mesh = np.linspace(0.0, 1.0, n_mesh)
     direct = [np.sum(_interpolate(mesh, row)) for row in reflected_gaussian(N, sigma)]
     np.testing.assert_allclose(N @ c, direct, rtol=1e-13)

@@ -609,11 +609,16 @@ class _ReplicateGrids:
         self.scale = scale  # (g,): weights rescaled to sum to the row count
         self.cache = {}
 
-    def deposit(self, E, rows):
-        """Weight and residual of replicates ``rows`` on the ``E``-point grid: ``(len(rows), 2, E)``."""
+    def deposit(self, E, rows, channel=None):
+        """Weight and residual of replicates ``rows`` on the ``E``-point grid: ``(len(rows), 2, E)``.
+
+        ``channel`` 0 or 1 gives the weight or the residual alone, ``(len(rows), E)``.
+        """
         if E not in self.cache:
             self.cache[E] = self._deposit(E)
-        return self.cache[E][rows]
+        if channel is None:
+            return self.cache[E][rows]
+        return self.cache[E][rows, channel]
 
     def spectrum(self, E, rows):
         """``rfft`` of the reflected residual deposits of ``rows`` on the ``E``-point grid, and its length.
@@ -719,7 +724,30 @@ def _interpolation(E, n_mesh):
     return inds, frac, u
 
 
-def _density_weights(E, n_mesh, kernel_spectrum, nfft):
+def _density_weights(E, n_mesh, sigmas, kernel_spectrum, nfft):
+    """:func:`_density_weights_of` of each bandwidth of ``sigmas``, kept per ``(E, mesh, sigma)``.
+
+    The first steps of every block's search visit the same bandwidths (1/2, 1/4, ...), so the
+    weights are made once per process and bandwidth (at most :data:`_DENSITY_CACHE` of them).
+    """
+    keys = [(E, n_mesh, nfft, float(s)) for s in sigmas]
+    missing = [k for k, key in enumerate(keys) if key not in _DENSITY_WEIGHTS]
+    if missing:
+        made = _density_weights_of(E, n_mesh, kernel_spectrum[missing], nfft)
+        if len(_DENSITY_WEIGHTS) + len(missing) > _DENSITY_CACHE:
+            _DENSITY_WEIGHTS.clear()
+        for k, row in zip(missing, made, strict=True):
+            _DENSITY_WEIGHTS[keys[k]] = row
+    return np.stack([_DENSITY_WEIGHTS[key] for key in keys])
+
+
+#: (E, mesh points, FFT length, bandwidth) -> the density weights of :func:`_density_weights_of`
+_DENSITY_WEIGHTS: dict = {}
+#: Bandwidths' weights kept at most (8 KB each).
+_DENSITY_CACHE = 1024
+
+
+def _density_weights_of(E, n_mesh, kernel_spectrum, nfft):
     """``c`` with ``c @ N = sum over the mesh of the smoothed, interpolated weight deposit N``.
 
     The smoothing (:func:`reflected_gaussian`: the reflected extension, a circular convolution
@@ -753,9 +781,13 @@ def _smece_many(grids, rows, sigmas):
     per replicate.
     """
     out = np.empty(rows.size)
-    sizes = [_grid_size(float(s)) for s in sigmas]
-    for E, n_mesh in sorted(set(sizes)):
-        sel = np.array([k for k, sz in enumerate(sizes) if sz == (E, n_mesh)])
+    # _grid_size of every bandwidth at once
+    E_all = np.maximum(2000, np.round(20 / sigmas)).astype(np.int64) // 2 + 1
+    mesh_all = np.maximum(np.round(10 / sigmas).astype(np.int64), MESH_POINTS)
+    pairs, group = np.unique(np.stack([E_all, mesh_all]), axis=1, return_inverse=True)
+    for k in range(pairs.shape[1]):
+        E, n_mesh = int(pairs[0, k]), int(pairs[1, k])
+        sel = np.flatnonzero(group.ravel() == k)
         sig = sigmas[sel]
         spec, nfft = grids.spectrum(E, rows[sel])  # (g, nfft // 2 + 1)
         t = np.linspace(0.0, 1.0, E)
@@ -770,9 +802,13 @@ def _smece_many(grids, rows, sigmas):
         smoothed = full[:, E - 1 : 2 * E - 1]  # as reflected_gaussian
         inds, frac, _ = _interpolation(E, n_mesh)
         ys = smoothed[:, inds] * (1 - frac) + smoothed[:, inds + 1] * frac
-        c = _density_weights(E, n_mesh, kspec, nfft)  # (unique bandwidths, E)
-        N = grids.deposit(E, rows[sel])[:, 0]  # (g, E)
-        total = np.einsum("ge,ge->g", N, c[which]) + n_mesh * DENSITY_EPS
+        c = _density_weights(E, n_mesh, sig_u, kspec, nfft)  # (unique bandwidths, E)
+        N = grids.deposit(E, rows[sel], channel=0)  # (g, E)
+        if sig_u.size <= 16:  # a few bandwidths: one product with each's weights
+            total = (N @ c.T)[np.arange(sel.size), which]
+        else:
+            total = np.einsum("ge,ge->g", N, c[which])
+        total += n_mesh * DENSITY_EPS
         out[sel] = np.sum(np.abs(ys), axis=1) / total
     return out
 
