@@ -30,7 +30,14 @@ from skcal.stats import (
     poisson_weights,
 )
 from skcal.stats._bootstrap import POISSON_THRESHOLDS, update_together
-from skcal.stats._replicate import LoopPlan, add_sparse_sums, sharing_tile_copies, tile_copies, tile_rows
+from skcal.stats._replicate import (
+    LoopPlan,
+    add_sparse_sums,
+    sharing_tile_copies,
+    stable_argsort,
+    tile_copies,
+    tile_rows,
+)
 
 R = 6
 
@@ -734,3 +741,10 @@ def test_smooth_ece_density_sum_is_the_smoothed_deposit_summed_over_the_mesh(sig
     mesh = np.linspace(0.0, 1.0, n_mesh)
     direct = [np.sum(_interpolate(mesh, row)) for row in reflected_gaussian(N, sigma)]
     np.testing.assert_allclose(N @ c, direct, rtol=1e-13)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0]) | st.floats(0.0, 1.0), min_size=0, max_size=40))
+def test_stable_argsort_is_numpys_stable_order_with_and_without_ties(values):
+    v = np.array(values, dtype=float)
+    np.testing.assert_array_equal(stable_argsort(v), np.argsort(v, kind="stable"))

@@ -50,6 +50,7 @@ from threadpoolctl import ThreadpoolController, threadpool_limits
 from skcal.stats import PoissonBootstrap, poisson_weights
 from skcal.stats._base import same_statistics
 from skcal.stats._bootstrap import update_together
+from skcal.stats._replicate import stable_argsort
 
 #: Interval methods (see the module docstring).
 INTERVAL_METHODS = ("bc-percentile", "percentile", "basic")
@@ -195,7 +196,7 @@ class _Replicates:
                 if spec.sort_by is not None:
                     share = (i, spec.share)
                     if share not in sorted_views:
-                        order = np.argsort(arrays[spec.sort_by], kind="stable")
+                        order = stable_argsort(arrays[spec.sort_by])
                         srows = order if rows is None else np.asarray(rows)[order]
                         sorted_views[share] = (tuple(a[order] for a in arrays), srows)
                     arrays, rows = sorted_views[share]

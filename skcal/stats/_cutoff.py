@@ -40,6 +40,7 @@ from skcal.stats._replicate import (
     add_sparse_sums,
     is_sorted,
     load_replicate_kernel,
+    stable_argsort,
     tile_copies,
 )
 
@@ -482,7 +483,7 @@ def _sorted_chunk(y, p, w):
     """``(order, p, y - p, w)`` of a chunk in increasing ``p`` (``order`` None when it came sorted)."""
     if is_sorted(p):
         return None, p, y - p, w
-    order = np.argsort(p, kind="stable")
+    order = stable_argsort(p)
     return order, p[order], (y - p)[order], None if w is None else w[order]
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "is_sorted",
     "load_replicate_kernel",
     "sharing_tile_copies",
+    "stable_argsort",
     "stack_empty",
     "tile_copies",
     "tile_rows",
@@ -100,6 +101,36 @@ def is_sorted(values):
     (True, False)
     """
     return values.shape[0] < 2 or bool(np.all(values[1:] >= values[:-1]))
+
+
+def stable_argsort(values):
+    """``np.argsort(values, kind="stable")`` of a 1-d array, faster where no two values tie.
+
+    Without ties the order that sorts ``values`` is unique, so numpy's default sort (an
+    introsort, vectorised on AVX-512: about 5 ms against 10 ms for 1e5 floats) gives the
+    stable order itself; a tie, found in the sorted values, falls back to the stable sort.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,)
+        The array (no NaN).
+
+    Returns
+    -------
+    ndarray of int of shape (n,)
+        The stable sorting permutation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> stable_argsort(np.array([0.3, 0.1, 0.2])).tolist(), stable_argsort(np.array([1, 0, 1, 0])).tolist()
+    ([1, 2, 0], [1, 3, 0, 2])
+    """
+    order = np.argsort(values)
+    s = values[order]
+    if s.shape[0] > 1 and bool(np.any(s[1:] == s[:-1])):
+        return np.argsort(values, kind="stable")
+    return order
 
 
 def add_bin_sums(out, ids, X, sorted_ids=None):
