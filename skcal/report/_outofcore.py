@@ -90,6 +90,7 @@ from skcal.stats import (
     merge_all,
     poisson_weights,
 )
+from skcal.stats._replicate import stable_argsort
 
 __all__ = [
     "BLOCK_BYTES",
@@ -497,7 +498,7 @@ class OutOfCorePlan:
             # one stable sort of the model's rows by p, shared by every measure that sorts (as in
             # memory): their plans find the rows sorted and skip their own sorts
             order = (
-                np.argsort(p, kind="stable")
+                stable_argsort(p)
                 if self.exact and any(b not in BINARY_POINTWISE for b in self.base_names)
                 else None
             )
