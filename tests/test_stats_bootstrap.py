@@ -748,3 +748,14 @@ def test_smooth_ece_density_sum_is_the_smoothed_deposit_summed_over_the_mesh(sig
 def test_stable_argsort_is_numpys_stable_order_with_and_without_ties(values):
     v = np.array(values, dtype=float)
     np.testing.assert_array_equal(stable_argsort(v), np.argsort(v, kind="stable"))
+
+
+@pytest.mark.parametrize("tied", [0.0, 0.03, 0.2, 1.0])
+def test_stable_argsort_mends_the_order_inside_runs_of_ties(tied):
+    """Clipped predictions (a few runs of ties among distinct values) take the fast sort and
+    the mended runs; rounded ones (mostly ties) the stable sort: numpy's stable order either way."""
+    rng = np.random.default_rng(8)
+    v = rng.uniform(size=20_000)
+    at = rng.uniform(size=v.size) < tied
+    v[at] = rng.choice([0.0, 0.5, 1.0, v[0]], size=int(at.sum()))
+    np.testing.assert_array_equal(stable_argsort(v), np.argsort(v, kind="stable"))

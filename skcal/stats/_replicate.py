@@ -104,11 +104,14 @@ def is_sorted(values):
 
 
 def stable_argsort(values):
-    """``np.argsort(values, kind="stable")`` of a 1-d array, faster where no two values tie.
+    """``np.argsort(values, kind="stable")`` of a 1-d array, by numpy's faster default sort.
 
-    Without ties the order that sorts ``values`` is unique, so numpy's default sort (an
-    introsort, vectorised on AVX-512: about 5 ms against 10 ms for 1e5 floats) gives the
-    stable order itself; a tie, found in the sorted values, falls back to the stable sort.
+    Numpy's default sort (an introsort, vectorised on AVX-512: about 5 ms against 10 ms for
+    1e5 floats) orders the values, and only the order *within* runs of tied values can differ
+    from the stable one; those rows' indices are then put in increasing order (one sort of
+    ``run * n + index`` keys over the tied rows only; clipped predictions tie at 0 and 1).
+    Where a strided sample of about 1024 values is a quarter tied (rounded predictions), the
+    stable sort itself is faster and is used.
 
     Parameters
     ----------
@@ -126,10 +129,27 @@ def stable_argsort(values):
     >>> stable_argsort(np.array([0.3, 0.1, 0.2])).tolist(), stable_argsort(np.array([1, 0, 1, 0])).tolist()
     ([1, 2, 0], [1, 3, 0, 2])
     """
-    order = np.argsort(values)
-    s = values[order]
-    if s.shape[0] > 1 and bool(np.any(s[1:] == s[:-1])):
+    n = values.shape[0]
+    sample = values[:: max(1, n // 1024)]  # a quarter of a strided sample tied: mostly ties
+    if n >= 1 << 31 or np.unique(sample).size < 0.75 * sample.size:
         return np.argsort(values, kind="stable")
+    order = np.argsort(values)
+    if n < 2:
+        return order
+    s = values[order]
+    eq = s[1:] == s[:-1]
+    if not eq.any():
+        return order
+    tied = np.zeros(n, dtype=bool)
+    tied[1:] |= eq
+    tied[:-1] |= eq
+    pos = np.flatnonzero(tied)
+    starts = np.ones(pos.size, dtype=bool)  # a tied row that begins its run
+    starts[1:] = ~eq[pos[1:] - 1]
+    run = np.cumsum(starts, dtype=np.int64)
+    keys = run * n + order[pos]
+    keys.sort()
+    order[pos] = keys - run * n
     return order
 
 
