@@ -759,3 +759,19 @@ def test_stable_argsort_mends_the_order_inside_runs_of_ties(tied):
     at = rng.uniform(size=v.size) < tied
     v[at] = rng.choice([0.0, 0.5, 1.0, v[0]], size=int(at.sum()))
     np.testing.assert_array_equal(stable_argsort(v), np.argsort(v, kind="stable"))
+
+
+@pytest.mark.parametrize("p0", [0.001, 0.5, 0.999])
+@pytest.mark.parametrize("y0", [0.0, 1.0])
+def test_smooth_ece_replicates_of_predictions_near_their_labels_or_far_from_them(p0, y0):
+    """smECE's replicate sums are the residuals' per label (not differences of sums of ``p``):
+    rows all near one prediction, right or wrong, give the exact smECE of each resample."""
+    from skcal.smooth_ece import smooth_ece
+
+    n = 2000
+    p = np.clip(p0 + np.random.default_rng(1).normal(0.0, 1e-4, n), 0.0, 1.0)
+    y = np.full(n, y0)
+    boot = PoissonBootstrap(SmoothECEStatistics(), n_replicates=R, seed=0).update(y, p)
+    W = boot.replicate_weights(n).astype(int)
+    direct = [smooth_ece(np.repeat(y, W[r]), np.repeat(p, W[r])) for r in range(R)]
+    np.testing.assert_allclose(boot.compute(), direct, rtol=1e-12)
