@@ -66,6 +66,43 @@ def test_first_order_replicates_equal_the_measures_on_each_resample():
             assert abs(grid.compute() - smooth_calibration_error(yr, pr)) <= grid.bound() + 1e-15
 
 
+@pytest.mark.parametrize(
+    "kwargs, made",
+    # under a budget the first block is a quarter of a block (10 of 40), and no more fits
+    [({"n_bootstrap": B}, B), ({"n_bootstrap": 0}, 0), ({"n_bootstrap": 40, "max_seconds": 1e-6}, 10)],
+)
+def test_values_from_the_replicate_statistics_equal_the_measures(kwargs, made):
+    """SCDL, smECE, the cutoff error and ECE-11 take their values from the bootstrap's statistics
+    with unit weights (beside the first block, or alone without replicates): the measures
+    themselves to round-off, and the replicates are those of a report without that weighting."""
+    from skcal.binned_ece import binned_ece
+    from skcal.cutoff import cutoff_calibration_error
+    from skcal.report._metrics import VALUES_FROM_REPLICATES
+    from skcal.scdl import scdl_score
+    from skcal.smooth_ece import smooth_ece
+
+    y, preds = _binary()
+    preds["ties"] = np.round(preds["a"], 1)  # runs of tied predictions, and p = 0 and 1 rows
+    preds["ties"][:30] = [0.0, 1.0] * 15
+    rep = CalibrationReport.from_predictions(y, preds, random_state=0, test_calibration=False, **kwargs)
+    funcs = {
+        "scdl": scdl_score,
+        "smooth_ece": smooth_ece,
+        "cutoff": cutoff_calibration_error,
+        "binned_ece": lambda y, p: binned_ece(y, p, n_bins=11),
+    }
+    assert set(funcs) == VALUES_FROM_REPLICATES
+    for name, f in funcs.items():
+        expected = [f(y, p) for p in preds.values()]
+        np.testing.assert_allclose(rep.table[(name, "value")], expected, rtol=1e-13, err_msg=name)
+    # the replicates are the resamples' (the weighting of ones is not among them)
+    assert rep.bootstrap_values.shape[0] == rep.n_bootstrap == made
+    j = rep.metric_names.index("cutoff")
+    for r, idx in enumerate(_resample(rep, y.shape[0])):
+        direct = [cutoff_calibration_error(y[idx], p[idx]) for p in preds.values()]
+        np.testing.assert_allclose(rep.bootstrap_values[r, :, j], direct, rtol=1e-12)
+
+
 def test_multiclass_replicates_use_the_full_samples_bins():
     from skcal.binning import assign_bins
 

@@ -65,11 +65,17 @@ def prepare_all(data, preds, metrics):
     return [[m.prepare(data, p) if m.prepare is not None else {} for m in metrics] for p in preds]
 
 
-def score_all(data, preds, metrics, params):
-    """Array (n_models, n_metrics) of every metric for every model on one (re)sample."""
+def score_all(data, preds, metrics, params, skip=()):
+    """Array (n_models, n_metrics) of every metric for every model on one (re)sample.
+
+    The metrics of the indices ``skip`` are left NaN (their values come from elsewhere).
+    """
     return np.array(
         [
-            [m.func(data, p, **kw) for m, kw in zip(metrics, pk, strict=True)]
+            [
+                np.nan if j in skip else m.func(data, p, **kw)
+                for j, (m, kw) in enumerate(zip(metrics, pk, strict=True))
+            ]
             for p, pk in zip(preds, params, strict=True)
         ],
         dtype=float,
@@ -99,12 +105,15 @@ class BootstrapRun:
         Wall time of the bootstrap.
     budget_limited : bool
         Whether ``max_seconds`` lowered the number of replicates.
+    point : ndarray of shape (n_models, n_metrics) or None
+        With ``point_metrics``, those metrics' values with unit weights (NaN elsewhere).
     """
 
     values: np.ndarray
     n_requested: int
     seconds: float = 0.0
     budget_limited: bool = False
+    point: object = None
 
 
 class Progress:
@@ -239,30 +248,56 @@ class _Replicates:
             buf = self._buffers[(key, np.dtype(dtype))] = np.empty(size, dtype=dtype)
         return buf[:size].reshape(shape)
 
-    def weights(self, r0, count):
+    def weights(self, r0, count, unit=False):
         """The block's Poisson weights of the validation rows, ``(count, n)`` uint8.
 
         The ``(replicates, rows)`` view of a reused ``(rows, replicates)`` array, a row's weights
         side by side (the layout the statistics gather and convert a tile at a time), drawn a
-        slice of rows at a time and transposed into it.
+        slice of rows at a time and transposed into it. ``unit`` appends a last weighting of
+        ones (``(count + 1, n)``): :meth:`run_block`'s values of the rows themselves.
         """
-        WT = self._buffer("weights8T", (self.n, count), np.uint8)
+        WT = self._buffer("weights8T", (self.n, count + int(unit)), np.uint8)
         step = max(1, (1 << 20) // count)
         reps = np.arange(r0, r0 + count)
         for a in range(0, self.n, step):
-            WT[a : a + step] = poisson_weights(self.seed, reps, np.arange(a, min(self.n, a + step))).T
+            WT[a : a + step, :count] = poisson_weights(self.seed, reps, np.arange(a, min(self.n, a + step))).T
+        if unit:
+            WT[:, count] = 1
         return WT.T
 
-    def run_block(self, r0, count):
+    def point_values(self, metric_indices):
+        """``(n_models, n_metrics)``: the metrics ``metric_indices`` with every row's weight 1 (else NaN).
+
+        One block of one replicate of unit weights through the jobs of those metrics (and their
+        leaders): each value is its statistics' own value on the validation rows, the exact
+        measure up to floating-point round-off (``Metric.value_from_replicates``).
+        """
+        wanted = set(metric_indices)
+        only = {k for k, job in enumerate(self.jobs) if job.j in wanted and job.prepared is not None}
+        only |= {self.jobs[k].leader for k in only if self.jobs[k].leader is not None}
+        ones = np.ones((self.n, 1), dtype=np.uint8).T  # the (replicates, rows) view the blocks use
+        with threadpool_limits(limits=1):
+            return self.run_block(0, 1, weights=ones, only=only)[0]
+
+    def run_block(self, r0, count, weights=None, only=None, unit=False):
         """Every metric of every model on replicates ``r0 .. r0 + count - 1``.
+
+        ``weights`` (``(count, n)`` counts) replaces the drawn Poisson weights, and ``only`` (job
+        indices) limits the jobs computed (the others stay NaN): :meth:`point_values`. ``unit``
+        adds a last row to the result, every metric with unit weights (the values of
+        ``Metric.value_from_replicates``, made with the block at about a replicate's cost).
 
         Runs inside :func:`run_bootstrap`'s one-thread limit of the BLAS and OpenMP pools, taken
         once in the calling thread: the limit is the whole process's, so threads that entered and
         left limiters of their own would restore each other's saved counts and could leave the
         process pinned to one thread after the report.
         """
+        if weights is None:
+            W8 = self.weights(r0, count, unit)
+            count += int(unit)
+        else:
+            W8 = weights
         out = np.full((count, len(self.preds), len(self.metrics)), np.nan)
-        W8 = self.weights(r0, count)
         # the statistics read the counts as (replicates, rows) views of the (rows, replicates)
         # array: update_together converts them to float a tile at a time (gathered into a
         # model's sorted order where its rows are sorted), while the tile is in cache
@@ -272,6 +307,8 @@ class _Replicates:
         with config_context(skip_parameter_validation=True):
             for index, job in enumerate(self.jobs):
                 i, j, prepared, key, _, leader, _ = job
+                if only is not None and index not in only:
+                    continue
                 if prepared is None:
                     out[:, i, j] = self._resampled(i, j, W8)
                 elif leader is not None:
@@ -339,6 +376,7 @@ def run_bootstrap(
     verbose=0,
     max_seconds=None,
     started=None,
+    point_metrics=(),
 ):
     """Every metric of every model on ``n_bootstrap`` paired Poisson-bootstrap replicates.
 
@@ -382,6 +420,10 @@ def run_bootstrap(
         Time budget of the report.
     started : float, default=None
         ``time.perf_counter()`` when the report started (default: now).
+    point_metrics : sequence of int, default=()
+        Metrics (indices) whose values with unit weights are wanted (``BootstrapRun.point``):
+        one more weighting of ones in the first block, or a block of it alone without
+        replicates (``Metric.value_from_replicates``).
 
     Returns
     -------
@@ -391,9 +433,12 @@ def run_bootstrap(
     t0 = time.perf_counter()
     started = t0 if started is None else started
     n_models, n_metrics = len(preds), len(metrics)
-    if n_bootstrap == 0:
+    if n_bootstrap == 0 and not point_metrics:
         return BootstrapRun(np.empty((0, n_models, n_metrics)), 0)
     engine = _Replicates(data, preds, metrics, params, seed)
+    if n_bootstrap == 0:
+        point = engine.point_values(point_metrics)
+        return BootstrapRun(np.empty((0, n_models, n_metrics)), 0, time.perf_counter() - t0, point=point)
     # blocks of equal size (a short last block costs a block's fixed work for a few replicates)
     size = -(-n_bootstrap // -(-n_bootstrap // engine.block))
     progress = Progress("bootstrap", n_bootstrap, "replicates", verbose)
@@ -403,7 +448,12 @@ def run_bootstrap(
         # under a budget the first (timed) block is a quarter of a block, so that the budget can
         # cut the replicates finely (the replicates do not depend on the blocks but for round-off)
         first = min(size if max_seconds is None else max(4, size // 4), n_bootstrap)
-        parts = [engine.run_block(0, first)]
+        parts = [engine.run_block(0, first, unit=bool(point_metrics))]
+        point = None
+        if point_metrics:  # the first block's last row: unit weights
+            point = np.full((n_models, n_metrics), np.nan)
+            point[:, point_metrics] = parts[0][-1][:, point_metrics]
+            parts[0] = parts[0][:-1]
         target = n_bootstrap
         if max_seconds is not None:
             per_replicate = (time.perf_counter() - t0) / first
@@ -442,7 +492,11 @@ def run_bootstrap(
                 progress.update(done, target)
     progress.close()
     return BootstrapRun(
-        np.concatenate(parts, axis=0), int(n_bootstrap), time.perf_counter() - t0, target < n_bootstrap
+        np.concatenate(parts, axis=0),
+        int(n_bootstrap),
+        time.perf_counter() - t0,
+        target < n_bootstrap,
+        point,
     )
 
 

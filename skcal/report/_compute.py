@@ -226,6 +226,8 @@ def compute_results(kind, data, predictions, metrics, settings, *, verbose=0, st
 
     The values, details and calibration tests first, then the paired bootstrap (whose number of
     replicates ``settings.max_seconds`` may lower; see :func:`~skcal.report._bootstrap.run_bootstrap`).
+    The values of metrics with ``value_from_replicates`` come from the bootstrap: one weighting
+    of ones beside its first block (or alone, without replicates).
 
     Parameters
     ----------
@@ -256,7 +258,10 @@ def compute_results(kind, data, predictions, metrics, settings, *, verbose=0, st
     names = tuple(predictions)
     plist = list(predictions.values())
     params = prepare_all(data, plist, metrics)
-    point = score_all(data, plist, metrics, params)
+    # the exact measures with statistics take their values from the bootstrap (a weighting of
+    # ones beside its first block's replicates), not from a second pass of each function
+    from_replicates = [j for j, m in enumerate(metrics) if m.value_from_replicates]
+    point = score_all(data, plist, metrics, params, skip=set(from_replicates))
     details = {
         m.name: {model: m.details(data, p) for model, p in predictions.items()}
         for m in metrics
@@ -295,7 +300,10 @@ def compute_results(kind, data, predictions, metrics, settings, *, verbose=0, st
         verbose=verbose,
         max_seconds=settings.max_seconds,
         started=started,
+        point_metrics=from_replicates,
     )
+    if from_replicates:
+        point[:, from_replicates] = run.point[:, from_replicates]
     if verbose and settings.n_bootstrap:
         print(
             f"[skcal] bootstrap done: {run.values.shape[0]} replicates ({run.seconds:.1f} s)",

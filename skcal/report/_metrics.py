@@ -14,7 +14,8 @@ choices are made once, on the full validation set: SCDL's finest grid (the ``"au
 ``n``), the truthful measures' quantile bins, CE2's degree and ridge; a replicate then moves the
 row weights only. smCE's replicates use its fine-grid form (:class:`~skcal.stats.SmoothCEGridStatistics`,
 ``smce_grid_cells(n)`` cells, within its stated bound of the exact smCE); every other replicate
-is the exact measure of its resample.
+is the exact measure of its resample. The values of SCDL, smECE, the cutoff error and ECE-11 are
+those statistics with unit weights (:data:`VALUES_FROM_REPLICATES`), the measures to round-off.
 """
 
 from __future__ import annotations
@@ -77,6 +78,10 @@ class Metric:
     #: computes the metric's replicates through a statistics object. A metric without it (a
     #: user's callable) is recomputed on each resample's rows.
     replicates: object = None
+    #: The value is the replicate statistics' own value with every row's weight 1 (the exact
+    #: measure, equal to ``func`` up to floating-point round-off), computed by the bootstrap's
+    #: engine from the rows it has prepared anyway instead of by a second pass of ``func``.
+    value_from_replicates: bool = False
 
 
 @dataclass(frozen=True)
@@ -454,6 +459,12 @@ class CE2Replicates:
         return ReplicateSpec(template, (data.Y, S), two_pass=True)
 
 
+#: Binary measures whose report value comes from their exact replicate statistics with unit
+#: weights (``Metric.value_from_replicates``). smCE's replicates are on a grid (its value stays
+#: ``func``'s exact one) and the means are scikit-learn's arithmetic bit for bit (``func``).
+VALUES_FROM_REPLICATES = frozenset({"scdl", "smooth_ece", "cutoff", "binned_ece"})
+
+
 def binary_metric(name, view, *, suffix="", rowwise=False):
     """The :class:`Metric` of binary measure ``name`` applied through ``view``.
 
@@ -475,6 +486,7 @@ def binary_metric(name, view, *, suffix="", rowwise=False):
         is_calibration=is_cal,
         pointwise=pointwise,
         replicates=BinaryReplicates(name, view),
+        value_from_replicates=name in VALUES_FROM_REPLICATES,
     )
 
 
