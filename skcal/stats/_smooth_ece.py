@@ -784,10 +784,11 @@ def _smece_many(grids, rows, sigmas):
     # _grid_size of every bandwidth at once
     E_all = np.maximum(2000, np.round(20 / sigmas)).astype(np.int64) // 2 + 1
     mesh_all = np.maximum(np.round(10 / sigmas).astype(np.int64), MESH_POINTS)
-    pairs, group = np.unique(np.stack([E_all, mesh_all]), axis=1, return_inverse=True)
-    for k in range(pairs.shape[1]):
-        E, n_mesh = int(pairs[0, k]), int(pairs[1, k])
-        sel = np.flatnonzero(group.ravel() == k)
+    keys, group = np.unique(E_all * (1 << 32) + mesh_all, return_inverse=True)
+    group = group.ravel()
+    for k, key in enumerate(keys.tolist()):
+        E, n_mesh = key >> 32, key & 0xFFFFFFFF
+        sel = np.flatnonzero(group == k)
         sig = sigmas[sel]
         spec, nfft = grids.spectrum(E, rows[sel])  # (g, nfft // 2 + 1)
         t = np.linspace(0.0, 1.0, E)
