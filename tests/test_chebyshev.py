@@ -17,6 +17,7 @@ from skcal.chebyshev import (
     degree_schedule,
     map_scores,
     n_basis_functions,
+    replicate_moments,
     ridge_solve,
     theta,
 )
@@ -442,3 +443,23 @@ def test_replicate_moments_do_not_depend_on_the_weights_memory_order(R):
         replicate_moments(S, T, np.asfortranarray(W), 8), replicate_moments(S, T, W, 8), strict=True
     ):
         np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-9)
+
+
+@pytest.mark.parametrize("sigma2", [0.0, 0.02, 0.25])
+@pytest.mark.parametrize("degree", [1, 6])
+def test_replicate_moments_and_evaluation_at_one_sigma2(sigma2, degree):
+    """Rows that share one ``sigma2`` (a first-order model in a second-order report) take the
+    products with the ``2L + 1`` values of ``m`` alone: the same moments and evaluations."""
+    rng = np.random.default_rng(7)
+    n = 1500
+    S = np.column_stack([rng.uniform(size=n), np.full(n, sigma2)])
+    t = rng.uniform(size=(n, 2))
+    W = rng.poisson(1.0, (4, n)).astype(float)
+    M, AtB = replicate_moments(S, t, W, degree)
+    for r in range(W.shape[0]):
+        one = ChebyshevMoments.from_data(S, t, degree=degree, sample_weight=W[r])
+        np.testing.assert_allclose(M[r], one.M, rtol=1e-13, atol=1e-13 * np.abs(one.M).max())
+        np.testing.assert_allclose(AtB[r], one.AtB, rtol=1e-13, atol=1e-13 * np.abs(one.AtB).max())
+    C = rng.normal(size=(3 * (degree + 2), degree + 1, degree + 1))  # more targets than L + 1
+    each = np.column_stack([chebyshev_evaluate(S, C[k : k + 1]) for k in range(C.shape[0])])
+    np.testing.assert_allclose(chebyshev_evaluate(S, C), each, rtol=1e-12, atol=1e-12)
