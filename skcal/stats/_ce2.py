@@ -27,7 +27,7 @@ from skcal._constraints import ALPHA, BASIS, DEGREE, ORDER, SAMPLE_WEIGHT
 from skcal._validation import binary_labels, check_consistent_length, check_sample_weight, check_scores
 from skcal.chebyshev import ChebyshevMoments, ChebyshevRidge, chebyshev_evaluate, replicate_moments
 from skcal.stats._base import BaseStatistics, count_rows
-from skcal.stats._replicate import ReplicatePlan, stack_empty
+from skcal.stats._replicate import ReplicatePlan, stack_empty, tile_copies
 from skcal.votes import check_snapshots, snapshot_targets
 
 __all__ = ["CE1Statistics", "CE2PlugInStatistics", "CE2Statistics", "MomentStatistics"]
@@ -225,9 +225,12 @@ class _MomentPlan(ReplicatePlan):
         out["M"] += M
         out["AtB"] += AtB
         out["tt"] += X @ (T * T)
-        out["sum_weight"] += X.sum(axis=1)
-        out["sum_weight_sq"] += W.sum(axis=1) if self.w is None else X @ self.w[sl]
-        out["n_samples"] += np.rint(W.sum(axis=1)).astype(np.int64)
+        # W @ 1 shared by the tile's plans (a sum along the strided axis of W is several times
+        # slower); exact for counts
+        copies = tile_copies(W)
+        out["sum_weight"] += copies if self.w is None else W @ self.w[sl]
+        out["sum_weight_sq"] += copies if self.w is None else X @ self.w[sl]
+        out["n_samples"] += np.rint(copies).astype(np.int64)
         return out
 
 
@@ -577,6 +580,7 @@ class _PlugInPlan(ReplicatePlan):
         if order == 2:
             v = m * m + S[:, 1]
             out["sum_abs"][:, 1] += np.einsum("rn,nr->r", X, np.abs(E[:, :, 1] - v[:, None]))
-        out["sum_weight"] += X.sum(axis=1)
-        out["n_samples"] += np.rint(W.sum(axis=1)).astype(np.int64)
+        copies = tile_copies(W)  # W @ 1, shared by the tile's plans
+        out["sum_weight"] += copies if self.w is None else W @ self.w[sl]
+        out["n_samples"] += np.rint(copies).astype(np.int64)
         return out
