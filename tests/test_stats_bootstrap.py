@@ -775,3 +775,10 @@ def test_smooth_ece_replicates_of_predictions_near_their_labels_or_far_from_them
     W = boot.replicate_weights(n).astype(int)
     direct = [smooth_ece(np.repeat(y, W[r]), np.repeat(p, W[r])) for r in range(R)]
     np.testing.assert_allclose(boot.compute(), direct, rtol=1e-12)
+
+
+@pytest.mark.parametrize("pattern", [np.repeat, np.tile])
+def test_stable_argsort_of_rows_given_twice(pattern):
+    """Every value twice, side by side (the votes of two snapshots) or in two copies."""
+    v = pattern(np.random.default_rng(9).uniform(size=6000), 2)
+    np.testing.assert_array_equal(stable_argsort(v), np.argsort(v, kind="stable"))

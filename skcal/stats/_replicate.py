@@ -110,8 +110,9 @@ def stable_argsort(values):
     1e5 floats) orders the values, and only the order *within* runs of tied values can differ
     from the stable one; those rows' indices are then put in increasing order (one sort of
     ``run * n + index`` keys over the tied rows only; clipped predictions tie at 0 and 1).
-    Where a strided sample of about 1024 values is a quarter tied (rounded predictions), the
-    stable sort itself is faster and is used.
+    Where the first 1024 values or a strided sample of as many are a quarter tied (rounded
+    predictions, repeated rows), or the sorted values hold more than ``n / 4`` ties, the stable
+    sort itself is faster and is used.
 
     Parameters
     ----------
@@ -130,16 +131,21 @@ def stable_argsort(values):
     ([1, 2, 0], [1, 3, 0, 2])
     """
     n = values.shape[0]
-    sample = values[:: max(1, n // 1024)]  # a quarter of a strided sample tied: mostly ties
-    if n >= 1 << 31 or np.unique(sample).size < 0.75 * sample.size:
-        return np.argsort(values, kind="stable")
+    # mostly ties (a quarter of the first rows or of a strided sample tied: rounded predictions,
+    # rows repeated): the stable sort at once
+    for sample in (values[:1024], values[:: max(1, n // 1024)]):
+        if np.unique(sample).size < 0.75 * sample.size:
+            return np.argsort(values, kind="stable")
     order = np.argsort(values)
     if n < 2:
         return order
     s = values[order]
     eq = s[1:] == s[:-1]
-    if not eq.any():
+    ties = int(np.count_nonzero(eq))
+    if ties == 0:
         return order
+    if ties > n // 4 or n >= 1 << 31:  # ties the samples missed, or keys that would overflow
+        return np.argsort(values, kind="stable")
     tied = np.zeros(n, dtype=bool)
     tied[1:] |= eq
     tied[:-1] |= eq
