@@ -16,6 +16,8 @@ numba is missing, and by ``skcal.stats._lipschitz.isotonic_l1_costs`` (smCE and 
   segments; numpy runs every problem's segments of one recursion level together, with a dozen
   temporaries a level, about four times slower.
 
+* :func:`weighted_abs_gaps` sums each replicate's weighted ``|clipped fit - target|`` of CE2's
+  plug-in pass in one pass over the tile; numpy makes a clipped copy and a temporary per order.
 * :func:`running_sum_extremes` walks the sums per distinct prediction of a block of replicates
   once, in row order, keeping each replicate's running sum and its largest and smallest value;
   numpy needs a cumulative sum along the value axis (strided for this layout), about ten times
@@ -30,7 +32,13 @@ import numpy as np
 # the compiled SplitMix64 of the calibration test's label stream (same layer, numba too)
 from skcal._resampling_kernel import GAMMA, splitmix64
 
-__all__ = ["fold_sorted_rows", "isotonic_l1_costs", "poisson_weights", "running_sum_extremes"]
+__all__ = [
+    "fold_sorted_rows",
+    "isotonic_l1_costs",
+    "poisson_weights",
+    "running_sum_extremes",
+    "weighted_abs_gaps",
+]
 
 
 @numba.njit(nogil=True, cache=True)
@@ -210,3 +218,21 @@ def isotonic_l1_costs(X, W):
             top += 2
         cost[r] = acc
     return cost
+
+
+@numba.njit(nogil=True, cache=True)
+def weighted_abs_gaps(E, targets, XT, out):
+    """``out[k, r] += sum_i XT[i, r] |clip(E[i, k R + r], 0, 1) - targets[k, i]|`` in one pass.
+
+    The plug-in term of CE2's replicates (:class:`skcal.stats.CE2PlugInStatistics`): ``E``
+    ``(rows, order R)`` holds every replicate's fit at the rows, order by order, ``targets``
+    ``(order, rows)`` the first and second moments of the scores, ``XT`` ``(rows, R)`` the
+    replicates' weights; numpy needs the clipped array and a temporary per order.
+    """
+    t, R = XT.shape
+    for k in range(targets.shape[0]):
+        for i in range(t):
+            g = targets[k, i]
+            for r in range(R):
+                e = min(max(E[i, k * R + r], 0.0), 1.0)
+                out[k, r] += XT[i, r] * abs(e - g)

@@ -217,9 +217,12 @@ def test_label_blocked_plans_are_the_definition(make, weighted):
     np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
 
 
-def test_ce2_replicates_through_the_moments_and_the_plug_in_pass():
+@pytest.mark.parametrize("compiled", [True, False])
+def test_ce2_replicates_through_the_moments_and_the_plug_in_pass(compiled, monkeypatch):
     from skcal.ce2 import ce1_score, ce2_score
 
+    if not compiled:  # the numpy path of the plug-in pass's weighted gaps
+        monkeypatch.setattr("skcal.stats._ce2.load_replicate_kernel", lambda: None)
     Y, S = _second_order()
     boot = PoissonBootstrap(CE2Statistics(degree=3, alpha=1e-3), n_replicates=4, seed=2).update(Y, S)
     coefs = boot.compute()

@@ -27,7 +27,7 @@ from skcal._constraints import ALPHA, BASIS, DEGREE, ORDER, SAMPLE_WEIGHT
 from skcal._validation import binary_labels, check_consistent_length, check_sample_weight, check_scores
 from skcal.chebyshev import ChebyshevMoments, ChebyshevRidge, chebyshev_evaluate, replicate_moments
 from skcal.stats._base import BaseStatistics, count_rows
-from skcal.stats._replicate import ReplicatePlan, stack_empty, tile_copies
+from skcal.stats._replicate import ReplicatePlan, load_replicate_kernel, stack_empty, tile_copies
 from skcal.votes import check_snapshots, snapshot_targets
 
 __all__ = ["CE1Statistics", "CE2PlugInStatistics", "CE2Statistics", "MomentStatistics"]
@@ -559,7 +559,10 @@ class _PlugInPlan(ReplicatePlan):
         self.stats, self.S, self.w = stats, S, w
         self.n_rows = S.shape[0]
         C = stats.coef[:, : stats.order]
-        self.grids = C.reshape(C.shape[0] * stats.order, *C.shape[2:])  # (R * order, L + 1, L + 1)
+        # (order * R, L + 1, L + 1), order by order: each order's fits a block of the evaluations
+        self.grids = np.ascontiguousarray(C.transpose(1, 0, 2, 3))
+        self.grids = self.grids.reshape(stats.order * C.shape[0], *C.shape[2:])
+        self.kernel = load_replicate_kernel()
 
     def empty(self, n_replicates):
         if self.grids.shape[0] != n_replicates * self.stats.order:
@@ -573,13 +576,20 @@ class _PlugInPlan(ReplicatePlan):
         S = self.S[sl]
         X = W if self.w is None else W * self.w[sl]
         R, order = X.shape[0], self.stats.order
-        # every replicate's fits at the tile's scores, without the (rows, (L + 1)^2) design matrix
-        E = np.clip(chebyshev_evaluate(S, self.grids), 0.0, 1.0).reshape(S.shape[0], R, order)
+        # every replicate's fits at the tile's scores (rows, order * R), without the (rows,
+        # (L + 1)^2) design matrix; then per order the weighted |clipped fit - target| summed
+        E = chebyshev_evaluate(S, self.grids)
         m = S[:, 0]
-        out["sum_abs"][:, 0] += np.einsum("rn,nr->r", X, np.abs(E[:, :, 0] - m[:, None]))
-        if order == 2:
-            v = m * m + S[:, 1]
-            out["sum_abs"][:, 1] += np.einsum("rn,nr->r", X, np.abs(E[:, :, 1] - v[:, None]))
+        targets = np.stack([m] if order == 1 else [m, m * m + S[:, 1]])
+        if self.kernel is not None:  # one fused pass (numpy: a clipped copy and a temporary)
+            gaps = np.zeros((order, R))
+            self.kernel.weighted_abs_gaps(E, targets, np.ascontiguousarray(X.T), gaps)
+            out["sum_abs"] += gaps.T
+        else:
+            np.clip(E, 0.0, 1.0, out=E)
+            for k in range(order):
+                gap = np.abs(E[:, k * R : (k + 1) * R] - targets[k][:, None])
+                out["sum_abs"][:, k] += np.einsum("rn,nr->r", X, gap)
         copies = tile_copies(W)  # W @ 1, shared by the tile's plans
         out["sum_weight"] += copies if self.w is None else W @ self.w[sl]
         out["n_samples"] += np.rint(copies).astype(np.int64)
