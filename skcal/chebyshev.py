@@ -1034,6 +1034,7 @@ def replicate_moments(scores, targets, weights, degree, *, check_input=True):
     # (R, q, rows); otherwise the rows' tensor values T_p(x) T_q(y), (rows, (2L + 1) q), and one
     # product with the weights. A sub-chunk of rows keeps the temporary near 16 MB.
     side_by_side = R < K
+    nb = (L + 1) * qb  # cross moments per target
     width = R * qy if side_by_side else K * qy
     step = max(1, _CHUNK_FLOATS // width)
     Mf = np.zeros((K, R * qy)) if side_by_side else np.zeros((R, K * qy))
@@ -1060,9 +1061,11 @@ def replicate_moments(scores, targets, weights, degree, *, check_input=True):
             else:
                 D = (Vx.T[:, :, None] * Vy.T[:, None, :]).reshape(m, K * qy)  # T_p(x) T_q(y) per row
                 Mf += Xs @ D
-                Db = (Vx[: L + 1].T[:, :, None] * Vy[:qb].T[:, None, :]).reshape(m, (L + 1) * qb)
-                for k in range(T.shape[1]):
-                    Af[k] += (Xs * T[sl, k]) @ Db
+                # t_k T_i(x) T_j(y) (i, j <= L) of every target side by side: one product with the
+                # weights (the targets multiply the rows' values, not every weighting's)
+                Db = D.reshape(m, K, qy)[:, : L + 1, :qb].reshape(m, nb)
+                G = (Db[:, None, :] * T[sl][:, :, None]).reshape(m, T.shape[1] * nb)
+                Af += (Xs @ G).reshape(R, T.shape[1], nb).transpose(1, 0, 2)
     if side_by_side:
         M[:] = Mf.reshape(K, R, qy).transpose(1, 0, 2)
         AtB[:] = Af.reshape(T.shape[1], L + 1, R, qb).transpose(2, 0, 1, 3)
