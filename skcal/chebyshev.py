@@ -1063,8 +1063,8 @@ def replicate_moments(scores, targets, weights, degree, *, check_input=True):
                 Mf += Xs @ D
                 # t_k T_i(x) T_j(y) (i, j <= L) of every target side by side: one product with the
                 # weights (the targets multiply the rows' values, not every weighting's)
-                Db = D.reshape(m, K, qy)[:, : L + 1, :qb].reshape(m, nb)
-                G = (Db[:, None, :] * T[sl][:, :, None]).reshape(m, T.shape[1] * nb)
+                Db = (Vx[: L + 1].T[:, :, None] * Vy[:qb].T[:, None, :]).reshape(m, nb)
+                G = (T[sl][:, :, None] * Db[:, None, :]).reshape(m, T.shape[1] * nb)
                 Af += (Xs @ G).reshape(R, T.shape[1], nb).transpose(1, 0, 2)
     if side_by_side:
         M[:] = Mf.reshape(K, R, qy).transpose(1, 0, 2)
