@@ -36,6 +36,7 @@ __all__ = [
     "fold_sorted_rows",
     "isotonic_l1_costs",
     "poisson_weights",
+    "poisson_weights_by_row",
     "running_sum_extremes",
     "weighted_abs_gaps",
 ]
@@ -77,6 +78,24 @@ def poisson_weights(keys, rows, table, thresholds):
                 t = np.searchsorted(thresholds, z, side="right")
             out[r, i] = t
     return out
+
+
+@numba.njit(nogil=True, cache=True)
+def poisson_weights_by_row(keys, rows, table, thresholds, out):
+    """:func:`poisson_weights` written as ``out[i, r]`` (``(n, R)``): a row's weights side by side.
+
+    The layout the report's blocks read (no transposed copy of the ``(R, n)`` array).
+    """
+    R = keys.shape[0]
+    one = np.uint64(1)
+    for i in range(rows.shape[0]):
+        c = (np.uint64(rows[i]) + one) * GAMMA
+        for r in range(R):
+            z = splitmix64(c + keys[r])
+            t = table[z >> np.uint64(48)]
+            if t == 255:
+                t = np.searchsorted(thresholds, z, side="right")
+            out[i, r] = t
 
 
 @numba.njit(nogil=True, cache=True)

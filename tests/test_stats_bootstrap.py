@@ -785,3 +785,18 @@ def test_stable_argsort_of_rows_given_twice(pattern):
     """Every value twice, side by side (the votes of two snapshots) or in two copies."""
     v = pattern(np.random.default_rng(9).uniform(size=6000), 2)
     np.testing.assert_array_equal(stable_argsort(v), np.argsort(v, kind="stable"))
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_poisson_weights_into_a_row_major_block_are_the_stream(compiled, monkeypatch):
+    """The report's blocks draw the weights straight into ``(rows, replicates)`` (here with a
+    spare last column, as the block with a weighting of ones has): the same stream."""
+    from skcal.stats._bootstrap import poisson_weights_into
+
+    if not compiled:
+        monkeypatch.setattr("skcal.stats._bootstrap.load_replicate_kernel", lambda: None)
+    reps, rows = np.arange(3, 40), np.arange(70_000, 72_000)
+    out = np.full((rows.size, reps.size + 1), 9, dtype=np.uint8)
+    poisson_weights_into(5, reps, rows, out[:, :-1])
+    np.testing.assert_array_equal(out[:, :-1], poisson_weights(5, reps, rows).T)
+    assert (out[:, -1] == 9).all()

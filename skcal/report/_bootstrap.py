@@ -47,9 +47,9 @@ from joblib import Parallel, delayed, effective_n_jobs
 from sklearn import config_context
 from threadpoolctl import ThreadpoolController, threadpool_limits
 
-from skcal.stats import PoissonBootstrap, poisson_weights
+from skcal.stats import PoissonBootstrap
 from skcal.stats._base import same_statistics
-from skcal.stats._bootstrap import update_together
+from skcal.stats._bootstrap import poisson_weights_into, update_together
 from skcal.stats._replicate import stable_argsort
 
 #: Interval methods (see the module docstring).
@@ -260,7 +260,8 @@ class _Replicates:
         step = max(1, (1 << 20) // count)
         reps = np.arange(r0, r0 + count)
         for a in range(0, self.n, step):
-            WT[a : a + step, :count] = poisson_weights(self.seed, reps, np.arange(a, min(self.n, a + step))).T
+            rows = np.arange(a, min(self.n, a + step))
+            poisson_weights_into(self.seed, reps, rows, WT[a : a + step, :count])
         if unit:
             WT[:, count] = 1
         return WT.T

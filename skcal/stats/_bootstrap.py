@@ -188,6 +188,23 @@ def _weights_from_keys(keys, rows, use_kernel=None):
     return k
 
 
+def poisson_weights_into(seed, replicates, rows, out):
+    """:func:`poisson_weights` of ``rows`` (int64) transposed into ``out`` (uint8, ``(n, R)``).
+
+    A row's weights side by side, written in place (compiled with numba; numpy transposes the
+    ``(R, n)`` array); not validated: the report's blocks call it with their own rows.
+    """
+    keys = replicate_keys(seed, replicates)
+    kernel = load_replicate_kernel() if keys.shape[0] * rows.shape[0] >= _KERNEL_MIN_WEIGHTS else None
+    if kernel is not None:
+        kernel.poisson_weights_by_row(
+            keys, np.ascontiguousarray(rows, dtype=np.int64), _TABLE, POISSON_THRESHOLDS, out
+        )
+    else:
+        out[...] = _weights_from_keys(keys, rows, use_kernel=False).T
+    return out
+
+
 @validate_params(
     {
         "seed": [StrictInterval(numbers.Integral, 0, _MASK64, closed="both")],
