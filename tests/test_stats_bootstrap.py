@@ -781,9 +781,15 @@ def test_smooth_ece_replicates_of_predictions_near_their_labels_or_far_from_them
 
 
 @pytest.mark.parametrize("pattern", [np.repeat, np.tile])
-def test_stable_argsort_of_rows_given_twice(pattern):
-    """Every value twice, side by side (the votes of two snapshots) or in two copies."""
-    v = pattern(np.random.default_rng(9).uniform(size=6000), 2)
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("broken", [False, True])
+def test_stable_argsort_of_rows_given_k_times(pattern, k, broken):
+    """Every value k times, side by side (the votes of k snapshots, sorted through one of each)
+    or in k copies; and the same with one block broken (no longer a repeat)."""
+    u = np.round(np.random.default_rng(9).uniform(size=6000), 2)  # ties between blocks too
+    v = pattern(u, k)
+    if broken:
+        v[3001] = -1.0
     np.testing.assert_array_equal(stable_argsort(v), np.argsort(v, kind="stable"))
 
 
