@@ -244,7 +244,9 @@ def test_a_user_callable_is_recomputed_on_each_resample():
     rep = CalibrationReport.from_predictions(
         y,
         preds,
-        metrics={"gap": mean_gap, "brier": "brier"},
+        # with a metric whose value comes from the replicates (a weighting of ones beside the
+        # first block), which a user's callable is not recomputed on
+        metrics={"gap": mean_gap, "brier": "brier", "scdl": "scdl"},
         n_bootstrap=B,
         random_state=5,
         test_calibration=False,

@@ -293,6 +293,7 @@ class _Replicates:
         left limiters of their own would restore each other's saved counts and could leave the
         process pinned to one thread after the report.
         """
+        drawn = count  # replicates (the weighting of ones, if any, is the row after them)
         if weights is None:
             W8 = self.weights(r0, count, unit)
             count += int(unit)
@@ -310,8 +311,8 @@ class _Replicates:
                 i, j, prepared, key, _, leader, _ = job
                 if only is not None and index not in only:
                     continue
-                if prepared is None:
-                    out[:, i, j] = self._resampled(i, j, W8)
+                if prepared is None:  # a user's callable: its value is func's, not recomputed here
+                    out[:drawn, i, j] = self._resampled(i, j, W8[:drawn])
                 elif leader is not None:
                     followers.setdefault(leader, []).append(job)
                 else:
