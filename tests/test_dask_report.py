@@ -76,6 +76,22 @@ def test_batches_report_equals_the_in_memory_report(data, reference, cuts):
     assert "all rows" in " ".join(rep.notes)
 
 
+def test_every_row_kept_gives_the_in_memory_replicates_bit_for_bit():
+    """Up to ``exact_rows`` the batches' report runs the in-memory report's bootstrap on the
+    kept rows with its blocks (the first one carrying the weighting of ones of the values taken
+    from the replicates): the same tiles, so the same replicates bit for bit (more rows than one
+    tile, where a block of another size would add in another order)."""
+    rng = np.random.default_rng(12)
+    n = 12_000
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p).astype(int)
+    preds = {"a": p, "b": np.clip(p + 0.05, 0, 1)}
+    kw = {"n_bootstrap": 30, "random_state": 3, "test_calibration": False}
+    ref = CalibrationReport.from_predictions(y, preds, **kw)
+    rep = report_from_batches(_batches(y, preds, (0, 5000, n)), n_samples=n, models=list(preds), **kw)
+    np.testing.assert_array_equal(rep.bootstrap_values, ref.bootstrap_values)
+
+
 def test_replicate_blocks_do_not_change_the_replicates(data, reference):
     y, preds = data
     rep = report_from_batches(
