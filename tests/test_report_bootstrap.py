@@ -422,3 +422,49 @@ def test_coverage_and_p_best_with_a_known_truth():
     assert lo <= covered / repeats <= hi, covered / repeats
     assert np.mean(pb_better) < 0.05
     assert all(a == b for a, b in pb_twin)  # tied in every replicate
+
+
+def test_jobs_share_statistics_only_with_arrays_alive_together(monkeypatch):
+    """Jobs of one model whose arrays are the same objects share one update; the arrays are named
+    by ``id``, which CPython reuses once an object is freed. A mean's per-row losses are copied by
+    its plan, so the engine keeps every job's arrays alive until all jobs are made: with ids
+    recycled as soon as an array is freed (a deterministic stand-in for the allocator, which did
+    it now and then), the log loss once took the accuracy's statistics."""
+    import builtins
+    import weakref
+
+    from skcal.report._metrics import BINARY
+
+    class Recycled:
+        def __init__(self):
+            self.live, self.free, self.count = {}, [], 0
+
+        def __call__(self, obj):
+            if obj is None:
+                return 0
+            key = builtins.id(obj)
+            if key not in self.live:
+                if self.free:
+                    self.live[key] = self.free.pop()
+                else:
+                    self.count += 1
+                    self.live[key] = self.count
+                weakref.finalize(obj, lambda k=key: self.free.append(self.live.pop(k)))
+            return self.live[key]
+
+    monkeypatch.setattr("skcal.report._bootstrap.id", Recycled(), raising=False)
+    y, preds = _binary(n=400)
+    rep = CalibrationReport.from_predictions(
+        y,
+        preds,
+        metrics=["accuracy", "brier", "log_loss"],
+        n_bootstrap=B,
+        random_state=0,
+        test_calibration=False,
+    )
+    for r, idx in enumerate(_resample(rep, 400)):
+        for i, p in enumerate(preds.values()):
+            for j, m in enumerate(rep.metric_names):
+                np.testing.assert_allclose(
+                    rep.bootstrap_values[r, i, j], BINARY[m][1](y[idx], p[idx]), rtol=1e-12
+                )

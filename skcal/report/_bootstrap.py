@@ -193,6 +193,10 @@ class _Replicates:
         # leader's replicate statistics (``compute_as``), not updated again
         self.jobs = []
         leaders = {}  # (model, arrays, rows) -> indices of the jobs updated with them
+        # the arrays whose ids name them, alive until every job is made: a job's temporary (a
+        # mean's per-row losses, which its plan may copy) freed early could lend its id to the
+        # next job's, whose replicates would then be computed from the wrong statistics
+        alive = []
         largest = self.n
         for i, p in enumerate(preds):
             for j, m in enumerate(metrics):
@@ -213,6 +217,7 @@ class _Replicates:
                 if rows is not None:
                     self._rows[key] = rows
                     largest = max(largest, rows.shape[0])
+                alive.append((arrays, rows))
                 same = (i, tuple(id(a) for a in arrays), id(rows))
                 if not spec.two_pass:
                     t = spec.template
