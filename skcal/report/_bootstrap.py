@@ -106,7 +106,8 @@ class BootstrapRun:
     budget_limited : bool
         Whether ``max_seconds`` lowered the number of replicates.
     point : ndarray of shape (n_models, n_metrics) or None
-        With ``point_metrics``, those metrics' values with unit weights (NaN elsewhere).
+        The values of the metrics with ``value_from_replicates`` (their statistics with unit
+        weights; NaN for the other metrics), or None without such metrics.
     """
 
     values: np.ndarray
@@ -383,7 +384,6 @@ def run_bootstrap(
     verbose=0,
     max_seconds=None,
     started=None,
-    point_metrics=(),
 ):
     """Every metric of every model on ``n_bootstrap`` paired Poisson-bootstrap replicates.
 
@@ -400,6 +400,10 @@ def run_bootstrap(
     With ``max_seconds``, the first block (a quarter of a block: 25 of 200 replicates up to about
     1.3e6 rows) is timed and the number of replicates lowered so that the report (counted from
     ``started``) ends within ``max_seconds``; never below that first block.
+
+    The metrics with ``value_from_replicates`` get their values too (``BootstrapRun.point``):
+    one more weighting, of ones, beside the first block's replicates (every caller's first
+    block is the same, so the replicates are too), or alone without replicates.
 
     Parameters
     ----------
@@ -427,10 +431,6 @@ def run_bootstrap(
         Time budget of the report.
     started : float, default=None
         ``time.perf_counter()`` when the report started (default: now).
-    point_metrics : sequence of int, default=()
-        Metrics (indices) whose values with unit weights are wanted (``BootstrapRun.point``):
-        one more weighting of ones in the first block, or a block of it alone without
-        replicates (``Metric.value_from_replicates``).
 
     Returns
     -------
@@ -440,6 +440,7 @@ def run_bootstrap(
     t0 = time.perf_counter()
     started = t0 if started is None else started
     n_models, n_metrics = len(preds), len(metrics)
+    point_metrics = [j for j, m in enumerate(metrics) if m.value_from_replicates]
     if n_bootstrap == 0 and not point_metrics:
         return BootstrapRun(np.empty((0, n_models, n_metrics)), 0)
     engine = _Replicates(data, preds, metrics, params, seed)

@@ -300,7 +300,6 @@ def compute_results(kind, data, predictions, metrics, settings, *, verbose=0, st
         verbose=verbose,
         max_seconds=settings.max_seconds,
         started=started,
-        point_metrics=from_replicates,
     )
     if from_replicates:
         point[:, from_replicates] = run.point[:, from_replicates]

@@ -662,9 +662,8 @@ class OutOfCorePlan:
             data, plist = FirstOrderData(ys), [ps[m] for m in self.model_names]
             metrics = list(self.metrics)
             t0 = time.perf_counter()
-            # the in-memory report's blocks, its first one with the weighting of ones of the
-            # values it takes from the replicates (unused here: the values come from the merged
-            # statistics), so that the replicates are its own bit for bit
+            # the in-memory report's blocks (its values with unit weights are unused here: they
+            # come from the merged statistics), so that the replicates are its own bit for bit
             reps = run_bootstrap(
                 data,
                 plist,
@@ -674,7 +673,6 @@ class OutOfCorePlan:
                 self.seed,
                 n_jobs=self.settings.n_jobs,
                 verbose=verbose,
-                point_metrics=[j for j, m in enumerate(metrics) if m.value_from_replicates],
             ).values
             bootstrap_seconds += time.perf_counter() - t0
         tests = None

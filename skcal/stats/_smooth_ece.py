@@ -267,18 +267,23 @@ def _reflected_fft_size(E):
     return next_fast_len(2 * E - 1, real=True)
 
 
-def _interpolate(t, y):
-    """relplot's ``kernels.interpolate``: piecewise-linear interpolation of ``y`` on ``t``."""
-    n = y.shape[0]
+def _interpolation_nodes(t, n):
+    """The left node of each point of ``t`` on the ``n``-point grid of [0, 1] and the weight of
+    its right node (relplot's ``kernels.interpolate``)."""
     step = 1.0 / (n - 1)
     inds = np.clip((t * (n - 1)).astype(np.intp), 0, n - 2)
-    resid = (t - inds * step) / step
+    return inds, (t - inds * step) / step
+
+
+def _interpolate(t, y):
+    """relplot's ``kernels.interpolate``: piecewise-linear interpolation of ``y`` on ``t``."""
+    inds, resid = _interpolation_nodes(t, y.shape[0])
     return y[inds] * (1 - resid) + y[inds + 1] * resid
 
 
 def _smece_at(grid, sigma):
-    E = max(2000, round(20 / sigma)) // 2 + 1
-    mesh = np.linspace(0.0, 1.0, max(round(10 / sigma), MESH_POINTS))
+    E, n_mesh = _grid_size(sigma)
+    mesh = np.linspace(0.0, 1.0, n_mesh)
     smooth = getattr(grid, "smoothed", None)  # a grid may reuse its label-free channel's smoothing
     if smooth is not None:
         smoothed = smooth(E, sigma)
@@ -587,8 +592,15 @@ class _SmoothECEPlan(ReplicatePlan):
 
 
 def _grid_size(sigma):
-    """``(E, mesh points)`` of :func:`_smece_at` at bandwidth ``sigma``."""
-    return max(2000, round(20 / sigma)) // 2 + 1, max(round(10 / sigma), MESH_POINTS)
+    """``(E, mesh points)`` of :func:`_smece_at` at bandwidth ``sigma`` (ints; arrays for an array).
+
+    ``numpy.round`` rounds halves to even, as Python's ``round`` does.
+    """
+    E = np.maximum(2000, np.round(20 / np.asarray(sigma, dtype=float))).astype(np.int64) // 2 + 1
+    n_mesh = np.maximum(np.round(10 / np.asarray(sigma, dtype=float)).astype(np.int64), MESH_POINTS)
+    if E.ndim == 0:
+        return int(E), int(n_mesh)
+    return E, n_mesh
 
 
 class _ReplicateGrids:
@@ -716,10 +728,7 @@ def _interpolation(E, n_mesh):
     :func:`_interpolate`) and ``u``, each grid node's total weight over the mesh (so that the
     sum over the mesh of an interpolated row ``v`` is ``u @ v``).
     """
-    mesh = np.linspace(0.0, 1.0, n_mesh)
-    step = 1.0 / (E - 1)
-    inds = np.clip((mesh * (E - 1)).astype(np.intp), 0, E - 2)
-    frac = (mesh - inds * step) / step
+    inds, frac = _interpolation_nodes(np.linspace(0.0, 1.0, n_mesh), E)
     u = np.bincount(inds, weights=1 - frac, minlength=E) + np.bincount(inds + 1, weights=frac, minlength=E)
     return inds, frac, u
 
@@ -781,9 +790,7 @@ def _smece_many(grids, rows, sigmas):
     per replicate.
     """
     out = np.empty(rows.size)
-    # _grid_size of every bandwidth at once
-    E_all = np.maximum(2000, np.round(20 / sigmas)).astype(np.int64) // 2 + 1
-    mesh_all = np.maximum(np.round(10 / sigmas).astype(np.int64), MESH_POINTS)
+    E_all, mesh_all = _grid_size(sigmas)
     keys, group = np.unique(E_all * (1 << 32) + mesh_all, return_inverse=True)
     group = group.ravel()
     for k, key in enumerate(keys.tolist()):
