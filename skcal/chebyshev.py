@@ -99,6 +99,10 @@ def _blas_limit(limits):
 
 #: Rows per chunk are chosen so that one Vandermonde block holds about this many floats.
 _CHUNK_FLOATS = 2**21
+#: :func:`replicate_moments` forms the cross moments from the rows with a nonzero target alone
+#: where fewer than this fraction of a chunk's rows have one (gathering their weights costs about
+#: a tenth of the product it saves).
+_SPARSE_TARGETS = 0.9
 
 
 # ---------------------------------------------------------------------------------------------
@@ -971,8 +975,10 @@ def replicate_moments(scores, targets, weights, degree, *, check_input=True):
     times the rows' products ``T_p(x_n) T_q(y_n)`` (whichever temporary is smaller). Where every
     row has the same second score (a first-order model, ``sigma2 = 0``), ``T_q(y_n)`` is one
     number per ``q`` and the weights meet the ``2L + 1`` values of ``x`` alone (about ``2L + 1``
-    times fewer operations; the same moments up to round-off). This is how the bootstrap
-    replicates of CE2's statistics are made.
+    times fewer operations; the same moments up to round-off). Rows whose targets are all 0
+    add nothing to ``AtB``: where they are many (votes with no positive label), the cross
+    moments are formed from the other rows' weights alone. This is how the bootstrap replicates
+    of CE2's statistics are made.
 
     Parameters
     ----------
@@ -1062,10 +1068,19 @@ def replicate_moments(scores, targets, weights, degree, *, check_input=True):
                 D = (Vx.T[:, :, None] * Vy.T[:, None, :]).reshape(m, K * qy)  # T_p(x) T_q(y) per row
                 Mf += Xs @ D
                 # t_k T_i(x) T_j(y) (i, j <= L) of every target side by side: one product with the
-                # weights (the targets multiply the rows' values, not every weighting's)
-                Db = (Vx[: L + 1].T[:, :, None] * Vy[:qb].T[:, None, :]).reshape(m, nb)
-                G = (T[sl][:, :, None] * Db[:, None, :]).reshape(m, T.shape[1] * nb)
-                Af += (Xs @ G).reshape(R, T.shape[1], nb).transpose(1, 0, 2)
+                # weights (the targets multiply the rows' values, not every weighting's). A row
+                # whose targets are all 0 adds nothing: where many are (labels with no positive
+                # vote), the product runs over the other rows' weights alone
+                Ts, Vxb, Vyb, Xb = T[sl], Vx[: L + 1], Vy[:qb], Xs
+                live = np.flatnonzero(Ts.any(axis=1))
+                if live.size < _SPARSE_TARGETS * m:
+                    Ts, Vxb, Vyb = Ts[live], Vxb[:, live], Vyb[:, live]
+                    # the weights' columns of those rows, gathered as rows of their transpose
+                    # where that is C-contiguous (the bootstrap's tiles)
+                    Xb = Xs.T[live].T if Xs.T.flags.c_contiguous else Xs[:, live]
+                Db = (Vxb.T[:, :, None] * Vyb.T[:, None, :]).reshape(Vxb.shape[1], nb)
+                G = (Ts[:, :, None] * Db[:, None, :]).reshape(Db.shape[0], T.shape[1] * nb)
+                Af += (Xb @ G).reshape(R, T.shape[1], nb).transpose(1, 0, 2)
     if side_by_side:
         M[:] = Mf.reshape(K, R, qy).transpose(1, 0, 2)
         AtB[:] = Af.reshape(T.shape[1], L + 1, R, qb).transpose(2, 0, 1, 3)

@@ -412,6 +412,31 @@ def test_replicate_moments_in_both_layouts_and_unchecked(R, layout):
         replicate_moments(S, T, W, degree, check_input="no")
 
 
+@pytest.mark.parametrize("layout", ["C", "F"])
+@pytest.mark.parametrize("zero_share", [0.0, 0.38, 0.95, 1.0])
+def test_replicate_moments_with_rows_whose_targets_are_all_zero(layout, zero_share):
+    """Targets of two votes (``a / 2`` and ``a (a - 1) / 2``: both 0 where no vote is positive).
+
+    The cross moments skip the rows whose targets are all 0 when there are many of them; every
+    share of such rows, in either memory order of the weights, gives each weighting's moments.
+    """
+    from skcal.chebyshev import replicate_moments
+
+    rng = np.random.default_rng(int(100 * zero_share))
+    n, degree, R = 700, 4, 12  # R > 2L + 1 = 9: the weights times the rows' products
+    S = np.column_stack([rng.uniform(0, 1, n), rng.uniform(0, 0.25, n)])
+    a = np.where(rng.uniform(size=n) < zero_share, 0, rng.integers(1, 3, n)).astype(float)
+    T = np.column_stack([a / 2, a * (a - 1) / 2])
+    W = rng.poisson(1.0, (R, n)).astype(float)
+    X = np.ascontiguousarray(W.T).T if layout == "F" else W
+    M, AtB = replicate_moments(S, T, X, degree, check_input=False)
+    for r in (0, 5, R - 1):
+        one = ChebyshevMoments(degree, n_dims=2, n_targets=2).update(S, T, sample_weight=W[r])
+        np.testing.assert_allclose(M[r], one.M, rtol=1e-12, atol=1e-12 * n)
+        np.testing.assert_allclose(AtB[r], one.AtB, rtol=1e-12, atol=1e-12 * n)
+    assert AtB.any() == (zero_share < 1.0)
+
+
 def test_replicate_moments_refuse_bad_weights():
     from skcal.chebyshev import replicate_moments
 

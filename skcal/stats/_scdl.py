@@ -911,11 +911,20 @@ class _ScdlPlan(ReplicatePlan):
         self.n_rows = p.shape[0]
         self.M = stats.max_bins
         lo, frac = hat_neighbours(p, self.M)
-        wt = np.ones_like(p) if w is None else w
-        hi = wt * frac
-        base = lo.astype(np.int64) + (self.M + 1) * y.astype(np.int64)  # y = 1: the second block
-        self.rows = np.column_stack([base, base + 1])
-        self.vals = np.column_stack([wt - hi, hi])
+        n = p.shape[0]
+        # written in place, int32 where the nodes allow (half the memory of the gathers)
+        self.rows = np.empty((n, 2), dtype=np.int32 if 2 * (self.M + 1) < 2**31 else np.int64)
+        base = self.rows[:, 0]
+        np.multiply(y, self.M + 1, out=base, casting="unsafe")  # y = 1: the second block
+        base += lo.astype(base.dtype, copy=False)
+        np.add(base, 1, out=self.rows[:, 1])
+        self.vals = np.empty((n, 2))
+        if w is None:
+            self.vals[:, 1] = frac
+            np.subtract(1.0, frac, out=self.vals[:, 0])
+        else:
+            np.multiply(w, frac, out=self.vals[:, 1])
+            np.subtract(w, self.vals[:, 1], out=self.vals[:, 0])
 
     def empty(self, n_replicates):
         return {
