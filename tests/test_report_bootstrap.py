@@ -233,6 +233,24 @@ def test_second_order_replicates_equal_the_measures_on_each_resample():
                 )
 
 
+def test_second_order_data_counts_give_the_snapshots_targets():
+    """CE2's replicates validate the snapshots as counts: the same targets, bit for bit, for
+    NaN-padded snapshots of 2 to 4 votes; given counts are used as they are."""
+    from skcal.report._kinds import SecondOrderData
+    from skcal.votes import VoteCounts, check_snapshots, snapshot_targets
+
+    rng = np.random.default_rng(5)
+    n = 500
+    Y = (rng.uniform(size=(n, 4)) < rng.uniform(size=(n, 1))).astype(float)
+    Y[np.arange(4)[None, :] >= rng.integers(2, 5, n)[:, None]] = np.nan  # 2 to 4 votes a row
+    data = SecondOrderData(check_snapshots(Y, name="y"))
+    assert isinstance(data.counts, VoteCounts) and data.counts is data.counts  # made once
+    for a, b in zip(snapshot_targets(data.counts), snapshot_targets(Y), strict=True):
+        np.testing.assert_array_equal(a, b)
+    V = VoteCounts(np.array([1, 0, 2]), np.array([2, 2, 3]))
+    assert SecondOrderData(V).counts is V
+
+
 def test_a_user_callable_is_recomputed_on_each_resample():
     y, preds = _binary(n=300)
     calls = []
