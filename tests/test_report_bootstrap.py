@@ -103,6 +103,30 @@ def test_values_from_the_replicate_statistics_equal_the_measures(kwargs, made):
         np.testing.assert_allclose(rep.bootstrap_values[r, :, j], direct, rtol=1e-12)
 
 
+@pytest.mark.parametrize("n_bootstrap", [0, B])
+def test_second_order_ce2_value_from_the_replicate_statistics(n_bootstrap):
+    """CE2's report value is its replicate statistics with unit weights: ``ce2_score`` at the
+    degree and ridge chosen once, to round-off, with or without replicates (a first-order model
+    too, whose ``sigma2`` is one number)."""
+    from skcal.ce2 import ce2_score
+    from skcal.report._kinds import CE2_BANDWIDTH, SecondOrderKind
+
+    assert SecondOrderKind().catalog()["ce2"].value_from_replicates
+    rng = np.random.default_rng(6)
+    n = 800
+    m = rng.uniform(0.05, 0.95, n)
+    f = np.clip(m + rng.normal(0, 0.15, n), 0, 1)
+    Y = (rng.uniform(size=(n, 2)) < f[:, None]).astype(float)
+    preds = {"honest": np.column_stack([m, np.full(n, 0.02)]), "zero": np.column_stack([m, np.zeros(n)])}
+    rep = CalibrationReport.from_predictions(
+        Y, preds, n_bootstrap=n_bootstrap, random_state=3, test_calibration=False
+    )
+    for model, S in preds.items():
+        expected = ce2_score(Y, S, bandwidth=CE2_BANDWIDTH, **rep.metric_params[model]["ce2"])
+        np.testing.assert_allclose(rep.table.loc[model, ("ce2", "value")], expected, rtol=1e-12)
+    assert rep.bootstrap_values.shape[0] == n_bootstrap
+
+
 def test_multiclass_replicates_use_the_full_samples_bins():
     from skcal.binning import assign_bins
 

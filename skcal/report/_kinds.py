@@ -856,6 +856,9 @@ class SecondOrderKind(ReportKind):
             prepare=ce2_prepare,
             is_calibration=True,
             replicates=CE2Replicates(),
+            # the replicates' statistics with unit weights: ce2_score at the chosen degree and
+            # ridge, to round-off, without a third pass over the rows
+            value_from_replicates=True,
         )
         out["second_moment_mse"] = Metric(
             "second_moment_mse",
