@@ -20,6 +20,15 @@ from skcal.stats._scdl import resolve_max_bins
 B = 6
 
 
+def _second_order(n, seed):
+    """Two snapshots per row and two models: an honest ``(m, 0.02)`` and a first-order ``(m, 0)``."""
+    rng = np.random.default_rng(seed)
+    m = rng.uniform(0.05, 0.95, n)
+    f = np.clip(m + rng.normal(0, 0.15, n), 0, 1)
+    Y = (rng.uniform(size=(n, 2)) < f[:, None]).astype(float)
+    return Y, {"honest": np.column_stack([m, np.full(n, 0.02)]), "zero": np.column_stack([m, np.zeros(n)])}
+
+
 def _resample(rep, n):
     W = poisson_weights(rep.results.bootstrap_seed, range(rep.n_bootstrap), range(n))
     return [np.repeat(np.arange(n), W[r]) for r in range(rep.n_bootstrap)]
@@ -112,12 +121,8 @@ def test_second_order_ce2_value_from_the_replicate_statistics(n_bootstrap):
     from skcal.report._kinds import CE2_BANDWIDTH, SecondOrderKind
 
     assert SecondOrderKind().catalog()["ce2"].value_from_replicates
-    rng = np.random.default_rng(6)
     n = 800
-    m = rng.uniform(0.05, 0.95, n)
-    f = np.clip(m + rng.normal(0, 0.15, n), 0, 1)
-    Y = (rng.uniform(size=(n, 2)) < f[:, None]).astype(float)
-    preds = {"honest": np.column_stack([m, np.full(n, 0.02)]), "zero": np.column_stack([m, np.zeros(n)])}
+    Y, preds = _second_order(n, seed=6)
     rep = CalibrationReport.from_predictions(
         Y, preds, n_bootstrap=n_bootstrap, random_state=3, test_calibration=False
     )
@@ -227,12 +232,8 @@ def test_second_order_replicates_equal_the_measures_on_each_resample():
     from skcal.report._kinds import CE2_BANDWIDTH
     from skcal.votes import snapshot_targets
 
-    rng = np.random.default_rng(4)
     n = 700
-    m = rng.uniform(0.05, 0.95, n)
-    f = np.clip(m + rng.normal(0, 0.15, n), 0, 1)
-    Y = (rng.uniform(size=(n, 2)) < f[:, None]).astype(float)
-    preds = {"honest": np.column_stack([m, np.full(n, 0.02)]), "zero": np.column_stack([m, np.zeros(n)])}
+    Y, preds = _second_order(n, seed=4)
     rep = CalibrationReport.from_predictions(Y, preds, n_bootstrap=B, random_state=2, test_calibration=False)
     names = rep.metric_names
     for i, (model, S) in enumerate(preds.items()):
