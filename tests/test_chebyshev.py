@@ -84,7 +84,7 @@ def test_degree_schedule():
         (lambda: degree_cap(0.1, basis="cubic"), "basis"),
         (lambda: auto_degree(0, 0.1), "n_samples"),
         (lambda: auto_degree(0.5, 0.1), "n_samples"),
-            (lambda: auto_degree(True, 0.1), "n_samples"),
+        (lambda: auto_degree(True, 0.1), "n_samples"),
         (lambda: auto_degree(10, 0.1, samples_per_feature=0), "samples_per_feature"),
         (lambda: degree_schedule(0), "cap"),
         (lambda: basis_powers(-1), "degree"),
@@ -414,13 +414,18 @@ def test_replicate_moments_in_both_layouts_and_unchecked(R, layout):
 
 @pytest.mark.parametrize("layout", ["C", "F"])
 @pytest.mark.parametrize("zero_share", [0.0, 0.38, 0.95, 1.0])
-def test_replicate_moments_with_rows_whose_targets_are_all_zero(layout, zero_share):
+@pytest.mark.parametrize("threshold", [0.0, 1.01])  # never, always the rows with a nonzero target
+def test_replicate_moments_with_rows_whose_targets_are_all_zero(layout, zero_share, threshold, monkeypatch):
     """Targets of two votes (``a / 2`` and ``a (a - 1) / 2``: both 0 where no vote is positive).
 
-    The cross moments skip the rows whose targets are all 0 when there are many of them; every
-    share of such rows, in either memory order of the weights, gives each weighting's moments.
+    The cross moments skip the rows whose targets are all 0 when there are many of them; with
+    that path forced on and off, every share of such rows, in either memory order of the
+    weights, gives each weighting's moments.
     """
+    import skcal.chebyshev
     from skcal.chebyshev import replicate_moments
+
+    monkeypatch.setattr(skcal.chebyshev, "_SPARSE_TARGETS", threshold)
 
     rng = np.random.default_rng(int(100 * zero_share))
     n, degree, R = 700, 4, 12  # R > 2L + 1 = 9: the weights times the rows' products
