@@ -1104,7 +1104,7 @@ def _replicate_moments_constant_y(x, y0, T, X, L, M, AtB):
     vy = _vander_rows(np.array([y0]), 2 * L, np.empty(K))[:, 0]  # T_q(y0), q <= 2L
     step = max(1, _CHUNK_FLOATS // K)
     Mx = np.zeros((R, K))
-    Ax = np.zeros((T.shape[1], R, L + 1))
+    Ax = np.zeros((R, T.shape[1], L + 1))
     with _blas_limit(DATA_PASS_BLAS_THREADS):
         for a in range(0, n, step):
             sl = slice(a, min(n, a + step))
@@ -1112,10 +1112,12 @@ def _replicate_moments_constant_y(x, y0, T, X, L, M, AtB):
             Vx = _vander_rows(x[sl], 2 * L, np.empty(K * m))  # (2L + 1, m)
             Xs = X[:, sl]
             Mx += Xs @ Vx.T
-            for k in range(T.shape[1]):
-                Ax[k] += (Xs * T[sl, k]) @ Vx[: L + 1].T
+            # t_k T_i(x) of every target side by side, one product with the weights (as the
+            # general path: the targets multiply the rows' values, not every weighting's)
+            G = (T[sl][:, :, None] * Vx[: L + 1].T[:, None, :]).reshape(m, T.shape[1] * (L + 1))
+            Ax += (Xs @ G).reshape(R, T.shape[1], L + 1)
     M[:] = Mx[:, :, None] * vy[None, None, : M.shape[2]]
-    AtB[:] = Ax.transpose(1, 0, 2)[:, :, :, None] * vy[None, None, None, : AtB.shape[3]]
+    AtB[:] = Ax[:, :, :, None] * vy[None, None, None, : AtB.shape[3]]
     return M, AtB
 
 
