@@ -82,11 +82,13 @@ def test_first_order_replicates_equal_the_measures_on_each_resample():
 )
 def test_values_from_the_replicate_statistics_equal_the_measures(kwargs, made):
     """SCDL, smECE, the cutoff error and ECE-11 take their values from the bootstrap's statistics
-    with unit weights (beside the first block, or alone without replicates): the measures
-    themselves to round-off, and the replicates are those of a report without that weighting."""
+    with unit weights (beside the first block, or alone without replicates), and smCE from the
+    rows the bootstrap's engine sorted: the measures themselves to round-off, and the replicates
+    are those of a report without that weighting."""
     from skcal.binned_ece import binned_ece
     from skcal.cutoff import cutoff_calibration_error
-    from skcal.report._metrics import VALUES_FROM_REPLICATES
+    from skcal.lipschitz import smooth_calibration_error
+    from skcal.report._metrics import VALUES_FROM_REPLICATES, VALUES_FROM_SORTED
     from skcal.scdl import scdl_score
     from skcal.smooth_ece import smooth_ece
 
@@ -101,6 +103,8 @@ def test_values_from_the_replicate_statistics_equal_the_measures(kwargs, made):
         "binned_ece": lambda y, p: binned_ece(y, p, n_bins=11),
     }
     assert set(funcs) == VALUES_FROM_REPLICATES
+    funcs["smooth_calibration_error"] = smooth_calibration_error
+    assert set(VALUES_FROM_SORTED) == {"smooth_calibration_error"}
     for name, f in funcs.items():
         expected = [f(y, p) for p in preds.values()]
         np.testing.assert_allclose(rep.table[(name, "value")], expected, rtol=1e-13, err_msg=name)

@@ -47,10 +47,10 @@ from joblib import Parallel, delayed, effective_n_jobs
 from sklearn import config_context
 from threadpoolctl import ThreadpoolController, threadpool_limits
 
+from skcal.report._orders import SortOrders
 from skcal.stats import PoissonBootstrap
 from skcal.stats._base import same_statistics
 from skcal.stats._bootstrap import poisson_weights_into, update_together
-from skcal.stats._replicate import stable_argsort
 
 #: Interval methods (see the module docstring).
 INTERVAL_METHODS = ("bc-percentile", "percentile", "basic")
@@ -180,14 +180,17 @@ class _Job(NamedTuple):
 class _Replicates:
     """One report's replicate machinery: per model and metric a prepared statistics template."""
 
-    def __init__(self, data, preds, metrics, params, seed):
+    def __init__(self, data, preds, metrics, params, seed, orders=None):
         self.data, self.preds, self.metrics, self.params, self.seed = data, preds, metrics, params, int(seed)
         self.n = int(data.n)
         self._rows = {}  # weights key -> the validation row of each array row
         self._buffers = {}  # reused weight arrays
         self.workspace = {}  # reused accumulators of the statistics (each block's are discarded)
         self.blas = ThreadpoolController()
+        orders = SortOrders() if orders is None else orders
         sorted_views = {}
+        # (model, metric) -> the spec's arrays sorted by its ``sort_by`` (Metric.value_from_sorted)
+        self._sorted_arrays = {}
         # one _Job per model and metric (prepared None: a user's callable); a job whose template
         # holds the same statistics of the same arrays as an earlier job's (two measures of one
         # binning, ``same_statistics``) names that job as its leader and is computed from the
@@ -210,11 +213,13 @@ class _Replicates:
                 if spec.sort_by is not None:
                     share = (i, spec.share)
                     if share not in sorted_views:
-                        order = stable_argsort(arrays[spec.sort_by])
+                        order = orders.of(arrays[spec.sort_by])
                         srows = order if rows is None else np.asarray(rows)[order]
                         sorted_views[share] = (tuple(a[order] for a in arrays), srows)
                     arrays, rows = sorted_views[share]
                     key = ("sorted", share)
+                    if m.value_from_sorted is not None:
+                        self._sorted_arrays[(i, j)] = arrays
                 if rows is not None:
                     self._rows[key] = rows
                     largest = max(largest, rows.shape[0])
@@ -271,6 +276,23 @@ class _Replicates:
         if unit:
             WT[:, count] = 1
         return WT.T
+
+    def sorted_values(self, metric_indices):
+        """``(n_models, n_metrics)``: the metrics ``metric_indices`` from the sorted views (else NaN).
+
+        Each is ``Metric.value_from_sorted`` of its replicate spec's arrays in the sorted order
+        the engine made for its replicates; a model without that view gets ``func``'s value.
+        """
+        out = np.full((len(self.preds), len(self.metrics)), np.nan)
+        for j in metric_indices:
+            m = self.metrics[j]
+            for i, p in enumerate(self.preds):
+                arrays = self._sorted_arrays.get((i, j))
+                if arrays is None:
+                    out[i, j] = m.func(self.data, p, **self.params[i][j])
+                else:
+                    out[i, j] = m.value_from_sorted(*arrays)
+        return out
 
     def point_values(self, metric_indices):
         """``(n_models, n_metrics)``: the metrics ``metric_indices`` with every row's weight 1 (else NaN).
@@ -384,6 +406,7 @@ def run_bootstrap(
     verbose=0,
     max_seconds=None,
     started=None,
+    orders=None,
 ):
     """Every metric of every model on ``n_bootstrap`` paired Poisson-bootstrap replicates.
 
@@ -403,7 +426,8 @@ def run_bootstrap(
 
     The metrics with ``value_from_replicates`` get their values too (``BootstrapRun.point``):
     one more weighting, of ones, beside the first block's replicates (every caller's first
-    block is the same, so the replicates are too), or alone without replicates.
+    block is the same, so the replicates are too), or alone without replicates. So do the
+    metrics with ``value_from_sorted``, from the rows the engine sorted for their replicates.
 
     Parameters
     ----------
@@ -431,6 +455,9 @@ def run_bootstrap(
         Time budget of the report.
     started : float, default=None
         ``time.perf_counter()`` when the report started (default: now).
+    orders : SortOrders, default=None
+        The report's sorts of its prediction arrays (:mod:`skcal.report._orders`), shared with
+        its other stages; a fresh cache by default.
 
     Returns
     -------
@@ -441,11 +468,14 @@ def run_bootstrap(
     started = t0 if started is None else started
     n_models, n_metrics = len(preds), len(metrics)
     point_metrics = [j for j, m in enumerate(metrics) if m.value_from_replicates]
-    if n_bootstrap == 0 and not point_metrics:
+    sorted_metrics = [j for j, m in enumerate(metrics) if m.value_from_sorted is not None]
+    if n_bootstrap == 0 and not point_metrics and not sorted_metrics:
         return BootstrapRun(np.empty((0, n_models, n_metrics)), 0)
-    engine = _Replicates(data, preds, metrics, params, seed)
+    engine = _Replicates(data, preds, metrics, params, seed, orders)
+    sorted_point = engine.sorted_values(sorted_metrics)
     if n_bootstrap == 0:
-        point = engine.point_values(point_metrics)
+        point = engine.point_values(point_metrics) if point_metrics else sorted_point
+        point[:, sorted_metrics] = sorted_point[:, sorted_metrics]
         return BootstrapRun(np.empty((0, n_models, n_metrics)), 0, time.perf_counter() - t0, point=point)
     # blocks of equal size (a short last block costs a block's fixed work for a few replicates)
     size = -(-n_bootstrap // -(-n_bootstrap // engine.block))
@@ -457,9 +487,9 @@ def run_bootstrap(
         # cut the replicates finely (the replicates do not depend on the blocks but for round-off)
         first = min(size if max_seconds is None else max(4, size // 4), n_bootstrap)
         parts = [engine.run_block(0, first, unit=bool(point_metrics))]
-        point = None
+        point = sorted_point if sorted_metrics else None
         if point_metrics:  # the first block's last row: unit weights
-            point = np.full((n_models, n_metrics), np.nan)
+            point = sorted_point
             point[:, point_metrics] = parts[0][-1][:, point_metrics]
             parts[0] = parts[0][:-1]
         target = n_bootstrap

@@ -44,6 +44,7 @@ from skcal.stats import (
     SortedCutoffStatistics,
     TopLabelStatistics,
 )
+from skcal.stats._lipschitz import smce_of_sorted_rows
 from skcal.stats._scdl import resolve_max_bins
 
 
@@ -83,6 +84,11 @@ class Metric:
     #: measure, equal to ``func`` up to floating-point round-off), computed by the bootstrap's
     #: engine from the rows it has prepared anyway instead of by a second pass of ``func``.
     value_from_replicates: bool = False
+    #: ``value_from_sorted(*arrays) -> float``: the exact value from the replicate spec's arrays
+    #: sorted (stably) by its ``sort_by``, equal to ``func`` up to floating-point round-off;
+    #: the bootstrap's engine computes it from the sorted view it makes for the replicates, so
+    #: the value needs no sort of its own (smCE: its residuals merged per distinct prediction).
+    value_from_sorted: object = None
 
 
 @dataclass(frozen=True)
@@ -462,9 +468,13 @@ class CE2Replicates:
 
 
 #: Binary measures whose report value comes from their exact replicate statistics with unit
-#: weights (``Metric.value_from_replicates``). smCE's replicates are on a grid (its value stays
-#: ``func``'s exact one) and the means are scikit-learn's arithmetic bit for bit (``func``).
+#: weights (``Metric.value_from_replicates``). smCE's replicates are on a grid, so its exact
+#: value comes from the rows the engine sorts for them (:data:`VALUES_FROM_SORTED`); the means
+#: are scikit-learn's arithmetic bit for bit (``func``).
 VALUES_FROM_REPLICATES = frozenset({"scdl", "smooth_ece", "cutoff", "binned_ece"})
+#: Binary measures whose report value is computed from their rows sorted by ``p`` ``(ys, ps)``
+#: (``Metric.value_from_sorted``), equal to the function's value up to round-off.
+VALUES_FROM_SORTED = {"smooth_calibration_error": smce_of_sorted_rows}
 
 
 def binary_metric(name, view, *, suffix="", rowwise=False):
@@ -489,6 +499,7 @@ def binary_metric(name, view, *, suffix="", rowwise=False):
         pointwise=pointwise,
         replicates=BinaryReplicates(name, view),
         value_from_replicates=name in VALUES_FROM_REPLICATES,
+        value_from_sorted=VALUES_FROM_SORTED.get(name),
     )
 
 

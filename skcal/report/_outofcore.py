@@ -78,6 +78,7 @@ from skcal.report._compute import (
 )
 from skcal.report._kinds import FirstOrderData, FirstOrderKind
 from skcal.report._metrics import BINARY_POINTWISE, BINARY_TEMPLATES, smce_grid_cells
+from skcal.report._orders import SortOrders
 from skcal.report._replicate_grid import GridReplicates, ReplicateGrid
 from skcal.report._report import CalibrationReport
 from skcal.report._verdict import build_verdict
@@ -657,6 +658,7 @@ class OutOfCorePlan:
         ps = {
             m: np.concatenate([s[2][m] for s in sample]) if sample else np.zeros(0) for m in self.model_names
         }
+        orders = SortOrders()  # one sort of each model's sample, for the bootstrap and the tests
         if self.mode == "sample" and B:
             # every row is in the sample: the in-memory report's bootstrap on them
             data, plist = FirstOrderData(ys), [ps[m] for m in self.model_names]
@@ -673,6 +675,7 @@ class OutOfCorePlan:
                 self.seed,
                 n_jobs=self.settings.n_jobs,
                 verbose=verbose,
+                orders=orders,
             ).values
             bootstrap_seconds += time.perf_counter() - t0
         tests = None
@@ -684,6 +687,7 @@ class OutOfCorePlan:
                 self.settings.n_resamples,
                 self.test_seeds,
                 verbose,
+                orders,
             )
         s = self.settings
         table = build_table(

@@ -31,6 +31,7 @@ __all__ = [
     "SmoothCEStatistics",
     "isotonic_l1_costs",
     "smce_from_sorted",
+    "smce_of_sorted_rows",
 ]
 
 
@@ -178,6 +179,39 @@ def smce_from_sorted(r, p):
         xa = np.where((Rn > 0)[:, None], x, -x)[act]
         value[act] += isotonic_l1_costs(xa, d)
     return float(value[0]) if one else value
+
+
+def smce_of_sorted_rows(y, p):
+    """smCE of unweighted rows already sorted by ``p``, without a sort of its own.
+
+    Ties are merged as :func:`skcal.lipschitz.smooth_calibration_error` merges them (there by
+    ``np.unique``): each run of equal predictions sums its residuals ``y - p`` (in row order,
+    so the sums equal that function's up to the summation's round-off) at its own value.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,)
+        Labels in {0, 1}, in the order of ``p``.
+    p : ndarray of shape (n,)
+        Probabilities of the label 1, nondecreasing.
+
+    Returns
+    -------
+    float
+        The smooth calibration error of the rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> round(smce_of_sorted_rows(np.array([0.0, 0.0, 1.0, 1.0]), np.array([0.1, 0.2, 0.3, 0.4])), 6)
+    0.26
+    """
+    n = p.shape[0]
+    if n == 0:
+        raise ValueError("smce_of_sorted_rows needs at least one row.")
+    starts = np.flatnonzero(np.concatenate(([True], p[1:] != p[:-1])))
+    r = np.add.reduceat(y - p, starts) / float(n)
+    return float(smce_from_sorted(r, p[starts]))
 
 
 class SmoothCEStatistics(CutoffStatistics):
