@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn import config_context
-from threadpoolctl import ThreadpoolController, threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from skcal.report._orders import SortOrders
 from skcal.stats import PoissonBootstrap
@@ -186,6 +186,8 @@ class _Replicates:
         self._rows = {}  # weights key -> the validation row of each array row
         self._buffers = {}  # reused weight arrays
         self.workspace = {}  # reused accumulators of the statistics (each block's are discarded)
+        # one scan of the loaded libraries per report (about 4 ms each): the engine's limits and
+        # run_bootstrap's one-thread limit share it
         self.blas = ThreadpoolController()
         orders = SortOrders() if orders is None else orders
         sorted_views = {}
@@ -305,7 +307,7 @@ class _Replicates:
         only = {k for k, job in enumerate(self.jobs) if job.j in wanted and job.prepared is not None}
         only |= {self.jobs[k].leader for k in only if self.jobs[k].leader is not None}
         ones = np.ones((self.n, 1), dtype=np.uint8).T  # the (replicates, rows) view the blocks use
-        with threadpool_limits(limits=1):
+        with self.blas.limit(limits=1):
             return self.run_block(0, 1, weights=ones, only=only)[0]
 
     def run_block(self, r0, count, weights=None, only=None, unit=False):
@@ -482,7 +484,7 @@ def run_bootstrap(
     progress = Progress("bootstrap", n_bootstrap, "replicates", verbose)
     # one BLAS / OpenMP thread for the many small products (a pool fighting other processes is
     # 10 to 50 times slower), set once here in the calling thread for every block (see run_block)
-    with threadpool_limits(limits=1):
+    with engine.blas.limit(limits=1):
         # under a budget the first (timed) block is a quarter of a block, so that the budget can
         # cut the replicates finely (the replicates do not depend on the blocks but for round-off)
         first = min(size if max_seconds is None else max(4, size // 4), n_bootstrap)
