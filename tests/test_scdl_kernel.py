@@ -75,3 +75,31 @@ def test_scdl_replicates_are_the_same_without_numba(monkeypatch):
     monkeypatch.setattr(_scdl, "_load_scdl_kernel", lambda: None)
     slow = PoissonBootstrap(ScdlStatistics(max_bins=1024), n_replicates=12, seed=1).update(y, p).compute()
     np.testing.assert_allclose(fast, slow, rtol=1e-12)
+
+
+@pytest.mark.parametrize("numba_loaded", [False, True])
+def test_small_inputs_take_the_compiled_deposit_only_where_numba_is_loaded(numba_loaded, monkeypatch):
+    """Below 2^16 rows the compiled deposit is used only where numba is imported already (it
+    needs no temporaries of n rows); a process without numba keeps numpy's deposit rather than
+    pay numba's import. The masses agree either way."""
+    import sys
+
+    loaded = []
+    real = _scdl._load_scdl_kernel
+
+    def spy():
+        loaded.append(True)
+        return real()
+
+    monkeypatch.setattr(_scdl, "_load_scdl_kernel", spy)
+    if not numba_loaded:
+        monkeypatch.delitem(sys.modules, "numba", raising=False)
+    rng = np.random.default_rng(9)
+    p = rng.beta(2, 2, 1000)
+    y = (rng.uniform(size=p.size) < p).astype(np.float64)
+    W, A = _scdl.binary_node_deposit(p, y, None, 128)
+    assert loaded == ([True] if numba_loaded else [])
+    monkeypatch.undo()
+    W0, A0 = _numpy_deposit(p, y, None, 128, monkeypatch)
+    np.testing.assert_allclose(W, W0, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(A, A0, rtol=1e-12, atol=1e-12)

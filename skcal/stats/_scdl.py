@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 import warnings
 from dataclasses import dataclass, field
 
@@ -255,8 +256,9 @@ def binary_node_deposit(p, y, w, m):
     the cell on its left, for ``W`` (both halves) and ``A`` (the ``y = 1`` half). The values
     equal :func:`node_deposit`'s up to round-off. The rows go in chunks of 32,768, so the
     temporaries never exceed a few MB whatever the number of rows. From ``2^16`` rows on, with
-    numba installed, the per-cell sums are one compiled pass instead
-    (:func:`skcal._scdl_kernel.binary_cell_sums`; equal up to the order of the additions).
+    numba installed, and at any size once numba is imported, the per-cell sums are one compiled
+    pass instead (:func:`skcal._scdl_kernel.binary_cell_sums`; equal up to the order of the
+    additions).
 
     Parameters
     ----------
@@ -284,7 +286,8 @@ def binary_node_deposit(p, y, w, m):
     ([0.5, 0.5, 1.0], [0.5, 0.5, 0.0])
     """
     n = p.shape[0]
-    kernel = _load_scdl_kernel() if n >= _KERNEL_MIN_ROWS else None
+    # below _KERNEL_MIN_ROWS only where numba is loaded already (no n-row temporaries)
+    kernel = _load_scdl_kernel() if n >= _KERNEL_MIN_ROWS or "numba" in sys.modules else None
     if kernel is not None:
         pc = np.ascontiguousarray(p, dtype=np.float64)
         # labels as they come when they are int64 or float64 (no n-row copy), else as float64
@@ -337,7 +340,9 @@ def _fold_cell_sums(total, share, m):
 _KERNEL_MIN_GRID = 1 << 12
 
 #: From this many rows on, the compiled deposit is used when numba is installed: below, numpy is
-#: about as fast and the first call need not import numba (about 0.5 s once per process).
+#: about as fast and the first call need not import numba (about 0.5 s once per process); below
+#: it the compiled deposit is used where numba is imported already (a report, a bootstrap or a
+#: test has run), since it needs no temporaries of ``n`` rows (numpy's take about 32 bytes a row)
 _KERNEL_MIN_ROWS = 1 << 16
 
 
