@@ -16,7 +16,8 @@ row weights only. smCE's replicates use its fine-grid form (:class:`~skcal.stats
 ``smce_grid_cells(n)`` cells, within its stated bound of the exact smCE); every other replicate
 is the exact measure of its resample. The values of SCDL, smECE, the cutoff error and ECE-11 are
 those statistics with unit weights (:data:`VALUES_FROM_REPLICATES`), the measures to round-off;
-so is the second-order report's CE2 (its ``Metric`` sets ``value_from_replicates``).
+so is the second-order report's CE2 (its ``Metric`` sets ``value_from_replicates``). smCE's value
+is computed from the rows the bootstrap sorted for its replicates (:data:`VALUES_FROM_SORTED`).
 """
 
 from __future__ import annotations
