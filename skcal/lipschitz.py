@@ -36,15 +36,14 @@ level are processed together with segmented numpy reductions, so there are ``O(l
 
 from __future__ import annotations
 
-import numpy as np
-
 from skcal._compat import validate_params
 from skcal._constraints import BINARY_INPUTS
 from skcal._validation import check_binary_probabilities
 
 # the solver lives beside the statistics (which solve many problems at once, for the bootstrap);
-# the measure solves one
-from skcal.stats._lipschitz import smce_from_sorted
+# the measure solves one, on its rows sorted stably (as the report's engine sorts them)
+from skcal.stats._lipschitz import smce_of_sorted_rows
+from skcal.stats._replicate import stable_argsort
 
 __all__ = ["smooth_calibration_error"]
 
@@ -96,8 +95,5 @@ def smooth_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=No
     0.26
     """
     y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
-    resid = y - p if w is None else w * (y - p)
-    total = float(p.shape[0]) if w is None else float(w.sum())
-    values, inverse = np.unique(p, return_inverse=True)
-    r = np.bincount(inverse.ravel(), weights=resid, minlength=values.size) / total
-    return smce_from_sorted(r, values)
+    order = stable_argsort(p)
+    return smce_of_sorted_rows(y[order], p[order], None if w is None else w[order])

@@ -167,13 +167,17 @@ def test_population_value_of_a_shifted_predictor():
 @settings(max_examples=200, deadline=None)
 @given(rows)
 def test_sorted_rows_equal_the_measure(data):
-    """smCE of rows already sorted by ``p`` (the report's shared sort) merges the ties as the
-    measure does: its value to round-off, in any order of the rows within a run of ties."""
+    """smCE of rows already sorted by ``p`` (the report's shared sort) is the measure's value bit
+    for bit on the stable order (the measure sorts stably and calls it), and to round-off in any
+    other order of the rows within a run of ties; weighted as well."""
     p = np.array([r[0] for r in data])
     y = np.array([r[1] for r in data], dtype=float)
+    w = np.array([r[2] for r in data])
+    w[0] += 1.0  # a positive total
     order = np.argsort(p, kind="stable")
     got = smce_of_sorted_rows(y[order], p[order])
-    assert got == pytest.approx(smooth_calibration_error(y, p), rel=1e-12, abs=1e-15)
+    assert got == smooth_calibration_error(y, p)
+    assert smce_of_sorted_rows(y[order], p[order], w[order]) == smooth_calibration_error(y, p, sample_weight=w)
     flipped = np.lexsort((-y, p))  # ties ordered by label instead
     assert smce_of_sorted_rows(y[flipped], p[flipped]) == pytest.approx(got, rel=1e-12, abs=1e-15)
 

@@ -108,6 +108,9 @@ def test_values_from_the_replicate_statistics_equal_the_measures(kwargs, made):
     for name, f in funcs.items():
         expected = [f(y, p) for p in preds.values()]
         np.testing.assert_allclose(rep.table[(name, "value")], expected, rtol=1e-13, err_msg=name)
+    # smCE's value is the function's bit for bit: both merge the ties along one stable sort
+    expected = [smooth_calibration_error(y, p) for p in preds.values()]
+    np.testing.assert_array_equal(rep.table[("smooth_calibration_error", "value")], expected)
     # the replicates are the resamples' (the weighting of ones is not among them)
     assert rep.bootstrap_values.shape[0] == rep.n_bootstrap == made
     j = rep.metric_names.index("cutoff")

@@ -181,12 +181,14 @@ def smce_from_sorted(r, p):
     return float(value[0]) if one else value
 
 
-def smce_of_sorted_rows(y, p):
-    """smCE of unweighted rows already sorted by ``p``, without a sort of its own.
+def smce_of_sorted_rows(y, p, w=None):
+    """smCE of rows already sorted by ``p``, without a sort of its own.
 
-    Ties are merged as :func:`skcal.lipschitz.smooth_calibration_error` merges them (there by
-    ``np.unique``): each run of equal predictions sums its residuals ``y - p`` (in row order,
-    so the sums equal that function's up to the summation's round-off) at its own value.
+    Ties are merged along the order: each run of equal predictions sums its residuals
+    ``w (y - p)`` at its own value (``np.add.reduceat``, numpy's pairwise summation within a
+    run). :func:`skcal.lipschitz.smooth_calibration_error` sorts the rows stably and calls this,
+    so the report, which sorts each model's rows once for several measures, gets its value bit
+    for bit from the same rows.
 
     Parameters
     ----------
@@ -194,6 +196,8 @@ def smce_of_sorted_rows(y, p):
         Labels in {0, 1}, in the order of ``p``.
     p : ndarray of shape (n,)
         Probabilities of the label 1, nondecreasing.
+    w : ndarray of shape (n,), default=None
+        Non-negative weights in the same order, with a positive total (``None``: unit weights).
 
     Returns
     -------
@@ -210,7 +214,9 @@ def smce_of_sorted_rows(y, p):
     if n == 0:
         raise ValueError("smce_of_sorted_rows needs at least one row.")
     starts = np.flatnonzero(np.concatenate(([True], p[1:] != p[:-1])))
-    r = np.add.reduceat(y - p, starts) / float(n)
+    resid = y - p if w is None else w * (y - p)
+    total = float(n) if w is None else float(w.sum())
+    r = np.add.reduceat(resid, starts) / total
     return float(smce_from_sorted(r, p[starts]))
 
 
