@@ -177,7 +177,8 @@ def test_sorted_rows_equal_the_measure(data):
     order = np.argsort(p, kind="stable")
     got = smce_of_sorted_rows(y[order], p[order])
     assert got == smooth_calibration_error(y, p)
-    assert smce_of_sorted_rows(y[order], p[order], w[order]) == smooth_calibration_error(y, p, sample_weight=w)
+    weighted = smooth_calibration_error(y, p, sample_weight=w)
+    assert smce_of_sorted_rows(y[order], p[order], w[order]) == weighted
     flipped = np.lexsort((-y, p))  # ties ordered by label instead
     assert smce_of_sorted_rows(y[flipped], p[flipped]) == pytest.approx(got, rel=1e-12, abs=1e-15)
 

@@ -283,6 +283,42 @@ def test_second_order_data_counts_give_the_snapshots_targets():
     assert SecondOrderData(V).counts is V
 
 
+@pytest.mark.parametrize("kind", ["binary", "multiclass", "second-order"])
+def test_a_user_callable_that_writes_into_its_arrays_is_refused(kind):
+    """A callable gets read-only views of the arrays the other metrics, the tests and the figures
+    read: one that writes into them (clipping in place) raises an error naming it, instead of
+    changing the others' numbers silently; the caller's arrays are untouched either way."""
+    rng = np.random.default_rng(4)
+    if kind == "binary":
+        y, preds = _binary(n=200)
+    elif kind == "multiclass":
+        P = rng.dirichlet(np.ones(3), size=200)
+        y, preds = rng.integers(0, 3, 200), {"a": P}
+    else:
+        y, preds = _second_order(200, seed=4)
+    before = {k: v.copy() for k, v in preds.items()}
+
+    def clipping(yy, pp):
+        np.clip(pp, 0.01, 0.99, out=pp)
+        return float(np.mean(pp))
+
+    with pytest.raises(ValueError, match=r"metrics\['clip'\] writes into the arrays it is given"):
+        CalibrationReport.from_predictions(
+            y, preds, metrics={"clip": clipping}, n_bootstrap=2, random_state=0
+        )
+    for k, v in preds.items():
+        np.testing.assert_array_equal(v, before[k])
+
+    def reading(yy, pp):
+        assert not pp.flags.writeable and not yy.flags.writeable
+        return float(np.mean(pp))
+
+    rep = CalibrationReport.from_predictions(
+        y, preds, metrics={"read": reading}, n_bootstrap=2, random_state=0
+    )
+    assert np.isfinite(rep.table[("read", "value")]).all()
+
+
 def test_a_user_callable_is_recomputed_on_each_resample():
     y, preds = _binary(n=300)
     calls = []

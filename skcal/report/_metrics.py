@@ -505,14 +505,38 @@ def binary_metric(name, view, *, suffix="", rowwise=False):
 
 
 class UserMetric:
-    """A user's ``callable(y, prediction) -> float`` applied to ``view(data, prediction)``."""
+    """A user's ``callable(y, prediction) -> float`` applied to ``view(data, prediction)``.
 
-    def __init__(self, func, view):
+    The callable gets read-only views of the report's arrays: the other metrics, the tests and
+    the figures read the same arrays, so a callable that wrote into them would change their
+    numbers silently. Writing raises a ``ValueError`` that names the metric instead.
+    """
+
+    def __init__(self, func, view, name=None):
         self.func = func
         self.view = view
+        self.name = name
 
     def __call__(self, data, prediction, **params):
-        return float(self.func(*self.view(data, prediction)))
+        args = [_read_only(a) for a in self.view(data, prediction)]
+        try:
+            return float(self.func(*args))
+        except ValueError as err:
+            if "read-only" not in str(err):
+                raise
+            raise ValueError(
+                f"metrics[{self.name!r}] writes into the arrays it is given; a report's metric must "
+                "not change them (the other metrics read the same arrays): copy them first."
+            ) from err
+
+
+def _read_only(a):
+    """A read-only view of an ndarray (anything else as it is)."""
+    if not isinstance(a, np.ndarray):
+        return a
+    v = a.view()
+    v.flags.writeable = False
+    return v
 
 
 def user_metric(name, spec, view):
@@ -525,4 +549,5 @@ def user_metric(name, spec, view):
         func, gib = spec[0], bool(spec[1])
     if not callable(func):
         raise ValueError(f"metrics[{name!r}] must be a callable or a (callable, greater_is_better) pair.")
-    return Metric(str(name), str(name), UserMetric(func, view), gib, "user metric", bounds=(None, None))
+    name = str(name)
+    return Metric(name, name, UserMetric(func, view, name), gib, "user metric", bounds=(None, None))
