@@ -19,7 +19,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["binary_cell_sums", "scdl_grid_maxima"]
+__all__ = ["binary_cell_sums", "scdl_grid_maxima", "scdl_of_rows", "scdl_search"]
 
 
 @numba.njit(nogil=True, cache=True)
@@ -118,3 +118,158 @@ def scdl_grid_maxima(pi, a):
                 best = v
         out[r] = best
     return out
+
+
+@numba.njit(nogil=True, cache=True)
+def scdl_search(W, A, total, tie_rtol):
+    """SCDL's dyadic search from the node masses ``W``, ``A`` on the finest grid ``M`` (``M + 1`` each).
+
+    The arithmetic of the numpy search (:func:`skcal.stats._scdl._search`), operation for
+    operation, so the value is the same bit for bit: the grids ``M, M/2, ..., 2`` folded as
+    :func:`skcal.stats.coarsen` folds them, laid end to end in increasing order, their moments
+    as :func:`skcal.stats.masses_to_moments` forms them, the difference arrays of
+    ``_scfdl_levels`` (each of its four bincounts a sum in node order, combined in its order),
+    one running sum over all grids less its value where each grid starts, each grid's maximum,
+    the objective ``max(SCDL_m, 1/m)`` and the first grid within ``tie_rtol`` of the lowest.
+
+    Returns
+    -------
+    scdl : float
+        ``max(SCDL_{m*}, 1/m*)``.
+    m_star : int
+        The selected grid.
+    scdl_m : float
+        ``SCDL_{m*}``.
+    """
+    M = W.shape[0] - 1
+    L = 0
+    m = M
+    while m >= 2:
+        L += 1
+        m //= 2
+    grids = np.empty(L, np.int64)
+    nstart = np.zeros(L + 1, np.int64)  # each grid's first node in the concatenation
+    dbase = np.zeros(L + 1, np.int64)  # each grid's first entry of the difference arrays
+    m = 2
+    for k in range(L):
+        grids[k] = m
+        nstart[k + 1] = nstart[k] + m + 1
+        dbase[k + 1] = dbase[k] + m + 2
+        m *= 2
+    nodes = nstart[L]
+    size = dbase[L]
+    Wl = np.empty(nodes)
+    Al = np.empty(nodes)
+    top = nstart[L - 1]
+    for i in range(M + 1):
+        Wl[top + i] = W[i]
+        Al[top + i] = A[i]
+    for k in range(L - 2, -1, -1):  # coarsen: node i = fine 2i, + half of 2i + 1, + half of 2i - 1
+        h = grids[k]
+        src = nstart[k + 1]
+        dst = nstart[k]
+        for i in range(h + 1):
+            w_ = Wl[src + 2 * i]
+            a_ = Al[src + 2 * i]
+            if i < h:
+                w_ += 0.5 * Wl[src + 2 * i + 1]
+                a_ += 0.5 * Al[src + 2 * i + 1]
+            if i > 0:
+                w_ += 0.5 * Wl[src + 2 * i - 1]
+                a_ += 0.5 * Al[src + 2 * i - 1]
+            Wl[dst + i] = w_
+            Al[dst + i] = a_
+    # the four bincounts of the constant and of the slope, each in node order
+    B1 = np.zeros(size)
+    B2 = np.zeros(size)
+    B3 = np.zeros(size)
+    B4 = np.zeros(size)
+    S1 = np.zeros(size)
+    S2 = np.zeros(size)
+    S3 = np.zeros(size)
+    S4 = np.zeros(size)
+    for k in range(L):
+        m = grids[k]
+        base = dbase[k]
+        for j in range(m + 1):
+            t = nstart[k] + j
+            pj = Wl[t] / total
+            aj = Al[t] / total
+            if pj < 0.0:  # np.maximum(pi, 0)
+                pj = 0.0
+            if aj < 0.0:  # np.clip(a, 0, pi)
+                aj = 0.0
+            if aj > pj:
+                aj = pj
+            if not pj > 0:
+                continue
+            mq = m * aj
+            mq /= pj
+            pim = pj / m
+            stop_a = min(int(np.ceil(mq)) - 1, m + 1)
+            start_b = int(np.floor(mq)) + 1
+            if stop_a > j:
+                ca = aj - pim
+                B1[base + j] += ca
+                B2[base + stop_a] += ca
+                S1[base + stop_a] += pim
+                S2[base + j] += pim
+            if start_b < j:
+                B3[base + start_b] += aj
+                B4[base + j] += aj
+                S3[base + start_b] += pim
+                S4[base + j] += pim
+    C = np.zeros(size + 1)
+    S = np.zeros(size + 1)
+    c = 0.0
+    s = 0.0
+    for i in range(size):
+        c = c + (((B1[i] - B2[i]) - B3[i]) + B4[i])
+        s = s + (((S1[i] - S2[i]) + S3[i]) - S4[i])
+        C[i + 1] = c
+        S[i + 1] = s
+    obj = np.empty(L)
+    vals = np.empty(L)
+    for k in range(L):
+        m = grids[k]
+        base = dbase[k]
+        best = 0.0
+        first = True
+        for j in range(m + 1):
+            at = base + j + 1
+            v = C[at] - C[base]
+            v += (S[at] - S[base]) * j
+            if v < 0.0:
+                v = 0.0
+            if first or v > best:
+                best = v
+                first = False
+        vals[k] = best
+        inv = 1.0 / m
+        obj[k] = best if best > inv else inv
+    lowest = obj.min()
+    tol = lowest + tie_rtol * max(lowest, 2.2250738585072014e-308)
+    for k in range(L):
+        if obj[k] <= tol:
+            return obj[k], grids[k], vals[k]
+    return obj[0], grids[0], vals[0]  # pragma: no cover - the minimum is within its own tolerance
+
+
+@numba.njit(nogil=True, cache=True)
+def scdl_of_rows(p, y, w, m, weighted, total, tie_rtol):
+    """SCDL of validated rows in one compiled call: :func:`binary_cell_sums`, the fold of
+    ``skcal.stats._scdl._fold_cell_sums`` and :func:`scdl_search` (``total``: the rows' total
+    weight, summed by the caller), each with the numpy path's arithmetic."""
+    cells, share = binary_cell_sums(p, y, w, m, weighted)
+    m1 = m + 1
+    W = np.empty(m1)
+    A = np.empty(m1)
+    for i in range(m1):
+        o0 = cells[i] - share[i]
+        o1 = cells[m1 + i] - share[m1 + i]
+        if i > 0:
+            o0 += share[i - 1]
+            o1 += share[m1 + i - 1]
+        W[i] = o0 + o1
+        A[i] = o1
+    return scdl_search(W, A, total, tie_rtol)

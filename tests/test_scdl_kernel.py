@@ -2,8 +2,10 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from skcal.scdl import scdl_score
+from skcal.scdl import scdl_curve, scdl_score
 from skcal.stats import _scdl
 
 pytest.importorskip("skcal._scdl_kernel", reason="the compiled deposit needs numba (the fast extra)")
@@ -124,3 +126,64 @@ def test_scdl_peaks_within_twice_the_inputs_memory(n):
     finally:
         tracemalloc.stop()
     assert peak <= 2 * (y.nbytes + p.nbytes), (peak, y.nbytes + p.nbytes)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(1, 3000),
+    st.sampled_from(["auto", "theory", None, 2, 16, 256]),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["uniform", "rounded", "grid", "constant"]),
+)
+def test_the_compiled_score_is_the_curves_value_bit_for_bit(n, max_bins, weighted, seed, shape):
+    """scdl_score runs the deposit and the whole search in one compiled call where numba is
+    loaded; it repeats the numpy search's arithmetic operation for operation, so its value is
+    scdl_curve(...).scdl exactly (ties on the grids' nodes, p at 0 and 1, weights, every rule)."""
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(size=n)
+    if shape == "rounded":
+        p = np.round(p, 1)
+    elif shape == "grid":
+        p = rng.choice([0.0, 0.125, 0.25, 0.5, 0.75, 1.0], size=n)
+    elif shape == "constant":
+        p = np.full(n, 0.3)
+    y = (rng.uniform(size=n) < np.clip(p + 0.15 * np.sin(6 * p), 0, 1)).astype(int)
+    w = rng.uniform(0.05, 4.0, n) if weighted else None
+    curve = scdl_curve(y, p, max_bins=max_bins, sample_weight=w)
+    assert scdl_score(y, p, max_bins=max_bins, sample_weight=w) == curve.scdl
+    # the unfloored SCDL_{m*} and the grid too (the value is often the floor 1/m*, which
+    # round-off cannot move): the search itself, on the same node masses
+    from skcal import _scdl_kernel
+
+    M = int(curve.n_bins[-1])
+    yf = y.astype(np.float64)
+    W, A = _scdl.binary_node_deposit(p, yf, w, M)
+    total = float(n) if w is None else float(w.sum())
+    value, m_star, scdl_m = _scdl_kernel.scdl_search(W, A, total, _scdl.TIE_RTOL)
+    assert (value, m_star, scdl_m) == (curve.scdl, curve.selected_n_bins, curve.selected_scdl_m)
+
+
+@pytest.mark.parametrize("numba_loaded", [False, True])
+def test_the_score_takes_the_compiled_search_only_where_the_deposit_is_compiled(numba_loaded, monkeypatch):
+    import sys
+
+    calls = []
+    from skcal import _scdl_kernel
+
+    real = _scdl_kernel.scdl_of_rows
+
+    def spy(*args):
+        calls.append(args[3])
+        return real(*args)
+
+    monkeypatch.setattr(_scdl_kernel, "scdl_of_rows", spy)
+    if not numba_loaded:
+        monkeypatch.delitem(sys.modules, "numba", raising=False)
+    rng = np.random.default_rng(3)
+    p = rng.uniform(size=500)
+    y = (rng.uniform(size=500) < p).astype(int)
+    value = scdl_score(y, p)
+    assert calls == ([128] if numba_loaded else [])
+    monkeypatch.undo()
+    assert value == scdl_curve(y, p).scdl

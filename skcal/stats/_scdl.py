@@ -191,11 +191,11 @@ def resolve_max_bins(max_bins, n_effective, n_rows):
         rule = "auto" if max_bins is None else max_bins
         M = default_max_bins.__wrapped__(n_effective, rule)
         # a rule never asks for more than the rows support
-        bound = max_supported_bins(n_rows)
+        bound = max_supported_bins.__wrapped__(n_rows)  # checked inputs: no validation
         while M > bound and M > 2:
             M //= 2
         return M
-    bound = max_supported_bins(n_rows)
+    bound = max_supported_bins.__wrapped__(n_rows)  # checked inputs: no validation
     if max_bins > bound:
         raise ValueError(
             f"max_bins={max_bins} is larger than {n_rows} rows support: at most max(1024, 4 n_rows) = "
@@ -286,18 +286,9 @@ def binary_node_deposit(p, y, w, m):
     ([0.5, 0.5, 1.0], [0.5, 0.5, 0.0])
     """
     n = p.shape[0]
-    # below _KERNEL_MIN_ROWS only where numba is loaded already (no n-row temporaries)
-    kernel = _load_scdl_kernel() if n >= _KERNEL_MIN_ROWS or "numba" in sys.modules else None
+    kernel = _deposit_kernel(n)
     if kernel is not None:
-        pc = np.ascontiguousarray(p, dtype=np.float64)
-        # labels as they come when they are int64 or float64 (no n-row copy), else as float64
-        yc = (
-            y
-            if y.dtype in (np.int64, np.float64) and y.flags.c_contiguous
-            else np.ascontiguousarray(y, np.float64)
-        )
-        wc = pc if w is None else np.ascontiguousarray(w, dtype=np.float64)  # not read unweighted
-        total, share = kernel.binary_cell_sums(pc, yc, wc, int(m), w is not None)
+        total, share = kernel.binary_cell_sums(*_kernel_rows(p, y, w), int(m), w is not None)
         return _fold_cell_sums(total, share, m)
     size = 2 * (m + 1)
     total = np.zeros(size)
@@ -324,6 +315,25 @@ def binary_node_deposit(p, y, w, m):
             t *= wc
         share += np.bincount(ids, weights=t, minlength=size)
     return _fold_cell_sums(total, share, m)
+
+
+def _deposit_kernel(n):
+    """:mod:`skcal._scdl_kernel` for a deposit of ``n`` rows, or None (numpy's deposit).
+
+    From ``_KERNEL_MIN_ROWS`` rows on when numba is installed; below it only where numba is
+    loaded already (no temporaries of ``n`` rows, and no import of numba for a small call).
+    """
+    return _load_scdl_kernel() if n >= _KERNEL_MIN_ROWS or "numba" in sys.modules else None
+
+
+def _kernel_rows(p, y, w):
+    """``(p, y, w)`` as the compiled deposit reads them, copied only where they must be."""
+    pc = np.ascontiguousarray(p, dtype=np.float64)
+    # labels as they come when they are int64 or float64 (no n-row copy), else as float64
+    keep = y.dtype in (np.int64, np.float64) and y.flags.c_contiguous
+    yc = y if keep else np.ascontiguousarray(y, np.float64)
+    wc = pc if w is None else np.ascontiguousarray(w, dtype=np.float64)  # not read unweighted
+    return pc, yc, wc
 
 
 def _fold_cell_sums(total, share, m):
@@ -796,6 +806,44 @@ def scdl_curve_of_validated(y, p, sample_weight=None, max_bins="auto"):
     M = resolve_max_bins(max_bins, T, p.shape[0])
     stats = ScdlStatistics.from_validated(y, p, sample_weight, max_bins=M)
     return _search(stats, max_bins)
+
+
+def scdl_score_of_validated(y, p, sample_weight=None, max_bins="auto"):
+    """SCDL of validated rows: :func:`scdl_curve_of_validated`'s ``scdl``, in one compiled call
+    where the compiled deposit would be used (:func:`_deposit_kernel`).
+
+    The deposit, the fold to node masses and the whole dyadic search run in
+    :func:`skcal._scdl_kernel.scdl_of_rows` (about 5 us at 1e3 rows against 125 us for the numpy
+    search, which builds every grid's arrays for :class:`SCDLCurve`), with the numpy path's
+    arithmetic operation for operation: the same value bit for bit, the same grid selected.
+    Without numba, or below ``2^16`` rows before numba is imported, it is
+    ``scdl_curve_of_validated(...).scdl``.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,)
+        Labels in {0, 1}.
+    p : ndarray of shape (n,)
+        Probabilities in [0, 1], float64.
+    sample_weight : ndarray of shape (n,) or None, default=None
+        Validated weights with a positive total.
+    max_bins : {"auto", "theory"}, int or None, default="auto"
+        The grid rule.
+
+    Returns
+    -------
+    float
+        SCDL.
+    """
+    n = p.shape[0]
+    kernel = _deposit_kernel(n)
+    total = float(n) if sample_weight is None else float(sample_weight.sum())
+    if kernel is None or n == 0 or not total > 0:  # the numpy search (and its errors)
+        return scdl_curve_of_validated(y, p, sample_weight, max_bins).scdl
+    M = resolve_max_bins(max_bins, effective_sample_size(sample_weight, n), n)
+    pc, yc, wc = _kernel_rows(p, y, sample_weight)
+    value, _, _ = kernel.scdl_of_rows(pc, yc, wc, int(M), sample_weight is not None, total, TIE_RTOL)
+    return float(value)
 
 
 class ScdlStatistics(BinaryStatistics):
