@@ -187,3 +187,45 @@ def test_the_score_takes_the_compiled_search_only_where_the_deposit_is_compiled(
     assert calls == ([128] if numba_loaded else [])
     monkeypatch.undo()
     assert value == scdl_curve(y, p).scdl
+
+
+# weights whose Kish size T = (sum w)^2 / sum w^2 lies within an ulp of 16 = 4^2, where the "auto"
+# rule (the smallest power of two >= 4 sqrt(T)) changes grid; (sum w) ** 2 by C's pow and
+# (sum w) * (sum w) differ in the last bit here (found by a review of the compiled search)
+_EDGE_WEIGHTS = [
+    float.fromhex(h)
+    for h in (
+        "0x1.eb48f32def1c6p+1", "0x1.67142fb0901e6p+0", "0x1.54925e78f4bc1p+0", "0x1.1da8b0bfb2ed8p+0",
+        "0x1.561a75498eb36p-1", "0x1.dfe667d436da1p-1", "0x1.3a61d54ca7cc0p-1", "0x1.19035dc53bd98p+0",
+        "0x1.2cffe7e8e6a14p+0", "0x1.7fec691341de3p+0", "0x1.f6362db7a5726p-1", "0x1.8e6ab907a3abdp-1",
+        "0x1.368c8bfb535a1p+0", "0x1.31822e9152eadp+0", "0x1.1a9ec202239efp+0", "0x1.7368ca2006fe2p+0",
+        "0x1.2c16dd1169481p+0", "0x1.151fba75233f2p+0", "0x1.927f679d21b40p-1", "0x1.08b009c7cf76cp-1",
+        "0x1.5a66e8d5c0988p-1",
+    )
+]
+
+
+def test_the_effective_size_is_the_same_number_on_every_path():
+    """The grid rule compares T with powers of 4, so the function's T and the statistics' T must
+    be the same number: with T one ulp apart the compiled score searched up to 32 cells and the
+    curve up to 16 (0.03125 against 0.0625), and the curve warned that its statistics' grid was
+    too coarse. Both now square by one product."""
+    import warnings
+
+    from skcal.stats import ScdlStatistics
+    from skcal.stats._base import effective_sample_size
+
+    w = np.array(_EDGE_WEIGHTS)
+    p = (np.arange(w.size) % 2).astype(float)
+    y = p.astype(int)
+    stats = ScdlStatistics().update(y, p, sample_weight=w)
+    assert effective_sample_size(w, w.size) == stats.n_effective_
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        curve = scdl_curve(y, p, sample_weight=w)
+        assert scdl_score(y, p, sample_weight=w) == curve.scdl == stats.compute()
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        v = rng.uniform(0.1, 4.0, size=int(rng.integers(1, 60)))
+        s = ScdlStatistics().update(np.zeros(v.size, int), np.full(v.size, 0.5), sample_weight=v)
+        assert effective_sample_size(v, v.size) == s.n_effective_

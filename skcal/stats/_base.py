@@ -694,7 +694,10 @@ def effective_sample_size(sample_weight, n_samples):
     if sample_weight is None:
         return float(n_samples)
     sw2 = float(np.dot(sample_weight, sample_weight))
-    return float(sample_weight.sum()) ** 2 / sw2 if sw2 > 0 else 0.0
+    sw = float(sample_weight.sum())
+    # sw * sw, not sw ** 2: the statistics' n_effective_ squares the same way (C's pow may differ
+    # from the product in the last bit, and the grid rules compare T with powers of 4)
+    return sw * sw / sw2 if sw2 > 0 else 0.0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -919,7 +919,8 @@ class ScdlStatistics(BinaryStatistics):
     def n_effective_(self):
         """Kish's effective sample size ``(sum w)^2 / sum w^2`` of the rows folded in."""
         s = self.stats_
-        return float(s["sum_w"] ** 2 / s["sum_w2"]) if s["sum_w2"] > 0 else 0.0
+        sw, sw2 = float(s["sum_w"]), float(s["sum_w2"])
+        return sw * sw / sw2 if sw2 > 0 else 0.0  # as effective_sample_size: the same T, bit for bit
 
     @validate_params({"n_bins": _FINEST_GRID}, prefer_skip_nested_validation=True)
     def grid_masses(self, n_bins):
@@ -1070,7 +1071,7 @@ def scdl_replicates(stats, max_bins):
     R = W.shape[0]
     ok = (n_rows > 0) & (total > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        T = np.where(sw2 > 0, total**2 / np.where(sw2 > 0, sw2, 1.0), 0.0)
+        T = np.where(sw2 > 0, total * total / np.where(sw2 > 0, sw2, 1.0), 0.0)
     cap = np.array(
         [
             min(resolve_max_bins("auto", float(T[r]), int(n_rows[r])), int(max_bins)) if ok[r] else 2
