@@ -284,13 +284,14 @@ def test_second_order_data_counts_give_the_snapshots_targets():
 
 
 @pytest.mark.parametrize("kind", ["binary", "multiclass", "second-order"])
-def test_a_user_callable_that_writes_into_its_arrays_is_refused(kind):
-    """A callable gets read-only views of the arrays the other metrics, the tests and the figures
-    read: one that writes into them (clipping in place) raises an error naming it, instead of
-    changing the others' numbers silently; the caller's arrays are untouched either way."""
+def test_a_user_callable_that_writes_into_its_arrays_changes_nothing_else(kind):
+    """A callable gets its own copies of the arrays the other metrics, the tests and the figures
+    read: one that writes into them (clipping in place) leaves every other number as a report
+    without it has them; the caller's arrays are untouched either way."""
     rng = np.random.default_rng(4)
     if kind == "binary":
         y, preds = _binary(n=200)
+        preds["a"][:4] = [0.0, 1.0, 0.0, 1.0]  # clipping would move these
     elif kind == "multiclass":
         P = rng.dirichlet(np.ones(3), size=200)
         y, preds = rng.integers(0, 3, 200), {"a": P}
@@ -300,23 +301,36 @@ def test_a_user_callable_that_writes_into_its_arrays_is_refused(kind):
 
     def clipping(yy, pp):
         np.clip(pp, 0.01, 0.99, out=pp)
+        pp.sort(axis=0)
         return float(np.mean(pp))
 
-    with pytest.raises(ValueError, match=r"metrics\['clip'\] writes into the arrays it is given"):
-        CalibrationReport.from_predictions(
-            y, preds, metrics={"clip": clipping}, n_bootstrap=2, random_state=0
-        )
+    kw = dict(n_bootstrap=3, random_state=0)
+    plain = CalibrationReport.from_predictions(y, preds, **kw)
+    both = CalibrationReport.from_predictions(y, preds, metrics=[*plain.metric_names], **kw)
+    rep = CalibrationReport.from_predictions(
+        y, preds, metrics={**{m: m for m in plain.metric_names}, "clip": clipping}, **kw
+    )
+    for m in plain.metric_names:
+        np.testing.assert_array_equal(rep.table[m].to_numpy(float), both.table[m].to_numpy(float))
+    assert rep.calibration_tests.equals(plain.calibration_tests)
     for k, v in preds.items():
         np.testing.assert_array_equal(v, before[k])
 
-    def reading(yy, pp):
-        assert not pp.flags.writeable and not yy.flags.writeable
-        return float(np.mean(pp))
 
+def test_a_callable_compiled_for_writable_arrays_is_accepted():
+    """A numba function with an explicit signature takes writable arrays only (read-only views,
+    tried first, made it raise a TypeError)."""
+    numba = pytest.importorskip("numba")
+
+    @numba.njit("float64(float64[:], float64[:])")
+    def brier(yy, pp):
+        return np.mean((pp - yy) ** 2)
+
+    y, preds = _binary(n=200)
     rep = CalibrationReport.from_predictions(
-        y, preds, metrics={"read": reading}, n_bootstrap=2, random_state=0
+        y, preds, metrics={"brier_nb": brier, "brier": "brier"}, n_bootstrap=2, random_state=0
     )
-    assert np.isfinite(rep.table[("read", "value")]).all()
+    np.testing.assert_allclose(rep.table[("brier_nb", "value")], rep.table[("brier", "value")], rtol=1e-12)
 
 
 def test_a_user_callable_is_recomputed_on_each_resample():

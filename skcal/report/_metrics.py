@@ -507,9 +507,10 @@ def binary_metric(name, view, *, suffix="", rowwise=False):
 class UserMetric:
     """A user's ``callable(y, prediction) -> float`` applied to ``view(data, prediction)``.
 
-    The callable gets read-only views of the report's arrays: the other metrics, the tests and
-    the figures read the same arrays, so a callable that wrote into them would change their
-    numbers silently. Writing raises a ``ValueError`` that names the metric instead.
+    The callable gets its own copies of the report's arrays: the other metrics, the tests and the
+    figures read the same arrays, so a callable that wrote into them (clipping in place, sorting
+    in place) would change their numbers silently. Copies rather than read-only views, so that a
+    callable compiled for writable arrays (numba with an explicit signature) still accepts them.
     """
 
     def __init__(self, func, view, name=None):
@@ -518,25 +519,12 @@ class UserMetric:
         self.name = name
 
     def __call__(self, data, prediction, **params):
-        args = [_read_only(a) for a in self.view(data, prediction)]
-        try:
-            return float(self.func(*args))
-        except ValueError as err:
-            if "read-only" not in str(err):
-                raise
-            raise ValueError(
-                f"metrics[{self.name!r}] writes into the arrays it is given; a report's metric must "
-                "not change them (the other metrics read the same arrays): copy them first."
-            ) from err
+        return float(self.func(*[_own_copy(a) for a in self.view(data, prediction)]))
 
 
-def _read_only(a):
-    """A read-only view of an ndarray (anything else as it is)."""
-    if not isinstance(a, np.ndarray):
-        return a
-    v = a.view()
-    v.flags.writeable = False
-    return v
+def _own_copy(a):
+    """A copy of an ndarray (anything else as it is: the votes' containers are read-only)."""
+    return a.copy() if isinstance(a, np.ndarray) else a
 
 
 def user_metric(name, spec, view):

@@ -796,8 +796,8 @@ def calibration_report(
         ``"classwise_lince"``, ``"conf_ece"``, ``"accuracy"``, ``"brier"``, ``"log_loss"`` and,
         not a default, ``"smooth_calibration_error"`` of the top-label confidence (callables
         receive class codes ``0..k-1`` and the ``(n, k)`` matrix). ``None`` means the kind's defaults.
-        Callables receive read-only arrays (the other metrics, the tests and the figures read
-        the same ones): a callable that writes into them raises a ``ValueError``.
+        Callables receive their own copies of the arrays (the other metrics, the tests and the
+        figures read the report's), so one that writes into them changes nothing else.
     n_bootstrap : int, default=200
         Paired bootstrap replicates, at most 10**5; 0 skips the intervals. Replicate ``r`` counts
         validation row ``i`` ``W[r, i] ~ Poisson(1)`` times (the Poisson bootstrap, on a
