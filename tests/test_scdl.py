@@ -291,3 +291,25 @@ def test_curve_is_a_dataclass_with_documented_fields():
     assert curve.n_bins.tolist() == [2, 4, 8]
     assert curve.scdl == max(curve.selected_scdl_m, 1 / curve.selected_n_bins)
     assert scdl_curve([0, 1, 1, 0], [0.1, 0.8, 0.6, 0.4], max_bins="theory").n_bins.tolist() == [2]
+
+
+def test_weights_whose_squares_overflow_are_refused_clearly():
+    """Kish's size (sum w)^2 / sum w^2 of weights near 1e200 is inf / inf in float64: a clear
+    error that says to rescale them, from the function and from the statistics (not a grid chosen
+    from NaN, which gave SCDL 0.5, nor Python's OverflowError)."""
+    from skcal.stats import ScdlStatistics
+
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=50)
+    y = (rng.uniform(size=50) < p).astype(int)
+    w = rng.uniform(0.5, 2.0, 50) * 1e200
+    with np.errstate(over="ignore"):
+        for call in (
+            lambda: scdl_score(y, p, sample_weight=w),
+            lambda: scdl_curve(y, p, sample_weight=w),
+            lambda: ScdlStatistics().update(y, p, sample_weight=w).compute(),
+        ):
+            with pytest.raises(ValueError, match="too large.*divide the weights by their maximum"):
+                call()
+    rescaled = scdl_score(y, p, sample_weight=w / w.max())
+    assert rescaled == pytest.approx(scdl_score(y, p, sample_weight=w / 1e200), rel=1e-12)

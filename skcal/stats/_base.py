@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import numbers
 
 import numpy as np
@@ -44,6 +45,7 @@ __all__ = [
     "check_binary_chunk",
     "count_rows",
     "effective_sample_size",
+    "kish_size",
     "from_state",
     "merge_all",
     "params_equal",
@@ -693,11 +695,45 @@ def effective_sample_size(sample_weight, n_samples):
     """
     if sample_weight is None:
         return float(n_samples)
-    sw2 = float(np.dot(sample_weight, sample_weight))
-    sw = float(sample_weight.sum())
-    # sw * sw, not sw ** 2: the statistics' n_effective_ squares the same way (C's pow may differ
-    # from the product in the last bit, and the grid rules compare T with powers of 4)
-    return sw * sw / sw2 if sw2 > 0 else 0.0
+    with np.errstate(over="ignore"):
+        sw2 = float(np.dot(sample_weight, sample_weight))
+    return kish_size(float(sample_weight.sum()), sw2)
+
+
+def kish_size(sum_w, sum_w2):
+    """``sum_w^2 / sum_w2`` (0 when ``sum_w2`` is 0), the same number wherever it is computed.
+
+    Squared as ``sum_w * sum_w``, not ``sum_w ** 2``: C's ``pow`` may differ from the product
+    in the last bit, and the grid rules compare the size with powers of 4, so the functions and
+    the statistics objects must agree bit for bit. Weights whose squares overflow raise a
+    ``ValueError`` (the size is invariant to the weights' scale: rescale them).
+
+    Parameters
+    ----------
+    sum_w, sum_w2 : float
+        The sums of the weights and of their squares.
+
+    Returns
+    -------
+    float
+        The effective sample size.
+
+    Examples
+    --------
+    >>> kish_size(3.0, 5.0)
+    1.8
+    """
+    sum_w, sum_w2 = float(sum_w), float(sum_w2)
+    if sum_w2 <= 0:
+        return 0.0
+    size = sum_w * sum_w / sum_w2
+    if not math.isfinite(size):
+        raise ValueError(
+            f"sample_weight is too large: the sum of the squared weights is {sum_w2!r}, so the "
+            "effective sample size (sum w)^2 / sum w^2 is undefined in float64. The measures do "
+            "not depend on the weights' scale: divide the weights by their maximum."
+        )
+    return size
 
 
 # ---------------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from skcal._constraints import (
     PowerOfTwoInterval,
 )
 from skcal.binning import hat_deposit, hat_neighbours
-from skcal.stats._base import BinaryStatistics, effective_sample_size
+from skcal.stats._base import BinaryStatistics, effective_sample_size, kish_size
 from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, tile_copies
 
 __all__ = [
@@ -919,8 +919,7 @@ class ScdlStatistics(BinaryStatistics):
     def n_effective_(self):
         """Kish's effective sample size ``(sum w)^2 / sum w^2`` of the rows folded in."""
         s = self.stats_
-        sw, sw2 = float(s["sum_w"]), float(s["sum_w2"])
-        return sw * sw / sw2 if sw2 > 0 else 0.0  # as effective_sample_size: the same T, bit for bit
+        return kish_size(s["sum_w"], s["sum_w2"])  # as effective_sample_size: the same T, bit for bit
 
     @validate_params({"n_bins": _FINEST_GRID}, prefer_skip_nested_validation=True)
     def grid_masses(self, n_bins):
