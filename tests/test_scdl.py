@@ -295,19 +295,22 @@ def test_curve_is_a_dataclass_with_documented_fields():
 
 def test_weights_whose_squares_overflow_are_refused_clearly():
     """Kish's size (sum w)^2 / sum w^2 of weights near 1e200 is inf / inf in float64: a clear
-    error that says to rescale them, from the function and from the statistics (not a grid chosen
-    from NaN, which gave SCDL 0.5, nor Python's OverflowError)."""
-    from skcal.stats import ScdlStatistics
+    error that says to rescale them, from the function, the statistics and their bootstrap (not a
+    grid chosen from NaN, which gave SCDL 0.5, nor Python's OverflowError)."""
+    from skcal.stats import PoissonBootstrap, ScdlStatistics
 
     rng = np.random.default_rng(0)
     p = rng.uniform(size=50)
     y = (rng.uniform(size=50) < p).astype(int)
     w = rng.uniform(0.5, 2.0, 50) * 1e200
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # the bootstrap's w^2 products overflow
         for call in (
             lambda: scdl_score(y, p, sample_weight=w),
             lambda: scdl_curve(y, p, sample_weight=w),
             lambda: ScdlStatistics().update(y, p, sample_weight=w).compute(),
+            lambda: PoissonBootstrap(ScdlStatistics(), n_replicates=3, seed=0)
+            .update(y, p, sample_weight=w)
+            .compute(),
         ):
             with pytest.raises(ValueError, match="too large.*divide the weights by their maximum"):
                 call()

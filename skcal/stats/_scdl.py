@@ -1069,8 +1069,10 @@ def scdl_replicates(stats, max_bins):
     n_rows = np.asarray(stats["n_rows"])
     R = W.shape[0]
     ok = (n_rows > 0) & (total > 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         T = np.where(sw2 > 0, total * total / np.where(sw2 > 0, sw2, 1.0), 0.0)
+    for r in np.flatnonzero(ok & ~(np.isfinite(T) & np.isfinite(sw2))):  # overflowing squares
+        kish_size(total[r], sw2[r])
     cap = np.array(
         [
             min(resolve_max_bins("auto", float(T[r]), int(n_rows[r])), int(max_bins)) if ok[r] else 2
