@@ -513,10 +513,9 @@ class UserMetric:
     callable compiled for writable arrays (numba with an explicit signature) still accepts them.
     """
 
-    def __init__(self, func, view, name=None):
+    def __init__(self, func, view):
         self.func = func
         self.view = view
-        self.name = name
 
     def __call__(self, data, prediction, **params):
         return float(self.func(*[_own_copy(a) for a in self.view(data, prediction)]))
@@ -537,5 +536,4 @@ def user_metric(name, spec, view):
         func, gib = spec[0], bool(spec[1])
     if not callable(func):
         raise ValueError(f"metrics[{name!r}] must be a callable or a (callable, greater_is_better) pair.")
-    name = str(name)
-    return Metric(name, name, UserMetric(func, view, name), gib, "user metric", bounds=(None, None))
+    return Metric(str(name), str(name), UserMetric(func, view), gib, "user metric", bounds=(None, None))

@@ -716,7 +716,7 @@ def kish_size(sum_w, sum_w2):
     Returns
     -------
     float
-        The effective sample size.
+        ``sum_w * sum_w / sum_w2``.
 
     Examples
     --------

@@ -817,23 +817,8 @@ def scdl_score_of_validated(y, p, sample_weight=None, max_bins="auto"):
     search, which builds every grid's arrays for :class:`SCDLCurve`), with the numpy path's
     arithmetic operation for operation: the same value bit for bit, the same grid selected.
     Without numba, or below ``2^16`` rows before numba is imported, it is
-    ``scdl_curve_of_validated(...).scdl``.
-
-    Parameters
-    ----------
-    y : ndarray of shape (n,)
-        Labels in {0, 1}.
-    p : ndarray of shape (n,)
-        Probabilities in [0, 1], float64.
-    sample_weight : ndarray of shape (n,) or None, default=None
-        Validated weights with a positive total.
-    max_bins : {"auto", "theory"}, int or None, default="auto"
-        The grid rule.
-
-    Returns
-    -------
-    float
-        SCDL.
+    ``scdl_curve_of_validated(...).scdl``. The parameters are :func:`scdl_curve_of_validated`'s;
+    it returns the float SCDL.
     """
     n = p.shape[0]
     kernel = _deposit_kernel(n)
