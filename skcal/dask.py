@@ -823,9 +823,13 @@ def _parquet_frame(path):
     the files' own columns and the files."""
     import dask.dataframe as dd  # dask[dataframe] is optional (the dask extra)
 
-    files = [f for f in list_files(path) if file_format(f) == "parquet"]
-    if not files:
-        raise ValueError(f"data: {path} holds no parquet files (.parquet, .pq).")
+    files = list_files(path)
+    csv = [str(f) for f in files if file_format(f) != "parquet"]
+    if csv:  # never half a log: a folder with CSV files is refused, not read in part
+        raise ValueError(
+            f"data: {path} holds CSV files ({len(csv)}, first {csv[0]}); Dask reads parquet logs only. "
+            "Convert them to parquet, or make the report in batches without Dask."
+        )
     # the files' own columns: a hive-style folder (date=.../part.parquet) adds its partition keys
     return dd.read_parquet([str(f) for f in files]), read_columns(files[0]), [str(f) for f in files]
 

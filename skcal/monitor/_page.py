@@ -17,6 +17,7 @@ import numpy as np
 
 from skcal._compat import HasMethods, validate_params
 from skcal._constraints import OUTPUT_PATH
+from skcal._html import CSS, fmt, png_base64
 from skcal._plotting import (
     COLOR_BEST,
     COLOR_DATA,
@@ -26,7 +27,6 @@ from skcal._plotting import (
     new_figure,
     style_axes,
 )
-from skcal.report._render import CSS, fmt, png_base64
 
 __all__ = ["render_html"]
 

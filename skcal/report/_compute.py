@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import check_random_state
 
+from skcal._html import fmt
 from skcal.report._bootstrap import (
     Progress,
     intervals,
@@ -39,7 +40,6 @@ from skcal.report._bootstrap import (
     score_all,
 )
 from skcal.report._pvalues import calibration_pvalue
-from skcal.report._render import fmt
 
 
 @dataclass(frozen=True)

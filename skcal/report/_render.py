@@ -7,9 +7,7 @@ user text: the HTML and the Markdown escape it (Markdown passes raw HTML through
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import json
 import pathlib
 from importlib.metadata import PackageNotFoundError, version
@@ -17,15 +15,10 @@ from importlib.metadata import PackageNotFoundError, version
 import numpy as np
 import pandas as pd
 
+from skcal._html import document, figure_html, fmt
+
 #: Version of the JSON document's layout (see :func:`report_to_dict`).
 JSON_SCHEMA_VERSION = "skcal.report/1"
-
-
-def fmt(x, digits=4):
-    """A number with ``digits`` significant digits; ``nan`` for a missing one."""
-    if x is None or not np.isfinite(x):
-        return "nan"
-    return f"{x:.{digits}g}"
 
 
 def _detail_json(v):
@@ -355,35 +348,6 @@ def to_json(reports, indent=2):
 # ----------------------------------------------------------------------------------------------
 # HTML
 # ----------------------------------------------------------------------------------------------
-CSS = """
-.skcal-report { font-family: system-ui, sans-serif; color: #222; line-height: 1.45; max-width: 1200px;
-  margin: 0 auto; overflow-wrap: anywhere; }
-.skcal-report .verdict { background: #eef6ff; border-left: 4px solid #1f77b4; padding: 0.6em 1em; }
-.skcal-report .verdict ul { margin: 0.3em 0 0.3em 1.2em; padding: 0; }
-.skcal-report .table-wrap { overflow-x: auto; max-width: 100%; }
-.skcal-report table.metrics { border-collapse: collapse; margin: 1em 0; font-size: 0.85em; }
-.skcal-report table.metrics th, .skcal-report table.metrics td { border: 1px solid #ccc;
-  padding: 0.3em 0.5em; text-align: right; vertical-align: top; }
-.skcal-report table.metrics thead th { background: #f0f0f0; overflow-wrap: break-word; }
-.skcal-report table.metrics tbody th { text-align: left; }
-.skcal-report td.best { background: #e3f4e1; font-weight: 600; }
-.skcal-report td.pvalue { white-space: nowrap; }
-.skcal-report td .extra { display: block; font-size: 0.85em; color: #666; font-weight: 400; }
-.skcal-report figure { margin: 1.5em 0; }
-.skcal-report figure img { max-width: 100%; height: auto; }
-.skcal-report figcaption { font-size: 0.9em; color: #444; max-width: 60em; }
-.skcal-report p.note { background: #fff8e1; padding: 0.5em 0.8em; border-left: 4px solid #f0b400; }
-.skcal-report ul.legend { font-size: 0.85em; color: #555; }
-.skcal-report pre, .skcal-report code { white-space: pre-wrap; }
-"""
-
-
-def png_base64(fig):
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)  # the figures use constrained layout
-    return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
 def html_section(report, digits=4, level=2, heading=True):
     e = html.escape
     parts = [f"<section><h{level}>{e(report.title)}</h{level}>" if heading else "<section>"]
@@ -422,13 +386,7 @@ def html_section(report, digits=4, level=2, heading=True):
             "(install it with <code>pip install &quot;skcal[plot]&quot;</code>).</p>"
         )
     words = report.figure_explanations
-    for title, fig in figs.items():
-        text = words.get(title, "")
-        caption = f"<strong>{e(title)}.</strong> {e(text)}" if text else f"<strong>{e(title)}</strong>"
-        parts.append(
-            f'<figure><img alt="{e(title)}" src="data:image/png;base64,{png_base64(fig)}">'
-            f"<figcaption>{caption}</figcaption></figure>"
-        )
+    parts += [figure_html(title, fig, words.get(title, "")) for title, fig in figs.items()]
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -438,15 +396,7 @@ def render_page(reports, *, title, intro=(), digits=4):
     body = [f"<h1>{e(title)}</h1>"] + [f"<p>{e(p)}</p>" for p in intro]
     # a section repeating the page title (a single report) gets no second heading
     body += [html_section(r, digits=digits, heading=r.title != title) for r in reports]
-    return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-        '<div class="skcal-report">\n'
-        + "\n".join(body)
-        + "\n<footer><p>Made by skcal.</p></footer>\n</div>\n"
-        "</body>\n</html>\n"
-    )
+    return document(title, body)
 
 
 def write_text(text, path):

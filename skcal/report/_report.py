@@ -7,6 +7,7 @@ import time
 
 import pandas as pd
 
+from skcal import _html
 from skcal._compat import HasMethods, StrOptions, validate_params
 from skcal._constraints import (
     BOOLEAN,
@@ -405,7 +406,7 @@ class CalibrationReport:
         return state
 
     def _repr_html_(self):
-        return f"<style>{_render.CSS}</style><div class='skcal-report'>{_render.html_section(self)}</div>"
+        return f"<style>{_html.CSS}</style><div class='skcal-report'>{_render.html_section(self)}</div>"
 
     def __str__(self):
         return f"{self.title}\n{self.to_text()}"
@@ -436,7 +437,7 @@ class CalibrationReport:
         str
             The formatted number (``"nan"`` for a missing one).
         """
-        return _render.fmt(x, digits)
+        return _html.fmt(x, digits)
 
     @validate_params(
         {"digits": DIGITS, "intervals": BOOLEAN},
