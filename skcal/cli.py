@@ -233,6 +233,16 @@ def _build_parser():
             "accuracy, brier, log_loss (default: these six), smooth_calibration_error (top-label)"
         ),
     )
+    rep.add_argument(
+        "--primary",
+        default=None,
+        metavar="METRIC",
+        help=(
+            "the primary measure, one of the report's metrics: the table is ranked by it and the verdict "
+            "speaks of it (default: smooth_ece for first order, ce2 for second order, truthful_conf_ce "
+            "for multiclass)"
+        ),
+    )
     rep.add_argument("--title", default=None, help="report title")
     rep.add_argument(
         "--dask",
@@ -321,6 +331,7 @@ def _run_report_csv(args):
         title=args.title or f"Calibration report: {args.csv}",
         verbose=0 if args.quiet else 1,
         max_seconds=args.max_seconds,
+        primary=args.primary,
     )
     return [report], report.title, []
 
@@ -401,6 +412,7 @@ def _run_report_parquet(args):
         pos_label=pos_label,
         title=args.title or f"Calibration report: {args.csv}",
         verbose=0 if args.quiet else 1,
+        primary=args.primary,
     )
     if args.dask or args.scheduler:
         try:
