@@ -246,10 +246,18 @@ def brier_rows(y, p):
 
 
 def log_loss_rows(y, p):
-    """Per-row log losses of 0/1 labels, ``p`` clipped to ``[eps, 1 - eps]`` as scikit-learn does."""
+    """Per-row log losses of 0/1 labels, ``p`` clipped to ``[eps, 1 - eps]`` as scikit-learn does.
+
+    ``-(y log q + (1 - y) log(1 - q))`` with one logarithm a row (``y`` is 0 or 1).
+    """
     eps = np.finfo(np.float64).eps
     q = np.clip(p, eps, 1 - eps)
-    return -(y * np.log(q) + (1.0 - y) * np.log1p(-q))
+    out = np.empty_like(q)
+    pos = y > 0.5
+    out[pos] = -np.log(q[pos])
+    neg = ~pos
+    out[neg] = -np.log1p(-q[neg])
+    return out
 
 
 def accuracy_rows(y, p):

@@ -72,6 +72,7 @@ from scipy import sparse
 from skcal._catalog import measure as catalogue_measure
 from skcal._catalog import measures
 from skcal._compat import StrOptions, validate_params
+from skcal._compiled import compiled
 from skcal._constraints import BINARY_INPUTS, N_JOBS, RANDOM_STATE, StrictInterval
 from skcal._validation import check_binary_probabilities
 from skcal.stats import BinnedStatistics, CutoffStatistics, ScdlStatistics, SmoothECEStatistics
@@ -267,15 +268,6 @@ def _draw_numpy(stream, r0, B):
     return Y.view(np.uint8)
 
 
-def _load_resampling_kernel():
-    """:mod:`skcal._resampling_kernel`, or None when numba is not installed."""
-    try:
-        from skcal import _resampling_kernel  # imported here: it needs numba, an optional dependency
-    except ImportError:
-        return None
-    return _resampling_kernel
-
-
 #: From this many label draws (replicates x rows) on, the compiled kernel is used when numba is
 #: installed: below, numpy is about as fast and the first call need not import numba.
 _KERNEL_MIN_DRAWS = 1 << 25
@@ -284,7 +276,7 @@ _KERNEL_MIN_DRAWS = 1 << 25
 def _kernel_module(stream, n_resamples):
     if stream.n * n_resamples < _KERNEL_MIN_DRAWS:
         return None
-    return _load_resampling_kernel()
+    return compiled("resampling")
 
 
 def draw_labels(stream, r0, B, compiled=None):

@@ -45,6 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from skcal._compat import StrOptions, validate_params
+from skcal._compiled import compiled
 from skcal._constraints import N_BINS, RANDOM_STATE, SAMPLE_WEIGHT, Integral, StrictInterval
 from skcal._validation import (
     ROW_SUM_ATOL,
@@ -409,15 +410,6 @@ _KERNEL_MIN_SIZE = 1 << 22
 _KERNEL_MIN_ROWS = 1 << 16
 
 
-def _load_classwise_kernel():
-    """:mod:`skcal._classwise_kernel`, or None when numba is not installed."""
-    try:
-        from skcal import _classwise_kernel  # imported here: it needs numba, an optional dependency
-    except ImportError:
-        return None
-    return _classwise_kernel
-
-
 def _kernel_applies(P, n_bins):
     """Whether the compiled kernel takes ``P`` (large, contiguous float64, ``n_bins <= n``)."""
     return (
@@ -454,7 +446,7 @@ def _classwise_kernel_sums(y_true, y_proba, n_bins, strategy, sample_weight, lab
     arr = arr.view(np.ndarray) if isinstance(arr, np.ndarray) else arr
     kernel = None
     if _kernel_applies(arr, n_bins) and (labels is None or len(labels) == arr.shape[1]):
-        kernel = _load_classwise_kernel()
+        kernel = compiled("classwise")
     if kernel is not None:
         counts, bad, row_dev = kernel.histogram(arr)  # validates P in the same pass
         # the kernel's row sums (any order) and numpy's (pairwise) are both within k eps of the
@@ -468,7 +460,7 @@ def _classwise_kernel_sums(y_true, y_proba, n_bins, strategy, sample_weight, lab
         codes = check_multiclass_labels(y_arr, P.shape[1], labels=labels)
     else:
         P, codes, _ = check_multiclass_inputs(y_true, arr, None, labels)  # arr: a frame read once
-        kernel = _load_classwise_kernel() if _kernel_applies(P, n_bins) else None
+        kernel = compiled("classwise") if _kernel_applies(P, n_bins) else None
         if kernel is None:
             return None, P, codes
         counts = kernel.histogram(P)[0]

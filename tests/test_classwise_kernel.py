@@ -192,7 +192,7 @@ def test_public_functions_equal_the_numpy_path(func, n_bins, kernel_always, monk
     fast = func(y, P, n_bins=n_bins)
     assert kernel_always == [True]
     np.testing.assert_array_equal(P, before)  # read only
-    monkeypatch.setattr(truthful, "_load_classwise_kernel", lambda: None)
+    monkeypatch.setattr(truthful, "compiled", lambda *args, **kwargs: None)
     slow = func(y, P, n_bins=n_bins)
     assert kernel_always == [True]
     assert fast == pytest.approx(slow, rel=1e-11, abs=1e-15)
@@ -202,7 +202,7 @@ def test_labels_and_string_classes(kernel_always, monkeypatch):
     y, P = softmax_data(1, 500, 3)
     names = np.array(["a", "b", "c"])[y]
     fast = classwise_lince(names, P, labels=["a", "b", "c"])
-    monkeypatch.setattr(truthful, "_load_classwise_kernel", lambda: None)
+    monkeypatch.setattr(truthful, "compiled", lambda *args, **kwargs: None)
     assert fast == pytest.approx(classwise_lince(names, P, labels=["a", "b", "c"]), rel=1e-12)
     assert kernel_always == [True]
 
@@ -213,7 +213,7 @@ def test_concentrated_input_falls_back_to_the_sort_path(kernel_always, monkeypat
     y = rng.integers(0, 4, 400)
     fast = classwise_lince(y, P, n_bins=6)
     assert kernel_always == [False]  # declined, then the numpy path without a second validation
-    monkeypatch.setattr(truthful, "_load_classwise_kernel", lambda: None)
+    monkeypatch.setattr(truthful, "compiled", lambda *args, **kwargs: None)
     assert fast == classwise_lince(y, P, n_bins=6)
 
 
@@ -226,7 +226,7 @@ def test_fortran_and_pandas_inputs_take_the_column_kernel(kind, kernel_always, m
     assert kernel_always == [True, True]
     # read column by column, each bin is still added in row order: the C-order kernel's values
     assert fast == [classwise_lince(y, P, n_bins=9), classwise_ece(y, P, n_bins=9)]
-    monkeypatch.setattr(truthful, "_load_classwise_kernel", lambda: None)
+    monkeypatch.setattr(truthful, "compiled", lambda *args, **kwargs: None)
     slow = [classwise_lince(y, X, n_bins=9), classwise_ece(y, X, n_bins=9)]
     assert fast == pytest.approx(slow, rel=1e-12)
 
@@ -242,7 +242,7 @@ def test_invalid_probabilities_same_error(bad, message, order, kernel_always, mo
     P[7, 1] = bad
     with pytest.raises(ValueError) as fast:
         classwise_lince(y, P)
-    monkeypatch.setattr(truthful, "_load_classwise_kernel", lambda: None)
+    monkeypatch.setattr(truthful, "compiled", lambda *args, **kwargs: None)
     with pytest.raises(ValueError) as slow:
         classwise_lince(y, P)
     assert str(fast.value) == str(slow.value)
@@ -279,7 +279,7 @@ def test_converted_inputs_take_the_kernel_after_validation(convert, kernel_alway
     Q = convert(P)
     fast = classwise_lince(y, Q)
     assert kernel_always == [True]
-    monkeypatch.setattr(truthful, "_load_classwise_kernel", lambda: None)
+    monkeypatch.setattr(truthful, "compiled", lambda *args, **kwargs: None)
     assert fast == pytest.approx(classwise_lince(y, Q), rel=1e-12)
     with pytest.raises(ValueError, match="NaN"):  # validated before the kernel runs
         bad = P.astype(np.float32)

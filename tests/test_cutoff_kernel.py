@@ -15,7 +15,7 @@ from skcal.stats import _cutoff  # noqa: E402
 
 def _numpy_path(y, p):
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(_cutoff, "_load_cutoff_kernel", lambda n: None)
+        m.setattr(_cutoff, "compiled", lambda *args, **kwargs: None)
         return _cutoff.running_sum_extremes(y, p)
 
 
@@ -50,7 +50,7 @@ def test_compiled_path_is_taken_and_reads_the_callers_arrays(monkeypatch):
     assert len(calls) == 1 and calls[0][0] is p and calls[0][1] is y  # no validated copies
     np.testing.assert_array_equal(p, p0)
     np.testing.assert_array_equal(y, y0)  # the caller's arrays are not modified
-    monkeypatch.setattr(_cutoff, "_load_cutoff_kernel", lambda n: None)
+    monkeypatch.setattr(_cutoff, "compiled", lambda *args, **kwargs: None)
     assert value == cutoff_calibration_error(y, p)
     assert ks_calibration_error(y, p) == ks_calibration_error(y, p)
 
@@ -77,15 +77,14 @@ def test_bad_input_is_rejected_as_on_the_numpy_path():
 
 
 def test_the_kernel_is_loaded_only_when_numba_is_or_the_input_is_large(monkeypatch):
+    from skcal._compiled import compiled
+
     # numba is imported in this process (importorskip above): every size uses the kernel
-    monkeypatch.setattr(_cutoff, "_kernel", [])  # as before the first call
-    assert _cutoff._load_cutoff_kernel(10) is _cutoff_kernel
-    assert _cutoff._kernel == [_cutoff_kernel]  # found once, then kept
-    monkeypatch.setattr(_cutoff, "_kernel", [])
+    assert compiled("cutoff", size=10, min_size=_cutoff._KERNEL_MIN_ROWS) is _cutoff_kernel
     monkeypatch.delitem(sys.modules, "numba")  # as in a process that has not imported numba
-    assert _cutoff._load_cutoff_kernel(10) is None
-    assert _cutoff._kernel == []  # not looked for: a later large call may still import it
-    assert _cutoff._load_cutoff_kernel(_cutoff._KERNEL_MIN_ROWS) is _cutoff_kernel
+    assert compiled("cutoff", size=10, min_size=_cutoff._KERNEL_MIN_ROWS) is None
+    big = _cutoff._KERNEL_MIN_ROWS
+    assert compiled("cutoff", size=big, min_size=big) is _cutoff_kernel
 
 
 def test_a_list_input_is_not_converted_to_find_its_length():

@@ -70,7 +70,7 @@ def test_the_error_is_the_same_without_numba(monkeypatch):
     weight[3] = 0.0
     for measure in ("cutoff", "ks"):
         with_kernel = replicate_running_sum_error(resid, weight, measure)
-        monkeypatch.setattr(_cutoff, "load_replicate_kernel", lambda: None)
+        monkeypatch.setattr(_cutoff, "compiled", lambda *args, **kwargs: None)
         without = replicate_running_sum_error(resid, weight, measure)
         monkeypatch.undo()
         assert np.isnan(with_kernel[3]) and np.isnan(without[3])
@@ -130,7 +130,7 @@ def test_the_public_stream_is_the_same_either_way(seed, rows):
 def _numpy_costs(monkeypatch, X, w):
     from skcal.stats import _lipschitz
 
-    monkeypatch.setattr(_lipschitz, "load_replicate_kernel", lambda: None)
+    monkeypatch.setattr(_lipschitz, "compiled", lambda *args, **kwargs: None)
     try:
         return _lipschitz.isotonic_l1_costs(X, w)
     finally:
@@ -188,6 +188,6 @@ def test_smce_is_the_same_without_numba(monkeypatch):
     p = rng.uniform(0, 1, 50_000)
     y = (rng.uniform(0, 1, p.size) < p**1.2).astype(int)
     fast = smooth_calibration_error(y, p)
-    monkeypatch.setattr(_lipschitz, "load_replicate_kernel", lambda: None)
+    monkeypatch.setattr(_lipschitz, "compiled", lambda *args, **kwargs: None)
     slow = smooth_calibration_error(y, p)
     assert fast == pytest.approx(slow, rel=1e-12)

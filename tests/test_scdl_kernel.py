@@ -12,7 +12,7 @@ pytest.importorskip("skcal._scdl_kernel", reason="the compiled deposit needs num
 
 
 def _numpy_deposit(p, y, w, m, monkeypatch):
-    monkeypatch.setattr(_scdl, "_load_scdl_kernel", lambda: None)
+    monkeypatch.setattr(_scdl, "compiled", lambda *args, **kwargs: None)
     out = _scdl.binary_node_deposit(p, y, w, m)
     monkeypatch.undo()
     return out
@@ -43,7 +43,7 @@ def test_scdl_is_the_same_without_numba(monkeypatch):
     y = (rng.uniform(size=n) < np.clip(p + 0.05, 0, 1)).astype(np.int64)
     w = rng.uniform(0.5, 2.0, n)
     with_kernel = [scdl_score(y, p), scdl_score(y, p, sample_weight=w)]
-    monkeypatch.setattr(_scdl, "_load_scdl_kernel", lambda: None)
+    monkeypatch.setattr(_scdl, "compiled", lambda *args, **kwargs: None)
     without = [scdl_score(y, p), scdl_score(y, p, sample_weight=w)]
     np.testing.assert_allclose(with_kernel, without, rtol=1e-10)
 
@@ -74,7 +74,7 @@ def test_scdl_replicates_are_the_same_without_numba(monkeypatch):
     p = rng.beta(2, 2, 30_000)
     y = (rng.uniform(size=p.size) < p).astype(int)
     fast = PoissonBootstrap(ScdlStatistics(max_bins=1024), n_replicates=12, seed=1).update(y, p).compute()
-    monkeypatch.setattr(_scdl, "_load_scdl_kernel", lambda: None)
+    monkeypatch.setattr(_scdl, "compiled", lambda *args, **kwargs: None)
     slow = PoissonBootstrap(ScdlStatistics(max_bins=1024), n_replicates=12, seed=1).update(y, p).compute()
     np.testing.assert_allclose(fast, slow, rtol=1e-12)
 
@@ -87,13 +87,15 @@ def test_small_inputs_take_the_compiled_deposit_only_where_numba_is_loaded(numba
     import sys
 
     loaded = []
-    real = _scdl._load_scdl_kernel
+    real = _scdl.compiled
 
-    def spy():
-        loaded.append(True)
-        return real()
+    def spy(name, **kwargs):
+        module = real(name, **kwargs)
+        if module is not None:
+            loaded.append(True)
+        return module
 
-    monkeypatch.setattr(_scdl, "_load_scdl_kernel", spy)
+    monkeypatch.setattr(_scdl, "compiled", spy)
     if not numba_loaded:
         monkeypatch.delitem(sys.modules, "numba", raising=False)
     rng = np.random.default_rng(9)

@@ -24,7 +24,6 @@ from skcal.stats import (
     SmoothCEStatistics,
     SmoothECEStatistics,
     TopLabelStatistics,
-    _replicate,
     from_state,
     merge_all,
     poisson_weights,
@@ -33,9 +32,6 @@ from skcal.stats._bootstrap import POISSON_THRESHOLDS, update_together
 from skcal.stats._replicate import (
     LoopPlan,
     add_sparse_sums,
-    sharing_tile_copies,
-    stable_argsort,
-    tile_copies,
     tile_rows,
 )
 
@@ -186,9 +182,10 @@ def test_the_default_plan_is_the_definition():
     checked = t._check_chunk(y, p)
     W = PoissonBootstrap(t, n_replicates=R, seed=1).replicate_weights(y.shape[0])
     loop = LoopPlan(t, checked)
-    a = t._replicate_compute(loop.add(loop.empty(R), W, 0, y.shape[0]))
+    copies = W @ np.ones(W.shape[1])
+    a = t._replicate_compute(loop.add(loop.empty(R), W, 0, y.shape[0], copies))
     plan = t._replicate_plan(*checked)
-    b = t._replicate_compute(plan.finish(plan.add(plan.empty(R), W, 0, y.shape[0])))
+    b = t._replicate_compute(plan.finish(plan.add(plan.empty(R), W, 0, y.shape[0], copies)))
     np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
@@ -210,10 +207,10 @@ def test_label_blocked_plans_are_the_definition(make, weighted):
     checked = t._check_chunk(y, p, sample_weight=w)
     W = PoissonBootstrap(t, n_replicates=R, seed=2).replicate_weights(y.shape[0])
     loop = LoopPlan(t, checked)
-    a = t._replicate_compute(loop.add(loop.empty(R), W, 0, y.shape[0]))
+    a = t._replicate_compute(loop.add(loop.empty(R), W, 0, y.shape[0], W @ np.ones(W.shape[1])))
     plan = t._replicate_plan(*checked)
     assert plan.rows.shape[1] == (4 if weighted and isinstance(t, BinnedStatistics) else 2)
-    b = t._replicate_compute(plan.finish(plan.add(plan.empty(R), W, 0, y.shape[0])))
+    b = t._replicate_compute(plan.finish(plan.add(plan.empty(R), W, 0, y.shape[0], W @ np.ones(W.shape[1]))))
     np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
 
 
@@ -222,7 +219,7 @@ def test_ce2_replicates_through_the_moments_and_the_plug_in_pass(compiled, monke
     from skcal.ce2 import ce1_score, ce2_score
 
     if not compiled:  # the numpy path of the plug-in pass's weighted gaps
-        monkeypatch.setattr("skcal.stats._ce2.load_replicate_kernel", lambda: None)
+        monkeypatch.setattr("skcal.stats._ce2.compiled", lambda *args, **kwargs: None)
     Y, S = _second_order()
     boot = PoissonBootstrap(CE2Statistics(degree=3, alpha=1e-3), n_replicates=4, seed=2).update(Y, S)
     coefs = boot.compute()
@@ -283,7 +280,8 @@ def test_exact_cutoff_replicates_over_many_tiles(digits):
     part = plan.empty(R)
     step = tile_rows(R)
     for start in range(0, n, step)[::-1]:
-        part = plan.add(part, Wo[:, start : start + step], start, min(n, start + step))
+        Wt = Wo[:, start : start + step]
+        part = plan.add(part, Wt, start, min(n, start + step), Wt @ np.ones(Wt.shape[1]))
     np.testing.assert_allclose(
         PoissonBootstrap(CutoffStatistics(), n_replicates=R)._combine(boot.stats_, plan.finish(part))[
             "resid"
@@ -512,54 +510,6 @@ def test_compute_as_refuses_other_parameters():
         boot.compute_as(TopLabelStatistics(labels=[0, 1, 2, 3], n_bins=5, measure="conf_ece"))
 
 
-def test_a_plans_lent_workspace_is_kept_per_thread():
-    """Threads may update bootstraps of one shared plan at once, each with its own scratch."""
-    import threading
-
-    y, p = _binary()
-    plan = PoissonBootstrap(CutoffStatistics(), n_replicates=R).prepare(y, p).plan
-    mine, seen = {}, []
-    plan.workspace = mine
-    t = threading.Thread(target=lambda: seen.append(plan.workspace))
-    t.start()
-    t.join()
-    assert plan.workspace is mine and seen == [None]
-    plan.workspace = None
-    assert plan.workspace is None
-
-
-def test_plans_of_one_tile_share_its_copies():
-    """While an update visits a tile, its copies ``W @ 1`` are formed once for all its plans.
-
-    Outside an update, or for another array (even one equal to it), they are formed afresh;
-    an update lets its last tile go when it ends, whatever happens. (That the shared copies
-    leave every statistic as it was is the bit-for-bit test above.)
-    """
-    W = np.array([[1.0, 0.0, 2.0], [3.0, 1.0, 0.0]])
-    sharing_tile_copies(W)
-    first = tile_copies(W)
-    assert tile_copies(W) is first and first.tolist() == [3.0, 4.0]
-    assert tile_copies(W.copy()) is not first
-    sharing_tile_copies(None)
-    assert tile_copies(W) is not first
-    y, p = _binary()
-    boots = [PoissonBootstrap(CASES[k][0](), n_replicates=R, seed=1) for k in ("scdl", "cutoff", "brier")]
-    jobs = [(b, b.prepare(y, p)) for b in boots]
-    update_together(jobs, boots[0].replicate_weights(y.shape[0]))
-    assert getattr(_replicate._LENT, "tile", None) is None
-
-    class Failing(type(jobs[2][1].plan)):
-        def add(self, out, W, start, stop):
-            assert tile_copies(W) is tile_copies(W)  # shared inside the update
-            raise RuntimeError("a plan that fails")
-
-    failing = jobs[2][1]
-    failing.plan.__class__ = Failing
-    with pytest.raises(RuntimeError, match="a plan that fails"):
-        update_together([jobs[0], (boots[2], failing)], boots[0].replicate_weights(y.shape[0]))
-    assert getattr(_replicate._LENT, "tile", None) is None
-
-
 def test_votes_share_their_row_weight():
     """Rows sharing a global index (the votes of one input) get the same weights."""
     y, p = _binary(n=200)
@@ -746,24 +696,6 @@ def test_smooth_ece_density_sum_is_the_smoothed_deposit_summed_over_the_mesh(sig
     np.testing.assert_allclose(N @ c, direct, rtol=1e-13)
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0]) | st.floats(0.0, 1.0), min_size=0, max_size=40))
-def test_stable_argsort_is_numpys_stable_order_with_and_without_ties(values):
-    v = np.array(values, dtype=float)
-    np.testing.assert_array_equal(stable_argsort(v), np.argsort(v, kind="stable"))
-
-
-@pytest.mark.parametrize("tied", [0.0, 0.03, 0.2, 1.0])
-def test_stable_argsort_mends_the_order_inside_runs_of_ties(tied):
-    """Clipped predictions (a few runs of ties among distinct values) take the fast sort and
-    the mended runs; rounded ones (mostly ties) the stable sort: numpy's stable order either way."""
-    rng = np.random.default_rng(8)
-    v = rng.uniform(size=20_000)
-    at = rng.uniform(size=v.size) < tied
-    v[at] = rng.choice([0.0, 0.5, 1.0, v[0]], size=int(at.sum()))
-    np.testing.assert_array_equal(stable_argsort(v), np.argsort(v, kind="stable"))
-
-
 @pytest.mark.parametrize("p0", [0.001, 0.5, 0.999])
 @pytest.mark.parametrize("y0", [0.0, 1.0])
 def test_smooth_ece_replicates_of_predictions_near_their_labels_or_far_from_them(p0, y0):
@@ -780,19 +712,6 @@ def test_smooth_ece_replicates_of_predictions_near_their_labels_or_far_from_them
     np.testing.assert_allclose(boot.compute(), direct, rtol=1e-12)
 
 
-@pytest.mark.parametrize("pattern", [np.repeat, np.tile])
-@pytest.mark.parametrize("k", [2, 3])
-@pytest.mark.parametrize("broken", [False, True])
-def test_stable_argsort_of_rows_given_k_times(pattern, k, broken):
-    """Every value k times, side by side (the votes of k snapshots, sorted through one of each)
-    or in k copies; and the same with one block broken (no longer a repeat)."""
-    u = np.round(np.random.default_rng(9).uniform(size=6000), 2)  # ties between blocks too
-    v = pattern(u, k)
-    if broken:
-        v[3001] = -1.0
-    np.testing.assert_array_equal(stable_argsort(v), np.argsort(v, kind="stable"))
-
-
 @pytest.mark.parametrize("compiled", [True, False])
 def test_poisson_weights_into_a_row_major_block_are_the_stream(compiled, monkeypatch):
     """The report's blocks draw the weights straight into ``(rows, replicates)`` (here with a
@@ -800,7 +719,7 @@ def test_poisson_weights_into_a_row_major_block_are_the_stream(compiled, monkeyp
     from skcal.stats._bootstrap import poisson_weights_into
 
     if not compiled:
-        monkeypatch.setattr("skcal.stats._bootstrap.load_replicate_kernel", lambda: None)
+        monkeypatch.setattr("skcal.stats._bootstrap.compiled", lambda *args, **kwargs: None)
     reps, rows = np.arange(3, 40), np.arange(70_000, 72_000)
     out = np.full((rows.size, reps.size + 1), 9, dtype=np.uint8)
     poisson_weights_into(5, reps, rows, out[:, :-1])

@@ -140,6 +140,6 @@ def test_plan_refuses_tiles_out_of_order():
     plan = SortedCutoffStatistics()._replicate_plan(y.astype(float), np.sort(p), None)
     out = plan.empty(2)
     W = np.ones((2, 100))
-    plan.add(out, W[:, :50], 0, 50)
+    plan.add(out, W[:, :50], 0, 50, W[:, :50].sum(axis=1))
     with pytest.raises(ValueError, match="tiles of sorted rows must come in order"):
-        plan.add(out, W[:, :10], 60, 70)
+        plan.add(out, W[:, :10], 60, 70, W[:, :10].sum(axis=1))

@@ -440,6 +440,17 @@ class BaseStatistics:
         """
         return LoopPlan(self, validated)
 
+    # the grid form (skcal.stats._grid): what a template needs of the shared grid of units; a
+    # class with one also defines ``_grid_statistics(units, column)`` (its replicate statistics
+    # from the units' sums) and, optionally, ``_grid_dense(y, p)`` and ``_grid_bin_ids(values)``
+    def _grid_cells(self):
+        """The cells of the dyadic grid its replicate statistics are summed on (None: none)."""
+        return None
+
+    def _grid_fine_starts(self):
+        """The fine cells that start a unit of their own (a boolean mask, or None)."""
+        return None
+
     def _replicate_empty(self, n_replicates):
         """The statistics of ``n_replicates`` empty replicates (a leading replicate axis)."""
         return stack_empty(self._empty(), n_replicates)

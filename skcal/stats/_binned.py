@@ -204,6 +204,21 @@ class BinnedStatistics(BinaryStatistics):
     def _replicate_plan(self, y, p, w, index=None):
         return _BinnedPlan(self, y, p, w)
 
+    def _grid_bin_ids(self, values):
+        return self.bin_ids(values)
+
+    def _grid_statistics(self, units, column):
+        """The bins' sums from the units' (unit weights: the copies are the weights and ``w^2``)."""
+        A = units.grid.bin_sums()
+        weight = np.ascontiguousarray((A @ units.S0).T)
+        return {
+            "count": np.rint(weight).astype(np.int64),
+            "weight": weight,
+            "sum_wp": np.ascontiguousarray((A @ units.P).T),
+            "sum_wy": np.ascontiguousarray((A @ units.Y0).T),
+            "sum_w2": weight.copy(),
+        }
+
     def _replicate_compute(self, stats):
         """Every replicate's measure from its per-bin sums (NaN for a replicate of no weight)."""
         weight, wp, wy = stats["weight"], stats["sum_wp"], stats["sum_wy"]
@@ -256,10 +271,10 @@ class _BinnedPlan(ReplicatePlan):
         self.rows = base[:, None] + (np.arange(len(cols), dtype=np.int64) * 2 * nb)[None, :]
         self.vals = np.column_stack(cols)
 
-    def empty(self, n_replicates):
+    def empty(self, n_replicates, scratch=None):
         return {"_acc": np.zeros((2 * self.rows.shape[1] * self.stats.n_bins, n_replicates))}
 
-    def add(self, out, W, start, stop):
+    def add(self, out, W, start, stop, copies):
         sl = slice(start, stop)
         add_sparse_sums(out["_acc"], self.rows[sl], self.vals[sl], W)
         return out

@@ -45,6 +45,7 @@ import numbers
 import numpy as np
 
 from skcal._compat import validate_params
+from skcal._compiled import compiled
 from skcal._constraints import MAX_REPLICATES, NON_NEGATIVE_INT, SAMPLE_WEIGHT, StrictInterval
 from skcal.stats._base import (
     STATE_FORMAT_VERSION,
@@ -54,7 +55,7 @@ from skcal.stats._base import (
     same_statistics,
     statistics_class,
 )
-from skcal.stats._replicate import load_replicate_kernel, sharing_tile_copies, tile_rows
+from skcal.stats._replicate import tile_rows
 
 __all__ = [
     "POISSON_THRESHOLDS",
@@ -172,7 +173,7 @@ def _weights_from_keys(keys, rows, use_kernel=None):
     rows = np.asarray(rows, dtype=np.int64)
     if use_kernel is None:
         use_kernel = keys.shape[0] * rows.shape[0] >= _KERNEL_MIN_WEIGHTS
-    kernel = load_replicate_kernel() if use_kernel else None
+    kernel = compiled("replicate") if use_kernel else None
     if kernel is not None:
         return kernel.poisson_weights(keys, np.ascontiguousarray(rows), _TABLE, POISSON_THRESHOLDS)
     rows = rows.astype(np.uint64)
@@ -195,7 +196,7 @@ def poisson_weights_into(seed, replicates, rows, out):
     ``(R, n)`` array); not validated: the report's blocks call it with their own rows.
     """
     keys = replicate_keys(seed, replicates)
-    kernel = load_replicate_kernel() if keys.shape[0] * rows.shape[0] >= _KERNEL_MIN_WEIGHTS else None
+    kernel = compiled("replicate") if keys.shape[0] * rows.shape[0] >= _KERNEL_MIN_WEIGHTS else None
     if kernel is not None:
         kernel.poisson_weights_by_row(
             keys, np.ascontiguousarray(rows, dtype=np.int64), _TABLE, POISSON_THRESHOLDS, out
@@ -783,7 +784,8 @@ def update_together(jobs, replicate_weights, *, rows=None, workspace=None):
     W = np.asarray(replicate_weights)
     if W.dtype.kind not in "uif":
         raise ValueError(f"replicate_weights must be real numbers; got dtype {W.dtype}.")
-    if len({id(boot) for boot, _ in jobs}) != len(jobs):
+    boots = [boot for boot, _ in jobs]
+    if any(b is c for i, b in enumerate(boots) for c in boots[:i]):
         raise ValueError("Each bootstrap may appear once in jobs (update it again in another call).")
     if rows is not None:
         rows = np.asarray(rows)
@@ -865,42 +867,39 @@ def _update_plans(jobs, tile, workspace):
     """Add each ``(bootstrap, prepared)``'s rows, tile by tile, and count the update.
 
     ``tile(order, start, stop)`` gives the weights of a tile; plans that visit the rows in the
-    same order and tiles of the same size read each tile once, while it is in cache. The
-    workspace is lent to each plan for this call only (plans of one class get their own
-    ``("slot", i)`` sub-dictionary: they hold their accumulators at the same time).
+    same order and tiles of the same size read each tile once, while it is in cache, and share
+    its copies (``W @ 1``). The workspace, a dict of scratch arrays, is handed to each plan's
+    accumulator (plans of one class get their own ``("slot", i)`` sub-dictionary: they hold
+    their accumulators at the same time).
     """
-    live = []  # [boot, plan, part]
-    groups = {}  # (rows per tile, order) -> the entries of live that read the same tiles
-    seen = {}
-    try:
-        for boot, prepared in jobs:
-            plan = prepared.plan
-            if plan is None or not prepared.n_rows:
-                continue
-            name = type(plan).__name__
-            slot = seen.get(name, 0)
-            seen[name] = slot + 1
-            step = tile_rows(boot.n_replicates, plan.width)
-            key = (step, None if plan.order is None else id(plan.order))
-            groups.setdefault(key, (plan.order, []))[1].append(len(live))
-            entry = [boot, plan, None]
-            live.append(entry)  # before the loan: every loan is taken back below, whatever happens
-            if workspace is not None:
-                plan.workspace = workspace if slot == 0 else workspace.setdefault(("slot", slot), {})
-            entry[2] = plan.empty(boot.n_replicates)
-        for (step, _), (order, members) in groups.items():
-            n = live[members[0]][1].n_rows
-            for start in range(0, n, step):
-                stop = min(n, start + step)
-                W = tile(order, start, stop)
-                sharing_tile_copies(W)  # the plans of this tile form its copies once
-                for k in members:
-                    entry = live[k]
-                    entry[2] = entry[1].add(entry[2], W, start, stop)
-    finally:
-        sharing_tile_copies(None)
-        for _, plan, _ in live:
-            plan.workspace = None
-    parts = {id(boot): plan.finish(part) for boot, plan, part in live}
-    for boot, _ in jobs:
-        boot._absorb(parts.get(id(boot)))
+    live = []  # [job index, plan, accumulator]
+    groups = []  # [rows per tile, order, indices into live]: the plans that read the same tiles
+    slots = {}
+    for index, (boot, prepared) in enumerate(jobs):
+        plan = prepared.plan
+        if plan is None or not prepared.n_rows:
+            continue
+        scratch = None
+        if workspace is not None:
+            slot = slots[type(plan)] = slots.get(type(plan), -1) + 1
+            scratch = workspace if slot == 0 else workspace.setdefault(("slot", slot), {})
+        step = tile_rows(boot.n_replicates, plan.width)
+        group = next((g for g in groups if g[0] == step and g[1] is plan.order), None)
+        if group is None:
+            group = [step, plan.order, []]
+            groups.append(group)
+        group[2].append(len(live))
+        live.append([index, plan, plan.empty(boot.n_replicates, scratch)])
+    for step, order, members in groups:
+        n = live[members[0]][1].n_rows
+        for start in range(0, n, step):
+            stop = min(n, start + step)
+            W = tile(order, start, stop)
+            copies = W @ np.ones(W.shape[1])
+            for k in members:
+                live[k][2] = live[k][1].add(live[k][2], W, start, stop, copies)
+    parts = [None] * len(jobs)
+    for index, plan, part in live:
+        parts[index] = plan.finish(part)
+    for (boot, _), part in zip(jobs, parts, strict=True):
+        boot._absorb(part)

@@ -23,11 +23,12 @@ from __future__ import annotations
 import numpy as np
 
 from skcal._compat import validate_params
+from skcal._compiled import compiled
 from skcal._constraints import ALPHA, BASIS, DEGREE, ORDER, SAMPLE_WEIGHT
 from skcal._validation import binary_labels, check_consistent_length, check_sample_weight, check_scores
 from skcal.chebyshev import ChebyshevMoments, ChebyshevRidge, chebyshev_evaluate, replicate_moments
 from skcal.stats._base import BaseStatistics, count_rows
-from skcal.stats._replicate import ReplicatePlan, load_replicate_kernel, stack_empty, tile_copies
+from skcal.stats._replicate import ReplicatePlan, stack_empty
 from skcal.votes import check_snapshots, snapshot_targets
 
 __all__ = ["CE1Statistics", "CE2PlugInStatistics", "CE2Statistics", "MomentStatistics"]
@@ -210,10 +211,10 @@ class _MomentPlan(ReplicatePlan):
         # tiles of 2^18 / R rows: a tile's Chebyshev values are two (2L + 1, rows) recurrences, and
         # each replicate's moments one BLAS product of them (skcal.chebyshev.replicate_moments)
 
-    def empty(self, n_replicates):
+    def empty(self, n_replicates, scratch=None):
         return stack_empty(self.stats._empty(), n_replicates)
 
-    def add(self, out, W, start, stop):
+    def add(self, out, W, start, stop, copies):
         sl = slice(start, stop)
         st = self.stats
         L = st.degree
@@ -225,9 +226,6 @@ class _MomentPlan(ReplicatePlan):
         out["M"] += M
         out["AtB"] += AtB
         out["tt"] += X @ (T * T)
-        # W @ 1 shared by the tile's plans (a product, not a sum along the strided axis of W);
-        # exact for counts
-        copies = tile_copies(W)
         out["sum_weight"] += copies if self.w is None else W @ self.w[sl]
         out["sum_weight_sq"] += copies if self.w is None else X @ self.w[sl]
         out["n_samples"] += np.rint(copies).astype(np.int64)
@@ -562,16 +560,16 @@ class _PlugInPlan(ReplicatePlan):
         # (order * R, L + 1, L + 1), order by order: each order's fits a block of the evaluations
         self.grids = np.ascontiguousarray(C.transpose(1, 0, 2, 3))
         self.grids = self.grids.reshape(stats.order * C.shape[0], *C.shape[2:])
-        self.kernel = load_replicate_kernel()
+        self.kernel = compiled("replicate")
 
-    def empty(self, n_replicates):
+    def empty(self, n_replicates, scratch=None):
         if self.grids.shape[0] != n_replicates * self.stats.order:
             raise ValueError(
                 f"coef holds {self.grids.shape[0] // self.stats.order} fits for {n_replicates} replicates."
             )
         return stack_empty(self.stats._empty(), n_replicates)
 
-    def add(self, out, W, start, stop):
+    def add(self, out, W, start, stop, copies):
         sl = slice(start, stop)
         S = self.S[sl]
         X = W if self.w is None else W * self.w[sl]
@@ -590,7 +588,6 @@ class _PlugInPlan(ReplicatePlan):
             for k in range(order):
                 gap = np.abs(E[:, k * R : (k + 1) * R] - targets[k][:, None])
                 out["sum_abs"][:, k] += np.einsum("rn,nr->r", X, gap)
-        copies = tile_copies(W)  # W @ 1, shared by the tile's plans
         out["sum_weight"] += copies if self.w is None else W @ self.w[sl]
         out["n_samples"] += np.rint(copies).astype(np.int64)
         return out

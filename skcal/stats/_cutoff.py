@@ -27,11 +27,10 @@ in increasing order (ties merged, ``S_0 = 0``): the cutoff error is
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from skcal._compat import StrOptions
+from skcal._compiled import compiled
 from skcal._constraints import N_BINS, POS_LABEL
 from skcal._validation import check_binary_probabilities
 from skcal.stats._base import BinaryStatistics
@@ -39,9 +38,6 @@ from skcal.stats._replicate import (
     ReplicatePlan,
     add_sparse_sums,
     is_sorted,
-    load_replicate_kernel,
-    stable_argsort,
-    tile_copies,
 )
 
 __all__ = [
@@ -152,7 +148,9 @@ def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
     >>> extremes.round(6).tolist(), W
     ([0.6, 0.5], 4.0)
     """
-    kernel = _load_cutoff_kernel(_length(y_prob)) if sample_weight is None else None
+    kernel = None
+    if sample_weight is None:
+        kernel = compiled("cutoff", size=_length(y_prob), min_size=_KERNEL_MIN_ROWS)
     if kernel is not None:  # the caller's arrays are only read: no validated copies
         y, p, _ = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, copy=False)
         key = kernel.pack_keys(
@@ -202,23 +200,6 @@ def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
 #: From this many rows on, the compiled passes are used when numba is installed even if it is not
 #: yet imported: below, importing numba (once per process) costs more than the call.
 _KERNEL_MIN_ROWS = 1 << 16
-
-
-_kernel = []  # the loaded kernel module (or None without numba), once found
-
-
-def _load_cutoff_kernel(n):
-    """:mod:`skcal._cutoff_kernel` for ``n`` rows, or None (numba missing, or not worth importing)."""
-    if _kernel:
-        return _kernel[0]
-    if n < _KERNEL_MIN_ROWS and "numba" not in sys.modules:
-        return None
-    try:
-        from skcal import _cutoff_kernel as module  # imported here: it needs numba, an optional dependency
-    except ImportError:
-        module = None
-    _kernel.append(module)
-    return module
 
 
 def _length(a):
@@ -464,7 +445,7 @@ def replicate_running_extremes(resid, use_kernel=None):
     D, R = resid.shape
     if use_kernel is None:
         use_kernel = D * R >= _KERNEL_MIN_ENTRIES
-    kernel = load_replicate_kernel() if use_kernel else None
+    kernel = compiled("replicate") if use_kernel else None
     if kernel is not None:
         # ascontiguousarray returns resid itself when it is C-ordered float64 already
         return kernel.running_sum_extremes(np.ascontiguousarray(resid, dtype=np.float64))
@@ -483,7 +464,7 @@ def _sorted_chunk(y, p, w):
     """``(order, p, y - p, w)`` of a chunk in increasing ``p`` (``order`` None when it came sorted)."""
     if is_sorted(p):
         return None, p, y - p, w
-    order = stable_argsort(p)
+    order = np.argsort(p, kind="stable")
     return order, p[order], (y - p)[order], None if w is None else w[order]
 
 
@@ -501,7 +482,7 @@ class _SortedRunsPlan(ReplicatePlan):
         self.gid = (np.cumsum(new) - 1).astype(np.int64)
         self.r, self.w = r, ww
 
-    def empty(self, n_replicates):
+    def empty(self, n_replicates, scratch=None):
         # Rows come in value order, so a tile's values are the previous tile's last one (a run
         # of ties across the boundary) and new ones. The sums of new values are written, not
         # added: no pass to zero the (values, replicates) array and none to read it back.
@@ -509,12 +490,12 @@ class _SortedRunsPlan(ReplicatePlan):
         # tiles in any order stay exact, since a tile zeroes the unwritten values up to its last)
         return {
             "values": self.values,
-            "resid": self.scratch("resid", (self.values.size, n_replicates)),
+            "resid": self.uninitialised(scratch, "resid", (self.values.size, n_replicates)),
             "weight": np.zeros(n_replicates),
             "_ready": [0],
         }
 
-    def add(self, out, W, start, stop):
+    def add(self, out, W, start, stop, copies):
         sl = slice(start, stop)
         r = self.r[sl] if self.w is None else self.r[sl] * self.w[sl]
         gid = self.gid[sl]
@@ -531,7 +512,7 @@ class _SortedRunsPlan(ReplicatePlan):
             else:
                 add_sparse_sums(resid, gid[:, None], r[:, None], W)
         ready[0] = max(ready[0], hi + 1)
-        out["weight"] += tile_copies(W) if self.w is None else W @ self.w[sl]
+        out["weight"] += copies if self.w is None else W @ self.w[sl]
         return out
 
     def finish(self, out):
@@ -658,7 +639,8 @@ class SortedCutoffStatistics(BinaryStatistics):
         out = plan.empty(1)
         WT = np.ones((plan.n_rows, 1))
         for a in range(0, plan.n_rows, 1 << 16):
-            plan.add(out, WT[a : a + (1 << 16)].T, a, min(plan.n_rows, a + (1 << 16)))
+            W = WT[a : a + (1 << 16)].T
+            plan.add(out, W, a, min(plan.n_rows, a + (1 << 16)), np.full(1, float(W.shape[1])))
         state = plan.finish(out)
         state["weight"] = np.array(float(p.shape[0]) if w is None else float(w.sum()))
         state["n_rows"] = np.array(p.shape[0], dtype=np.int64)
@@ -704,14 +686,14 @@ class _RunningPlan(ReplicatePlan):
         if self.n_rows > 1:
             np.not_equal(ps[1:], ps[:-1], out=self.ends[:-1])
         self.span = (float(ps[0]), float(ps[-1])) if self.n_rows else (np.inf, -np.inf)
-        self.kernel = load_replicate_kernel() if self.n_rows >= _KERNEL_MIN_FOLD else None
+        self.kernel = compiled("replicate") if self.n_rows >= _KERNEL_MIN_FOLD else None
 
-    def empty(self, n_replicates):
+    def empty(self, n_replicates, scratch=None):
         out = _running_state((n_replicates,))
         out["_next"] = [0]
         return out
 
-    def add(self, out, W, start, stop):
+    def add(self, out, W, start, stop, copies):
         if start != out["_next"][0]:
             raise ValueError("The tiles of sorted rows must come in order.")
         out["_next"][0] = stop
@@ -727,7 +709,6 @@ class _RunningPlan(ReplicatePlan):
                 np.maximum(out["hi"], S.max(axis=0, where=ends[:, None], initial=-np.inf), out=out["hi"])
                 np.minimum(out["lo"], S.min(axis=0, where=ends[:, None], initial=np.inf), out=out["lo"])
             out["total"][:] = S[-1]
-        copies = tile_copies(W)
         out["weight"] += copies if self.w is None else W @ self.w[start:stop]
         out["n_rows"] += np.rint(copies).astype(np.int64)
         return out
@@ -823,6 +804,18 @@ class CutoffGridStatistics(BinaryStatistics):
         W = stats["weight"].sum(axis=1)
         return _extremes_error(S.max(axis=1), S.min(axis=1), W, self.measure)
 
+    def _grid_cells(self):
+        return int(self.n_cells)
+
+    def _grid_statistics(self, units, column):
+        """The cells' sums of ``w (y - p)``, ``w |y - p|`` and ``w`` (unit weights, 0/1 labels)."""
+        A = units.grid.cells(int(self.n_cells))
+        return {
+            "resid": np.ascontiguousarray((A @ (units.Y0 - units.P)).T),
+            "abs_resid": np.ascontiguousarray((A @ (units.P + units.Y0 - 2.0 * units.YP)).T),
+            "weight": np.ascontiguousarray((A @ units.S0).T),
+        }
+
     def _replicate_bounds(self, stats):
         """Per replicate, :meth:`bound` of its statistics."""
         W = stats["weight"].sum(axis=1)
@@ -851,10 +844,10 @@ class _CutoffGridPlan(ReplicatePlan):
         self.rows = base[:, None] + (np.arange(2, dtype=np.int64) * 2 * m)[None, :]
         self.vals = np.column_stack([r, np.ones_like(p) if w is None else w])
 
-    def empty(self, n_replicates):
-        return {"_acc": self.zeros("acc", (4 * self.stats.n_cells, n_replicates))}
+    def empty(self, n_replicates, scratch=None):
+        return {"_acc": self.zeros(scratch, "acc", (4 * self.stats.n_cells, n_replicates))}
 
-    def add(self, out, W, start, stop):
+    def add(self, out, W, start, stop, copies):
         sl = slice(start, stop)
         add_sparse_sums(out["_acc"], self.rows[sl], self.vals[sl], W)
         return out

@@ -22,10 +22,11 @@ from __future__ import annotations
 import numpy as np
 
 from skcal._compat import validate_params
+from skcal._compiled import compiled
 from skcal._constraints import N_BINS, POS_LABEL, Integral, StrictInterval
 from skcal.stats._base import BinaryStatistics
 from skcal.stats._cutoff import CutoffStatistics
-from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, load_replicate_kernel, tile_copies
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
 
 __all__ = [
     "SmoothCEGridStatistics",
@@ -79,7 +80,7 @@ def isotonic_l1_costs(X, w):
     X = np.atleast_2d(np.asarray(X, dtype=np.float64))
     R, n = X.shape
     W = np.broadcast_to(np.asarray(w, dtype=np.float64), X.shape)
-    kernel = load_replicate_kernel() if X.size >= _KERNEL_MIN_ENTRIES else None
+    kernel = compiled("replicate") if X.size >= _KERNEL_MIN_ENTRIES else None
     if kernel is not None:
         cost = kernel.isotonic_l1_costs(X, W)
         return float(cost[0]) if one else cost
@@ -413,6 +414,20 @@ class SmoothCEGridStatistics(BinaryStatistics):
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(stats["weight"] > 0, stats["bound"] / stats["weight"], np.nan)
 
+    def _grid_cells(self):
+        return int(self.n_cells)
+
+    def _grid_dense(self, y, p):
+        """Per row ``|y - p| |p - x_c|``, its share of the bound (a dense column of the grid)."""
+        ids = np.minimum((p * self.n_cells).astype(np.intp), self.n_cells - 1)
+        return np.abs(y - p) * np.abs(p - (ids + 0.5) / self.n_cells)
+
+    def _grid_statistics(self, units, column):
+        """The cells' residual sums, the copies and the bound's column."""
+        A = units.grid.cells(int(self.n_cells))
+        resid = np.ascontiguousarray((A @ (units.Y0 - units.P)).T)
+        return {"resid": resid, "weight": units.copies, "bound": column.copy()}
+
 
 class _SmoothCEGridPlan(ReplicatePlan):
     def __init__(self, stats, y, p, w):
@@ -424,17 +439,17 @@ class _SmoothCEGridPlan(ReplicatePlan):
         self.r = r[:, None]
         self.dist = np.abs(r) * dist
 
-    def empty(self, n_replicates):
+    def empty(self, n_replicates, scratch=None):
         return {
-            "resid": self.zeros("resid", (self.stats.n_cells, n_replicates)),
+            "resid": self.zeros(scratch, "resid", (self.stats.n_cells, n_replicates)),
             "weight": np.zeros(n_replicates),
             "bound": np.zeros(n_replicates),
         }
 
-    def add(self, out, W, start, stop):
+    def add(self, out, W, start, stop, copies):
         sl = slice(start, stop)
         add_sparse_sums(out["resid"], self.rows[sl], self.r[sl], W)
-        out["weight"] += tile_copies(W) if self.w is None else W @ self.w[sl]
+        out["weight"] += copies if self.w is None else W @ self.w[sl]
         out["bound"] += W @ self.dist[sl]
         return out
 

@@ -23,8 +23,6 @@ plans of the classes are tested against it.
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 from scipy import sparse
 
@@ -36,22 +34,9 @@ __all__ = [
     "add_sparse_sums",
     "frequency_rows",
     "is_sorted",
-    "load_replicate_kernel",
-    "sharing_tile_copies",
-    "stable_argsort",
     "stack_empty",
-    "tile_copies",
     "tile_rows",
 ]
-
-
-def load_replicate_kernel():
-    """:mod:`skcal._replicate_kernel` (the compiled weights and running sums), or None without numba."""
-    try:
-        from skcal import _replicate_kernel  # imported here: it needs numba, an optional dependency
-    except ImportError:
-        return None
-    return _replicate_kernel
 
 
 #: Largest number of entries (replicates x rows) of one tile of replicate weights.
@@ -101,81 +86,6 @@ def is_sorted(values):
     (True, False)
     """
     return values.shape[0] < 2 or bool(np.all(values[1:] >= values[:-1]))
-
-
-def stable_argsort(values):
-    """``np.argsort(values, kind="stable")`` of a 1-d array, by numpy's faster default sort.
-
-    Numpy's default sort (an introsort, vectorised on AVX-512: about 5 ms against 10 ms for
-    1e5 floats) orders the values, and only the order *within* runs of tied values can differ
-    from the stable one; those rows' indices are then put in increasing order (one sort of
-    ``run * n + index`` keys over the tied rows only; clipped predictions tie at 0 and 1).
-    Values given as ``np.repeat(u, k)`` (the votes of ``k`` snapshots per row) are sorted through
-    ``u``, each block kept in order. Where the first 1024 values or a strided sample of as many
-    are a quarter tied (rounded predictions, repeated rows), or the sorted values hold more than
-    ``n / 4`` ties, the stable sort itself is faster and is used.
-
-    Parameters
-    ----------
-    values : ndarray of shape (n,)
-        The array (no NaN).
-
-    Returns
-    -------
-    ndarray of int of shape (n,)
-        The stable sorting permutation.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> stable_argsort(np.array([0.3, 0.1, 0.2])).tolist(), stable_argsort(np.array([1, 0, 1, 0])).tolist()
-    ([1, 2, 0], [1, 3, 0, 2])
-    """
-    n = values.shape[0]
-    k = _block_repeat(values)
-    if k > 1:  # every value k times side by side (the votes of k snapshots): sort one of each
-        first = stable_argsort(values[::k])
-        return (first[:, None] * k + np.arange(k)).ravel()
-    # mostly ties (a quarter of the first rows or of a strided sample tied: rounded predictions,
-    # rows repeated): the stable sort at once
-    for sample in (values[:1024], values[:: max(1, n // 1024)]):
-        if np.unique(sample).size < 0.75 * sample.size:
-            return np.argsort(values, kind="stable")
-    order = np.argsort(values)
-    if n < 2:
-        return order
-    s = values[order]
-    eq = s[1:] == s[:-1]
-    ties = int(np.count_nonzero(eq))
-    if ties == 0:
-        return order
-    if ties > n // 4 or n >= 1 << 31:  # ties the samples missed, or keys that would overflow
-        return np.argsort(values, kind="stable")
-    tied = np.zeros(n, dtype=bool)
-    tied[1:] |= eq
-    tied[:-1] |= eq
-    pos = np.flatnonzero(tied)
-    starts = np.ones(pos.size, dtype=bool)  # a tied row that begins its run
-    starts[1:] = ~eq[pos[1:] - 1]
-    run = np.cumsum(starts, dtype=np.int64)
-    keys = run * n + order[pos]
-    keys.sort()
-    order[pos] = keys - run * n
-    return order
-
-
-def _block_repeat(values):
-    """``k > 1`` where ``values`` is ``np.repeat(u, k)`` (each value ``k`` times side by side), else 1."""
-    n = values.shape[0]
-    if n < 4 or values[0] != values[1]:
-        return 1
-    k = 2
-    while k < min(n, 64) and values[k] == values[0]:
-        k += 1
-    if n % k:
-        return 1
-    blocks = values.reshape(n // k, k)
-    return k if bool((blocks == blocks[:, :1]).all()) else 1
 
 
 def add_bin_sums(out, ids, X, sorted_ids=None):
@@ -342,52 +252,6 @@ def frequency_rows(arrays, counts):
     return [None if a is None else np.repeat(a, c, axis=0) for a in arrays]
 
 
-#: Per thread, ``id(plan)`` -> the workspace an update lends that plan (:attr:`ReplicatePlan.workspace`),
-#: and the tile whose copies :func:`tile_copies` keeps (``[tile, copies or None]``) while an update
-#: visits it (:func:`sharing_tile_copies`).
-_LENT = threading.local()
-
-
-def tile_copies(W):
-    """``W @ 1``: the copies of a tile's rows in each replicate.
-
-    Almost every plan adds them (a weight total, a row count). While an update visits a tile
-    (:func:`sharing_tile_copies`), the plans that read that tile share one product, formed by the
-    first plan that asks for it: the same operation on the same array, so the same bits as each
-    plan's own product. Outside an update, or for another array, it is computed afresh.
-
-    Parameters
-    ----------
-    W : ndarray of shape (R, n)
-        Replicate weights of a tile (not modified; callers must not modify the result).
-
-    Returns
-    -------
-    ndarray of shape (R,)
-        The row sums.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> tile_copies(np.array([[1.0, 2.0], [0.0, 1.0]])).tolist()
-    [3.0, 1.0]
-    """
-    memo = getattr(_LENT, "tile", None)
-    if memo is None or memo[0] is not W:
-        return W @ np.ones(W.shape[1])
-    if memo[1] is None:
-        memo[1] = W @ np.ones(W.shape[1])
-    return memo[1]
-
-
-def sharing_tile_copies(W):
-    """Let the plans that read tile ``W`` next share its :func:`tile_copies` (this thread only).
-
-    Call ``sharing_tile_copies(None)`` when the update ends, so no tile is kept alive.
-    """
-    _LENT.tile = None if W is None else [W, None]
-
-
 class ReplicatePlan:
     """What a statistics object precomputes from one chunk to add its bootstrap replicates fast.
 
@@ -403,61 +267,48 @@ class ReplicatePlan:
     #: Values per row and replicate that ``add`` forms at once (sizes the tiles).
     width = 1
 
-    @property
-    def workspace(self):
-        """The dict of scratch arrays lent to this plan by the update running in this thread.
-
-        ``None`` (fresh arrays) unless an update lends one (see ``PoissonBootstrap.update``).
-        The loan is kept per thread, so threads may update bootstraps from one plan at once
-        (a threaded report's blocks share the prepared rows), each with its own scratch.
-        """
-        return getattr(_LENT, "by_plan", {}).get(id(self))
-
-    @workspace.setter
-    def workspace(self, value):
-        lent = _LENT.__dict__.setdefault("by_plan", {})
-        if value is None:
-            lent.pop(id(self), None)
-        else:
-            lent[id(self)] = value
-
-    def zeros(self, key, shape):
-        """A zero array of ``shape``: fresh, or a reused scratch array of the workspace.
+    def zeros(self, scratch, key, shape):
+        """A zero array of ``shape``: fresh, or a reused array of the caller's ``scratch`` dict.
 
         Large fresh arrays cost their first touch (a page fault per 4 KiB) on every update; a
-        caller that discards each update's statistics before the next one lends a workspace.
+        caller that discards each update's statistics before the next one passes a scratch dict
+        (``PoissonBootstrap.update(workspace=...)``), whose arrays then hold the statistics.
         """
-        out, fresh = self._lent_array(key, shape, np.zeros)
+        out, fresh = self._scratch_array(scratch, key, shape, np.zeros)
         if not fresh:
             out.fill(0.0)
         return out
 
-    def scratch(self, key, shape):
+    def uninitialised(self, scratch, key, shape):
         """As :meth:`zeros`, but not zeroed: for a plan that writes every entry before it reads it."""
-        return self._lent_array(key, shape, np.empty)[0]
+        return self._scratch_array(scratch, key, shape, np.empty)[0]
 
-    def _lent_array(self, key, shape, make):
-        """``(array, fresh)``: the workspace's array of ``key`` (one per role, grown to the largest
-        need), or a new one ``make(shape)`` without a workspace."""
-        workspace = self.workspace
-        if workspace is None:
+    def _scratch_array(self, scratch, key, shape, make):
+        """``(array, fresh)``: the scratch dict's array of ``key`` (one per role, grown to the
+        largest need), or a new one ``make(shape)`` without a scratch dict."""
+        if scratch is None:
             return make(shape), True
         k = (type(self).__name__, key)
         size = int(np.prod(shape))
-        buf = workspace.get(k)
+        buf = scratch.get(k)
         if buf is None or buf.size < size:
-            buf = workspace[k] = make(size)
+            buf = scratch[k] = make(size)
             return buf.reshape(shape), True
         return buf[:size].reshape(shape), False
 
-    def empty(self, n_replicates):
-        """The statistics of no replicate row: a dict with a leading axis of ``n_replicates``."""
+    def empty(self, n_replicates, scratch=None):
+        """The statistics of no replicate row: a dict with a leading axis of ``n_replicates``.
+
+        ``scratch`` (a dict or None) lends reused arrays (:meth:`zeros`).
+        """
         raise NotImplementedError
 
-    def add(self, out, weights, start, stop):
+    def add(self, out, weights, start, stop, copies):
         """Add rows ``start..stop-1`` (in plan order) with replicate weights ``(R, stop - start)``.
 
-        Returns the accumulator (modified in place where the statistics have a fixed size).
+        ``copies`` is ``weights @ 1``, the copies of the tile's rows in each replicate (formed
+        once per tile for every plan that reads it). Returns the accumulator (modified in place
+        where the statistics have a fixed size).
         """
         raise NotImplementedError
 
@@ -487,10 +338,10 @@ class LoopPlan(ReplicatePlan):
         first = next(a for a in self.arrays if a is not None)
         self.n_rows = int(np.shape(first)[0])
 
-    def empty(self, n_replicates):
+    def empty(self, n_replicates, scratch=None):
         return stack_empty(self.stats._empty(), n_replicates)
 
-    def add(self, out, weights, start, stop):
+    def add(self, out, weights, start, stop, copies):
         parts = [None if a is None else a[start:stop] for a in self.arrays]
         *data, w = parts
         for r in range(weights.shape[0]):

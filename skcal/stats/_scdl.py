@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from skcal._compat import StrOptions, validate_params
+from skcal._compiled import compiled
 from skcal._constraints import (
     MAX_BINS_LIMIT,
     NON_NEGATIVE_INT,
@@ -38,7 +38,7 @@ from skcal._constraints import (
 )
 from skcal.binning import hat_deposit, hat_neighbours
 from skcal.stats._base import BinaryStatistics, effective_sample_size, kish_size
-from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, tile_copies
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
 
 __all__ = [
     "AUTO_FACTOR",
@@ -325,7 +325,7 @@ def _deposit_kernel(n):
     From ``_KERNEL_MIN_ROWS`` rows on when numba is installed; below it only where numba is
     loaded already (no temporaries of ``n`` rows, and no import of numba for a small call).
     """
-    return _load_scdl_kernel() if n >= _KERNEL_MIN_ROWS or "numba" in sys.modules else None
+    return compiled("scdl", size=n, min_size=_KERNEL_MIN_ROWS)
 
 
 def _kernel_rows(p, y, w):
@@ -356,15 +356,6 @@ _KERNEL_MIN_GRID = 1 << 12
 #: it the compiled deposit is used where numba is imported already (a report, a bootstrap or a
 #: test has run), since it needs no temporaries of ``n`` rows (numpy's take about 32 bytes a row)
 _KERNEL_MIN_ROWS = 1 << 16
-
-
-def _load_scdl_kernel():
-    """:mod:`skcal._scdl_kernel`, or None when numba is not installed."""
-    try:
-        from skcal import _scdl_kernel  # imported here: it needs numba, an optional dependency
-    except ImportError:
-        return None
-    return _scdl_kernel
 
 
 def coarsen(V):
@@ -999,6 +990,22 @@ class ScdlStatistics(BinaryStatistics):
     def _replicate_compute(self, stats):
         return scdl_replicates(stats, self.max_bins)
 
+    def _grid_cells(self):
+        return int(self.max_bins)
+
+    def _grid_statistics(self, units, column):
+        """The node masses: each unit's rows split between its two nodes by their sums of ``d``."""
+        M = int(self.max_bins)
+        lo, L, H = units.grid.nodes(M)
+        base = (units.x[:, 0] * M - lo)[:, None]  # the unit's left edge in node steps from lo
+        fw = base * units.S0 + M * units.Sd  # sum of the right node's share
+        fa = base * units.Y0 + M * units.Sd_1
+        W = L @ (units.S0 - fw) + H @ fw
+        A = L @ (units.Y0 - fa) + H @ fa
+        c = units.copies
+        W, A = np.ascontiguousarray(W.T), np.ascontiguousarray(A.T)
+        return {"W": W, "A": A, "sum_w": c, "sum_w2": c, "n_rows": units.n_rows}
+
 
 class _ScdlPlan(ReplicatePlan):
     """Replicates of the soft-bin masses: each row's two nodes and weights are found once.
@@ -1032,18 +1039,17 @@ class _ScdlPlan(ReplicatePlan):
             np.multiply(w, frac, out=self.vals[:, 1])
             np.subtract(w, self.vals[:, 1], out=self.vals[:, 0])
 
-    def empty(self, n_replicates):
+    def empty(self, n_replicates, scratch=None):
         return {
-            "_acc": self.zeros("acc", (2 * (self.M + 1), n_replicates)),
+            "_acc": self.zeros(scratch, "acc", (2 * (self.M + 1), n_replicates)),
             "sum_w": np.zeros(n_replicates),
             "sum_w2": np.zeros(n_replicates),
             "n_rows": np.zeros(n_replicates, dtype=np.int64),
         }
 
-    def add(self, out, W, start, stop):
+    def add(self, out, W, start, stop, copies):
         sl = slice(start, stop)
         add_sparse_sums(out["_acc"], self.rows[sl], self.vals[sl], W)
-        copies = tile_copies(W)
         if self.w is None:
             out["sum_w"] += copies
             out["sum_w2"] += copies
@@ -1099,7 +1105,7 @@ def scdl_replicates(stats, max_bins):
     safe_total = np.where(ok, total, 1.0)[:, None]
     grids, objective = [], []
     m = int(max_bins)
-    kernel = _load_scdl_kernel() if R * (m + 1) >= _KERNEL_MIN_GRID else None
+    kernel = compiled("scdl") if R * (m + 1) >= _KERNEL_MIN_GRID else None
     while True:
         pi, a = masses_to_moments(W, A, safe_total)
         if kernel is not None:  # the same maxima without the (R, m + 1) temporaries

@@ -27,7 +27,7 @@ from skcal._validation import (
     check_sample_weight,
 )
 from skcal.stats._base import BaseStatistics, count_rows
-from skcal.stats._replicate import ReplicatePlan, stack_empty, tile_copies
+from skcal.stats._replicate import ReplicatePlan, stack_empty
 
 __all__ = [
     "AccuracyStatistics",
@@ -150,14 +150,13 @@ class _ScorePlan(ReplicatePlan):
         self.stats, self.w, self.n_rows = stats, w, loss.shape[0]
         self.value = loss if w is None else w * loss
 
-    def empty(self, n_replicates):
+    def empty(self, n_replicates, scratch=None):
         return stack_empty(self.stats._empty(), n_replicates)
 
     #: The statistic the weighted losses add to.
     value_key = "sum_loss"
 
-    def add(self, out, W, start, stop):
-        copies = tile_copies(W)
+    def add(self, out, W, start, stop, copies):
         out["sum_weight"] += copies if self.w is None else W @ self.w[start:stop]
         out[self.value_key] += W @ self.value[start:stop]
         out["n_samples"] += np.rint(copies).astype(np.int64)
@@ -380,6 +379,10 @@ class MeanStatistics(BaseStatistics):
         sw = stats["sum_weight"]
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(sw > 0, stats["sum_value"] / np.where(sw > 0, sw, 1.0), np.nan)
+
+    def _grid_statistics(self, units, column):
+        """The replicates' sums from the grid's dense column of the values (unit weights)."""
+        return {"sum_weight": units.copies, "sum_value": column.copy(), "n_samples": units.n_rows}
 
 
 class _MeanPlan(_ScorePlan):

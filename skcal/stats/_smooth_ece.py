@@ -13,8 +13,6 @@ in-memory :func:`skcal.smooth_ece.smooth_ece` and the replicates of
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 from scipy import sparse
 from scipy.fft import irfft, next_fast_len, rfft
@@ -22,7 +20,7 @@ from scipy.fft import irfft, next_fast_len, rfft
 from skcal._compat import validate_params
 from skcal._constraints import POS_LABEL
 from skcal.stats._base import BinaryStatistics
-from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, is_sorted, tile_copies
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, is_sorted
 
 __all__ = [
     "DENSITY_EPS",
@@ -459,6 +457,28 @@ class SmoothECEStatistics(BinaryStatistics):
     def _replicate_compute(self, stats):
         return smooth_ece_replicates(stats)
 
+    def _grid_fine_starts(self):
+        # a special cell's deposit depends on its own centre of mass: it is a unit alone (and
+        # the next cell starts one)
+        special = special_fine_cells()
+        start = special.copy()
+        start[1:] |= special[:-1]
+        return start
+
+    def _grid_statistics(self, units, column):
+        """The fine deposit's sums on the occupied fine cells, from the units' sums."""
+        cells, A = units.grid.fine_cells()
+        x = units.x
+        PP = x * x * units.S0 + 2.0 * x * units.Sd + units.Sdd  # sum of p^2
+        N = A @ units.S0
+        keep = N.any(axis=1)  # the occupied cells
+        stats = {"cells": cells[keep].astype(np.int64)}
+        R, RF = A @ (units.P - units.Y0), A @ (PP - units.YP)
+        for k, v in (("N", N), ("F", A @ units.P), ("R", R), ("RF", RF)):
+            stats[k] = np.ascontiguousarray(v[keep])
+        stats["sum_w"], stats["n_rows"] = units.copies, units.n_rows
+        return stats
+
 
 def smece_grid_points():
     """The sizes ``E`` of the grids smECE's bandwidth search can deposit on.
@@ -570,17 +590,16 @@ class _SmoothECEPlan(ReplicatePlan):
         U = self.cells.size
         self.rows = cid[:, None] + (np.arange(4, dtype=np.int64) * U)[None, :]
 
-    def empty(self, n_replicates):
+    def empty(self, n_replicates, scratch=None):
         return {
-            "_acc": self.zeros("acc", (4 * self.cells.size, n_replicates)),  # N, F, R, RF stacked
+            "_acc": self.zeros(scratch, "acc", (4 * self.cells.size, n_replicates)),  # N, F, R, RF stacked
             "sum_w": np.zeros(n_replicates),
             "n_rows": np.zeros(n_replicates, dtype=np.int64),
         }
 
-    def add(self, out, W, start, stop):
+    def add(self, out, W, start, stop, copies):
         sl = slice(start, stop)
         add_sparse_sums(out["_acc"], self.rows[sl], self.vals[sl], W)
-        copies = tile_copies(W)
         out["sum_w"] += copies if self.w is None else W @ self.w[sl]
         out["n_rows"] += np.rint(copies).astype(np.int64)
         return out
@@ -685,21 +704,13 @@ class _ReplicateGrids:
         return out
 
 
-#: per (cells, E): the segment-sum matrix, its nodes, whether they are distinct, the other cells
-_SEGMENTS: dict = {}
-
-
 def _segments(cells, E):
-    """How the occupied fine cells ``cells`` deposit on the ``E``-point grid (cached per array and E).
+    """How the occupied fine cells ``cells`` deposit on the ``E``-point grid.
 
     Cells lying strictly inside one interval of the grid form runs of one node ``b`` (rows of a
     sparse segment-sum matrix); the others (a node inside, or a left edge on a node) are
     deposited one by one at their replicates' centres.
     """
-    key = (id(cells), cells.size, E)
-    hit = _SEGMENTS.get(key)
-    if hit is not None and hit[0]() is cells:
-        return hit[1]
     # a cell with a node inside, or whose left edge sits (within rounding) on a node, is
     # deposited at its centre
     b_lo, fixed = _fixed_cells(cells, E)
@@ -714,11 +725,7 @@ def _segments(cells, E):
         (np.ones(cells.size), np.arange(cells.size), np.append(starts, cells.size)),
         shape=(starts.size, cells.size),
     )[seg_fixed]
-    value = (seg, nodes, bool(np.unique(nodes).size == nodes.size), np.flatnonzero(~fixed))
-    if len(_SEGMENTS) > 64:
-        _SEGMENTS.clear()
-    _SEGMENTS[key] = (weakref.ref(cells), value)
-    return value
+    return seg, nodes, bool(np.unique(nodes).size == nodes.size), np.flatnonzero(~fixed)
 
 
 def _interpolation(E, n_mesh):

@@ -34,7 +34,7 @@ from skcal.binning import (
     uniform_bin_ids,
 )
 from skcal.stats._base import BaseStatistics, count_rows
-from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, tile_copies
+from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
 
 __all__ = [
     "TopLabelStatistics",
@@ -388,18 +388,18 @@ class _TopLabelPlan(ReplicatePlan):
         # the resample's copies of a row of weight w add w^2 each to the correction
         self.corr = miss if w is None else w * w * miss
 
-    def empty(self, n_replicates):
+    def empty(self, n_replicates, scratch=None):
         return {
             "resid": np.zeros((self.stats.n_bins, n_replicates)),
             "corr": np.zeros((n_replicates, 1)),
             "weight": np.zeros((n_replicates, 1)),
         }
 
-    def add(self, out, W, start, stop):
+    def add(self, out, W, start, stop, copies):
         sl = slice(start, stop)
         add_sparse_sums(out["resid"], self.rows[sl], self.resid[sl], W)
         out["corr"][:, 0] += W @ self.corr[sl]
-        out["weight"][:, 0] += tile_copies(W) if self.w is None else W @ self.w[sl]
+        out["weight"][:, 0] += copies if self.w is None else W @ self.w[sl]
         return out
 
     def finish(self, out):
@@ -506,14 +506,14 @@ class _ClasswisePlan(ReplicatePlan):
         if w is not None:
             self.vals *= w[:, None]
 
-    def empty(self, n_replicates):
+    def empty(self, n_replicates, scratch=None):
         k, nb = len(self.stats.labels), self.stats.n_bins
         return {"resid": np.zeros((k * nb, n_replicates)), "weight": np.zeros((n_replicates, 1))}
 
-    def add(self, out, W, start, stop):
+    def add(self, out, W, start, stop, copies):
         sl = slice(start, stop)
         add_sparse_sums(out["resid"], self.rows[sl], self.vals[sl], W)
-        out["weight"][:, 0] += tile_copies(W) if self.w is None else W @ self.w[sl]
+        out["weight"][:, 0] += copies if self.w is None else W @ self.w[sl]
         return out
 
     def finish(self, out):

@@ -1,6 +1,6 @@
 """The replicates of an out-of-core report above exact_rows, summed on one grid of units.
 
-:class:`~skcal.report._replicate_grid.ReplicateGrid` must give every measure's replicates as
+:class:`~skcal.stats._grid.ReplicateGrid` must give every measure's replicates as
 one :class:`~skcal.stats.PoissonBootstrap` of the measure's template updated with the same rows
 gives them (to round-off), on any data: the adversarial rows below sit on the nodes of smECE's
 ``E``-point grids, on the edges of the fine cells and of the binned error's bins, at 0 and 1, and
@@ -15,14 +15,13 @@ import pytest
 from skcal._catalog import measure
 from skcal.report._compute import ReportSettings
 from skcal.report._outofcore import OutOfCorePlan, merge_chunk_statistics
-from skcal.report._replicate_grid import (
+from skcal.stats import PoissonBootstrap
+from skcal.stats._grid import (
     CHANNELS_PER_UNIT,
     GridReplicates,
     ReplicateGrid,
-    smece_grid_points,
 )
-from skcal.stats import PoissonBootstrap
-from skcal.stats._smooth_ece import FINE_CELLS
+from skcal.stats._smooth_ece import FINE_CELLS, smece_grid_points
 
 MODELS = ["a", "b"]
 B = 5
@@ -161,10 +160,9 @@ def test_the_block_size_keeps_the_state_in_its_budget():
     assert plan.passes()[0] == (0, True) and all(not point for _, point in plan.passes()[1:])
 
 
-def test_the_one_logarithm_log_loss_rows_equal_the_reports():
-    from skcal.report._replicate_grid import _binary_log_loss_rows
-
+def test_the_one_logarithm_log_loss_rows_equal_the_two_logarithm_formula():
     rng = np.random.default_rng(3)
     p = np.concatenate([rng.uniform(size=1000), [0.0, 1.0, 1e-300, 1 - 1e-17]])
     y = (rng.uniform(size=p.size) < 0.5).astype(float)
-    np.testing.assert_array_equal(_binary_log_loss_rows(y, p), measure("log_loss").rows(y, p))
+    q = np.clip(p, np.finfo(np.float64).eps, 1 - np.finfo(np.float64).eps)
+    np.testing.assert_array_equal(measure("log_loss").rows(y, p), -(y * np.log(q) + (1.0 - y) * np.log1p(-q)))
