@@ -28,12 +28,10 @@ from sklearn.metrics import roc_auc_score
 
 from skcal._validation import check_multiclass_labels
 from skcal.binned_ece import binned_ece
-from skcal.binned_measures import (
-    average_calibration_error,
-    debiased_l2_calibration_error,
-    max_calibration_error,
-    rms_calibration_error,
-)
+from skcal.binned_measures import average_calibration_error as ace
+from skcal.binned_measures import debiased_l2_calibration_error as dl2
+from skcal.binned_measures import max_calibration_error as mce
+from skcal.binned_measures import rms_calibration_error as rms
 from skcal.ce2 import ce1_score, ce2_score
 from skcal.cutoff import cutoff_calibration_error
 from skcal.ks_calibration_error import ks_calibration_error
@@ -81,51 +79,38 @@ class Measure:
 
     Attributes
     ----------
-    name : str
-        The name everywhere: the report metric, ``skcal.dask.evaluate``'s measure, the scorer
-        (also registered as ``neg_<name>``) and the calibration test's ``measure``.
-    input : str
-        One of :data:`INPUTS`.
+    name, input : str
+        The name everywhere (the report metric, ``skcal.dask.evaluate``'s measure, the scorer,
+        also registered as ``neg_<name>``, and the calibration test's ``measure``) and one of
+        :data:`INPUTS`.
     function : callable or None
-        ``function(y, prediction, **kwargs) -> float``, the measure of validated or raw inputs
-        (None for a form that only exists as statistics, such as ``cutoff_grid``).
+        ``function(y, prediction, **kwargs) -> float`` (None: a form that only exists as
+        statistics, such as ``cutoff_grid``).
     label, description : str
         A short label (table headers) and one line saying what it is.
-    statistics : type or None
-        Its mergeable statistics class; ``statistics(**params)`` is what ``skcal.dask``
-        updates with each partition.
-    params : mapping
-        The statistics' constructor arguments (the measure's defaults).
+    statistics, params
+        Its mergeable statistics class and their default arguments: ``skcal.dask`` updates
+        ``statistics(**params)`` with each partition.
     greater_is_better, bounds, rank_by_abs, is_calibration
         Direction; range (``None`` for an open end; intervals are clipped to it); ranked by the
         absolute value; a calibration error (the report's verdict picks among these).
     scorer : str or None
-        Registered as a scikit-learn scorer: ``"pos_label"`` or ``"labels"`` (the estimator's
-        classes are passed as that argument) or ``"second_order"`` (the estimator's second-order
-        output is scored); None: no scorer.
-    report : bool
-        Offered by the report kinds of its input (and, for a binary measure, through their views).
-    dask : str or None
-        How exactly :func:`skcal.dask.evaluate` computes it (None: not offered there).
-    label_args : tuple of str
-        Which of ``evaluate``'s ``pos_label`` / ``labels`` the statistics take.
-    strategy : str or None
-        The binning rule of the function's default, for a binned measure (``evaluate`` follows it).
-    out_of_core : bool
-        Offered by the out-of-core report (:func:`skcal.report.report_from_batches`).
-    calibration_test : bool
-        Offered as ``calibration_test(measure=name)``.
+        A scikit-learn scorer: ``"pos_label"`` or ``"labels"`` (the estimator's classes are
+        passed as that argument), or ``"second_order"`` (the second-order output is scored).
+    report, out_of_core, calibration_test : bool
+        Offered by the report kinds of its input (a binary measure also through their views), by
+        the out-of-core report, as ``calibration_test(measure=name)``.
+    dask, label_args, strategy
+        How exactly :func:`skcal.dask.evaluate` computes it (None: not offered there), which of
+        its ``pos_label`` / ``labels`` the statistics take and the default binning rule.
     template, replicates, sorted_replicates, approximate : callable or None
-        For a binary report metric, functions of the number of rows ``n``: the statistics of its
-        value (default ``statistics(**params)``), of its bootstrap replicates (default
-        ``template``), of its replicates on rows sorted by the prediction (default
-        ``replicates``) and the fixed-size statistics with a stated bound an out-of-core report
-        uses above its exact rows (default none: ``template``). For the other inputs,
-        ``replicates(y, prediction, **params)`` returns the template of the replicates of those
-        inputs (None: recomputed from the rows).
+        Binary measures: functions of the rows ``n`` giving the statistics of the value (default
+        ``statistics(**params)``), of its bootstrap replicates (default ``template``), of its
+        replicates on rows sorted by prediction (default ``replicates``), and the fixed-size form
+        with a stated bound an out-of-core report uses above its exact rows. Other inputs:
+        ``replicates(y, prediction, **params)``, the template of the replicates (None: recomputed).
     rows : callable or None
-        ``rows(y, prediction)``: per-row losses whose mean is the measure (its replicates are
-        their means).
+        ``rows(y, prediction)``: per-row losses whose mean is the measure.
     details : callable or None
         ``details(statistics)``: numbers shown beside the value, from the value's statistics.
     """
@@ -396,401 +381,148 @@ def _ce2_replicates(snapshots, scores, *, degree=None, alpha=1e-6):
     return None if degree is None else CE2Statistics(degree=int(degree), alpha=float(alpha))
 
 
-_BINNED_STATUS = (
-    "exact, {strategy} bins by default as in memory; uniform bins or given edges in one pass (per-bin "
-    "sums); strategy='quantile': exact percentile edges from extra passes (a histogram, then the edge "
-    "cells' values)"
+_BINNED = (
+    "exact, {} bins by default as in memory; uniform bins or given edges in one pass (per-bin sums); "
+    "strategy='quantile': exact percentile edges from extra passes (a histogram, then the edge cells' values)"
 )
-_TRUTHFUL_STATUS = (
-    "exact: by default the in-memory quantile bins (equal mass by rank, ties by global row index), "
-    "found by extra passes (a histogram, then the edge cells' values and row indices); one pass on "
-    "uniform bins (strategy='uniform') or given edges / thresholds (per-bin sums)"
+_TRUTHFUL = (
+    "exact: by default the in-memory quantile bins (equal mass by rank, ties by global row index), found by "
+    "extra passes (a histogram, then the edge cells' values and row indices); one pass on uniform bins "
+    "(strategy='uniform') or given edges / thresholds (per-bin sums)"
 )
 _SUMS = "exact (sums of per-row terms)"
 _RUNS = "exact (sorted distinct predictions with their residual sums; state grows with them)"
 _POLYNOMIAL = "exact at a fixed degree and alpha (two passes: moments, then plug-in sums)"
+_BOTH = ("pos_label", "labels")
+_OPEN = (0.0, None)
 
 
-def _binned(name, function, measure, n_bins, strategy, label="", description="", **kw):
-    return Measure(
-        name,
-        "binary",
-        function,
-        label or name,
-        description or f"binned calibration error ({measure}, {n_bins} {strategy} bins)",
-        BinnedStatistics,
-        {"n_bins": n_bins, "measure": measure},
-        scorer=None if kw.pop("no_scorer", False) else "pos_label",
-        dask=_BINNED_STATUS.format(strategy=strategy),
-        strategy=strategy,
-        **kw,
-    )
+def _binned(name, function, measure, n_bins, strategy, label, description, **kw):
+    kw.setdefault("scorer", "pos_label")
+    params = {"n_bins": n_bins, "measure": measure}
+    return Measure(name, "binary", function, label, description, BinnedStatistics, params,
+                   dask=_BINNED.format(strategy), strategy=strategy, **kw)  # fmt: skip
 
 
 def _truthful(name, function, statistics, label, description, **kw):
-    return Measure(
-        name,
-        "multiclass",
-        function,
-        label,
-        description,
-        statistics,
-        {"n_bins": 15, "measure": name},
-        bounds=(0.0, None),
-        dask=_TRUTHFUL_STATUS,
-        label_args=("labels",),
-        strategy="quantile",
-        replicates=lambda codes, P, s=statistics, m=name: s.with_quantile_bins(P, measure=m),
-        **kw,
-    )
+    def replicates(codes, P):  # the full sample's quantile bins, kept by every replicate
+        return statistics.with_quantile_bins(P, measure=name)
+
+    params = {"n_bins": 15, "measure": name}
+    return Measure(name, "multiclass", function, label, description, statistics, params, bounds=_OPEN,
+                   dask=_TRUTHFUL, label_args=("labels",), strategy="quantile", replicates=replicates,
+                   **kw)  # fmt: skip
 
 
+# fmt: off
 #: Every measure of skcal, in the order the tables list them.
 CATALOG = (
-    # -- binary: labels and positive-class probabilities -------------------------------------
-    Measure(
-        "scdl",
-        "binary",
-        scdl_score,
-        "SCDL",
-        "soft-binned calibration decision loss, min over dyadic grids m of max(SCDL_m, 1/m), grids "
-        "searched up to the smallest power of two >= 4 sqrt(n)",
-        ScdlStatistics,
-        scorer="pos_label",
-        report=True,
-        dask="exact (finest-grid node masses; every coarser dyadic grid is folded from them)",
-        out_of_core=True,
-        calibration_test=True,
-        template=ScdlStatistics.for_rows,
-        details=scdl_details,
-    ),
-    Measure(
-        "smooth_ece",
-        "binary",
-        smooth_ece,
-        "smECE",
-        "smooth ECE of Blasiok and Nakkiran: the mean absolute gap of the kernel-smoothed calibration "
-        "curve (relplot's smECE)",
-        SmoothECEStatistics,
-        scorer="pos_label",
-        report=True,
-        dask="exact to the grid deposit smooth_ece uses in memory (2^18 cells)",
-        out_of_core=True,
-        calibration_test=True,
-    ),
-    Measure(
-        "smooth_calibration_error",
-        "binary",
-        smooth_calibration_error,
-        "smCE",
-        "Lipschitz smooth calibration error of Blasiok, Gopalan, Hu and Nakkiran: the largest "
-        "E[w(p) (y - p)] over 1-Lipschitz w with values in [-1, 1], computed exactly",
-        SmoothCEStatistics,
-        scorer="pos_label",
-        report=True,
-        out_of_core=True,
-        calibration_test=True,
-        replicates=_smce_grid,
-        approximate=_smce_grid,
-    ),
-    Measure(
-        "cutoff",
-        "binary",
-        cutoff_calibration_error,
-        "cutoff",
-        "cutoff calibration error: the largest |E[(y - p) 1{p in I}]| over intervals I",
-        CutoffStatistics,
-        report=True,
-        dask=_RUNS,
-        out_of_core=True,
-        calibration_test=True,
-        sorted_replicates=lambda n: SortedCutoffStatistics(),
-        approximate=lambda n: CutoffGridStatistics(),
-    ),
-    _binned(
-        "binned_ece",
-        binned_ece,
-        "ece",
-        11,
-        "uniform",
-        label="ECE-11",
-        description="binned ECE with 11 equal-width bins",
-        no_scorer=True,
-        report=True,
-        out_of_core=True,
-        calibration_test=True,
-    ),
-    Measure(
-        "accuracy",
-        "binary",
-        accuracy,
-        "accuracy",
-        "accuracy of the decision p >= 1/2 (sklearn.metrics.accuracy_score)",
-        AccuracyStatistics,
-        greater_is_better=True,
-        is_calibration=False,
-        report=True,
-        dask=_SUMS,
-        label_args=("pos_label", "labels"),
-        out_of_core=True,
-        rows=accuracy_rows,
-    ),
-    Measure(
-        "brier",
-        "binary",
-        brier,
-        "Brier",
-        "mean squared error of p against the label (sklearn.metrics.brier_score_loss)",
-        BrierScoreStatistics,
-        is_calibration=False,
-        report=True,
-        dask=_SUMS,
-        label_args=("pos_label", "labels"),
-        out_of_core=True,
-        rows=brier_rows,
-    ),
-    Measure(
-        "log_loss",
-        "binary",
-        log_loss,
-        "log loss",
-        "mean negative log-likelihood (sklearn.metrics.log_loss)",
-        LogLossStatistics,
-        bounds=(0.0, None),
-        is_calibration=False,
-        report=True,
-        dask=_SUMS,
-        label_args=("pos_label", "labels"),
-        out_of_core=True,
-        rows=log_loss_rows,
-    ),
-    Measure(
-        "roc_auc",
-        "binary",
-        roc_auc,
-        "ROC AUC",
-        "area under the ROC curve, ranking only (sklearn.metrics.roc_auc_score)",
-        greater_is_better=True,
-        is_calibration=False,
-        report=True,
-    ),
-    Measure(
-        "ks_calibration_error",
-        "binary",
-        ks_calibration_error,
-        "KS",
-        "Kolmogorov-Smirnov calibration error: the largest |E[(y - p) 1{p <= t}]| over thresholds t",
-        CutoffStatistics,
-        {"measure": "ks"},
-        scorer="pos_label",
-        dask=_RUNS,
-    ),
-    Measure(
-        "cutoff_grid",
-        "binary",
-        None,
-        "cutoff (grid)",
-        "the cutoff calibration error on a 65,536-cell grid, within its stated bound",
-        CutoffGridStatistics,
-        dask="approximate: a 65,536-cell grid, within the stated bound (CutoffGridStatistics.bound)",
-    ),
-    _binned("max_calibration_error", max_calibration_error, "mce", 15, "uniform"),
-    _binned("rms_calibration_error", rms_calibration_error, "rms", 15, "uniform"),
-    _binned("average_calibration_error", average_calibration_error, "ace", 15, "uniform"),
-    _binned("debiased_l2_calibration_error", debiased_l2_calibration_error, "debiased_l2", 15, "quantile"),
-    Measure(
-        "ce1",
-        "binary",
-        ce1_score,
-        "CE1",
-        "first-order calibration error E|eta1 - m| of the score m (tensor-Chebyshev ridge estimate)",
-        CE1Statistics,
-        {"degree": 12, "alpha": 1e-6},
-        bounds=(0.0, None),
-        dask=_POLYNOMIAL,
-        label_args=(),
-    ),
-    # -- multiclass: labels as column indices and (n, k) probabilities ----------------------
-    _truthful(
-        "truthful_conf_ce",
-        truthful_conf_ce,
-        TopLabelStatistics,
-        "ConfCE-corr",
-        "corrected squared top-label calibration error, truthful (15 quantile bins)",
-        scorer="labels",
-        report=True,
-    ),
-    _truthful(
-        "classwise_lince",
-        classwise_lince,
-        ClasswiseStatistics,
-        "LinCE-cw",
-        "classwise linear calibration error, truthful (15 quantile bins per class)",
-        scorer="labels",
-        report=True,
-    ),
-    _truthful(
-        "conf_ece",
-        conf_ece,
-        TopLabelStatistics,
-        "ConfECE",
-        "top-label ECE (not truthful; for comparison; 15 quantile bins)",
-        report=True,
-    ),
-    _truthful(
-        "conf_ce",
-        conf_ce,
-        TopLabelStatistics,
-        "ConfCE",
-        "squared top-label calibration error without the label-noise correction (not truthful)",
-    ),
-    _truthful(
-        "classwise_ece",
-        classwise_ece,
-        ClasswiseStatistics,
-        "ECE-cw",
-        "classwise ECE (not truthful; 15 quantile bins per class)",
-    ),
-    Measure(
-        "brier_over_k",
-        "multiclass",
-        brier_over_k,
-        "Brier/k",
-        "mean Brier score divided by the number of classes (the proper loss of classwise LinCE)",
-        bounds=(0.0, None),
-        is_calibration=False,
-    ),
-    Measure(
-        "confidence_proper_loss",
-        "multiclass",
-        confidence_proper_loss,
-        "conf. loss",
-        "mean confidence proper loss 1 - z + (c - z)^2 (the proper loss of ConfCE-corr)",
-        bounds=(0.0, None),
-        is_calibration=False,
-    ),
-    Measure(
-        "accuracy",
-        "multiclass",
-        multiclass_accuracy,
-        "accuracy",
-        "accuracy of the most probable class",
-        greater_is_better=True,
-        bounds=(0.0, None),
-        is_calibration=False,
-        report=True,
-        rows=multiclass_accuracy_rows,
-    ),
-    Measure(
-        "brier",
-        "multiclass",
-        multiclass_brier,
-        "Brier",
-        "mean over rows of sum_j (p_j - 1[y = j])^2 (sklearn.metrics.brier_score_loss)",
-        bounds=(0.0, None),
-        is_calibration=False,
-        report=True,
-        rows=multiclass_brier_rows,
-    ),
-    Measure(
-        "log_loss",
-        "multiclass",
-        multiclass_log_loss,
-        "log loss",
-        "mean negative log-probability of the true class (sklearn.metrics.log_loss)",
-        bounds=(0.0, None),
-        is_calibration=False,
-        report=True,
-        rows=multiclass_log_loss_rows,
-    ),
-    # -- second order: snapshots and (m, sigma2) ---------------------------------------------
-    Measure(
-        "ce2",
-        "second_order",
-        ce2_score,
-        "CE2",
-        "second-order calibration error E|eta1 - m| + E|eta2 - (m^2 + sigma2)|: tensor-Chebyshev ridge "
-        "estimate, degree and ridge chosen once per model by 5-fold CV on the full validation set",
-        CE2Statistics,
-        {"degree": 12, "alpha": 1e-6},
-        bounds=(0.0, None),
-        scorer="second_order",
-        report=True,
-        dask=_POLYNOMIAL,
-        label_args=(),
-        replicates=_ce2_replicates,
-    ),
-    Measure(
-        "second_moment_mse",
-        "second_order",
-        second_moment_mse,
-        "MSE(m^2+s2)",
-        "mean of (m^2 + sigma2 - t2)^2, a proper loss for E[f*^2] (includes label noise)",
-        bounds=(0.0, None),
-        is_calibration=False,
-        report=True,
-        rows=second_moment_mse_rows,
-    ),
-    Measure(
-        "variance_bias",
-        "second_order",
-        variance_bias,
-        "mean s2 - (f*-m)^2",
-        "mean stated variance sigma2 minus the unbiased estimate of the mean squared error (f* - m)^2 "
-        "(positive: the model overstates its uncertainty; negative: over-confident); ranked by |value|",
-        bounds=(None, None),
-        rank_by_abs=True,
-        is_calibration=False,
-        report=True,
-        rows=variance_bias_rows,
-    ),
-    # -- k-class second order: counts per class and (n, k, 2) scores ------------------------
-    Measure(
-        "ce2_classwise",
-        "class_second_order",
-        ce2_classwise,
-        "CE2-cw",
-        "classwise second-order calibration error: the mean over classes of the one-vs-rest CE2 "
-        "E|eta1 - m_j| + E|eta2 - (m_j^2 + sigma2_j)|, each class's degree and ridge chosen once per "
-        "model by 5-fold CV",
-        bounds=(0.0, None),
-        scorer="second_order",
-        report=True,
-    ),
-    Measure(
-        "ce2_top_label",
-        "class_second_order",
-        ce2_top_label,
-        "CE2-top",
-        "top-label second-order calibration error: CE2 of each row's class of largest m, its "
-        "(m, sigma2) and its votes (degree and ridge by 5-fold CV)",
-        bounds=(0.0, None),
-        scorer="second_order",
-        report=True,
-    ),
-    Measure(
-        "second_moment_mse",
-        "class_second_order",
-        classwise_second_moment_mse,
-        "MSE(m^2+s2)",
-        "mean over rows and classes of (m_j^2 + sigma2_j - t2_j)^2, a proper loss for E[f*_j^2]",
-        bounds=(0.0, None),
-        is_calibration=False,
-        report=True,
-    ),
-    Measure(
-        "variance_bias",
-        "class_second_order",
-        top_label_variance_bias,
-        "mean s2 - (f*-m)^2",
-        "top label: mean stated variance sigma2 minus the unbiased estimate of the mean squared error "
-        "(f* - m)^2 (positive: overstated uncertainty; negative: over-confident); ranked by |value|",
-        bounds=(None, None),
-        rank_by_abs=True,
-        is_calibration=False,
-        report=True,
-    ),
+    # -- binary: labels and positive-class probabilities --------------------------------------------------
+    Measure("scdl", "binary", scdl_score, "SCDL", "soft-binned calibration decision loss, min over dyadic "
+            "grids m of max(SCDL_m, 1/m), grids searched up to the smallest power of two >= 4 sqrt(n)",
+            ScdlStatistics, scorer="pos_label", report=True,
+            dask="exact (finest-grid node masses; every coarser dyadic grid is folded from them)",
+            out_of_core=True, calibration_test=True, template=ScdlStatistics.for_rows, details=scdl_details),
+    Measure("smooth_ece", "binary", smooth_ece, "smECE", "smooth ECE of Blasiok and Nakkiran: the mean "
+            "absolute gap of the kernel-smoothed calibration curve (relplot's smECE)", SmoothECEStatistics,
+            scorer="pos_label", report=True,
+            dask="exact to the grid deposit smooth_ece uses in memory (2^18 cells)", out_of_core=True,
+            calibration_test=True),
+    Measure("smooth_calibration_error", "binary", smooth_calibration_error, "smCE", "Lipschitz smooth "
+            "calibration error of Blasiok, Gopalan, Hu and Nakkiran: the largest E[w(p) (y - p)] over "
+            "1-Lipschitz w with values in [-1, 1], computed exactly", SmoothCEStatistics, scorer="pos_label",
+            report=True, out_of_core=True, calibration_test=True, replicates=_smce_grid,
+            approximate=_smce_grid),
+    Measure("cutoff", "binary", cutoff_calibration_error, "cutoff", "cutoff calibration error: the largest "
+            "|E[(y - p) 1{p in I}]| over intervals I", CutoffStatistics, report=True, dask=_RUNS,
+            out_of_core=True, calibration_test=True, sorted_replicates=lambda n: SortedCutoffStatistics(),
+            approximate=lambda n: CutoffGridStatistics()),
+    _binned("binned_ece", binned_ece, "ece", 11, "uniform", "ECE-11", "binned ECE with 11 equal-width bins",
+            scorer=None, report=True, out_of_core=True, calibration_test=True),
+    Measure("accuracy", "binary", accuracy, "accuracy", "accuracy of the decision p >= 1/2 "
+            "(sklearn.metrics.accuracy_score)", AccuracyStatistics, greater_is_better=True,
+            is_calibration=False, report=True, dask=_SUMS, label_args=_BOTH, out_of_core=True,
+            rows=accuracy_rows),
+    Measure("brier", "binary", brier, "Brier", "mean squared error of p against the label "
+            "(sklearn.metrics.brier_score_loss)", BrierScoreStatistics, is_calibration=False, report=True,
+            dask=_SUMS, label_args=_BOTH, out_of_core=True, rows=brier_rows),
+    Measure("log_loss", "binary", log_loss, "log loss", "mean negative log-likelihood "
+            "(sklearn.metrics.log_loss)", LogLossStatistics, bounds=_OPEN, is_calibration=False, report=True,
+            dask=_SUMS, label_args=_BOTH, out_of_core=True, rows=log_loss_rows),
+    Measure("roc_auc", "binary", roc_auc, "ROC AUC", "area under the ROC curve, ranking only "
+            "(sklearn.metrics.roc_auc_score)", greater_is_better=True, is_calibration=False, report=True),
+    Measure("ks_calibration_error", "binary", ks_calibration_error, "KS", "Kolmogorov-Smirnov calibration "
+            "error: the largest |E[(y - p) 1{p <= t}]| over thresholds t", CutoffStatistics,
+            {"measure": "ks"}, scorer="pos_label", dask=_RUNS),
+    Measure("cutoff_grid", "binary", None, "cutoff (grid)", "the cutoff calibration error on a 65,536-cell "
+            "grid, within its stated bound", CutoffGridStatistics,
+            dask="approximate: a 65,536-cell grid, within the stated bound (CutoffGridStatistics.bound)"),
+    _binned("max_calibration_error", mce, "mce", 15, "uniform", "MCE", "largest |mean(y) - mean(p)| over 15 "
+            "bins"),
+    _binned("rms_calibration_error", rms, "rms", 15, "uniform", "RMSCE", "root-mean-square binned "
+            "calibration error"),
+    _binned("average_calibration_error", ace, "ace", 15, "uniform", "ACE", "unweighted mean gap over the "
+            "non-empty bins"),
+    _binned("debiased_l2_calibration_error", dl2, "debiased_l2", 15, "quantile", "debiased L2", "debiased "
+            "l2 calibration error of Kumar, Liang and Ma (15 equal-mass bins)"),
+    Measure("ce1", "binary", ce1_score, "CE1", "first-order calibration error E|eta1 - m| of the score m "
+            "(tensor-Chebyshev ridge estimate)", CE1Statistics, {"degree": 12, "alpha": 1e-6}, bounds=_OPEN,
+            dask=_POLYNOMIAL, label_args=()),
+    # -- multiclass: labels as column indices and (n, k) probabilities --------------------------------------
+    _truthful("truthful_conf_ce", truthful_conf_ce, TopLabelStatistics, "ConfCE-corr", "corrected squared "
+              "top-label calibration error, truthful (15 quantile bins)", scorer="labels", report=True),
+    _truthful("classwise_lince", classwise_lince, ClasswiseStatistics, "LinCE-cw", "classwise linear "
+              "calibration error, truthful (15 quantile bins per class)", scorer="labels", report=True),
+    _truthful("conf_ece", conf_ece, TopLabelStatistics, "ConfECE", "top-label ECE (not truthful; for "
+              "comparison; 15 quantile bins)", report=True),
+    _truthful("conf_ce", conf_ce, TopLabelStatistics, "ConfCE", "squared top-label calibration error "
+              "without the label-noise correction (not truthful)"),
+    _truthful("classwise_ece", classwise_ece, ClasswiseStatistics, "ECE-cw", "classwise ECE (not truthful; "
+              "15 quantile bins per class)"),
+    Measure("brier_over_k", "multiclass", brier_over_k, "Brier/k", "mean Brier score divided by the number "
+            "of classes (the proper loss of classwise LinCE)", bounds=_OPEN, is_calibration=False),
+    Measure("confidence_proper_loss", "multiclass", confidence_proper_loss, "conf. loss", "mean confidence "
+            "proper loss 1 - z + (c - z)^2 (the proper loss of ConfCE-corr)", bounds=_OPEN,
+            is_calibration=False),
+    Measure("accuracy", "multiclass", multiclass_accuracy, "accuracy", "accuracy of the most probable class",
+            greater_is_better=True, bounds=_OPEN, is_calibration=False, report=True,
+            rows=multiclass_accuracy_rows),
+    Measure("brier", "multiclass", multiclass_brier, "Brier", "mean over rows of sum_j (p_j - 1[y = j])^2 "
+            "(sklearn.metrics.brier_score_loss)", bounds=_OPEN, is_calibration=False, report=True,
+            rows=multiclass_brier_rows),
+    Measure("log_loss", "multiclass", multiclass_log_loss, "log loss", "mean negative log-probability of "
+            "the true class (sklearn.metrics.log_loss)", bounds=_OPEN, is_calibration=False, report=True,
+            rows=multiclass_log_loss_rows),
+    # -- second order: snapshots and (m, sigma2) -------------------------------------------------------------
+    Measure("ce2", "second_order", ce2_score, "CE2", "second-order calibration error E|eta1 - m| + E|eta2 - "
+            "(m^2 + sigma2)|: tensor-Chebyshev ridge estimate, degree and ridge chosen once per model by "
+            "5-fold CV on the full validation set", CE2Statistics, {"degree": 12, "alpha": 1e-6},
+            bounds=_OPEN, scorer="second_order", report=True, dask=_POLYNOMIAL, label_args=(),
+            replicates=_ce2_replicates),
+    Measure("second_moment_mse", "second_order", second_moment_mse, "MSE(m^2+s2)", "mean of (m^2 + sigma2 - "
+            "t2)^2, a proper loss for E[f*^2] (includes label noise)", bounds=_OPEN, is_calibration=False,
+            report=True, rows=second_moment_mse_rows),
+    Measure("variance_bias", "second_order", variance_bias, "mean s2 - (f*-m)^2", "mean stated variance "
+            "sigma2 minus the unbiased estimate of the mean squared error (f* - m)^2 (positive: the model "
+            "overstates its uncertainty; negative: over-confident); ranked by |value|", bounds=(None, None),
+            rank_by_abs=True, is_calibration=False, report=True, rows=variance_bias_rows),
+    # -- k-class second order: counts per class and (n, k, 2) scores ---------------------------------------
+    Measure("ce2_classwise", "class_second_order", ce2_classwise, "CE2-cw", "classwise second-order "
+            "calibration error: the mean over classes of the one-vs-rest CE2 E|eta1 - m_j| + E|eta2 - "
+            "(m_j^2 + sigma2_j)|, each class's degree and ridge chosen once per model by 5-fold CV",
+            bounds=_OPEN, scorer="second_order", report=True),
+    Measure("ce2_top_label", "class_second_order", ce2_top_label, "CE2-top", "top-label second-order "
+            "calibration error: CE2 of each row's class of largest m, its (m, sigma2) and its votes "
+            "(degree and ridge by 5-fold CV)", bounds=_OPEN, scorer="second_order", report=True),
+    Measure("second_moment_mse", "class_second_order", classwise_second_moment_mse, "MSE(m^2+s2)", "mean "
+            "over rows and classes of (m_j^2 + sigma2_j - t2_j)^2, a proper loss for E[f*_j^2]", bounds=_OPEN,
+            is_calibration=False, report=True),
+    Measure("variance_bias", "class_second_order", top_label_variance_bias, "mean s2 - (f*-m)^2", "top "
+            "label: mean stated variance sigma2 minus the unbiased estimate of the mean squared error (f* "
+            "- m)^2 (positive: overstated uncertainty; negative: over-confident); ranked by |value|",
+            bounds=(None, None), rank_by_abs=True, is_calibration=False, report=True),
 )
+# fmt: on
 
 
 def measures(input=None, **flags):

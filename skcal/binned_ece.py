@@ -6,6 +6,7 @@ import numpy as np
 
 from skcal._compat import StrOptions, validate_params
 from skcal._constraints import BINARY_INPUTS, BINNED_STRATEGY, EDGES, N_BINS
+from skcal._docstrings import BINARY_DOCS, fill
 from skcal._validation import check_bin_edges, check_binary_probabilities
 from skcal.stats._binned import BINNED_MEASURES, BinnedStatistics
 
@@ -24,6 +25,7 @@ def _bin_edges(p, n_bins, strategy, edges):
     return np.linspace(0.0, 1.0, n_bins + 1)
 
 
+@fill(**BINARY_DOCS)
 @validate_params(
     {**BINNED_CONSTRAINTS, "measure": [StrOptions(set(BINNED_MEASURES))]}, prefer_skip_nested_validation=True
 )
@@ -45,10 +47,8 @@ def binned_statistics(
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary labels.
-    y_prob : array-like of shape (n,) or (n, 2)
-        Probabilities of the positive class, or ``predict_proba`` output.
+    {y_true}
+    {y_prob}
     n_bins : int, default=11
         Number of bins.
     strategy : {"uniform", "quantile"}, default="uniform"
@@ -57,8 +57,7 @@ def binned_statistics(
         Explicit non-decreasing bin edges (right-closed); overrides ``n_bins`` and ``strategy``.
     sample_weight : array-like of shape (n,), default=None
         Non-negative weights.
-    pos_label : int, float, bool or str, default=None
-        The positive class.
+    {pos_label}
     measure : {"ece", "mce", "rms", "ace", "debiased_l2", "debiased_l2_squared"}, default="ece"
         What the object's ``compute`` returns.
 
@@ -85,6 +84,7 @@ def binned_statistics(
     return BinnedStatistics.from_validated(y, p, w, **bins, measure=measure, pos_label=pos_label)
 
 
+@fill(**BINARY_DOCS)
 @validate_params(BINNED_CONSTRAINTS, prefer_skip_nested_validation=True)
 def binned_ece(
     y_true, y_prob, *, n_bins=11, strategy="uniform", edges=None, sample_weight=None, pos_label=None
@@ -102,10 +102,8 @@ def binned_ece(
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary labels.
-    y_prob : array-like of shape (n,) or (n, 2)
-        Probabilities of the positive class, or ``predict_proba`` output.
+    {y_true}
+    {y_prob}
     n_bins : int, default=11
         Number of bins (11 equal-width bins is the comparison measure of
         *Testable and Actionable Calibration for Full Swap Regret*).
@@ -116,8 +114,7 @@ def binned_ece(
     sample_weight : array-like of shape (n,), default=None
         Weights enter the bin means and bin masses; the quantile edges stay the unweighted
         percentiles of ``y_prob`` (as ``calibration_curve`` computes them).
-    pos_label : int, float, bool or str, default=None
-        The positive class.
+    {pos_label}
 
     Returns
     -------

@@ -74,6 +74,7 @@ from skcal._catalog import measures
 from skcal._compat import StrOptions, validate_params
 from skcal._compiled import compiled
 from skcal._constraints import BINARY_INPUTS, N_JOBS, RANDOM_STATE, StrictInterval
+from skcal._docstrings import BINARY_DOCS, fill
 from skcal._validation import check_binary_probabilities
 from skcal.stats import BinnedStatistics, CutoffStatistics, ScdlStatistics, SmoothECEStatistics
 from skcal.stats._base import effective_sample_size
@@ -608,6 +609,7 @@ def _null_values(kernel, stream, n_resamples, n_jobs, compiled):
     return np.concatenate(parts)
 
 
+@fill(**BINARY_DOCS)
 @validate_params(
     {
         **BINARY_INPUTS,
@@ -641,10 +643,8 @@ def calibration_test(
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary labels.
-    y_prob : array-like of shape (n,) or (n, 2)
-        Probabilities of the positive class, or ``predict_proba`` output.
+    {y_true}
+    {y_prob}
     measure : {"smooth_ece", "scdl", "cutoff", "binned_ece", "smooth_calibration_error"} or \
 callable, default="smooth_ece"
         The test statistic (larger means less calibrated): :func:`skcal.smooth_ece.smooth_ece`,
@@ -667,8 +667,7 @@ callable, default="smooth_ece"
         size or on whether numba is installed.
     n_jobs : int, default=None
         Threads over blocks of replicates (``None``: one).
-    pos_label : int, float, bool or str, default=None
-        The positive class of ``y_true``.
+    {pos_label}
 
     Returns
     -------

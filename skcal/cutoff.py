@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from skcal._compat import validate_params
 from skcal._constraints import BINARY_INPUTS
+from skcal._docstrings import BINARY_DOCS, fill
 from skcal.stats._cutoff import cutoff_from_running_sums, running_sum_extremes
 
 __all__ = ["cutoff_calibration_error"]
 
 
+@fill(**BINARY_DOCS)
 @validate_params(BINARY_INPUTS, prefer_skip_nested_validation=True)
 def cutoff_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=None):
     """Cutoff calibration error ``sup over intervals I of |E[(y - p) 1{p in I}]|``, exactly.
@@ -25,14 +27,11 @@ def cutoff_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=No
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary labels.
-    y_prob : array-like of shape (n,) or (n, 2)
-        Predicted probabilities of the positive class, or ``predict_proba`` output.
+    {y_true}
+    {y_prob}
     sample_weight : array-like of shape (n,), default=None
         Non-negative weights: ``E`` is the weighted mean.
-    pos_label : int, float, bool or str, default=None
-        The positive class.
+    {pos_label}
 
     Returns
     -------

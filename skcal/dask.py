@@ -50,6 +50,7 @@ from skcal._constraints import (
     SPLIT_EVERY,
     StrictInterval,
 )
+from skcal._docstrings import fill
 from skcal._io import file_format, list_files, read_columns
 from skcal.chebyshev import auto_degree, check_auto_sample_size
 from skcal.platt import SecondOrderPlattCalibrator
@@ -57,6 +58,7 @@ from skcal.report._outofcore import (
     EXACT_ROWS,
     REPORT_CONSTRAINTS,
     SAMPLE_ROWS,
+    SETTINGS_DOCS,
     OutOfCorePlan,
     merge_chunk_statistics,
 )
@@ -834,6 +836,7 @@ def _parquet_frame(path):
     return dd.read_parquet([str(f) for f in files]), read_columns(files[0]), [str(f) for f in files]
 
 
+@fill(**SETTINGS_DOCS)
 @validate_params(
     {
         "data": [HasMethods(["to_delayed"]), str, os.PathLike],
@@ -899,10 +902,14 @@ def calibration_report_dask(
     metrics : list of str or None, default=None
         Among :data:`skcal.report._outofcore.OUT_OF_CORE_METRICS` (None: the first-order
         defaults).
-    n_bootstrap, confidence_level, interval_method, n_bins, strategy : see from_predictions
-        As in :meth:`~skcal.report.CalibrationReport.from_predictions`.
-    test_calibration, n_resamples, random_state : see from_predictions
-        As in :meth:`~skcal.report.CalibrationReport.from_predictions`.
+    {n_bootstrap}
+    {confidence_level}
+    {interval_method}
+    {n_bins}
+    {strategy}
+    {test_calibration}
+    {n_resamples}
+    {random_state}
     pos_label : int, float, bool, str or None, default=None
         The positive class of ``y``.
     exact_rows : int, default=10**6
@@ -924,16 +931,10 @@ def calibration_report_dask(
         Fan-in of the tree merging the chains.
     scheduler : str, callable, distributed.Client or None, default=None
         Passed to :func:`dask.compute` (``None``: the current default, e.g. a ``Client``).
-    title : str or None, default=None
-        The title.
-    notes : sequence of str, default=()
-        Free text shown in the outputs.
-    verbose : int, default=0
-        Progress lines on stderr.
-    primary : str, default=None
-        The report's primary measure, one of its metrics: the table is ranked by it and the
-        verdict speaks of it, the other calibration measures being supporting evidence. None
-        takes the kind's default (first order: ``"smooth_ece"``; see the reports guide).
+    {title}
+    {notes}
+    {verbose}
+    {primary}
 
     Returns
     -------

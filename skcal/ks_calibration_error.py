@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from skcal._compat import validate_params
 from skcal._constraints import BINARY_INPUTS
+from skcal._docstrings import BINARY_DOCS, fill
 from skcal.stats._cutoff import cutoff_from_running_sums, running_sum_extremes
 
 __all__ = ["ks_calibration_error"]
 
 
+@fill(**BINARY_DOCS)
 @validate_params(BINARY_INPUTS, prefer_skip_nested_validation=True)
 def ks_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=None):
     """Kolmogorov-Smirnov calibration error ``max_k |(1/n) sum_{i <= k} (y_(i) - p_(i))|``.
@@ -23,14 +25,11 @@ def ks_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=None):
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary labels.
-    y_prob : array-like of shape (n,) or (n, 2)
-        Predicted probabilities of the positive class, or ``predict_proba`` output.
+    {y_true}
+    {y_prob}
     sample_weight : array-like of shape (n,), default=None
         Non-negative weights: the sums are weighted and divided by the total weight.
-    pos_label : int, float, bool or str, default=None
-        The positive class.
+    {pos_label}
 
     Returns
     -------

@@ -40,6 +40,7 @@ import numpy as np
 
 from skcal._compat import validate_params
 from skcal._constraints import BINARY_INPUTS
+from skcal._docstrings import BINARY_DOCS, fill
 from skcal._validation import check_binary_probabilities
 
 # the solver lives beside the statistics (which solve many problems at once, for the bootstrap);
@@ -49,6 +50,7 @@ from skcal.stats._lipschitz import smce_of_sorted_rows
 __all__ = ["smooth_calibration_error"]
 
 
+@fill(**BINARY_DOCS)
 @validate_params(BINARY_INPUTS, prefer_skip_nested_validation=True)
 def smooth_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=None):
     """Lipschitz smooth calibration error ``sup_w E[w(p) (y - p)]``, computed exactly.
@@ -62,15 +64,11 @@ def smooth_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=No
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary labels.
-    y_prob : array-like of shape (n,) or (n, 2)
-        Predicted probabilities of the positive class, or ``predict_proba`` output (column 1 is
-        used).
+    {y_true}
+    {y_prob}
     sample_weight : array-like of shape (n,), default=None
         Non-negative weights: ``E`` is the weighted mean.
-    pos_label : int, float, bool or str, default=None
-        The positive class; ``{0, 1}``, ``{-1, 1}`` and boolean labels need none.
+    {pos_label}
 
     Returns
     -------

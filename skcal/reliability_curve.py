@@ -36,6 +36,7 @@ from skcal._constraints import (
     SAMPLE_WEIGHT,
     StrictInterval,
 )
+from skcal._docstrings import BINARY_DOCS, fill
 from skcal._validation import check_binary_probabilities
 from skcal.binned_ece import BINNED_CONSTRAINTS, binned_statistics
 from skcal.binning import hat_deposit
@@ -144,6 +145,7 @@ def wilson_interval(frequency, n_eff, confidence=0.95):
         return np.where(ok, center - half, np.nan), np.where(ok, center + half, np.nan)
 
 
+@fill(**BINARY_DOCS)
 @validate_params(
     {
         **BINNED_CONSTRAINTS,
@@ -184,10 +186,8 @@ def reliability_curve(
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary labels.
-    y_prob : array-like of shape (n,) or (n, 2)
-        Probabilities of the positive class, or ``predict_proba`` output.
+    {y_true}
+    {y_prob}
     n_bins : int, default=10
         Number of bins (scikit-learn's default).
     strategy : {"uniform", "quantile"}, default="uniform"
@@ -197,8 +197,7 @@ def reliability_curve(
     sample_weight : array-like of shape (n,), default=None
         Non-negative weights (they enter the means, the bin weights and, through the effective
         bin size ``W_b^2 / sum w^2``, the Wilson interval).
-    pos_label : int, float, bool or str, default=None
-        The positive class.
+    {pos_label}
     interval : {"wilson", "bootstrap"} or None, default=None
         Add an interval for each bin's observed frequency: Wilson's score interval, or the
         percentile bootstrap described above.
@@ -355,6 +354,7 @@ class SmoothReliabilityCurve:
     n_bootstrap: int
 
 
+@fill(**BINARY_DOCS)
 @validate_params(
     {
         "y_true": ["array-like"],
@@ -407,14 +407,11 @@ def smooth_reliability_curve(
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary labels.
-    y_prob : array-like of shape (n,) or (n, 2)
-        Probabilities of the positive class, or ``predict_proba`` output.
+    {y_true}
+    {y_prob}
     sample_weight : array-like of shape (n,), default=None
         Non-negative sample weights.
-    pos_label : int, float, bool or str, default=None
-        The positive class.
+    {pos_label}
     bandwidth : float in [0, 1] or None, default=None
         The kernel's ``sigma``. ``None`` uses the bandwidth smECE selects
         (``smooth_ece(..., return_bandwidth=True)``). A positive bandwidth below the grid

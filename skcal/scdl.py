@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from skcal._compat import validate_params
 from skcal._constraints import BINARY_INPUTS, SCDL_MAX_BINS
+from skcal._docstrings import BINARY_DOCS, fill
 from skcal._validation import check_binary_probabilities
 from skcal.stats._scdl import (
     SCDLCurve,
@@ -65,16 +66,15 @@ __all__ = [
 _PARAMS = {**BINARY_INPUTS, "max_bins": SCDL_MAX_BINS}
 
 
+@fill(**BINARY_DOCS)
 @validate_params(_PARAMS, prefer_skip_nested_validation=True)
 def scdl_curve(y_true, y_prob, *, max_bins="auto", sample_weight=None, pos_label=None):
     """Compute the SCDL search in full: ``SCDL_m`` per dyadic grid, ``m*`` and every bin.
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary labels.
-    y_prob : array-like of shape (n,) or (n, 2)
-        Predicted probabilities of the positive class (or ``predict_proba`` output).
+    {y_true}
+    {y_prob}
     max_bins : {"auto", "theory"}, int or None, default="auto"
         Largest grid searched. ``"auto"`` (or ``None``): the smallest power of two
         ``>= 4 sqrt(T)``, so that the search reaches the grid where the noise of ``SCDL_m``
@@ -84,8 +84,7 @@ def scdl_curve(y_true, y_prob, *, max_bins="auto", sample_weight=None, pos_label
         it; it must lie in ``[2, max(1024, 4 n)]`` for ``n`` rows.
     sample_weight : array-like of shape (n,), default=None
         Non-negative weights; expectations become weighted means.
-    pos_label : int, float, bool or str, default=None
-        The positive class.
+    {pos_label}
 
     Returns
     -------
@@ -119,6 +118,7 @@ def scdl_curve(y_true, y_prob, *, max_bins="auto", sample_weight=None, pos_label
     return scdl_curve_of_validated(y, p, w, max_bins)
 
 
+@fill(**BINARY_DOCS)
 @validate_params(_PARAMS, prefer_skip_nested_validation=True)
 def scdl_score(y_true, y_prob, *, max_bins="auto", sample_weight=None, pos_label=None):
     """Compute the soft-binned calibration decision loss (SCDL) of binary probabilities.
@@ -136,10 +136,8 @@ def scdl_score(y_true, y_prob, *, max_bins="auto", sample_weight=None, pos_label
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary labels.
-    y_prob : array-like of shape (n,) or (n, 2)
-        Predicted probabilities of the positive class, or ``predict_proba`` output.
+    {y_true}
+    {y_prob}
     max_bins : {"auto", "theory"}, int or None, default="auto"
         The grid rule (see :func:`scdl_curve`). ``"auto"`` (or ``None``) searches up to the
         smallest power of two ``>= 4 sqrt(T)``; ``"theory"`` up to the largest ``m`` with
@@ -147,8 +145,7 @@ def scdl_score(y_true, y_prob, *, max_bins="auto", sample_weight=None, pos_label
         least 2, at most ``max(1024, 4 n)``).
     sample_weight : array-like of shape (n,), default=None
         Non-negative sample weights.
-    pos_label : int, float, bool or str, default=None
-        The positive class (needed for labels other than {0, 1}, {-1, 1} or booleans).
+    {pos_label}
 
     Returns
     -------

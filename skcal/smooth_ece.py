@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from skcal._compat import validate_params
 from skcal._constraints import BINARY_INPUTS
+from skcal._docstrings import BINARY_DOCS, fill
 from skcal._validation import check_binary_probabilities
 from skcal.stats._smooth_ece import DENSITY_EPS as DENSITY_EPS  # the constants stay importable here
 from skcal.stats._smooth_ece import FINE_CELLS as FINE_CELLS
@@ -34,6 +35,7 @@ from skcal.stats._smooth_ece import fine_grid, smooth_ece_from_grid
 __all__ = ["smooth_ece"]
 
 
+@fill(**BINARY_DOCS)
 @validate_params({**BINARY_INPUTS, "return_bandwidth": ["boolean"]}, prefer_skip_nested_validation=True)
 def smooth_ece(y_true, y_prob, *, sample_weight=None, pos_label=None, return_bandwidth=False):
     """Compute the smooth calibration error smECE (Blasiok and Nakkiran, 2023), as ``relplot.smECE``.
@@ -44,16 +46,13 @@ def smooth_ece(y_true, y_prob, *, sample_weight=None, pos_label=None, return_ban
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary labels.
-    y_prob : array-like of shape (n,) or (n, 2)
-        Probabilities of the positive class, or ``predict_proba`` output.
+    {y_true}
+    {y_prob}
     sample_weight : array-like of shape (n,), default=None
         Non-negative weights (relplot has none). They are rescaled to sum to ``n``, so that unit
         weights reproduce the unweighted value exactly (relplot's density regulariser ``1e-4``
         is on the scale of counts).
-    pos_label : int, float, bool or str, default=None
-        The positive class.
+    {pos_label}
     return_bandwidth : bool, default=False
         Also return the selected bandwidth ``sigma``.
 

@@ -47,6 +47,7 @@ import numpy as np
 from skcal._compat import StrOptions, validate_params
 from skcal._compiled import compiled
 from skcal._constraints import N_BINS, RANDOM_STATE, SAMPLE_WEIGHT, Integral, StrictInterval
+from skcal._docstrings import fill
 from skcal._validation import (
     ROW_SUM_ATOL,
     as_float_array,
@@ -72,6 +73,25 @@ __all__ = [
     "confidence_proper_loss",
     "truthful_decomposition",
 ]
+
+
+#: The parameters the measures of this module share, described once (see :func:`skcal._docstrings.fill`).
+_PARAMETERS = {
+    "y_true": """y_true : array-like of shape (n,)
+    True labels (any hashable class labels).""",
+    "y_proba": """y_proba : array-like of shape (n, k) or (n,)
+    Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
+    the second class of a binary problem.""",
+    "n_bins": """n_bins : int, default=15
+    Number of bins, from 1 to ``2**24``.""",
+    "strategy": """strategy : {"quantile", "uniform"} or callable, default="quantile"
+    Binning rule, see :func:`skcal.binning.assign_bins` (``"uniform"`` is right-closed:
+    a value on an inner edge goes to the bin on its left, 0 to the first bin).""",
+    "sample_weight": """sample_weight : array-like of shape (n,), default=None
+    Importance weights (see the module docstring).""",
+    "labels": """labels : array-like of shape (k,), default=None
+    Class labels in column order.""",
+}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -146,6 +166,7 @@ def _confidence_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels):
     return sums, float(np.dot(w * w, miss)), float(w.sum())
 
 
+@fill(**_PARAMETERS)
 @validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
 def truthful_conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
     """Corrected squared top-label calibration error ConfCE^corr (truthful; lower is better).
@@ -164,22 +185,16 @@ def truthful_conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        True labels (any hashable class labels).
-    y_proba : array-like of shape (n, k) or (n,)
-        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
-        the second class of a binary problem.
-    n_bins : int, default=15
-        Number of bins (>= 1).
-    strategy : {"quantile", "uniform"} or callable, default="quantile"
-        Binning rule applied to the confidences; see :func:`skcal.binning.assign_bins`.
+    {y_true}
+    {y_proba}
+    {n_bins}
+    {strategy}
     sample_weight : array-like of shape (n,), default=None
         Importance weights: the squared term becomes
         ``(1/W^2) sum_b (sum_{i in b} w_i (c_i - z_i))^2`` and the correction
         ``(1/W^2) sum_i w_i^2 (1 - z_i)`` with ``W = sum_i w_i`` (see the module docstring for why
         ``w_i^2``: it keeps the measure truthful). Unit weights give the unweighted value.
-    labels : array-like of shape (k,), default=None
-        Class labels in column order.
+    {labels}
 
     Returns
     -------
@@ -197,6 +212,7 @@ def truthful_conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_
     return top_label_value(sums, corr, W, "truthful_conf_ce")
 
 
+@fill(**_PARAMETERS)
 @validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
 def conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
     """Uncorrected squared top-label calibration error ConfCE (NOT truthful; baseline).
@@ -208,20 +224,12 @@ def conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=No
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        True labels (any hashable class labels).
-    y_proba : array-like of shape (n, k) or (n,)
-        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
-        the second class of a binary problem.
-    n_bins : int, default=15
-        Number of bins, from 1 to ``2**24``.
-    strategy : {"quantile", "uniform"} or callable, default="quantile"
-        Binning rule, see :func:`skcal.binning.assign_bins` (``"uniform"`` is right-closed:
-        a value on an inner edge goes to the bin on its left, 0 to the first bin).
-    sample_weight : array-like of shape (n,), default=None
-        Importance weights (see the module docstring).
-    labels : array-like of shape (k,), default=None
-        Class labels in column order.
+    {y_true}
+    {y_proba}
+    {n_bins}
+    {strategy}
+    {sample_weight}
+    {labels}
 
     Returns
     -------
@@ -238,6 +246,7 @@ def conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=No
     return top_label_value(sums, corr, W, "conf_ce")
 
 
+@fill(**_PARAMETERS)
 @validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
 def conf_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
     """Binned l1 top-label calibration error ConfECE (NOT truthful; baseline).
@@ -248,20 +257,12 @@ def conf_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=N
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        True labels (any hashable class labels).
-    y_proba : array-like of shape (n, k) or (n,)
-        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
-        the second class of a binary problem.
-    n_bins : int, default=15
-        Number of bins, from 1 to ``2**24``.
-    strategy : {"quantile", "uniform"} or callable, default="quantile"
-        Binning rule, see :func:`skcal.binning.assign_bins` (``"uniform"`` is right-closed:
-        a value on an inner edge goes to the bin on its left, 0 to the first bin).
-    sample_weight : array-like of shape (n,), default=None
-        Importance weights (see the module docstring).
-    labels : array-like of shape (k,), default=None
-        Class labels in column order.
+    {y_true}
+    {y_proba}
+    {n_bins}
+    {strategy}
+    {sample_weight}
+    {labels}
 
     Returns
     -------
@@ -509,6 +510,7 @@ def _classwise_parts(y_true, y_proba, n_bins, strategy, sample_weight, labels):
     return out, k, W
 
 
+@fill(**_PARAMETERS)
 @validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
 def classwise_lince(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
     """Classwise LinCE, ``(1/k) sum_r LinCE(p[:, r]; 1[y = r])`` (truthful; lower is better).
@@ -518,20 +520,12 @@ def classwise_lince(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_w
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        True labels (any hashable class labels).
-    y_proba : array-like of shape (n, k) or (n,)
-        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
-        the second class of a binary problem.
-    n_bins : int, default=15
-        Number of bins, from 1 to ``2**24``.
-    strategy : {"quantile", "uniform"} or callable, default="quantile"
-        Binning rule, see :func:`skcal.binning.assign_bins` (``"uniform"`` is right-closed:
-        a value on an inner edge goes to the bin on its left, 0 to the first bin).
-    sample_weight : array-like of shape (n,), default=None
-        Importance weights (see the module docstring).
-    labels : array-like of shape (k,), default=None
-        Class labels in column order.
+    {y_true}
+    {y_proba}
+    {n_bins}
+    {strategy}
+    {sample_weight}
+    {labels}
 
     Returns
     -------
@@ -549,6 +543,7 @@ def classwise_lince(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_w
     return classwise_value(sums, k, W, "classwise_lince")
 
 
+@fill(**_PARAMETERS)
 @validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
 def classwise_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=None, labels=None):
     """Binned classwise l1 calibration error (NOT truthful; baseline).
@@ -558,20 +553,12 @@ def classwise_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_wei
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        True labels (any hashable class labels).
-    y_proba : array-like of shape (n, k) or (n,)
-        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
-        the second class of a binary problem.
-    n_bins : int, default=15
-        Number of bins, from 1 to ``2**24``.
-    strategy : {"quantile", "uniform"} or callable, default="quantile"
-        Binning rule, see :func:`skcal.binning.assign_bins` (``"uniform"`` is right-closed:
-        a value on an inner edge goes to the bin on its left, 0 to the first bin).
-    sample_weight : array-like of shape (n,), default=None
-        Importance weights (see the module docstring).
-    labels : array-like of shape (k,), default=None
-        Class labels in column order.
+    {y_true}
+    {y_proba}
+    {n_bins}
+    {strategy}
+    {sample_weight}
+    {labels}
 
     Returns
     -------
@@ -602,6 +589,7 @@ _LOSS_CONSTRAINTS = {
 }
 
 
+@fill(**_PARAMETERS)
 @validate_params(_LOSS_CONSTRAINTS, prefer_skip_nested_validation=True)
 def brier_over_k(y_true, y_proba, *, sample_weight=None, labels=None):
     """Mean Brier score divided by the number of classes (the proper loss of classwise LinCE).
@@ -610,15 +598,11 @@ def brier_over_k(y_true, y_proba, *, sample_weight=None, labels=None):
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        True labels (any hashable class labels).
-    y_proba : array-like of shape (n, k) or (n,)
-        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
-        the second class of a binary problem.
+    {y_true}
+    {y_proba}
     sample_weight : array-like of shape (n,), default=None
         Weights of the mean.
-    labels : array-like of shape (k,), default=None
-        Class labels in column order.
+    {labels}
 
     Returns
     -------
@@ -639,6 +623,7 @@ def brier_over_k(y_true, y_proba, *, sample_weight=None, labels=None):
     return float(np.average(per_sample, weights=w))
 
 
+@fill(**_PARAMETERS)
 @validate_params(_LOSS_CONSTRAINTS, prefer_skip_nested_validation=True)
 def confidence_proper_loss(y_true, y_proba, *, sample_weight=None, labels=None):
     """Mean confidence proper loss ``1 - z + (c - z)^2`` (the proper loss of ConfCE^corr).
@@ -649,15 +634,11 @@ def confidence_proper_loss(y_true, y_proba, *, sample_weight=None, labels=None):
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        True labels (any hashable class labels).
-    y_proba : array-like of shape (n, k) or (n,)
-        Predicted class probabilities (rows summing to 1); a 1-D array is the probability of
-        the second class of a binary problem.
+    {y_true}
+    {y_proba}
     sample_weight : array-like of shape (n,), default=None
         Weights of the mean.
-    labels : array-like of shape (k,), default=None
-        Class labels in column order.
+    {labels}
 
     Returns
     -------

@@ -41,6 +41,66 @@ from skcal.report._bootstrap import (
 )
 from skcal.report._pvalues import calibration_pvalue
 
+#: The report's settings, described once: the parameters of :func:`~skcal.report.calibration_report`,
+#: :meth:`~skcal.report.CalibrationReport.from_predictions`, :func:`~skcal.report.report_from_batches`
+#: and :func:`skcal.dask.calibration_report_dask` (``{name}`` in their docstrings, see
+#: :func:`skcal._docstrings.fill`).
+SETTINGS_DOCS = {
+    "n_bootstrap": """n_bootstrap : int, default=200
+    Paired bootstrap replicates, at most 10**5; 0 skips the intervals. Replicate ``r`` counts
+    validation row ``i`` ``W[r, i] ~ Poisson(1)`` times (the Poisson bootstrap, on a
+    counter-based stream keyed by the row: :func:`skcal.stats.poisson_weights`), the same
+    weights for every model and metric (paired). The built-in metrics' replicates are their
+    statistics on those weights (:class:`skcal.stats.PoissonBootstrap`; smCE's on its fine
+    grid, within a stated bound far below the interval's width, see
+    :func:`skcal.stats.smce_grid_cells`); a metric given as a callable is recomputed on each
+    replicate's rows (row ``i`` repeated ``W[r, i]`` times).""",
+    "confidence_level": """confidence_level : float, default=0.9
+    Nominal coverage of the intervals.""",
+    "interval_method": """interval_method : {"bc-percentile", "percentile", "basic"}, default="bc-percentile"
+    How intervals are made from the replicates. ``"bc-percentile"`` shifts the replicates by
+    the bootstrap's estimate of the resampling bias (estimate minus their median), so the
+    interval is centred on the value and contains it; see :mod:`skcal.report._bootstrap`.""",
+    "n_bins": """n_bins : int or None, default=10
+    Bins of the reliability diagrams (as in :class:`~sklearn.calibration.CalibrationDisplay`;
+    ``None`` with ``strategy="soft"`` uses SCDL's selected grid).""",
+    "strategy": """strategy : {"uniform", "quantile", "soft"}, default="uniform"
+    Binning of the reliability diagrams (see :class:`~skcal.display.ReliabilityDisplay`).""",
+    "test_calibration": """test_calibration : bool, default=True
+    Run a calibration test per model (:func:`skcal.calibration_test` on the cutoff
+    calibration error: labels redrawn as ``Bernoulli(p)``, the error recomputed on each
+    resample) and report its p-value; the verdict names the models miscalibrated at the 5%
+    level.""",
+    "n_resamples": """n_resamples : int, default=1000
+    Resamples of each calibration test.""",
+    "n_jobs": """n_jobs : int, default=None
+    Number of threads over blocks of bootstrap replicates. Results do not depend on it.""",
+    "random_state": """random_state : int, RandomState instance or None, default=None
+    Seeds the bootstrap and the tests.""",
+    "title": """title : str, default=None
+    Title of the page and section.""",
+    "notes": """notes : sequence of str, default=()
+    Free text shown in the outputs (data provenance, caveats).""",
+    "verbose": """verbose : int, default=0
+    Print the report's stages to stderr when positive. On a terminal
+    (``sys.stderr.isatty()``) a progress bar of the bootstrap and of the calibration tests
+    is drawn whatever ``verbose`` is.""",
+    "max_seconds": """max_seconds : float, default=None
+    Time budget of the report, in seconds. The first block of bootstrap replicates is timed
+    after the values and the calibration tests, and the number of replicates lowered so that
+    the report ends within the budget (never below that first block, a quarter of a block:
+    4 to 25 replicates). The report then says how many replicates it used
+    (:attr:`CalibrationReport.n_bootstrap`, ``to_dict()["bootstrap"]``, the legend and the
+    verdict): the intervals' end points and ``P(best)`` carry a Monte Carlo error that grows as
+    ``1/sqrt(B)`` for ``B`` replicates. ``None`` (the default) computes all ``n_bootstrap``.""",
+    "primary": """primary : str, default=None
+    The report's primary measure, one of its metrics: the table is ranked by it and the
+    verdict speaks of it, the other calibration measures being supporting evidence. None
+    takes the kind's default (first order: ``"smooth_ece"``; see the reports guide).""",
+    "pos_label": """pos_label : int, float, bool or str, default=None
+    The positive class of ``y`` (binary first order only).""",
+}
+
 
 @dataclass(frozen=True)
 class ReportSettings:

@@ -68,9 +68,11 @@ from skcal._constraints import (
     VERBOSE,
     StrictInterval,
 )
+from skcal._docstrings import fill
 from skcal._validation import check_binary_probabilities
 from skcal.report._bootstrap import INTERVAL_METHODS, prepare_all, run_bootstrap
 from skcal.report._compute import (
+    SETTINGS_DOCS,
     ReportResults,
     ReportSeeds,
     ReportSettings,
@@ -84,6 +86,7 @@ from skcal.stats import MeanStatistics, PoissonBootstrap, merge_all, poisson_wei
 from skcal.stats._grid import GridReplicates, ReplicateGrid
 
 __all__ = [
+    "SETTINGS_DOCS",
     "BLOCK_BYTES",
     "GRID_BLOCK_BYTES",
     "REPORT_CONSTRAINTS",
@@ -729,6 +732,7 @@ class OutOfCorePlan:
         return out
 
 
+@fill(**SETTINGS_DOCS)
 @validate_params(
     {
         "batches": [callable],
@@ -780,10 +784,14 @@ def report_from_batches(
         The models (keys of every chunk's predictions).
     metrics : sequence of str or None, default=None
         Among :data:`OUT_OF_CORE_METRICS` (None: all, the first-order defaults).
-    n_bootstrap, confidence_level, interval_method, n_bins, strategy : see from_predictions
-        As in :meth:`CalibrationReport.from_predictions`.
-    test_calibration, n_resamples, random_state : see from_predictions
-        As in :meth:`CalibrationReport.from_predictions`.
+    {n_bootstrap}
+    {confidence_level}
+    {interval_method}
+    {n_bins}
+    {strategy}
+    {test_calibration}
+    {n_resamples}
+    {random_state}
     pos_label : int, float, bool, str or None, default=None
         The positive class of ``y``.
     exact_rows : int, default=EXACT_ROWS
@@ -794,16 +802,10 @@ def report_from_batches(
         Bootstrap replicates per pass (None: up to ``exact_rows`` with every row in the sample,
         all of them in memory from the kept rows after the one pass; above, as many as fit in
         :data:`GRID_BLOCK_BYTES` of sums on the shared grid; otherwise in :data:`BLOCK_BYTES`).
-    title : str or None, default=None
-        The title.
-    notes : sequence of str, default=()
-        Free text shown in the outputs.
-    verbose : int, default=0
-        Progress lines on stderr.
-    primary : str, default=None
-        The report's primary measure, one of its metrics: the table is ranked by it and the
-        verdict speaks of it, the other calibration measures being supporting evidence. None
-        takes the kind's default (first order: ``"smooth_ece"``; see the reports guide).
+    {title}
+    {notes}
+    {verbose}
+    {primary}
 
     Returns
     -------

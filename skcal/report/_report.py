@@ -25,9 +25,10 @@ from skcal._constraints import (
     Real,
     StrictInterval,
 )
+from skcal._docstrings import fill
 from skcal.report import _render
 from skcal.report._bootstrap import INTERVAL_METHODS
-from skcal.report._compute import ReportResults, ReportSettings, compute_results
+from skcal.report._compute import SETTINGS_DOCS, ReportResults, ReportSettings, compute_results
 from skcal.report._kinds import ReportKind, kind_for, kind_for_target
 from skcal.report._verdict import build_verdict, primary_metric
 
@@ -249,6 +250,7 @@ class CalibrationReport:
 
     # -- construction ----------------------------------------------------------------------
     @classmethod
+    @fill(**SETTINGS_DOCS)
     @validate_params(
         {
             "y": ["array-like"],
@@ -296,39 +298,24 @@ class CalibrationReport:
             scores ``(m, sigma2)`` of shape ``(n, 2)`` (second order).
         metrics : list of str or dict, default=None
             As in :func:`calibration_report`.
-        n_bootstrap : int, default=200
-            As in :func:`calibration_report`.
-        confidence_level : float, default=0.9
-            As in :func:`calibration_report`.
-        interval_method : {"bc-percentile", "percentile", "basic"}, default="bc-percentile"
-            As in :func:`calibration_report`.
-        n_bins : int or None, default=10
-            As in :func:`calibration_report`.
-        strategy : {"uniform", "quantile", "soft"}, default="uniform"
-            As in :func:`calibration_report`.
-        test_calibration : bool, default=True
-            As in :func:`calibration_report`.
-        n_resamples : int, default=1000
-            As in :func:`calibration_report`.
-        n_jobs : int, default=None
-            As in :func:`calibration_report`.
-        random_state : int, RandomState instance or None, default=None
-            As in :func:`calibration_report`.
-        pos_label : int, float, bool or str, default=None
-            The positive class of ``y`` (binary first order only).
+        {n_bootstrap}
+        {confidence_level}
+        {interval_method}
+        {n_bins}
+        {strategy}
+        {test_calibration}
+        {n_resamples}
+        {n_jobs}
+        {random_state}
+        {pos_label}
         labels : array-like of shape (k,), default=None
             Multiclass only: the class of each probability column (default: the sorted labels
             of ``y``).
-        title : str, default=None
-            Title of the page and section.
-        notes : sequence of str, default=()
-            Free text shown in the outputs.
-        verbose : int, default=0
-            As in :func:`calibration_report`.
-        max_seconds : float, default=None
-            As in :func:`calibration_report`.
-        primary : str, default=None
-            As in :func:`calibration_report`.
+        {title}
+        {notes}
+        {verbose}
+        {max_seconds}
+        {primary}
 
         Returns
         -------
@@ -747,6 +734,7 @@ def render_json(reports, *, path=None, indent=2):
     return text if path is None else _render.write_text(text, path)
 
 
+@fill(**SETTINGS_DOCS)
 @validate_params(
     {
         "estimators": [dict, list, tuple],
@@ -813,59 +801,20 @@ def calibration_report(
         receive class codes ``0..k-1`` and the ``(n, k)`` matrix). ``None`` means the kind's defaults.
         Callables receive their own copies of the arrays (the other metrics, the tests and the
         figures read the report's), so one that writes into them changes nothing else.
-    n_bootstrap : int, default=200
-        Paired bootstrap replicates, at most 10**5; 0 skips the intervals. Replicate ``r`` counts
-        validation row ``i`` ``W[r, i] ~ Poisson(1)`` times (the Poisson bootstrap, on a
-        counter-based stream keyed by the row: :func:`skcal.stats.poisson_weights`), the same
-        weights for every model and metric (paired). The built-in metrics' replicates are their
-        statistics on those weights (:class:`skcal.stats.PoissonBootstrap`; smCE's on its fine
-        grid, within a stated bound far below the interval's width, see
-        :func:`skcal.stats.smce_grid_cells`); a metric given as a callable is
-        recomputed on each replicate's rows (row ``i`` repeated ``W[r, i]`` times).
-    confidence_level : float, default=0.9
-        Nominal coverage of the intervals.
-    interval_method : {"bc-percentile", "percentile", "basic"}, default="bc-percentile"
-        How intervals are made from the replicates. ``"bc-percentile"`` shifts the replicates by
-        the bootstrap's estimate of the resampling bias (estimate minus their median), so the
-        interval is centred on the value and contains it; see :mod:`skcal.report._bootstrap`.
-    n_bins : int or None, default=10
-        Bins of the reliability diagrams (as in
-        :class:`~sklearn.calibration.CalibrationDisplay`; ``None`` with ``strategy="soft"``
-        uses SCDL's selected grid).
-    strategy : {"uniform", "quantile", "soft"}, default="uniform"
-        Binning of the reliability diagrams (see :class:`~skcal.display.ReliabilityDisplay`).
-    test_calibration : bool, default=True
-        Run a calibration test per model (:func:`skcal.calibration_test` on the cutoff
-        calibration error: labels redrawn as ``Bernoulli(p)``, the error recomputed on each
-        resample) and report its p-value; the verdict names the models miscalibrated at the 5%
-        level.
-    n_resamples : int, default=1000
-        Resamples of each calibration test.
-    n_jobs : int, default=None
-        Number of threads over blocks of bootstrap replicates. Results do not depend on it.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the bootstrap and the tests.
-    title : str, default=None
-        Title of the page and section.
-    notes : sequence of str, default=()
-        Free text shown in the outputs (data provenance, caveats).
-    verbose : int, default=0
-        Print the report's stages to stderr when positive. On a terminal
-        (``sys.stderr.isatty()``) a progress bar of the bootstrap and of the calibration tests
-        is drawn whatever ``verbose`` is.
-    max_seconds : float, default=None
-        Time budget of the report, in seconds. The first block of bootstrap replicates is timed
-        after the values and the calibration tests, and the number of replicates lowered so that
-        the report ends within the budget (never below that first block, a quarter of a block:
-        4 to 25 replicates).
-        The report then says how many replicates it used (:attr:`CalibrationReport.n_bootstrap`,
-        ``to_dict()["bootstrap"]``, the legend and the verdict): the intervals' end points and
-        ``P(best)`` carry a Monte Carlo error that grows as ``1/sqrt(B)`` for ``B`` replicates.
-        ``None`` (the default) computes all ``n_bootstrap``.
-    primary : str, default=None
-        The report's primary measure, one of its metrics: the table is ranked by it and the
-        verdict speaks of it, the other calibration measures being supporting evidence. None
-        takes the kind's default (first order: ``"smooth_ece"``; see the reports guide).
+    {n_bootstrap}
+    {confidence_level}
+    {interval_method}
+    {n_bins}
+    {strategy}
+    {test_calibration}
+    {n_resamples}
+    {n_jobs}
+    {random_state}
+    {title}
+    {notes}
+    {verbose}
+    {max_seconds}
+    {primary}
 
     Returns
     -------
