@@ -311,21 +311,3 @@ def cutoff_null(key, r0, L, Q1, Q2, VALID, ONE, P64, BND, BS, P, last, w, n, out
             lo[rr] = l_
     for rr in range(B):
         out[rr] = hi[rr] - lo[rr]
-
-
-@numba.njit(nogil=True, cache=True)
-def run_sums(y, w, wp, ends, out_w, out_wp):
-    """Running sums of ``w y`` and ``w p y`` at the rows ``ends`` (increasing, the last row last):
-    ``np.cumsum``'s values there, added in the same order, without the array."""
-    cw = 0.0
-    cp = 0.0
-    i = 0
-    for j in range(ends.shape[0]):
-        stop = ends[j] + 1
-        while i < stop:
-            yi = np.float64(y[i])
-            cw = cw + w[i] * yi
-            cp = cp + wp[i] * yi
-            i += 1
-        out_w[j] = cw
-        out_wp[j] = cp

@@ -79,7 +79,7 @@ from skcal._validation import check_binary_probabilities
 from skcal.stats import BinnedStatistics, CutoffStatistics, ScdlStatistics, SmoothECEStatistics
 from skcal.stats._base import effective_sample_size
 from skcal.stats._scdl import node_deposit, resolve_max_bins, scdl_values
-from skcal.stats._smooth_ece import FINE_CELLS, reflected_gaussian, smooth_ece_from_grid
+from skcal.stats._smooth_ece import FINE_CELLS, smooth_ece_replicates
 
 #: Largest number of consistency resamples accepted (memory and time grow linearly in it).
 MAX_RESAMPLES = 10**6
@@ -416,48 +416,11 @@ def _run_end_bounds(P, last, G):
     return out
 
 
-class _PrefixGrid:
-    """A replicate's :class:`~skcal.stats.FineGrid` whose ``E``-grid deposits come from prefix sums.
-
-    The occupied fine cells are in increasing order of their centres, so the cells that a
-    bandwidth's ``E``-point grid sends to node ``j`` are a contiguous run (found once per ``E``
-    and shared by every replicate, with the label-free weight channel): each replicate's
-    residual channel then costs two gathers of its prefix sums per ``E`` instead of two
-    bincounts over all cells. The deposits equal :meth:`FineGrid.deposit`'s up to round-off.
-    """
-
-    def __init__(self, shared, R, RF):
-        self.shared = shared
-        self.CR = np.concatenate([[0.0], np.cumsum(R)])
-        self.CRF = np.concatenate([[0.0], np.cumsum(RF)])
-
-    def deposit(self, E):
-        starts, weight = self.shared.nodes(E)
-        return [weight, _node_deposit(self.CR, self.CRF, starts, E)]
-
-    def smoothed(self, E, sigma):
-        """Both channels smoothed at ``sigma``; the weight channel's smoothing is shared."""
-        starts, _ = self.shared.nodes(E)
-        resid = reflected_gaussian(_node_deposit(self.CR, self.CRF, starts, E)[None, :], sigma)
-        return np.vstack([self.shared.smoothed_weight(E, sigma), resid[0]])
-
-
-def _node_deposit(C, CF, starts, E):
-    """The hat deposit on the ``E`` grid from prefix sums ``C`` (mass) and ``CF`` (first moment)."""
-    V = C[starts[1:]] - C[starts[:-1]]  # mass of the cells whose left node is j (j = 0..E-2)
-    VF = CF[starts[1:]] - CF[starts[:-1]]
-    upper = (E - 1) * VF - np.arange(E - 1) * V  # sum of frac * v over node j's cells
-    out = np.zeros(E)
-    out[:-1] += V - upper
-    out[1:] += upper
-    return out
-
-
 class _SmoothECEKernel:
-    """smECE of every replicate: the fine-cell sums of its labels (the rows are sorted, so each
-    cell's rows are one run: differences of running sums), then its bandwidth search
-    (:func:`skcal.stats.smooth_ece_from_grid`) on a :class:`_PrefixGrid` (its value is
-    :func:`skcal.smooth_ece.smooth_ece` of its labels up to round-off)."""
+    """smECE of every replicate: its statistics on the occupied fine cells (the rows are sorted,
+    so each cell's rows are one run: differences of running sums of the labels), then the
+    bandwidth search of a block of replicates at once (:func:`skcal.stats.smooth_ece_replicates`,
+    whose values are :func:`skcal.smooth_ece.smooth_ece` of their labels up to round-off)."""
 
     def __init__(self, p, w):
         # p is sorted: each fine cell's rows are one contiguous run
@@ -465,60 +428,30 @@ class _SmoothECEKernel:
         wt = np.ones(n) if w is None else w
         c = np.minimum((p * FINE_CELLS).astype(np.intp), FINE_CELLS - 1)
         N = np.bincount(c, weights=wt, minlength=FINE_CELLS)
-        occupied = np.flatnonzero(N > 0)
+        self.cells = np.flatnonzero(N > 0)
         cells, starts = np.unique(c, return_index=True)
         self.ends = np.append(starts[1:], n) - 1  # the last row of each cell's run
-        self.runs = np.searchsorted(cells, occupied)  # the runs of the occupied cells
+        self.runs = np.searchsorted(cells, self.cells)  # the runs of the occupied cells
         self.wt, self.wp = wt, wt * p
-        self.compiled = None
-        self.N = N[occupied]
-        self.F = np.bincount(c, weights=wt * p, minlength=FINE_CELLS)[occupied]
-        self.PF = np.bincount(c, weights=wt * p * p, minlength=FINE_CELLS)[occupied]
-        self.scale = n / float(wt.sum())
-        self.centre = np.clip(self.F / self.N, 0.0, 1.0)
-        self.CN = np.concatenate([[0.0], np.cumsum(self.N * self.scale)])
-        self.CF = np.concatenate([[0.0], np.cumsum(self.F * self.scale)])
-        self._nodes = {}
-        self._smoothed = {}
-
-    def smoothed_weight(self, E, sigma):
-        """The weight channel smoothed at ``sigma`` on the ``E`` grid (cached: label-free)."""
-        key = (E, sigma)
-        hit = self._smoothed.get(key)
-        if hit is None:
-            hit = self._smoothed[key] = reflected_gaussian(self.nodes(E)[1][None, :], sigma)[0]
-        return hit
-
-    def nodes(self, E):
-        """The runs of cells per node of the ``E`` grid and the weight channel's deposit (cached)."""
-        hit = self._nodes.get(E)
-        if hit is None:
-            b = np.clip((self.centre * (E - 1)).astype(np.intp), 0, E - 2)
-            starts = np.searchsorted(b, np.arange(E))  # b is non-decreasing: runs of equal b
-            hit = (starts, _node_deposit(self.CN, self.CF, starts, E))
-            self._nodes[E] = hit
-        return hit
-
-    def cell_sums(self, y):
-        """``sum w y*`` and ``sum w p y*`` per occupied cell: differences of the running sums
-        (``np.cumsum``, or the compiled loop adding in the same order) at the cells' last rows."""
-        if self.compiled is not None:
-            Cw, Cp = np.empty(self.ends.shape[0]), np.empty(self.ends.shape[0])
-            self.compiled.run_sums(y, self.wt, self.wp, self.ends, Cw, Cp)
-        else:
-            Cw = np.cumsum(y * self.wt)[self.ends]
-            Cp = np.cumsum(y * self.wp)[self.ends]
-        WY = np.diff(Cw, prepend=0.0)[self.runs]
-        WYP = np.diff(Cp, prepend=0.0)[self.runs]
-        return WY, WYP
+        self.N = N[self.cells]
+        self.F = np.bincount(c, weights=wt * p, minlength=FINE_CELLS)[self.cells]
+        self.PF = np.bincount(c, weights=wt * p * p, minlength=FINE_CELLS)[self.cells]
+        self.n, self.total = n, float(wt.sum())
 
     def __call__(self, Y):
-        out = np.empty(Y.shape[0])
-        for b in range(Y.shape[0]):
-            WY, WYP = self.cell_sums(Y[b])
-            grid = _PrefixGrid(self, (self.F - WY) * self.scale, (self.PF - WYP) * self.scale)
-            out[b] = smooth_ece_from_grid(grid)
-        return out
+        B = Y.shape[0]
+        WY = np.diff(np.cumsum(Y * self.wt, axis=1)[:, self.ends], axis=1, prepend=0.0)[:, self.runs]
+        WYP = np.diff(np.cumsum(Y * self.wp, axis=1)[:, self.ends], axis=1, prepend=0.0)[:, self.runs]
+        stats = {
+            "cells": self.cells,
+            "N": np.repeat(self.N[:, None], B, axis=1),
+            "F": np.repeat(self.F[:, None], B, axis=1),
+            "R": np.ascontiguousarray((self.F - WY).T),  # sum w (p - y)
+            "RF": np.ascontiguousarray((self.PF - WYP).T),  # sum w (p - y) p
+            "sum_w": np.full(B, self.total),
+            "n_rows": np.full(B, self.n),
+        }
+        return smooth_ece_replicates(stats)
 
 
 class _LoopKernel:
@@ -592,15 +525,11 @@ def _null_values(kernel, stream, n_resamples, n_jobs, compiled):
         block = min(block, max(1, _BLOCK_ENTRIES // max(1, n)))
     starts = list(range(0, n_resamples, block))
 
-    if hasattr(kernel, "compiled"):
-        kernel.compiled = compiled
-
     def one(r0):
         B = min(block, n_resamples - r0)
         if hasattr(kernel, "null"):
             return kernel.null(stream, r0, B, compiled)
-        labels = draw_labels(stream, r0, B, compiled)
-        return kernel(labels if hasattr(kernel, "cell_sums") else labels.astype(np.float64))
+        return kernel(draw_labels(stream, r0, B, compiled).astype(np.float64))
 
     if n_jobs is None or n_jobs == 1 or len(starts) == 1:
         parts = [one(r0) for r0 in starts]
