@@ -78,7 +78,7 @@ from skcal._docstrings import BINARY_DOCS, fill
 from skcal._validation import check_binary_probabilities
 from skcal.stats import BinnedStatistics, CutoffStatistics, ScdlStatistics, SmoothECEStatistics
 from skcal.stats._base import effective_sample_size
-from skcal.stats._scdl import node_deposit, resolve_max_bins, scdl_values
+from skcal.stats._scdl import node_deposit, resolve_max_bins, scdl_replicates
 from skcal.stats._smooth_ece import FINE_CELLS, smooth_ece_replicates
 
 #: Largest number of consistency resamples accepted (memory and time grow linearly in it).
@@ -303,7 +303,8 @@ class _ScdlKernel:
     def __init__(self, p, w):
         n = p.shape[0]
         self.M = resolve_max_bins("auto", effective_sample_size(w, n), n)
-        self.total = float(n) if w is None else float(w.sum())
+        self.n, self.total = n, float(n) if w is None else float(w.sum())
+        self.sum_w2 = float(n) if w is None else float(np.dot(w, w))
         self.W, _ = node_deposit(p, np.zeros(n), w, self.M)
         t = p * self.M
         c = np.minimum(t.astype(np.intp), self.M - 1)
@@ -316,7 +317,11 @@ class _ScdlKernel:
 
     def __call__(self, Y):
         A = np.asarray((self.S @ Y.T).T)  # (B, M + 1) label masses
-        return scdl_values(self.W, A, self.total)
+        B = A.shape[0]
+        # every replicate shares the weight masses (the labels alone are redrawn)
+        stats = {"W": np.broadcast_to(self.W, A.shape), "A": A, "sum_w": np.full(B, self.total),
+                 "sum_w2": np.full(B, self.sum_w2), "n_rows": np.full(B, self.n)}  # fmt: skip
+        return scdl_replicates(stats, self.M)
 
 
 class _BinnedKernel:

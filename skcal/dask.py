@@ -87,34 +87,17 @@ __all__ = [
 
 @dataclass(frozen=True)
 class MeasureSpec:
-    """How :func:`evaluate` builds the statistics of one measure (from its catalogue entry).
+    """How :func:`evaluate` builds the statistics of one measure, from its catalogue entry.
 
-    Parameters
-    ----------
-    statistics : str
-        ``"module:Class"``, the name of the :class:`~skcal.stats.BaseStatistics` subclass; its
-        ``update(y, p, sample_weight=None)`` takes one partition.
-    kwargs : dict
-        Default constructor keyword arguments (overridable per call).
-    label_args : tuple of str
-        Which of ``evaluate``'s ``pos_label`` / ``labels`` the constructor takes.
-    inputs : {"first_order", "second_order"}
-        ``"first_order"``: ``y`` labels (binary or multiclass; CE1 also snapshots) and ``p``
-        probabilities or the score ``m``; ``"second_order"``: ``y`` snapshots ``(n, k)`` and
-        ``p`` scores ``(m, sigma2)``.
-    status : str
-        Exact or approximate, and how (the guide's table is built from it).
-    compute_params : tuple of str
-        Constructor arguments that only change what ``compute`` returns, never the state (the
-        class's ``_compute_only_params``: ``"measure"`` of the binned, cutoff and truthful
-        statistics). Measures whose statistics differ only in these share one state in
-        :func:`evaluate`'s pass (the binned family on the same bins is one set of per-bin sums).
-    strategy : {"uniform", "quantile"} or None
-        The binning rule of the measure's in-memory function when it is given neither
-        ``strategy`` nor ``edges`` (``None``: not a binned measure), so that :func:`evaluate`
-        returns what the in-memory function returns by default.
-    klass : type
-        The statistics class itself.
+    ``statistics`` names the :class:`~skcal.stats.BaseStatistics` subclass (``"module:Class"``;
+    ``klass`` is the class), whose ``update(y, p, sample_weight=None)`` takes one partition;
+    ``kwargs`` are its default arguments, ``label_args`` which of ``evaluate``'s ``pos_label`` /
+    ``labels`` it takes, ``inputs`` ``"first_order"`` (labels, and probabilities or the score ``m``)
+    or ``"second_order"`` (snapshots and ``(m, sigma2)``), ``status`` how exact it is (the guide's
+    table is built from it) and ``strategy`` the default binning rule of a binned measure's
+    in-memory function. ``compute_params`` (the class's ``_compute_only_params``) change what
+    ``compute`` returns, never the state: measures whose statistics differ only in them share one
+    state in :func:`evaluate`'s pass (the binned family on the same bins is one set of sums).
     """
 
     statistics: str
@@ -142,18 +125,7 @@ class MeasureSpec:
         )
 
     def make(self, **overrides):
-        """Return an empty statistics object with the defaults updated by ``overrides``.
-
-        Parameters
-        ----------
-        **overrides : dict
-            Constructor keyword arguments.
-
-        Returns
-        -------
-        BaseStatistics
-            A new, empty object.
-        """
+        """An empty statistics object, the defaults updated by the keyword arguments ``overrides``."""
         return self.klass(**{**self.kwargs, **overrides})
 
 
@@ -185,13 +157,8 @@ def _array_blocks(x):
 
 
 def _partitions(y, p, sample_weight):
-    """Aligned ``(y, p, w)`` partitions as lists of delayed objects.
-
-    The blocks of dask arrays are taken from their graphs unoptimised: dask's array
-    optimisation (``to_delayed``'s default, even on ``y`` and ``p`` optimised together) fuses a
-    task that produces both ``y`` and ``p`` (e.g. one generating function per block) into each
-    of them, which runs it twice.
-    """
+    """Aligned ``(y, p, w)`` partitions as lists of delayed objects (dask arrays: unoptimised, see
+    :func:`_array_blocks`)."""
     arrays = [y, p] + ([] if sample_weight is None else [sample_weight])
     names = ["y", "p", "sample_weight"]
     if all(_is_dask_frame(a) for a in arrays):
@@ -275,24 +242,14 @@ def _partition_states(recipes, y, p, w, offset=None):
     return out
 
 
-def _merge_objects(objs):
-    """Merge statistics objects of one kind in one step (:func:`skcal.stats.merge_all`).
-
-    The exact cutoff statistics grow with the distinct predictions; merging ``k`` sorted runs
-    pairwise one after the other would re-sort the accumulated run ``k - 1`` times, so their
-    class merges all runs of a group at once.
-    """
-    if len(objs) == 1:
-        return objs[0]
-    return merge_all(objs, split_every=len(objs))
-
-
 def _merge_states(*groups):
-    # the input states are read, never written, and the merged objects are discarded: no copies
+    # the input states are read, never written, and the merged objects are discarded: no copies;
+    # a group merges in one step (the exact cutoff statistics merge all their sorted runs at once)
     out = []
     for states in zip(*groups, strict=True):
         objs = [BaseStatistics.from_state(s, copy=False) for s in states]
-        out.append(_merge_objects(objs).get_state(copy=False))
+        merged = objs[0] if len(objs) == 1 else merge_all(objs, split_every=len(objs))
+        out.append(merged.get_state(copy=False))
     return out
 
 
@@ -797,10 +754,8 @@ def _partition_rows(part):
 def _fold_partition(plan, acc, frame, first_row, y, models, block, point):
     """``acc`` (None or the statistics of the chain's earlier partitions) with one partition folded in.
 
-    ``frame`` is the path of a parquet file or an :class:`_OwnPartition` of a dask dataframe,
-    read or computed here: a chain then reads its next partition only when it folds it (separate
-    read tasks would be run ahead of the chain, and their frames held in the worker's memory
-    until folded).
+    ``frame`` (a parquet file's path or an :class:`_OwnPartition`) is read here, when the chain
+    folds it (see :class:`_OwnPartition`).
     """
     if isinstance(frame, _OwnPartition):
         frame = frame.compute()
@@ -809,10 +764,6 @@ def _fold_partition(plan, acc, frame, first_row, y, models, block, point):
     preds = {m: np.asarray(cols[m]) for m in models}
     del cols
     return plan.fold(acc, int(first_row), yy, preds, block=block, point=point)
-
-
-def _reduce_report_pass(plan, acc):
-    return plan.reduce_pass(acc)
 
 
 def _merge_report_parts(*parts):
@@ -1001,7 +952,7 @@ def calibration_report_dask(
     shared = dask.delayed(plan, pure=True, traverse=False)
     fold = dask.delayed(_fold_partition, pure=True)
     merge = dask.delayed(_merge_report_parts, pure=True)
-    reduce = dask.delayed(_reduce_report_pass, pure=True)
+    reduce = dask.delayed(OutOfCorePlan.reduce_pass, pure=True)
     split_every = int(split_every)
     work = [(part, int(o)) for part, o, n in zip(parts, offsets, lengths, strict=True) if n]
     n_chains = min(len(work), int(chains))

@@ -18,18 +18,15 @@ grid costs ``O(M)`` in total.
 from __future__ import annotations
 
 import functools
-import math
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from skcal._compat import StrOptions, validate_params
+from skcal._compat import validate_params
 from skcal._compiled import compiled
 from skcal._constraints import (
     MAX_BINS_LIMIT,
-    NON_NEGATIVE_INT,
-    NON_NEGATIVE_REAL,
     POS_LABEL,
     SCDL_MAX_BINS,
     Integral,
@@ -39,6 +36,13 @@ from skcal._constraints import (
 from skcal.binning import hat_deposit, hat_neighbours
 from skcal.stats._base import BinaryStatistics, effective_sample_size, kish_size
 from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
+from skcal.stats._scdl_rules import (
+    AUTO_FACTOR,
+    default_max_bins,
+    max_supported_bins,
+    resolve_max_bins,
+    theory_max_bins,
+)
 
 __all__ = [
     "AUTO_FACTOR",
@@ -56,7 +60,6 @@ __all__ = [
     "scdl_curve_of_validated",
     "scdl_on_grid",
     "scdl_replicates",
-    "scdl_values",
     "scfdl",
     "theory_max_bins",
 ]
@@ -65,145 +68,9 @@ __all__ = [
 DEFAULT_STATISTICS_MAX_BINS = 1 << 16
 #: Relative tolerance within which two grids tie for the minimum of ``max(SCDL_m, 1/m)``.
 TIE_RTOL = 1e-12
-#: The ``"auto"`` rule: ``m_max`` is the smallest power of two ``>= AUTO_FACTOR * sqrt(T)``.
-AUTO_FACTOR = 4.0
 
 #: A dyadic grid the statistics can fold to exactly.
 _FINEST_GRID = [PowerOfTwoInterval(2, MAX_BINS_LIMIT)]
-
-
-# ---------------------------------------------------------------------------------------------
-# the grid rules
-# ---------------------------------------------------------------------------------------------
-@validate_params({"n_effective": NON_NEGATIVE_REAL}, prefer_skip_nested_validation=True)
-def theory_max_bins(n_effective):
-    """Largest dyadic ``m >= 2`` with ``m ln(m) <= sqrt(T)``: the rate theorem's cap in *Full Swap Regret*.
-
-    Parameters
-    ----------
-    n_effective : float
-        The (effective) sample size ``T``.
-
-    Returns
-    -------
-    int
-        A power of two, at least 2.
-
-    Examples
-    --------
-    >>> from skcal.scdl import theory_max_bins
-    >>> theory_max_bins(1_000), theory_max_bins(10_000), theory_max_bins(1_000_000)
-    (8, 16, 128)
-    """
-    root = math.sqrt(max(float(n_effective), 0.0))
-    m = 2
-    while 2 * m * math.log(2 * m) <= root and 2 * m <= MAX_BINS_LIMIT:
-        m *= 2
-    return m
-
-
-@validate_params({"n_rows": NON_NEGATIVE_INT}, prefer_skip_nested_validation=True)
-def max_supported_bins(n_rows):
-    """Largest ``max_bins`` accepted for ``n_rows`` rows: ``max(1024, 4 n_rows)``, at most ``2**24``.
-
-    A grid with far more cells than rows puts every row in a cell of its own; finer grids only
-    lower the floor ``1/m`` below any resolution the sample has, and cost memory.
-
-    Parameters
-    ----------
-    n_rows : int
-        Number of rows.
-
-    Returns
-    -------
-    int
-        The bound (not necessarily a power of two).
-
-    Examples
-    --------
-    >>> from skcal.scdl import max_supported_bins
-    >>> max_supported_bins(2), max_supported_bins(10_000)
-    (1024, 40000)
-    """
-    return int(min(MAX_BINS_LIMIT, max(1024, 4 * int(n_rows))))
-
-
-@validate_params(
-    {"n_effective": NON_NEGATIVE_REAL, "rule": [StrOptions({"auto", "theory"})]},
-    prefer_skip_nested_validation=True,
-)
-def default_max_bins(n_effective, rule="auto"):
-    """The largest grid ``m_max`` searched by a named rule for a sample of (effective) size ``T``.
-
-    Parameters
-    ----------
-    n_effective : float
-        The (effective) sample size ``T``.
-    rule : {"auto", "theory"}, default="auto"
-        ``"auto"``: the smallest power of two ``>= 4 sqrt(T)`` (at least 2). ``"theory"``: the
-        largest power of two with ``m ln(m) <= sqrt(T)`` (see :func:`theory_max_bins`).
-
-    Returns
-    -------
-    int
-        A power of two, at least 2.
-
-    Examples
-    --------
-    >>> from skcal.scdl import default_max_bins
-    >>> default_max_bins(1_000), default_max_bins(10_000), default_max_bins(1_000_000)
-    (128, 512, 4096)
-    >>> default_max_bins(1_000, rule="theory")
-    8
-    """
-    if rule == "theory":
-        return theory_max_bins(n_effective)
-    target = AUTO_FACTOR * math.sqrt(max(float(n_effective), 0.0))
-    m = 2
-    while m < target and 2 * m <= MAX_BINS_LIMIT:
-        m *= 2
-    return m
-
-
-def resolve_max_bins(max_bins, n_effective, n_rows):
-    """The finest dyadic grid that SCDL's search reaches: a power of two, checked against the data.
-
-    Parameters
-    ----------
-    max_bins : {"auto", "theory"}, int or None
-        The grid rule (``None`` is ``"auto"``; see :func:`skcal.scdl.scdl_curve`), already checked
-        against :data:`skcal._constraints.SCDL_MAX_BINS`.
-    n_effective : float
-        The (effective) sample size ``T`` of the rule.
-    n_rows : int
-        The number of rows, which bounds the grid (:func:`max_supported_bins`).
-
-    Returns
-    -------
-    int
-        A power of two, at least 2: the rule's grid lowered to what the rows support, or the
-        largest power of two not above an explicit ``max_bins``.
-
-    Examples
-    --------
-    >>> resolve_max_bins("auto", 10_000, 10_000), resolve_max_bins(100, 10_000, 10_000)
-    (512, 64)
-    """
-    if max_bins is None or isinstance(max_bins, str):
-        rule = "auto" if max_bins is None else max_bins
-        M = default_max_bins.__wrapped__(n_effective, rule)
-        # a rule never asks for more than the rows support
-        bound = max_supported_bins.__wrapped__(n_rows)  # checked inputs: no validation
-        while M > bound and M > 2:
-            M //= 2
-        return M
-    bound = max_supported_bins.__wrapped__(n_rows)  # checked inputs: no validation
-    if max_bins > bound:
-        raise ValueError(
-            f"max_bins={max_bins} is larger than {n_rows} rows support: at most max(1024, 4 n_rows) = "
-            f"{bound} (a finer grid puts every row in a cell of its own). Use max_bins='auto'."
-        )
-    return 1 << (int(max_bins).bit_length() - 1)  # largest power of two <= max_bins
 
 
 # ---------------------------------------------------------------------------------------------
@@ -507,39 +374,6 @@ def scdl_on_grid(p, y, w, m):
     W, A = node_deposit(p, y, w, m)
     pi, a = masses_to_moments(W, A, total)
     return float(scfdl(pi, a).max()), pi, a
-
-
-def scdl_values(W, A, total):
-    """SCDL of one or many label vectors from their masses on the finest dyadic grid ``M``.
-
-    ``min over m in {2, 4, ..., M} of max(SCDL_m, 1/m)`` for every row of ``A``, with the
-    weight masses ``W`` shared (the consistency-resampling test of
-    :mod:`skcal.calibration_test` folds a whole block of replicates at once).
-
-    Parameters
-    ----------
-    W : ndarray of shape (M + 1,)
-        Weight masses on the grid ``M`` (a power of two).
-    A : ndarray of shape (R, M + 1)
-        Label masses, one row per label vector.
-    total : float
-        The total weight.
-
-    Returns
-    -------
-    ndarray of shape (R,)
-        SCDL of each label vector.
-    """
-    m = W.shape[0] - 1
-    best = None
-    while True:
-        pi, a = masses_to_moments(W, A, total)
-        value = np.maximum(scfdl(pi, a).max(axis=1), 1.0 / m)
-        best = value if best is None else np.minimum(best, value)
-        if m == 2:
-            return best
-        W, A = coarsen(W), coarsen(A)
-        m //= 2
 
 
 # ---------------------------------------------------------------------------------------------
