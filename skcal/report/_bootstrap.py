@@ -188,11 +188,12 @@ class _Replicates:
                 arrays, rows = spec.arrays, spec.rows
                 key = None if rows is None else (i, j)
                 if spec.sort_by is not None:
-                    # the binary measures of a view share one stable sort of the model's rows by
-                    # the prediction: their plans find the rows sorted
+                    # the binary measures of a view share one sort of the model's rows by the
+                    # prediction (their plans find the rows sorted); their statistics do not
+                    # depend on the order of tied rows (up to round-off), so any sort will do
                     key = (i, spec.view)
                     if key not in sorted_views:
-                        order = np.argsort(arrays[spec.sort_by], kind="stable")
+                        order = np.argsort(arrays[spec.sort_by])
                         srows = order if rows is None else np.asarray(rows)[order]
                         sorted_views[key] = (tuple(a[order] for a in arrays), srows)
                     arrays, rows = sorted_views[key]

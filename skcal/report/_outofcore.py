@@ -479,7 +479,7 @@ class OutOfCorePlan:
             # one stable sort of the model's rows by p, shared by every measure that sorts (as in
             # memory): their plans find the rows sorted
             order = (
-                np.argsort(p, kind="stable")
+                np.argsort(p)  # the statistics do not depend on the order of tied rows
                 if self.exact and any(m.rows is None for m in self.measures)
                 else None
             )

@@ -316,7 +316,7 @@ class CutoffStatistics(BinaryStatistics):
         if len(parts) == 2:
             return _merge_two(*parts)
         values = np.concatenate([s["values"] for s in parts])
-        order = np.argsort(values, kind="stable")  # timsort: merges the sorted runs (1.6x quicksort)
+        order = np.argsort(values, kind="stable")  # timsort merges the concatenated sorted runs
         # the two sums gathered together as the columns of one array: one random access per row
         sums = np.empty((values.size, 2))
         np.concatenate([s["resid"] for s in parts], out=sums[:, 0])
@@ -464,7 +464,7 @@ def _sorted_chunk(y, p, w):
     """``(order, p, y - p, w)`` of a chunk in increasing ``p`` (``order`` None when it came sorted)."""
     if is_sorted(p):
         return None, p, y - p, w
-    order = np.argsort(p, kind="stable")
+    order = np.argsort(p)  # the runs merge tied rows: their order does not matter
     return order, p[order], (y - p)[order], None if w is None else w[order]
 
 
