@@ -162,6 +162,7 @@ class _Job(NamedTuple):
     key: object  # the rows' key: their validation rows are ``rows[key]`` (None: the rows in order)
     template: object  # its statistics template
     second: object  # the second pass's scores (CE2's plug-in sums on the same rows), or None
+    leader: object = None  # the job whose statistics it is computed from (compute_as), or None
 
 
 class _Replicates:
@@ -177,10 +178,16 @@ class _Replicates:
         # one-thread limit share it
         self.blas = ThreadpoolController()
         sorted_views = {}  # (model, view) -> its arrays and rows sorted by the prediction
+        leaders = {}  # (model, _family) -> the job whose statistics a metric of that family reads
         self.jobs = []
         largest = self.n
         for i, p in enumerate(preds):
             for j, m in enumerate(metrics):
+                family = _family(m, params[i][j])
+                if family is not None and (i, family) in leaders:
+                    k = leaders[(i, family)]
+                    self.jobs.append(_Job(i, j, None, None, _as(self.jobs[k].template, m.measure), None, k))
+                    continue
                 spec = m.replicates(data, p, **params[i][j]) if m.replicates is not None else None
                 if spec is None:
                     self.jobs.append(_Job(i, j, None, None, None, None))
@@ -203,6 +210,8 @@ class _Replicates:
                 boot = PoissonBootstrap(spec.template, n_replicates=1, seed=self.seed)
                 prepared = boot.prepare(*arrays, row_index=rows)
                 second = arrays[1] if boot.two_pass else None
+                if family is not None and second is None:
+                    leaders[(i, family)] = len(self.jobs)
                 self.jobs.append(_Job(i, j, prepared, key, spec.template, second))
         self.block = int(np.clip(BLOCK_ENTRIES // max(1, largest), 4, MAX_BLOCK))
 
@@ -248,11 +257,14 @@ class _Replicates:
         out = np.full((count, len(self.preds), len(self.metrics)), np.nan)
         groups = {}  # rows' key -> its jobs, in the order of the jobs (model by model)
         with config_context(skip_parameter_validation=True):
-            for job in self.jobs:
-                if job.prepared is None:  # a user's callable: recomputed on each resample's rows
+            followers = {}  # leader's index -> the jobs computed from its statistics
+            for index, job in enumerate(self.jobs):
+                if job.leader is not None:
+                    followers.setdefault(job.leader, []).append(job)
+                elif job.prepared is None:  # a user's callable: recomputed on each resample's rows
                     out[:, job.i, job.j] = self._resampled(job.i, job.j, W)
                 else:
-                    groups.setdefault(job.key, []).append(job)
+                    groups.setdefault(job.key, []).append((index, job))
             for key, members in groups.items():
                 rows = None if key is None else self.rows[key]
                 # one BLAS thread for the many small products; set again before each compute: a
@@ -260,18 +272,20 @@ class _Replicates:
                 self.blas.limit(limits=1, user_api="blas")
                 boots = [
                     PoissonBootstrap(job.template, n_replicates=count, first_replicate=r0, seed=self.seed)
-                    for job in members
+                    for _, job in members
                 ]
                 # the tiles of the weights are read once for every statistic of these rows
-                jobs = [(b, job.prepared) for b, job in zip(boots, members, strict=True)]
+                jobs = [(b, job.prepared) for b, (_, job) in zip(boots, members, strict=True)]
                 update_together(jobs, W, rows=rows, workspace=self.workspace)
                 # the one-pass values first: their statistics live in the workspace's arrays, which
                 # a second pass must not reuse before they are computed
-                for boot, job in zip(boots, members, strict=True):
+                for boot, (index, job) in zip(boots, members, strict=True):
                     if job.second is None:
                         self.blas.limit(limits=1, user_api="blas")
                         out[:, job.i, job.j] = boot.compute()
-                for boot, job in zip(boots, members, strict=True):
+                        for f in followers.get(index, ()):
+                            out[:, f.i, f.j] = boot.compute_as(f.template)
+                for boot, (_, job) in zip(boots, members, strict=True):
                     if job.second is not None:  # CE2: each replicate's fit, evaluated for its own weights
                         self.blas.limit(limits=1, user_api="blas")
                         second = boot.plug_in()
@@ -291,6 +305,27 @@ class _Replicates:
             idx = np.repeat(rows, W[r])
             vals[r] = m.func(self.data.take(idx), p[idx], **kw) if idx.size else np.nan
         return vals
+
+
+def _family(metric, params):
+    """What a catalogue metric's replicate statistics are the same as another's of one model for.
+
+    Two metrics of one model whose measures have the same statistics class, view, parameters
+    (those ``compute`` alone reads aside, such as ``measure``) and fixed ``params`` hold the same
+    replicate statistics (the truthful ConfCE-corr and ConfECE of one binning): the first is
+    updated, the others read its statistics (:meth:`~skcal.stats.PoissonBootstrap.compute_as`).
+    """
+    m = metric.measure
+    if m is None or m.statistics is None or metric.replicates is None:
+        return None
+    kept = {k: v for k, v in m.params.items() if k not in m.statistics._compute_only_params}
+    return m.statistics, metric.replicates.view, repr(sorted(kept.items())), repr(sorted(params.items()))
+
+
+def _as(template, measure):
+    """``template`` with ``measure``'s own compute-only parameters (``measure``)."""
+    own = {k: measure.params[k] for k in type(template)._compute_only_params if k in measure.params}
+    return type(template)(**{**template.get_params(), **own})
 
 
 def run_bootstrap(
