@@ -108,7 +108,8 @@ class Measure:
         ``statistics(**params)``), of its bootstrap replicates (default ``template``), of its
         replicates on rows sorted by prediction (default ``replicates``), and the fixed-size form
         with a stated bound an out-of-core report uses above its exact rows. Other inputs:
-        ``replicates(y, prediction, **params)``, the template of the replicates (None: recomputed).
+        ``replicates(y, prediction, **params)``, the template of the replicates (None: recomputed),
+        or ``(template, plan)`` with its replicate plan of those rows when it was made on the way.
     rows : callable or None
         ``rows(y, prediction)``: per-row losses whose mean is the measure.
     details : callable or None
@@ -405,8 +406,8 @@ def _binned(name, function, measure, n_bins, strategy, label, description, **kw)
 
 
 def _truthful(name, function, statistics, label, description, **kw):
-    def replicates(codes, P):  # the full sample's quantile bins, kept by every replicate
-        return statistics.with_quantile_bins(P, measure=name)
+    def replicates(codes, P):  # the full sample's quantile bins, kept by every replicate (and the plan)
+        return statistics.with_quantile_bins(P, measure=name, codes=codes)
 
     params = {"n_bins": 15, "measure": name}
     return Measure(name, "multiclass", function, label, description, statistics, params, bounds=_OPEN,

@@ -166,7 +166,8 @@ def test_count_below_is_the_left_search(m, n, pool, nan, seed):
 
 
 def _template(measure_name, P, y):
-    return measure(measure_name, "multiclass").replicates(y, P)
+    made = measure(measure_name, "multiclass").replicates(y, P)
+    return made[0] if isinstance(made, tuple) else made
 
 
 def test_classwise_plan_with_weights_is_one_entry_per_class():
@@ -212,3 +213,18 @@ def test_top_label_template_from_the_report_keeps_its_parameters():
 def test_quantile_bin_starts_rejects_bad_input(values, ids, n_bins, match):
     with pytest.raises(ValueError, match=match):
         quantile_bin_starts(values, ids, n_bins)
+
+
+@pytest.mark.parametrize("name", ["truthful_conf_ce", "conf_ece", "classwise_lince"])
+@pytest.mark.parametrize("ties", [False, True])
+def test_the_plan_made_with_the_bins_is_the_plan_of_the_thresholds(name, ties):
+    # the report's replicates take the plan made while the bins were found (their ids at hand)
+    rng = np.random.default_rng(7)
+    n, k = 3000, 5
+    P = _probabilities(rng, n, k, ties=ties)
+    y = rng.integers(0, k, n)
+    template, made = measure(name, "multiclass").replicates(y, P)
+    found = template._replicate_plan(P, y, None, index=np.arange(n))  # from the thresholds
+    for key in ("rows", "vals", "resid", "corr"):
+        if hasattr(found, key):
+            np.testing.assert_array_equal(np.asarray(getattr(made, key)), np.asarray(getattr(found, key)))

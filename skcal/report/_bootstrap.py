@@ -48,7 +48,7 @@ from sklearn import config_context
 from threadpoolctl import ThreadpoolController
 
 from skcal.stats import PoissonBootstrap
-from skcal.stats._bootstrap import poisson_weights_into, update_together
+from skcal.stats._bootstrap import PreparedRows, poisson_weights_into, update_together
 
 #: Interval methods (see the module docstring).
 INTERVAL_METHODS = ("bc-percentile", "percentile", "basic")
@@ -208,7 +208,11 @@ class _Replicates:
                     self.rows[key] = rows
                     largest = max(largest, rows.shape[0])
                 boot = PoissonBootstrap(spec.template, n_replicates=1, seed=self.seed)
-                prepared = boot.prepare(*arrays, row_index=rows)
+                if spec.plan is None:
+                    prepared = boot.prepare(*arrays, row_index=rows)
+                else:  # the plan came with the template (the rows were validated by the report)
+                    index = np.arange(self.n, dtype=np.int64) if rows is None else rows
+                    prepared = PreparedRows(spec.template, spec.plan, index)
                 second = arrays[1] if boot.two_pass else None
                 if family is not None and second is None:
                     leaders[(i, family)] = len(self.jobs)

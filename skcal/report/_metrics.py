@@ -76,6 +76,8 @@ class ReplicateSpec:
     rows: object = None
     sort_by: object = None
     view: object = None
+    #: The template's replicate plan of exactly these rows, when it was made on the way (or None).
+    plan: object = None
 
 
 class OnView:
@@ -128,8 +130,9 @@ class _Replicates:
         if m.rows is not None:
             return ReplicateSpec(MeanStatistics(), (np.asarray(m.rows(*arrays), dtype=float),), rows)
         if m.input != "binary":
-            template = None if m.replicates is None else m.replicates(*arrays, **params)
-            return None if template is None else ReplicateSpec(template, arrays, rows)
+            made = None if m.replicates is None else m.replicates(*arrays, **params)
+            template, plan = made if isinstance(made, tuple) else (made, None)
+            return None if template is None else ReplicateSpec(template, arrays, rows, plan=plan)
         template = m.replicate_template(arrays[1].shape[0], sorted_rows=True)
         return None if template is None else ReplicateSpec(template, arrays, rows, sort_by=1, view=self.view)
 

@@ -149,8 +149,7 @@ def quantile_bin_thresholds(values, n_bins):
     The thresholds of :class:`TopLabelStatistics` (``thresholds=``): the ``(value, row)`` of the
     first row of every bin but the first in the stable order by value, so that
     :func:`skcal.binning.threshold_bin_ids` gives the ids of :func:`skcal.binning.assign_bins`
-    with ``strategy="quantile"``; found from those ids by :func:`skcal.binning.quantile_bin_starts`
-    (two passes, no sort). None when a bin is empty (fewer rows than bins).
+    with ``strategy="quantile"``. None when a bin is empty (fewer rows than bins).
 
     Parameters
     ----------
@@ -164,12 +163,17 @@ def quantile_bin_thresholds(values, n_bins):
     tuple of ndarray or None
         ``(threshold values, threshold row indices)``, each of shape ``(n_bins - 1,)``.
     """
-    n, n_bins = values.shape[0], int(n_bins)
-    if n < n_bins:
+    if values.shape[0] < int(n_bins):
         return None
-    values = np.ascontiguousarray(values, dtype=np.float64)
-    rows = quantile_bin_starts(values, column_bin_ids(values, n_bins, "quantile", "values"), n_bins)
-    return values[rows], rows
+    return _quantile_bins(np.ascontiguousarray(values, dtype=np.float64), int(n_bins))[1]
+
+
+def _quantile_bins(values, n_bins):
+    """The quantile ids of ``values`` (:func:`skcal.binning.column_bin_ids`, linear time) and the
+    thresholds found from them (:func:`skcal.binning.quantile_bin_starts`: no sort)."""
+    ids = column_bin_ids(values, n_bins, "quantile", "values")
+    rows = quantile_bin_starts(values, ids, n_bins)
+    return ids, (values[rows], rows)
 
 
 class _TruthfulBase(BaseStatistics):
@@ -256,10 +260,15 @@ class _TruthfulBase(BaseStatistics):
 
     @classmethod
     @validate_params(
-        {"P": ["array-like"], "measure": [StrOptions(set(_TOP + _CW))], "n_bins": N_BINS},
+        {
+            "P": ["array-like"],
+            "measure": [StrOptions(set(_TOP + _CW))],
+            "n_bins": N_BINS,
+            "codes": ["array-like", None],
+        },
         prefer_skip_nested_validation=True,
     )
-    def with_quantile_bins(cls, P, *, measure, n_bins=15):
+    def with_quantile_bins(cls, P, *, measure, n_bins=15, codes=None):
         """Empty statistics of ``measure`` on the equal-mass bins of ``P`` (None: fewer rows than bins).
 
         The bins of :func:`skcal.binning.assign_bins` with ``strategy="quantile"`` of the top-label
@@ -275,24 +284,32 @@ class _TruthfulBase(BaseStatistics):
             The measure (see the class).
         n_bins : int, default=15
             Bins.
+        codes : ndarray of int of shape (n,), default=None
+            The labels as column indices: also return the template's replicate plan of the rows
+            ``(P, codes)`` (the rows' bins are known here, the plan need not find them again).
 
         Returns
         -------
-        TopLabelStatistics, ClasswiseStatistics or None
-            The template.
+        TopLabelStatistics, ClasswiseStatistics, tuple or None
+            The template, or ``(template, plan)`` with ``codes``.
         """
-        k = P.shape[1]
-        if cls is TopLabelStatistics:
-            columns = [P[np.arange(P.shape[0]), np.argmax(P, axis=1)]]
-        else:
-            columns = [P[:, j] for j in range(k)]
-        found = [quantile_bin_thresholds(v, n_bins) for v in columns]
-        if found[0] is None:
+        n, k = P.shape
+        if n < int(n_bins):
             return None
-        thresholds = tuple(np.asarray([f[i] for f in found]) for i in (0, 1))
-        if cls is TopLabelStatistics:
+        top = np.argmax(P, axis=1) if cls is TopLabelStatistics else None
+        columns = [P[np.arange(n), top]] if top is not None else [P[:, j] for j in range(k)]
+        found = [_quantile_bins(np.ascontiguousarray(v, dtype=np.float64), int(n_bins)) for v in columns]
+        ids = [f[0] for f in found]
+        values = np.asarray([f[1][0] for f in found])
+        thresholds = (values, np.asarray([f[1][1] for f in found], dtype=np.int64))
+        if top is not None:
             thresholds = (thresholds[0][0], thresholds[1][0])
-        return cls(labels=list(range(k)), n_bins=int(n_bins), measure=measure, thresholds=thresholds)
+        template = cls(labels=list(range(k)), n_bins=int(n_bins), measure=measure, thresholds=thresholds)
+        if codes is None:
+            return template
+        if top is not None:
+            return template, template._plan(codes, None, ids[0], top, columns[0])
+        return template, template._plan(P, codes, None, ids)
 
 
 class TopLabelStatistics(_TruthfulBase):
@@ -363,7 +380,10 @@ class TopLabelStatistics(_TruthfulBase):
         n = P.shape[0]
         r = np.argmax(P, axis=1)
         c = P[np.arange(n), r]
-        ids = self._ids(c, self._plan_index(n, index))
+        return self._plan(codes, w, self._ids(c, self._plan_index(n, index)), r, c)
+
+    def _plan(self, codes, w, ids, r, c):
+        """The replicate plan of rows whose bin ids, top classes ``r`` and confidences ``c`` are known."""
         miss = (codes != r).astype(np.float64)
         return _TopLabelPlan(self, ids, c - 1.0 + miss, miss, w)
 
@@ -469,6 +489,12 @@ class ClasswiseStatistics(_TruthfulBase):
 
     # -- bootstrap replicates ----------------------------------------------------------------
     def _replicate_plan(self, P, codes, w, index=None):
+        idx = self._plan_index(P.shape[0], index)
+        ids = [self._ids(np.ascontiguousarray(P[:, j]), idx, j) for j in range(P.shape[1])]
+        return self._plan(P, codes, w, ids)
+
+    def _plan(self, P, codes, w, ids):
+        """The replicate plan of rows whose bin ids (one array per class column) are known."""
         n, k = P.shape
         nb = self.n_bins
         # k entries per row, w (p_j - 1[y = j]) in class j's bin: the bins of class j are the
@@ -476,11 +502,9 @@ class ClasswiseStatistics(_TruthfulBase):
         # int32 accumulator rows (k nb of them): half the memory of int64, as fast in the products
         itype = np.int32 if k * nb < 2**31 else np.int64
         rows = np.empty((n, k), dtype=itype)
-        offsets = np.arange(k, dtype=itype) * nb
-        idx = self._plan_index(n, index)
         for j in range(k):
-            rows[:, j] = self._ids(np.ascontiguousarray(P[:, j]), idx, j)
-        rows += offsets
+            rows[:, j] = ids[j]
+        rows += np.arange(k, dtype=itype) * nb
         return _ClasswisePlan(self, rows, P, np.asarray(codes, dtype=np.int64), w)
 
     def _replicate_compute(self, stats):
