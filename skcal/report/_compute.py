@@ -104,34 +104,9 @@ SETTINGS_DOCS = {
 
 @dataclass(frozen=True)
 class ReportSettings:
-    """How a report is computed: the arguments of :func:`~skcal.report.calibration_report`.
-
-    Attributes
-    ----------
-    n_bootstrap : int
-        Paired bootstrap replicates (0 skips the intervals).
-    confidence_level : float
-        Nominal coverage of the intervals.
-    interval_method : str
-        How the intervals are made from the replicates.
-    n_bins : int or None
-        Bins of the reliability diagrams.
-    strategy : str
-        Binning strategy of the reliability diagrams.
-    test_calibration : bool
-        Whether a calibration test runs per model.
-    n_resamples : int
-        Resamples of each calibration test.
-    n_jobs : int or None
-        joblib workers over bootstrap replicates (results do not depend on it).
-    random_state : int, RandomState instance or None
-        Seeds the bootstrap, the tests and the figures (see the module docstring).
-    max_seconds : float or None
-        Time budget of the report: the bootstrap's replicates are lowered to fit it.
-    primary : str or None
-        The primary measure: the table is ranked by it and the verdict speaks of it (None: the
-        kind's default, see :func:`skcal.report._verdict.primary_metric`).
-    """
+    """How a report is computed: the arguments of the same names of
+    :func:`~skcal.report.calibration_report` (:data:`SETTINGS_DOCS`); ``primary`` None is the
+    kind's default (:func:`skcal.report._verdict.primary_metric`)."""
 
     n_bootstrap: int = 200
     confidence_level: float = 0.9

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from skcal.calibration_test import calibration_test, calibration_test_sorted
+from skcal.calibration_test import calibration_test
 
 #: The measure the report's calibration test resamples.
 REPORT_TEST_MEASURE = "cutoff"
@@ -33,7 +33,7 @@ class PValue:
     n_resamples: int
 
 
-def calibration_pvalue(y, p, *, n_resamples=1000, random_state=None, order=None):
+def calibration_pvalue(y, p, *, n_resamples=1000, random_state=None):
     """The p-value of "``p`` is calibrated for ``y``" by consistency resampling of the cutoff error.
 
     Parameters
@@ -46,23 +46,13 @@ def calibration_pvalue(y, p, *, n_resamples=1000, random_state=None, order=None)
         Resampled label vectors.
     random_state : int, RandomState instance or None, default=None
         Seeds the resampling.
-    order : ndarray of int of shape (n,), default=None
-        ``np.argsort(p, kind="stable")`` if the caller has it (the report's shared sorts): the
-        same result, without the test's own sort.
 
     Returns
     -------
     PValue
         The observed cutoff error, its p-value and how it was obtained.
     """
-    if order is None:
-        res = calibration_test(
-            y, p, measure=REPORT_TEST_MEASURE, n_resamples=n_resamples, random_state=random_state
-        )
-    else:
-        res = calibration_test_sorted(
-            y, p, order, measure=REPORT_TEST_MEASURE, n_resamples=n_resamples, random_state=random_state
-        )
+    res = calibration_test(y, p, measure=REPORT_TEST_MEASURE, n_resamples=n_resamples, random_state=random_state)
     return PValue(
         float(res.statistic),
         float(res.pvalue),
