@@ -52,7 +52,9 @@ def calibration_pvalue(y, p, *, n_resamples=1000, random_state=None):
     PValue
         The observed cutoff error, its p-value and how it was obtained.
     """
-    res = calibration_test(y, p, measure=REPORT_TEST_MEASURE, n_resamples=n_resamples, random_state=random_state)
+    res = calibration_test(
+        y, p, measure=REPORT_TEST_MEASURE, n_resamples=n_resamples, random_state=random_state
+    )
     return PValue(
         float(res.statistic),
         float(res.pvalue),
