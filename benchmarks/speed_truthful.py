@@ -61,17 +61,17 @@ from skcal.truthful import classwise_lince, conf_ece, truthful_conf_ce
 
 
 def kernel_available():
-    return _truthful._load_classwise_kernel() is not None
+    return _truthful.compiled("classwise") is not None
 
 
 def classwise_lince_numpy_path(y, P, labels):
     """``classwise_lince`` with the compiled kernel switched off (one sort per column)."""
-    load = _truthful._load_classwise_kernel
-    _truthful._load_classwise_kernel = lambda: None
+    load = _truthful.compiled
+    _truthful.compiled = lambda *args, **kwargs: None
     try:
         return classwise_lince(y, P, labels=labels)
     finally:
-        _truthful._load_classwise_kernel = load
+        _truthful.compiled = load
 
 
 def load_netcal_ece():
@@ -190,7 +190,7 @@ def time_case(case, netcal_ece, rounds):
 
 def kernel_breakdown(case, repeat=3):
     """Min-of-``repeat`` times of the compiled kernel's passes on the case's data (or None)."""
-    kernel = _truthful._load_classwise_kernel()
+    kernel = _truthful.compiled("classwise")
     if kernel is None:
         return None
     y, P = make_data(case["n"], case["k"])
