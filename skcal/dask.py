@@ -898,9 +898,13 @@ def _parquet_frame(path):
     the files' own columns and the files."""
     import dask.dataframe as dd  # dask[dataframe] is optional (the dask extra)
 
-    files = [f for f in list_files(path) if file_format(f) == "parquet"]
-    if not files:
-        raise ValueError(f"data: {path} holds no parquet files (.parquet, .pq).")
+    files = list_files(path)
+    csv = [str(f) for f in files if file_format(f) != "parquet"]
+    if csv:  # never half a log: a folder with CSV files is refused, not read in part
+        raise ValueError(
+            f"data: {path} holds CSV files ({len(csv)}, first {csv[0]}); Dask reads parquet logs only. "
+            "Convert them to parquet, or make the report in batches without Dask."
+        )
     # the files' own columns: a hive-style folder (date=.../part.parquet) adds its partition keys
     return dd.read_parquet([str(f) for f in files]), read_columns(files[0]), [str(f) for f in files]
 
@@ -941,6 +945,7 @@ def calibration_report_dask(
     title=None,
     notes=(),
     verbose=0,
+    primary=None,
 ):
     """A first-order calibration report from a Dask dataframe or a parquet folder, past memory.
 
@@ -1000,6 +1005,10 @@ def calibration_report_dask(
         Free text shown in the outputs.
     verbose : int, default=0
         Progress lines on stderr.
+    primary : str, default=None
+        The report's primary measure, one of its metrics: the table is ranked by it and the
+        verdict speaks of it, the other calibration measures being supporting evidence. None
+        takes the kind's default (first order: ``"smooth_ece"``; see the reports guide).
 
     Returns
     -------
@@ -1061,6 +1070,7 @@ def calibration_report_dask(
         exact_rows=exact_rows,
         sample_rows=sample_rows,
         replicate_block=replicate_block,
+        primary=primary,
     )
     shared = dask.delayed(plan, pure=True, traverse=False)
     fold = dask.delayed(_fold_partition, pure=True)

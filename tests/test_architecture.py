@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "skcal"
 
 #: layer number -> module name prefixes (a prefix names a module and every module below it)
 LAYERS = {
-    0: ["skcal._compat", "skcal._constraints", "skcal._validation"],
+    0: ["skcal._compat", "skcal._constraints", "skcal._validation", "skcal._io"],
     1: [
         "skcal.votes",
         "skcal.sech",
@@ -32,6 +32,8 @@ LAYERS = {
         "skcal._scdl_kernel",
         "skcal.datasets",
         "skcal._plotting",
+        "skcal._html",
+        "skcal._columns",
     ],
     2: ["skcal.stats"],
     3: [
@@ -57,10 +59,10 @@ LAYERS = {
         "skcal.temperature",
     ],
     5: ["skcal.scorers", "skcal.display", "skcal.report", "skcal.monitor"],
-    6: ["skcal.cli", "skcal.dask", "skcal._io", "skcal._demo", "skcal.__main__", "skcal"],
+    6: ["skcal.cli", "skcal.dask", "skcal._demo", "skcal.__main__", "skcal"],
 }
 LAYER_NAMES = {
-    0: "validation and constraints",
+    0: "validation, constraints and files",
     1: "data containers and kernels",
     2: "statistics",
     3: "measures",

@@ -23,6 +23,7 @@ import pandas as pd
 
 from skcal._compat import HasMethods, validate_params
 from skcal._constraints import OUTPUT_PATH
+from skcal._html import CSS, fmt, png_base64
 from skcal._plotting import (
     COLOR_BEST,
     COLOR_DATA,
@@ -32,7 +33,6 @@ from skcal._plotting import (
     new_figure,
     style_axes,
 )
-from skcal.report._render import CSS, fmt, png_base64
 
 __all__ = ["render_html", "format_time"]
 

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import check_random_state
 
+from skcal._html import fmt
 from skcal.report._bootstrap import (
     Progress,
     intervals,
@@ -40,7 +41,6 @@ from skcal.report._bootstrap import (
 )
 from skcal.report._orders import SortOrders
 from skcal.report._pvalues import calibration_pvalue
-from skcal.report._render import fmt
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,9 @@ class ReportSettings:
         Seeds the bootstrap, the tests and the figures (see the module docstring).
     max_seconds : float or None
         Time budget of the report: the bootstrap's replicates are lowered to fit it.
+    primary : str or None
+        The primary measure: the table is ranked by it and the verdict speaks of it (None: the
+        kind's default, see :func:`skcal.report._verdict.primary_metric`).
     """
 
     n_bootstrap: int = 200
@@ -81,6 +84,7 @@ class ReportSettings:
     n_jobs: int | None = None
     random_state: object = None
     max_seconds: float | None = None
+    primary: str | None = None
 
 
 @dataclass(frozen=True)
