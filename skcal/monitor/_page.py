@@ -16,7 +16,6 @@ attributes and methods.
 from __future__ import annotations
 
 import html
-import pathlib
 
 import numpy as np
 import pandas as pd
@@ -24,6 +23,7 @@ import pandas as pd
 from skcal._compat import HasMethods, validate_params
 from skcal._constraints import OUTPUT_PATH
 from skcal._html import CSS, fmt, png_base64
+from skcal._io import write_atomic
 from skcal._plotting import (
     COLOR_BEST,
     COLOR_DATA,
@@ -368,7 +368,8 @@ def render_html(monitor, path=None, *, title=None):
     monitor : CalibrationMonitor
         A monitor that has seen at least one complete block.
     path : str or path-like, default=None
-        Where to write the page (not written when None).
+        Where to write the page (not written when None), atomically: the file is the old page or
+        the new one, whole.
     title : str, default=None
         The page title (default: "Calibration monitor", with the model's name when it has one).
 
@@ -462,7 +463,7 @@ def render_html(monitor, path=None, *, title=None):
         "</body>\n</html>\n"
     )
     if path is not None:
-        pathlib.Path(path).write_text(page, encoding="utf-8")
+        write_atomic(path, page)
     return page
 
 
