@@ -42,6 +42,8 @@ __all__ = [
     "iter_batches",
     "read_table",
     "count_rows",
+    "check_writable",
+    "OutputError",
     "write_atomic",
 ]
 
@@ -62,6 +64,35 @@ _TMP_MARK = ".skcal-tmp-"
 
 class LogFormatError(ValueError):
     """A log that cannot be read (missing, empty, corrupt, unknown format, missing columns)."""
+
+
+class OutputError(ValueError):
+    """An output file that cannot be written (a folder, a missing folder, no permission)."""
+
+
+def check_writable(path, option):
+    """Fail fast, before any computing, when the output ``path`` cannot be written.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to write.
+    option : str
+        The command-line option that named it (``--out``), for the message.
+
+    Raises
+    ------
+    OutputError
+        Naming the option and the path.
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise OutputError(f"{option} {path}: is a directory; expected a file name.")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise OutputError(f"{option} {path}: the directory {str(parent)!r} does not exist.")
+    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise OutputError(f"{option} {path}: not writable (permission denied).")
 
 
 def file_format(path):

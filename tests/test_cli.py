@@ -185,7 +185,7 @@ def test_main_argument_errors(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["report"])
     assert exc.value.code == 2
-    assert "give PREDICTIONS.csv (or --demo" in capsys.readouterr().err
+    assert "skcal report: error: give PREDICTIONS (a log file or folder; or --demo" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["report", "x.csv", "--demo"])
     with pytest.raises(SystemExit):
@@ -218,7 +218,7 @@ def test_help_documents_the_csv_convention(capsys):
         main(["report", "--help"])
     assert exc.value.code == 0
     out = capsys.readouterr().out
-    assert "CSV column convention" in out and "NAME:sigma2" in out and "--pos-label" in out
+    assert "Log column convention" in out and "NAME:sigma2" in out and "--pos-label" in out
 
 
 def test_python_dash_m_skcal_subprocess(tmp_path):
@@ -322,7 +322,7 @@ def test_models_allow_list(tmp_path):
     assert list(preds) == ["shifted"]
     _, preds = read_predictions_csv(path, models=["honest"])  # the id column is not read either
     assert list(preds) == ["honest"]
-    with pytest.raises(CSVFormatError, match="--models names models that are not in the file: \\['nope'\\]"):
+    with pytest.raises(CSVFormatError, match="--model names models that are not in the log: \\['nope'\\]"):
         read_predictions_csv(path, models=["nope"])
 
 
@@ -365,7 +365,8 @@ def test_help_documents_the_multiclass_convention(capsys):
     with pytest.raises(SystemExit):
         main(["report", "--help"])
     out = capsys.readouterr().out
-    assert "NAME[CLASS]" in out and "--format" in out and "--models" in out
+    assert "NAME[CLASS]" in out and "--format" in out and "--model NAME" in out
+    assert "deprecated: the old spelling of --model" in out
 
 
 def test_json_from_csv_has_smce_and_the_scdl_grid(tmp_path):

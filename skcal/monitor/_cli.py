@@ -13,13 +13,24 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pathlib
+import re
 import sys
 
 import numpy as np
 import pandas as pd
 
 from skcal import _io
+from skcal._columns import (
+    CLASS_COLUMN,
+    BinaryLabels,
+    CSVFormatError,
+    Rows,
+    add_column_arguments,
+    model_names,
+    parse_times,
+    probability_column,
+    scan_labels,
+)
 from skcal._constraints import open_unit_interval
 from skcal.monitor._monitor import CalibrationMonitor
 from skcal.monitor._page import render_html
@@ -32,8 +43,8 @@ JSON_SCHEMA_VERSION = "skcal.monitor/1"
 LOG_CONVENTION = """\
 Log convention (CSV or parquet; one row per prediction whose label has arrived):
 
-  y            the label: 0/1 or true/false (other pairs with --labels NEG,POS); for a
-               multiclass model, one of the CLASS names of its columns
+  y            the label: 0/1, true/false or -1/1 (other pairs with --pos-label VALUE); for
+               a multiclass model, one of the CLASS names of its columns
   NAME         one model column: the predicted probability of the positive class, or
   NAME[CLASS]  one column per class of a multiclass model (monitored through the top label,
                or one monitor per class with --classwise)
@@ -44,11 +55,17 @@ Log convention (CSV or parquet; one row per prediction whose label has arrived):
   Other columns must be skipped with --ignore COL, or the model chosen with --model NAME.
 
 Exit status: 0 no alarm, 1 alarm (the monitor rejected calibration, or in --mode detect found
-a change), 2 bad input or usage. With --state FILE the monitor resumes from FILE when it
-exists (LOG then holds the new rows only: earlier times are an error) and saves itself there.
+a change), 2 bad input or usage, 3 an unexpected internal error (a bug; the traceback is
+printed). With --state FILE the monitor resumes from FILE when it exists (LOG then holds the
+new rows only: earlier times are an error) and saves itself there.
 
-example:
-  skcal monitor logs/ --time ts --out monitor.html --state monitor.json
+example: a folder logs/ with a file logs/2024-06-01.csv
+  ts,y,model
+  2024-06-01T00:00:00,1,0.81
+  2024-06-01T00:05:00,0,0.12
+  2024-06-01T00:10:00,1,0.64
+
+  $ skcal monitor logs --time ts --out monitor.html --state monitor.json
 """
 
 
@@ -91,15 +108,7 @@ def add_parser(subparsers):
     p.add_argument(
         "log", metavar="LOG", help="a CSV or parquet file, or a folder of them (read in sorted order)"
     )
-    p.add_argument("--time", metavar="COL", default=None, help="the time column (rows must be in time order)")
-    p.add_argument("--label", default="y", help="name of the label column (default: %(default)s)")
-    p.add_argument(
-        "--model", default=None, metavar="NAME", help="the model to monitor when the log has several"
-    )
-    p.add_argument(
-        "--ignore", action="append", default=[], metavar="COL", help="skip column COL (repeatable)"
-    )
-    p.add_argument("--labels", default=None, metavar="NEG,POS", help="the two binary labels when not 0/1")
+    add_column_arguments(p, several_models=False)
     p.add_argument(
         "--classwise",
         action="store_true",
@@ -144,98 +153,105 @@ def add_parser(subparsers):
     return p
 
 
-class _BadInput(ValueError):
-    pass
+class CommandError(ValueError):
+    """A usage error of ``skcal monitor`` found after parsing; exit status 2."""
 
 
-def _check_writable(path, option):
-    p = pathlib.Path(path)
-    if p.is_dir():
-        raise _BadInput(f"{option} {path}: is a directory; expected a file name.")
-    parent = p.parent if str(p.parent) else pathlib.Path(".")
-    if not parent.is_dir():
-        raise _BadInput(f"{option} {path}: the directory {str(parent)!r} does not exist.")
-    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
-        raise _BadInput(f"{option} {path}: not writable (permission denied).")
+def _looks_like_time(name, dtype):
+    return pd.api.types.is_datetime64_any_dtype(dtype) or bool(
+        re.search(r"^(t|ts|time|timestamp|date|datetime|day|hour|when)$|[_ -](time|ts|at|date)$", name, re.I)
+    )
 
 
-def _columns(args, header):
+def _columns(args, header, dtypes):
     """``(model, p_columns, classes)``: the model's probability columns (and classes, multiclass)."""
-    if args.label not in header:
-        raise _BadInput(
-            f"{args.log}: no label column {args.label!r} (columns: {header}); name it with --label."
-        )
-    if args.time is not None and args.time not in header:
-        raise _BadInput(f"{args.log}: no time column {args.time!r} (columns: {header}).")
-    missing = [c for c in args.ignore if c not in header]
-    if missing:
-        raise _BadInput(f"{args.log}: --ignore names columns that do not exist: {missing}.")
+    for flag, names in (
+        ("--label", [args.label]),
+        ("--time", [args.time] if args.time else []),
+        ("--ignore", args.ignore),
+    ):
+        missing = [c for c in names if c not in header]
+        if missing:
+            raise CSVFormatError(f"{flag}: {args.log} has no column {missing[0]!r} (its columns: {header}).")
     skip = {args.label, args.time, *args.ignore}
     models = {}
     for c in header:
         if c in skip:
             continue
-        base, cls = c, None
-        if c.endswith("]") and "[" in c:
-            base, _, rest = c.partition("[")
-            cls = rest[:-1]
+        m = CLASS_COLUMN.match(c)
+        base, cls = (m.group(1), m.group(2)) if m else (c, None)
         models.setdefault(base, []).append((c, cls))
     if not models:
-        raise _BadInput(f"{args.log}: no model column besides {sorted(s for s in skip if s)}.")
-    if args.model is None:
+        raise CSVFormatError(f"{args.log}: no model column besides {sorted(s for s in skip if s)}.")
+    chosen = model_names(args.model)
+    if chosen is not None and len(chosen) != 1:
+        raise CommandError(f"--model: a monitor watches one model; got {len(chosen)}: {', '.join(chosen)}.")
+    if chosen is None:
         if len(models) > 1:
-            raise _BadInput(
-                f"{args.log}: {len(models)} models ({', '.join(models)}); choose one with --model NAME "
-                "(or skip columns with --ignore)."
+            timed = [c for c in models if args.time is None and _looks_like_time(c, dtypes.get(c))]
+            hint = f"; {timed[0]!r} looks like a time column: give it with --time {timed[0]}" if timed else ""
+            raise CommandError(
+                f"{args.log}: {len(models)} models ({', '.join(models)}); choose one with --model NAME (or "
+                f"skip columns with --ignore COL){hint}."
             )
         name = next(iter(models))
-    elif args.model not in models:
-        raise _BadInput(f"{args.log}: no model {args.model!r} (models: {', '.join(models)}).")
+    elif chosen[0] not in models:
+        raise CommandError(
+            f"--model {chosen[0]}: {args.log} has no model {chosen[0]!r} (models: {', '.join(models)})."
+        )
     else:
-        name = args.model
+        name = chosen[0]
     cols = models[name]
     if len(cols) == 1 and cols[0][1] is None:
         return name, [cols[0][0]], None
     if any(cls is None for _, cls in cols) or len(cols) < 3:
-        raise _BadInput(
+        raise CSVFormatError(
             f"{args.log}: model {name!r} has columns {[c for c, _ in cols]}; expected one probability column "
             "NAME, or NAME[CLASS] columns for at least 3 classes."
         )
     return name, [c for c, _ in cols], [cls for _, cls in cols]
 
 
-def _labels(values, classes, binary_labels):
-    """The label column as the monitor reads it (0/1, booleans or the named classes)."""
-    s = pd.Series(values)
-    if classes is not None:
-        return s.astype(str).str.strip().to_numpy(dtype=object)
-    if binary_labels is not None:
-        return s.astype(str).str.strip().to_numpy(dtype=object)
-    if s.dtype == object:
-        low = s.astype(str).str.strip().str.lower()
-        if low.isin(["true", "false"]).all():
-            return (low == "true").to_numpy()
-        num = pd.to_numeric(low, errors="coerce")
-        if num.isna().any():
-            i = int(np.flatnonzero(num.isna().to_numpy())[0])
-            raise ValueError(
-                f"y holds the label {values.iloc[i]!r} at row {i} of this batch; expected 0/1 or true/false "
-                "(or name the two labels with --labels NEG,POS)."
+def _class_labels(series, classes, column, rows):
+    """A multiclass label column as class names; a label that is not a class names its row."""
+    text = series.astype(str).str.strip().to_numpy(dtype=object)
+    codes = pd.Index(classes).get_indexer(text)
+    if (codes < 0).any():
+        i = int(np.flatnonzero(codes < 0)[0])
+        raise CSVFormatError(
+            rows.say(
+                i,
+                f"label column {column!r} holds {text[i]!r} at {{at}}, which is not one of the classes of "
+                f"the NAME[CLASS] columns {list(classes)}.",
             )
-        return num.to_numpy(dtype=np.float64)
-    return s.to_numpy()
+        )
+    return text
 
 
-def _times(values):
-    if pd.api.types.is_datetime64_any_dtype(values) or pd.api.types.is_numeric_dtype(values):
-        if pd.api.types.is_bool_dtype(values):
-            raise ValueError("the time column holds booleans; expected datetimes or numbers.")
-        return values
-    try:
-        t = pd.to_datetime(values, format="ISO8601", utc=True)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"the time column cannot be read as ISO 8601 datetimes ({exc}).") from None
-    return t.dt.tz_localize(None)
+def _check_order(times, rows, last):
+    """Raise naming the row where the time goes backwards (within the batch, or from ``last``)."""
+    values = times.to_numpy()
+    if last is not None and len(values) and values[0] < last[0]:
+        raise CSVFormatError(
+            rows.say(
+                0,
+                f"time column goes backwards at {{at}}: {times.iloc[0]} is earlier than {last[1]}, the "
+                "time of the row before it; rows must be in time order (a folder is read in the sorted "
+                "order of its file paths: name the files by date).",
+            )
+        )
+    if len(values) > 1:
+        back = values[1:] < values[:-1]
+        if back.any():
+            i = int(np.flatnonzero(back)[0]) + 1
+            raise CSVFormatError(
+                rows.say(
+                    i,
+                    f"time column goes backwards at {{at}}: {times.iloc[i]} is earlier than "
+                    f"{times.iloc[i - 1]}, the time of the row before it; rows must be in time order.",
+                )
+            )
+    return (values[-1], times.iloc[-1]) if len(values) else last
 
 
 def _jsonable(status):
@@ -292,8 +308,11 @@ def _monitor_from(args):
             with open(args.state, encoding="utf-8") as fh:
                 state = json.load(fh)
         except (OSError, json.JSONDecodeError) as exc:
-            raise _BadInput(f"--state {args.state}: cannot be read as JSON ({exc}).") from None
-        monitor = CalibrationMonitor.from_state(state)
+            raise CommandError(f"--state {args.state}: cannot be read as JSON ({exc}).") from None
+        try:
+            monitor = CalibrationMonitor.from_state(state)
+        except ValueError as exc:
+            raise CommandError(f"--state {args.state}: not a monitor's state ({exc}).") from None
         params = monitor.get_params()
         differ = [
             f"--{k.replace('_', '-')} {v} (the state has {params[k]})"
@@ -301,13 +320,21 @@ def _monitor_from(args):
             if params[k] != v
         ]
         if differ:
-            raise _BadInput(f"--state {args.state}: was built with other parameters: {'; '.join(differ)}.")
+            raise CommandError(f"--state {args.state}: was built with other parameters: {'; '.join(differ)}.")
         return monitor, True
     return CalibrationMonitor(**given), False
 
 
+def _dtypes(args):
+    """The column types of the log's first rows (a parquet file's own types; CSV: inferred)."""
+    first = next(_io.iter_batches(args.log, batch_rows=64), None)
+    return {} if first is None else dict(first[2].dtypes)
+
+
 def run(args):
-    """Run ``skcal monitor``; return the exit status (0 no alarm, 1 alarm, 2 bad input).
+    """Run ``skcal monitor``; return the exit status (0 no alarm, 1 alarm).
+
+    Bad input raises an error in command-line words (exit status 2 in :func:`skcal.cli.main`).
 
     Parameters
     ----------
@@ -320,51 +347,64 @@ def run(args):
     """
     if args.out is None:
         args.out = f"monitor.{args.format}"
-
-    def fail(msg):
-        print(f"skcal monitor: error: {msg}", file=sys.stderr)
-        return 2
-
-    try:
-        _check_writable(args.out, "--out")
-        if args.state is not None:
-            _check_writable(args.state, "--state")
-        header = _io.read_columns(args.log)
-        name, p_cols, classes = _columns(args, header)
-        monitor, resumed = _monitor_from(args)
-        binary_labels = None
-        if args.labels is not None:
-            binary_labels = [s.strip() for s in args.labels.split(",")]
-            if len(binary_labels) != 2 or classes is not None:
-                raise _BadInput("--labels takes the two binary labels NEG,POS (a binary model only).")
-        labels = classes if classes is not None else binary_labels
-        if not resumed:
-            monitor.set_params(labels=labels, multiclass="classwise" if args.classwise else "top-label")
-        elif monitor.get_params()["labels"] != labels:
-            raise _BadInput(
-                f"--state {args.state}: was built for labels {monitor.labels}, the log has {labels}."
+    _io.check_writable(args.out, "--out")
+    if args.state is not None:
+        _io.check_writable(args.state, "--state")
+    header = _io.read_columns(args.log)
+    name, p_cols, classes = _columns(args, header, _dtypes(args))
+    monitor, resumed = _monitor_from(args)
+    rule = None
+    if classes is None:
+        # the label set is fixed before the first row: given (--labels) or read by a first pass
+        # over the label column only
+        _, seen, _ = scan_labels(args.log, args.label)
+        rule = BinaryLabels.from_seen(
+            args.label, seen, pos_label=args.pos_label, labels=args.labels, source=str(args.log)
+        )
+    else:
+        if args.pos_label is not None:
+            raise CommandError(
+                f"--pos-label: model {name!r} is multiclass (columns {p_cols}); --pos-label is for a "
+                "binary model."
             )
-    except (ValueError, OSError) as exc:
-        return fail(exc)
+        if args.labels is not None and sorted(args.labels) != sorted(classes):
+            raise CommandError(
+                f"--labels {','.join(args.labels)}: model {name!r} has the classes {classes} (its "
+                "NAME[CLASS] columns); for a multiclass model --labels must name the same classes."
+            )
+    if not resumed:
+        monitor.set_params(labels=classes, multiclass="classwise" if args.classwise else "top-label")
+    elif monitor.get_params()["labels"] != classes:
+        raise CommandError(
+            f"--state {args.state}: was built for the classes {monitor.get_params()['labels']}, but model "
+            f"{name!r} of {args.log} has {classes}."
+        )
     columns = [args.label, *p_cols] + ([args.time] if args.time else [])
-    n_rows = 0
-    try:
-        for f, first, frame in _io.iter_batches(args.log, columns=columns):
-            try:
-                y = _labels(frame[args.label], classes, binary_labels)
-                p = frame[p_cols[0]] if classes is None else frame[p_cols]
-                p = p.to_numpy(dtype=np.float64, na_value=np.nan)
-                t = None if args.time is None else _times(frame[args.time])
-                monitor.update(y, p, time=t)
-            except (ValueError, TypeError) as exc:
-                raise _BadInput(f"{f}, rows {first:,}-{first + len(frame) - 1:,} of the log: {exc}") from None
-            n_rows += len(frame)
-            if not args.quiet:
-                print(f"[skcal] {f}: {n_rows:,} rows, e-value {monitor.e_value_:.4g}", file=sys.stderr)
-    except (ValueError, OSError) as exc:
-        return fail(exc)
+    n_rows, file, start, last = 0, None, 0, None
+    for f, first, frame in _io.iter_batches(args.log, columns=columns):
+        if f != file:
+            file, start = f, first
+        rows = Rows.of_batch(f, first - start, len(frame), args.log)
+        if rule is not None:
+            y = rule.encode(frame[args.label], rows)
+        else:
+            y = _class_labels(frame[args.label], classes, args.label, rows)
+        p = np.column_stack([probability_column(frame, c, rows) for c in p_cols])
+        p = p[:, 0] if classes is None else p
+        t = None
+        if args.time is not None:
+            t = parse_times(frame[args.time], args.time, rows)
+            last = _check_order(t, rows, last)
+        try:
+            monitor.update(y, p, time=t)
+        except ValueError as exc:
+            where = f"{f}, rows {first:,}-{first + len(frame) - 1:,} of the log"
+            raise CSVFormatError(f"{where}: {exc}") from None
+        n_rows += len(frame)
+        if not args.quiet:
+            print(f"[skcal] {f}: {n_rows:,} rows, e-value {monitor.e_value_:.4g}", file=sys.stderr)
     if not hasattr(monitor, "n_seen_"):
-        return fail(f"{args.log}: the log holds no rows.")
+        raise CSVFormatError(f"{args.log}: the log holds no rows.")
     title = args.title or f"Calibration monitor: {args.log} ({name})"
     if args.format == "html":
         render_html(monitor, path=args.out, title=title)
