@@ -123,7 +123,6 @@ example: a file val.csv
 
   $ skcal report val.csv --out report.html --n-bootstrap 50
   $ skcal report val.csv --model logistic --format json --out report.json --fail-on miscalibrated
-  $ skcal report --demo --out demo.html --n-bootstrap 0 --n-resamples 50 -q
 """
 
 

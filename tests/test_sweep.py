@@ -854,6 +854,11 @@ def _assert_clear_error(exc, names):
     assert any(n in msg for n in names) or any(s in msg for s in _SKLEARN_CLEAR), (
         f"the message does not name {' or '.join(names)}: {msg!r}"
     )
+    # numbers and labels as the user wrote them, never numpy's repr (np.float64(93.4), np.str_('yes'))
+    assert not _NUMPY_REPR.search(msg), f"the message shows a numpy repr: {msg!r}"
+
+
+_NUMPY_REPR = re.compile(r"\bnp\.(float|int|uint|str_|bool|complex|datetime64|timedelta64)\w*\(")
 
 
 # ---------------------------------------------------------------------------------------------
