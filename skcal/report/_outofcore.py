@@ -70,6 +70,7 @@ from skcal._constraints import (
     StrictInterval,
 )
 from skcal._validation import binary_labels, check_binary_probabilities, label_array, plain
+from skcal.calibration_test import MAX_RESAMPLES
 from skcal.report._bootstrap import INTERVAL_METHODS, prepare_all, run_bootstrap
 from skcal.report._compute import (
     ReportResults,
@@ -143,7 +144,7 @@ REPORT_CONSTRAINTS = {
     "n_bins": [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both"), None],
     "strategy": [StrOptions({"uniform", "quantile", "soft"})],
     "test_calibration": ["boolean"],
-    "n_resamples": _POSITIVE_INT,
+    "n_resamples": [StrictInterval(Integral, 1, MAX_RESAMPLES, closed="both")],
     "random_state": RANDOM_STATE,
     "pos_label": POS_LABEL,
     "labels": LABELS,
@@ -440,7 +441,7 @@ class OutOfCorePlan:
     ):
         n = int(n_samples)
         if n < 1:
-            raise ValueError("the data hold no rows; a report needs at least one row.")
+            raise ValueError(f"the data hold no rows (n_samples={n}); a report needs at least one row.")
         if settings.max_seconds is not None:
             raise ValueError("max_seconds is not available for an out-of-core report.")
         self.n_samples = n
