@@ -28,7 +28,8 @@ CSS = """
 .skcal-report table.metrics thead th { background: #f0f0f0; overflow-wrap: break-word; }
 .skcal-report table.metrics tbody th { text-align: left; }
 .skcal-report td.best { background: #e3f4e1; font-weight: 600; }
-.skcal-report td.pvalue { white-space: nowrap; }
+.skcal-report td.pvalue, .skcal-report .num { white-space: nowrap; }
+.skcal-report table.metrics td { overflow-wrap: normal; }
 .skcal-report td .extra { display: block; font-size: 0.85em; color: #666; font-weight: 400; }
 .skcal-report figure { margin: 1.5em 0; }
 .skcal-report figure img { max-width: 100%; height: auto; }

@@ -308,6 +308,16 @@ def _build_parser():
             "accuracy, brier, log_loss (default: these six), smooth_calibration_error (top-label)"
         ),
     )
+    rep.add_argument(
+        "--primary",
+        default=None,
+        metavar="METRIC",
+        help=(
+            "the primary measure, one of the report's metrics: the table is ranked by it and the verdict "
+            "speaks of it (default: smooth_ece for first order, ce2 for second order, truthful_conf_ce "
+            "for multiclass)"
+        ),
+    )
     rep.add_argument("--title", default=None, help="report title")
     rep.add_argument(
         "--dask",
@@ -372,6 +382,7 @@ def _settings(args):
         random_state=args.seed,
         title=args.title or f"Calibration report: {args.log}",
         verbose=0 if args.quiet else 1,
+        primary=args.primary,
     )
 
 
@@ -592,11 +603,8 @@ def _report_of_log(args):
 # --fail-on
 # ----------------------------------------------------------------------------------------------
 def primary_measure(report):
-    """The report's primary measure: the one its table ranks by and its verdict speaks of.
-
-    Until the report names it, the first metric of the table.
-    """
-    return report.metric_names[0]
+    """The report's primary measure: the one its table ranks by and its verdict speaks of."""
+    return report.primary_metric
 
 
 def _test_level():

@@ -988,6 +988,7 @@ def calibration_report_dask(
     title=None,
     notes=(),
     verbose=0,
+    primary=None,
 ):
     """A first-order calibration report from a Dask dataframe or a parquet folder, past memory.
 
@@ -1052,6 +1053,10 @@ def calibration_report_dask(
         Free text shown in the outputs.
     verbose : int, default=0
         Progress lines on stderr.
+    primary : str, default=None
+        The report's primary measure, one of its metrics: the table is ranked by it and the
+        verdict speaks of it, the other calibration measures being supporting evidence. None
+        takes the kind's default (first order: ``"smooth_ece"``; see the reports guide).
 
     Returns
     -------
@@ -1121,6 +1126,7 @@ def calibration_report_dask(
         exact_rows=exact_rows,
         sample_rows=sample_rows,
         replicate_block=replicate_block,
+        primary=primary,
     )
     shared = dask.delayed(plan, pure=True, traverse=False)
     fold = dask.delayed(_fold_partition, pure=True)

@@ -69,6 +69,9 @@ class ReportSettings:
         Seeds the bootstrap, the tests and the figures (see the module docstring).
     max_seconds : float or None
         Time budget of the report: the bootstrap's replicates are lowered to fit it.
+    primary : str or None
+        The primary measure: the table is ranked by it and the verdict speaks of it (None: the
+        kind's default, see :func:`skcal.report._verdict.primary_metric`).
     """
 
     n_bootstrap: int = 200
@@ -81,6 +84,7 @@ class ReportSettings:
     n_jobs: int | None = None
     random_state: object = None
     max_seconds: float | None = None
+    primary: str | None = None
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,7 @@ from skcal.report._metrics import BINARY_POINTWISE, BINARY_TEMPLATES, smce_grid_
 from skcal.report._orders import SortOrders
 from skcal.report._replicate_grid import GridReplicates, ReplicateGrid
 from skcal.report._report import CalibrationReport
-from skcal.report._verdict import build_verdict
+from skcal.report._verdict import build_verdict, primary_metric
 from skcal.stats import (
     CutoffGridStatistics,
     MeanStatistics,
@@ -154,6 +154,7 @@ REPORT_CONSTRAINTS = {
     "title": [str, None],
     "notes": [list, tuple],
     "verbose": VERBOSE,
+    "primary": [str, None],
 }
 
 
@@ -466,6 +467,7 @@ class OutOfCorePlan:
                 )
         self.kind = kind
         self.metrics = tuple(kind.resolve_metrics(names))
+        primary_metric(kind, names, {m.name: m.is_calibration for m in self.metrics}, settings.primary)
         self.base_names = tuple(names)
         self.settings = settings
         self.pos_label = pos_label
@@ -525,6 +527,7 @@ class OutOfCorePlan:
         sample_rows,
         replicate_block,
         labels=None,
+        primary=None,
     ):
         """The plan of the report options the public functions take (their settings built here)."""
         settings = ReportSettings(
@@ -536,6 +539,7 @@ class OutOfCorePlan:
             test_calibration=bool(test_calibration),
             n_resamples=int(n_resamples),
             random_state=random_state,
+            primary=primary,
         )
         return cls(
             n_samples,
@@ -874,7 +878,7 @@ class OutOfCorePlan:
         return CalibrationReport(
             kind=self.kind,
             results=results,
-            verdict=build_verdict(self.kind, results),
+            verdict=build_verdict(self.kind, results, s.primary),
             settings=s,
             title=title or self.kind.default_title,
             notes=list(notes) + self.notes(first, ys.shape[0]),
@@ -961,6 +965,7 @@ def report_from_batches(
     title=None,
     notes=(),
     verbose=0,
+    primary=None,
 ):
     """A first-order report from chunks of rows read one after the other (data past memory).
 
@@ -1011,6 +1016,10 @@ def report_from_batches(
         Free text shown in the outputs.
     verbose : int, default=0
         Progress lines on stderr.
+    primary : str, default=None
+        The report's primary measure, one of its metrics: the table is ranked by it and the
+        verdict speaks of it, the other calibration measures being supporting evidence. None
+        takes the kind's default (first order: ``"smooth_ece"``; see the reports guide).
 
     Returns
     -------
@@ -1049,6 +1058,7 @@ def report_from_batches(
         exact_rows=exact_rows,
         sample_rows=sample_rows,
         replicate_block=replicate_block,
+        primary=primary,
     )
 
     def run_pass(block, point):
