@@ -406,6 +406,14 @@ def run(args):
     if not hasattr(monitor, "n_seen_"):
         raise CSVFormatError(f"{args.log}: the log holds no rows.")
     title = args.title or f"Calibration monitor: {args.log} ({name})"
+    if monitor.n_blocks_ == 0:  # no complete block yet: no evidence, no page
+        print(
+            f"skcal monitor: no alarm: {monitor.n_seen_:,} rows, fewer than one block of "
+            f"{monitor.block_size:,}: no evidence yet (the {args.format} is written once a block is complete)"
+        )
+        if args.state is not None:
+            _io.write_atomic(args.state, json.dumps(monitor.get_state(), allow_nan=False))
+        return 0
     if args.format == "html":
         render_html(monitor, path=args.out, title=title)
     else:
