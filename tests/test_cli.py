@@ -557,8 +557,8 @@ def _cli(capsys, tmp_path, command, log, *flags):
     argv = [command, str(log), *flags, "--format", "json", "--out", str(out_file), "-q"]
     if command == "report":
         argv += ["--n-bootstrap", "0", "--n-resamples", "0", "--metrics", "brier,smooth_ece"]
-    elif "--model" not in flags:
-        argv += ["--model", "a"]
+    else:
+        argv += ["--block-size", "40"] + ([] if "--model" in flags else ["--model", "a"])
     code = main(argv)
     out, err = capsys.readouterr()
     rows = number = None
