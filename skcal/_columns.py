@@ -39,6 +39,7 @@ __all__ = [
     "Log",
     "Rows",
     "canonical_label",
+    "class_codes",
     "first_seen",
     "model_base",
     "parse_predictions",
@@ -318,6 +319,46 @@ def _snapshots(df, rows, cols, snap_cols):
     return Y, preds
 
 
+def class_codes(series, classes, column, rows):
+    """A multiclass label column as ``(text, codes)``: each label's text and its index in ``classes``.
+
+    Parameters
+    ----------
+    series : pandas.Series
+        The label column.
+    classes : list of str
+        The classes (of the ``NAME[CLASS]`` columns).
+    column : str
+        The label column's name.
+    rows : Rows
+        Where the rows come from.
+
+    Returns
+    -------
+    text : ndarray of object
+    codes : ndarray of intp
+
+    Raises
+    ------
+    CSVFormatError
+        Naming the file and row of the first label that is not a class.
+    """
+    raw = _as_text(pd.Series(series).reset_index(drop=True)).to_numpy(dtype=object)
+    codes = pd.Index(classes).get_indexer(raw)
+    unknown_rows = np.flatnonzero(codes < 0)
+    if unknown_rows.size:
+        i = int(unknown_rows[0])
+        unknown = sorted({str(v) for v in raw[unknown_rows]})
+        raise CSVFormatError(
+            rows.say(
+                i,
+                f"label column {column!r} holds {raw[i]!r} at {{at}}, which is not one of the classes of "
+                f"the NAME[CLASS] columns {list(classes)} ({len(unknown)} unknown labels: {unknown[:5]}).",
+            )
+        )
+    return raw, codes.astype(np.intp)
+
+
 def _multiclass(df, rows, label, model_cols, bracketed, labels=None):
     """Class codes and ``(n, k)`` probabilities from NAME[CLASS] columns."""
     path = rows.source
@@ -348,19 +389,7 @@ def _multiclass(df, rows, label, model_cols, bracketed, labels=None):
             f"{path}: --labels {','.join(labels)} are not the classes of the NAME[CLASS] columns {classes}; "
             "for a multiclass log --labels must name the same classes."
         )
-    raw = _as_text(df[label]).to_numpy(dtype=object)
-    codes = pd.Index(classes).get_indexer(raw)
-    unknown_rows = np.flatnonzero(codes < 0)
-    if unknown_rows.size:
-        i = int(unknown_rows[0])
-        unknown = sorted({str(v) for v in raw[unknown_rows]})
-        raise CSVFormatError(
-            rows.say(
-                i,
-                f"label column {label!r} holds {raw[i]!r} at {{at}}, which is not one of the classes of the "
-                f"NAME[CLASS] columns {classes} ({len(unknown)} unknown labels: {unknown[:5]}).",
-            )
-        )
+    _, codes = class_codes(df[label], classes, label, rows)
     y = codes.astype(np.intp)
     preds = {}
     for name in groups:

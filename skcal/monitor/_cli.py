@@ -26,6 +26,7 @@ from skcal._columns import (
     CSVFormatError,
     Rows,
     add_column_arguments,
+    class_codes,
     model_names,
     parse_times,
     probability_column,
@@ -212,22 +213,6 @@ def _columns(args, header, dtypes):
     return name, [c for c, _ in cols], [cls for _, cls in cols]
 
 
-def _class_labels(series, classes, column, rows):
-    """A multiclass label column as class names; a label that is not a class names its row."""
-    text = series.astype(str).str.strip().to_numpy(dtype=object)
-    codes = pd.Index(classes).get_indexer(text)
-    if (codes < 0).any():
-        i = int(np.flatnonzero(codes < 0)[0])
-        raise CSVFormatError(
-            rows.say(
-                i,
-                f"label column {column!r} holds {text[i]!r} at {{at}}, which is not one of the classes of "
-                f"the NAME[CLASS] columns {list(classes)}.",
-            )
-        )
-    return text
-
-
 def _check_order(times, rows, last):
     """Raise naming the row where the time goes backwards (within the batch, or from ``last``)."""
     values = times.to_numpy()
@@ -388,7 +373,7 @@ def run(args):
         if rule is not None:
             y = rule.encode(frame[args.label], rows)
         else:
-            y = _class_labels(frame[args.label], classes, args.label, rows)
+            y, _ = class_codes(frame[args.label], classes, args.label, rows)
         p = np.column_stack([probability_column(frame, c, rows) for c in p_cols])
         p = p[:, 0] if classes is None else p
         t = None
