@@ -254,15 +254,18 @@ def _status_line(monitor, fmt):
         return f"row {row:,}" + (f" ({t})" if t is not None else "")
 
     what = "e-detector" if st["mode"] == "detect" else "e-value"
+    threshold = st["threshold"]
+    level = f"1/alpha = {threshold:g}" if st["mode"] == "test" else f"its threshold {threshold:.4g}"
+    now = f"10^{st['log10_evidence']:.2f}"
     if st["alarm"]:
         text = (
-            f"ALARM at {when(st['alarm_at'], 'alarm_time')}: the {what} reached 1/alpha = {st['threshold']:g}"
-            f" (alpha {st['alpha']:g}, now {st['e_value']:.4g}); estimated change at "
+            f"ALARM at {when(st['alarm_at'], 'alarm_time')}: the {what} reached {level}"
+            f" (alpha {st['alpha']:g}, now {now}); estimated change at "
             f"{when(st['change_at'], 'change_time')}; {st['rows']:,} rows, p-value {st['pvalue']:.3g}"
         )
     else:
-        text = (
-            f"no alarm: {what} {st['e_value']:.4g} < 1/alpha = {st['threshold']:g} after {st['rows']:,} rows "
+        text = (  # below the threshold, so a float
+            f"no alarm: {what} {st['e_value']:.4g} < {level} after {st['rows']:,} rows "
             f"(p-value {st['pvalue']:.3g})"
         )
     return f"skcal monitor: {text}"
