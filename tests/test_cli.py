@@ -650,8 +650,8 @@ def test_convention_each_flag_means_the_same_in_both_commands(
     log = _write_log(tmp_path, "csv", _log_frame())
     expect = report if command == "report" else monitor
     code, _, err, rows, _ = _cli(capsys, tmp_path, command, log, *flags)
-    if expect == "ok":
-        assert code == 0 and rows == N_LOG, err
+    if expect == "ok":  # (the monitor may alarm on model b, 0.1 above the truth)
+        assert code in ((0,) if command == "report" else (0, 1)) and rows == N_LOG, err
     else:
         assert code == 2 and err.startswith(f"skcal {command}: error: ") and expect in err, err
         _assert_cli_words(err)
