@@ -41,6 +41,7 @@ __all__ = [
     "canonical_label",
     "class_codes",
     "first_seen",
+    "looks_like_time",
     "model_base",
     "parse_predictions",
     "parse_times",
@@ -126,9 +127,28 @@ def _looks_like_id(col, raw, bad):
     return bool(bad.all()) and raw.nunique() == raw.shape[0]
 
 
+def looks_like_time(column, dtype=None):
+    """Whether a column looks like a time column by its name (``ts``, ``event_time``) or its type.
+
+    Parameters
+    ----------
+    column : str
+        The column's name.
+    dtype : numpy or pandas dtype, default=None
+        Its type, when known (a parquet column's datetime type).
+
+    Returns
+    -------
+    bool
+    """
+    if dtype is not None and pd.api.types.is_datetime64_any_dtype(dtype):
+        return True
+    return bool(_TIME_NAME.search(column))
+
+
 def _looks_like_time(col, raw, bad):
     """Whether a non-numeric column looks like a time column (by its name, or ISO 8601 cells)."""
-    if _TIME_NAME.search(col):
+    if looks_like_time(col):
         return True
     sample = raw[bad.to_numpy()].head(20)
     try:

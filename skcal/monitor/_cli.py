@@ -57,6 +57,7 @@ from skcal._columns import (
     canonical_label,
     class_codes,
     first_seen,
+    looks_like_time,
     model_names,
     parse_times,
     probability_column,
@@ -300,12 +301,6 @@ def add_parser(subparsers):
 # ----------------------------------------------------------------------------------------------
 # the log's columns
 # ----------------------------------------------------------------------------------------------
-def _looks_like_time(name, dtype):
-    return pd.api.types.is_datetime64_any_dtype(dtype) or bool(
-        re.search(r"^(t|ts|time|timestamp|date|datetime|day|hour|when)$|[_ -](time|ts|at|date)$", name, re.I)
-    )
-
-
 def _columns(args, header, dtypes):
     """``(model, p_columns, classes)``: the model's probability columns (and classes, multiclass)."""
     for flag, names in (
@@ -332,7 +327,7 @@ def _columns(args, header, dtypes):
         raise CommandError(f"--model: a monitor watches one model; got {len(chosen)}: {', '.join(chosen)}.")
     if chosen is None:
         if len(models) > 1:
-            timed = [c for c in models if args.time is None and _looks_like_time(c, dtypes.get(c))]
+            timed = [c for c in models if args.time is None and looks_like_time(c, dtypes.get(c))]
             hint = f"; {timed[0]!r} looks like a time column: give it with --time {timed[0]}" if timed else ""
             raise CommandError(
                 f"{args.log}: {len(models)} models ({', '.join(models)}); choose one with --model NAME (or "
