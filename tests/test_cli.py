@@ -770,3 +770,71 @@ def test_the_help_examples_run_as_written(tmp_path, capsys, monkeypatch):
                 assert code == 0, (ln, err)
                 ran += 1
     assert ran >= 3
+
+
+# ----------------------------------------------------------------------------------------------
+# --fail-on: a report that fails a CI step
+# ----------------------------------------------------------------------------------------------
+def _fail_on(tmp_path, capsys, *flags, n=600):
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.05, 0.95, n)
+    y = (rng.uniform(size=n) < p).astype(int)
+    frame = pd.DataFrame(
+        {"y": y, "honest": p, "close": np.clip(p + 0.005, 0, 1), "off": np.clip(p + 0.25, 0, 1)}
+    )
+    path = tmp_path / "val.csv"
+    frame.to_csv(path, index=False)
+    argv = [
+        "report",
+        str(path),
+        "--out",
+        str(tmp_path / "r.json"),
+        "--format",
+        "json",
+        "--n-resamples",
+        "200",
+    ]
+    code = main([*argv, "--n-bootstrap", "100", "-q", *flags])
+    return code, capsys.readouterr()
+
+
+def test_fail_on_miscalibrated(tmp_path, capsys):
+    code, printed = _fail_on(tmp_path, capsys, "--fail-on", "miscalibrated")
+    assert code == 1 and "--fail-on miscalibrated holds: off (p = " in printed.err
+    assert "fails the calibration test at the 5% level" in printed.err and "honest" not in printed.err
+    assert (tmp_path / "r.json").exists() and "honest" in printed.out  # the report is written all the same
+    code, printed = _fail_on(tmp_path, capsys, "--fail-on", "miscalibrated", "--model", "honest,close")
+    assert code == 0 and "--fail-on" not in printed.err
+
+
+def test_fail_on_worse_than_a_baseline(tmp_path, capsys):
+    code, printed = _fail_on(tmp_path, capsys, "--fail-on", "worse-than=honest")
+    assert code == 1 and "--fail-on worse-than=honest holds: off is worse (smECE" in printed.err
+    assert "close is worse" not in printed.err  # a difference the bootstrap cannot tell from zero passes
+    code, printed = _fail_on(tmp_path, capsys, "--fail-on", "worse-than=off")
+    assert code == 0, printed.err
+    code, printed = _fail_on(tmp_path, capsys, "--fail-on", "worse-than=off", "--n-bootstrap", "0")
+    assert code == 0  # without the bootstrap, the values
+    code, printed = _fail_on(tmp_path, capsys, "--fail-on", "worse-than=honest", "--primary", "brier")
+    assert code == 1 and "off is worse (Brier" in printed.err  # the report's primary measure
+
+
+@pytest.mark.parametrize(
+    "flags, match",
+    [
+        (["--fail-on", "worse-than=nope"], "--fail-on worse-than=nope: the report has no model 'nope'"),
+        (
+            ["--fail-on", "miscalibrated", "--n-resamples", "0"],
+            "--fail-on miscalibrated needs the calibration",
+        ),
+    ],
+)
+def test_fail_on_usage_errors_exit_2(tmp_path, capsys, flags, match):
+    code, printed = _fail_on(tmp_path, capsys, *flags)
+    assert code == 2 and match in printed.err
+
+
+def test_fail_on_bad_condition_is_a_usage_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["report", str(tmp_path / "x.csv"), "--fail-on", "slow"])
+    assert exc.value.code == 2 and "expected 'miscalibrated' or 'worse-than=NAME'" in capsys.readouterr().err
