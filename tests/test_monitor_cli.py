@@ -512,3 +512,14 @@ def test_tolerance_and_false_alarm_flags(tmp_path, capsys):
         capsys, tmp_path / "log.csv", "--ignore", "ts", "--mode", "detect", "--false-alarm-every", "365d"
     )
     assert code == 2 and "a time span needs a datetime --time column" in err
+
+
+def test_a_state_saved_by_a_program_is_not_resumed(tmp_path, capsys):
+    df = _log(n=3_000)
+    logs, state = tmp_path / "logs", tmp_path / "state.json"
+    logs.mkdir()
+    _night(logs, df, 1)
+    monitor = CalibrationMonitor().update(df["y"], df["model"])
+    state.write_text(json.dumps(monitor.get_state()))
+    code, _, err = _nightly(capsys, logs, state, "--time", "ts")
+    assert code == 2 and "a monitor saved by a program" in err and "count rows twice" in err

@@ -364,7 +364,9 @@ def _key(log, f):
 
 
 def _new_parts(args, files, seen):
-    """``[(file, skip, fingerprint)]``: the files to read and the rows of each already read.
+    """``[(file, skip, fingerprint)]``: the files to read, the rows of each read before, and the
+    fingerprint taken before reading it (a logger that appends meanwhile adds rows after it, which
+    the next run finds as new: the rows read are counted, not the bytes).
 
     ``seen`` maps a file's key to the fingerprint and rows recorded when it was read.
     """
@@ -374,22 +376,23 @@ def _new_parts(args, files, seen):
         old = seen.get(key)
         st = os.stat(f)
         if old is None:
-            parts.append((f, 0, None))
+            parts.append((f, 0, _io.fingerprint(f)))
             continue
         size, rows = int(old["size"]), int(old["rows"])
         if st.st_size == size and st.st_mtime_ns == int(old["mtime_ns"]):
             continue  # unchanged (size and modification time): read before
-        if st.st_size == size and _io.sha256_prefix(f) == old["sha256"]:
-            parts.append((f, rows, "touched"))  # the same bytes: nothing new, a new mtime to record
+        now = _io.fingerprint(f)
+        if now["size"] == size and now["sha256"] == old["sha256"]:
+            parts.append((f, rows, now))  # the same bytes with a new time: nothing new to read
             continue
-        if st.st_size > size and _io.sha256_prefix(f, size) == old["sha256"]:
-            parts.append((f, rows, "grown"))  # appended to: read its new rows
+        if now["size"] > size and _io.sha256_prefix(f, size) == old["sha256"]:
+            parts.append((f, rows, now))  # appended to: read its new rows
             continue
         what = (
             "its content differs"
-            if st.st_size == size
-            else f"it {'shrank' if st.st_size < size else 'grew'} from {size:,} to {st.st_size:,} bytes"
-            + ("" if st.st_size < size else " and its first bytes differ")
+            if now["size"] == size
+            else f"it {'shrank' if now['size'] < size else 'grew'} from {size:,} to {now['size']:,} bytes"
+            + ("" if now["size"] < size else " and its first bytes differ")
         )
         raise CSVFormatError(
             f"{f}: this file was read by an earlier run ({rows:,} rows; --state {args.state}) and has "
@@ -445,12 +448,13 @@ def _load_state(args):
             f"--state {args.state}: not a monitor's state this skcal can continue ({exc})."
         ) from None
     source = dict(monitor.source_)
-    if source and source.get("kind") != SOURCE_KIND:
+    if source.get("kind") != SOURCE_KIND:
         raise CommandError(
-            f"--state {args.state}: the monitor was saved by a program, not by skcal monitor (its source_ is "
-            f"{sorted(source)}); skcal monitor resumes its own states only."
+            f"--state {args.state}: a monitor saved by a program (CalibrationMonitor.get_state), not by "
+            "skcal monitor: it has no watermark of the files it has read, so a run could count rows twice. "
+            "skcal monitor resumes its own states only; give another --state to start one."
         )
-    if source and source.get("version") != SOURCE_VERSION:
+    if source.get("version") != SOURCE_VERSION:
         raise CommandError(
             f"--state {args.state}: its watermark has version {source.get('version')!r}; this skcal reads "
             f"version {SOURCE_VERSION}."
@@ -798,8 +802,8 @@ def run(args):
         done[f] = first + len(frame)
         if not args.quiet:
             print(f"[skcal] {f}: {n_read:,} new rows", file=sys.stderr)
-    for f, skip, _ in parts:  # every new row read: the watermark moves
-        seen_files[_key(args.log, f)] = {**_io.fingerprint(f), "rows": int(done.get(f, skip))}
+    for f, skip, fp in parts:  # every new row read: the watermark moves
+        seen_files[_key(args.log, f)] = {**fp, "rows": int(done.get(f, skip))}
     note = ""
     if n_read == 0:
         note = f"no new rows in {args.log} ({len(seen_files)} file(s) read before); "
