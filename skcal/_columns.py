@@ -454,14 +454,6 @@ def canonical_label(text):
     return repr(v)
 
 
-def _canonical(series):
-    """The canonical label of every cell of a label column (each distinct value converted once)."""
-    values = pd.Series(series).reset_index(drop=True)
-    uniq = values.drop_duplicates()
-    mapping = {v: canonical_label(t) for v, t in zip(uniq.to_numpy(), _as_text(uniq).to_numpy(), strict=True)}
-    return values.map(mapping).to_numpy(dtype=object), uniq.index.to_numpy()
-
-
 def first_seen(series, rows, seen=None):
     """Add the labels of a label column to ``seen``: canonical label -> ``(text, where)`` of its first row.
 
@@ -479,8 +471,8 @@ def first_seen(series, rows, seen=None):
     dict
     """
     seen = {} if seen is None else seen
-    texts = _as_text(pd.Series(series).reset_index(drop=True))
-    uniq = texts.drop_duplicates()
+    # the distinct values first (a hash pass over the typed column), then each one's text
+    uniq = _as_text(pd.Series(series).reset_index(drop=True).drop_duplicates())
     for i, t in uniq.items():
         c = canonical_label(t)
         if c not in seen:
@@ -601,13 +593,20 @@ class BinaryLabels:
         )
 
     def encode(self, series, rows):
-        """0/1 floats of a label column; a label outside the set is an error naming its file and row."""
-        canon, _ = _canonical(series)
-        known = np.isin(canon, np.asarray(self.labels, dtype=object))
-        if not known.all():
-            i = int(np.flatnonzero(~known)[0])
-            text = _as_text(pd.Series(series).reset_index(drop=True)).iloc[i]
-            what = "an empty or missing label" if canon[i].lower() in _MISSING or text == "" else repr(text)
+        """0/1 floats of a label column; a label outside the set is an error naming its file and row.
+
+        Each distinct value is read once (``pandas.factorize``, a hash pass), then every row
+        takes its value's 0/1 by its code.
+        """
+        s = pd.Series(series).reset_index(drop=True)
+        codes, uniques = pd.factorize(s, use_na_sentinel=False)
+        texts = _as_text(pd.Series(uniques, dtype=s.dtype if len(uniques) else object))
+        canon = [canonical_label(t) for t in texts]
+        known = np.array([c in self.labels for c in canon] + [False], dtype=bool)  # code -1: none
+        if not known[codes].all():
+            i = int(np.flatnonzero(~known[codes])[0])
+            text, c = texts.iloc[codes[i]], canon[codes[i]]
+            what = "an empty or missing label" if c.lower() in _MISSING or text == "" else repr(text)
             raise CSVFormatError(
                 rows.say(
                     i,
@@ -615,7 +614,8 @@ class BinaryLabels:
                     f"{self.labels} (fixed before the first row was read).",
                 )
             )
-        return (canon == self.positive).astype(np.float64)
+        positive = np.array([c == self.positive for c in canon] + [False], dtype=np.float64)
+        return positive[codes]
 
     def state(self):
         """The rule as JSON types (for a monitor's state)."""
