@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.utils import check_random_state
-from threadpoolctl import ThreadpoolController
 
 from skcal._compat import StrOptions, validate_params
 from skcal._constraints import BANDWIDTH, POSITIVE_REAL, PROBABILITY_OPEN, RANDOM_STATE
+from skcal._threads import one_blas_thread
 from skcal._validation import as_float_array, check_consistent_length, check_scores, reject_nonfinite
 
 __all__ = ["baseline_ce2", "baseline_predict", "C_GRID"]
@@ -305,17 +305,6 @@ def _nw_auto(Z_fit, T_fit, Z_query, b):
     return pred, bound, {"method": "grid", "grid_spacing": 1.0 / G}
 
 
-_CONTROLLER = None
-
-
-def _one_blas_thread():
-    """Limit BLAS to one thread (the controller is created once: its library scan is slow)."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=1, user_api="blas")
-
-
 @validate_params(
     {
         "method": [StrOptions({"bucketing", "nadaraya_watson"})],
@@ -358,7 +347,7 @@ def baseline_predict(method, Z_fit, T_fit, Z_query, c, h):
         # the (rows x candidates) @ (candidates x 3) products are skinny: one BLAS thread is
         # several times faster than the default on a loaded machine (measured 3.7 vs 26 ns per
         # weight for 13 x 20000 blocks at load 7 on 2 cores)
-        with _one_blas_thread():
+        with one_blas_thread():
             pred, _, _ = _nw_auto(Z_fit, T_fit, Z_query, nw_bandwidth(c, n, h))
     return np.clip(pred, 0.0, 1.0)  # the function class of the estimator: values in [0, 1]
 
@@ -540,7 +529,7 @@ def baseline_ce2(
         c_used, losses = float(c), {}
 
     if method == "nadaraya_watson":
-        with _one_blas_thread():
+        with one_blas_thread():
             eta, bound, info = _nw_auto(Z, T, Z, nw_bandwidth(c_used, n, h))
         eta = np.clip(eta, 0.0, 1.0)
     else:

@@ -422,10 +422,10 @@ def test_replicate_moments_with_rows_whose_targets_are_all_zero(layout, zero_sha
     that path forced on and off, every share of such rows, in either memory order of the
     weights, gives each weighting's moments.
     """
-    import skcal.chebyshev
+    import skcal.chebyshev._replicate
     from skcal.chebyshev import replicate_moments
 
-    monkeypatch.setattr(skcal.chebyshev, "_SPARSE_TARGETS", threshold)
+    monkeypatch.setattr(skcal.chebyshev._replicate, "_SPARSE_TARGETS", threshold)
 
     rng = np.random.default_rng(int(100 * zero_share))
     n, degree, R = 700, 4, 12  # R > 2L + 1 = 9: the weights times the rows' products

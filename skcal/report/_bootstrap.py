@@ -45,8 +45,8 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn import config_context
-from threadpoolctl import ThreadpoolController
 
+from skcal._threads import one_blas_thread
 from skcal.report._orders import SortOrders
 from skcal.stats import PoissonBootstrap
 from skcal.stats._base import same_statistics
@@ -186,9 +186,6 @@ class _Replicates:
         self._rows = {}  # weights key -> the validation row of each array row
         self._buffers = {}  # reused weight arrays
         self.workspace = {}  # reused accumulators of the statistics (each block's are discarded)
-        # one scan of the loaded libraries per report (about 4 ms each): the engine's limits and
-        # run_bootstrap's one-thread limit share it
-        self.blas = ThreadpoolController()
         orders = SortOrders() if orders is None else orders
         sorted_views = {}
         # (model, metric) -> the spec's arrays sorted by its ``sort_by`` (Metric.value_from_sorted)
@@ -307,7 +304,7 @@ class _Replicates:
         only = {k for k, job in enumerate(self.jobs) if job.j in wanted and job.prepared is not None}
         only |= {self.jobs[k].leader for k in only if self.jobs[k].leader is not None}
         ones = np.ones((self.n, 1), dtype=np.uint8).T  # the (replicates, rows) view the blocks use
-        with self.blas.limit(limits=1):
+        with one_blas_thread(openmp=True):
             return self.run_block(0, 1, weights=ones, only=only)[0]
 
     def run_block(self, r0, count, weights=None, only=None, unit=False):
@@ -348,10 +345,6 @@ class _Replicates:
                 else:
                     groups.setdefault(key, []).append((index, job))
             for key, members in groups.items():
-                # one BLAS thread for the many small products (a pool fighting other processes is
-                # 10 to 50 times slower); set again before each job's compute: a nested limiter
-                # (the Chebyshev solve's) may restore the pool it saw when it was made
-                self.blas.limit(limits=1, user_api="blas")
                 boots = [
                     PoissonBootstrap(job.template, n_replicates=count, first_replicate=r0, seed=self.seed)
                     for _, job in members
@@ -368,13 +361,11 @@ class _Replicates:
                 # a second pass must not reuse before they are computed
                 for boot, (index, (i, j, _, _, second, _, _)) in zip(boots, members, strict=True):
                     if second is None:
-                        self.blas.limit(limits=1, user_api="blas")
                         out[:, i, j] = boot.compute()
                         for fi, fj, *_, template in followers.get(index, ()):
                             out[:, fi, fj] = boot.compute_as(template)
                 for boot, (_, (i, j, _, _, second, _, _)) in zip(boots, members, strict=True):
                     if second is not None:  # CE2: each replicate's fit, evaluated for its own weights
-                        self.blas.limit(limits=1, user_api="blas")
                         boot = boot.plug_in()
                         update_together(
                             [(boot, boot.prepare(None, second))],
@@ -482,9 +473,9 @@ def run_bootstrap(
     # blocks of equal size (a short last block costs a block's fixed work for a few replicates)
     size = -(-n_bootstrap // -(-n_bootstrap // engine.block))
     progress = Progress("bootstrap", n_bootstrap, "replicates", verbose)
-    # one BLAS / OpenMP thread for the many small products (a pool fighting other processes is
-    # 10 to 50 times slower), set once here in the calling thread for every block (see run_block)
-    with engine.blas.limit(limits=1):
+    # one BLAS / OpenMP thread for the many small products, set once here in the calling thread
+    # for every block (see run_block)
+    with one_blas_thread(openmp=True):
         # under a budget the first (timed) block is a quarter of a block, so that the budget can
         # cut the replicates finely (the replicates do not depend on the blocks but for round-off)
         first = min(size if max_seconds is None else max(4, size // 4), n_bootstrap)
