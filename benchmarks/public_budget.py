@@ -475,6 +475,10 @@ def cases():
     )
     for meth in ("targets", "to_snapshots", "votes"):
         out[f"VoteCounts.{meth}"] = _fitted(so, _votes, meth, lambda Y: ())
+    out["Snapshots"] = (so, lambda d: lambda: skcal.Snapshots(d.second_order[1]))
+    out["Snapshots.to_counts"] = _fitted(
+        so, lambda d: (skcal.Snapshots(d.second_order[1]), None), "to_counts", lambda _: ()
+    )
     out["VoteCounts.one_vs_rest"] = (
         "multiclass",
         lambda d: (lambda votes: lambda: votes.one_vs_rest(d.multiclass[0]))(_class_votes(d)),

@@ -345,8 +345,7 @@ def baseline_predict(method, Z_fit, T_fit, Z_query, c, h):
         pred = _bucketing_predict(Z_fit, T_fit, Z_query, n_buckets(c, n, h))
     else:
         # the (rows x candidates) @ (candidates x 3) products are skinny: one BLAS thread is
-        # several times faster than the default on a loaded machine (measured 3.7 vs 26 ns per
-        # weight for 13 x 20000 blocks at load 7 on 2 cores)
+        # faster than the default on a loaded machine (docs/benchmarks/ce2_baselines.md)
         with one_blas_thread():
             pred, _, _ = _nw_auto(Z_fit, T_fit, Z_query, nw_bandwidth(c, n, h))
     return np.clip(pred, 0.0, 1.0)  # the function class of the estimator: values in [0, 1]
@@ -442,8 +441,8 @@ def baseline_ce2(
       a grid of spacing ``b / 32`` (at most 2048 cells per axis): the rows deposited
       bilinearly, convolved by FFT, read back bilinearly, with an error kernel convolved beside
       them that bounds every fit's distance to the exact one (``ce2_error_bound``; see
-      :func:`_nw_grid_predict`). At 1e6 rows this takes seconds where the exact sums
-      (``~ 78 c^2 h n^{3/2}`` weights) would take hours.
+      :func:`_nw_grid_predict`). The exact sums need ``~ 78 c^2 h n^{3/2}`` weights, the grid
+      ``O(n + cells log cells)`` operations (times in ``docs/benchmarks/ce2_baselines.md``).
 
     Here ``n`` is the number of samples the regression is fitted on. Each fitted function is
     clipped to [0, 1] (the cell and kernel averages of targets in [0, 1] already are).

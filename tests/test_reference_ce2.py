@@ -35,7 +35,7 @@ def _data(seed, n=None, k=None, nan=True):
 
 
 def test_snapshot_targets():
-    from skcal.ce2 import snapshot_targets
+    from skcal.votes import snapshot_targets
 
     _, Y, _ = _data(0, n=50, k=5)
     t1, t2 = R.snapshot_targets(Y)

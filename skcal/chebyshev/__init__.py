@@ -42,6 +42,7 @@ from skcal.chebyshev._basis import (
     n_basis_functions,
 )
 from skcal.chebyshev._degree import (
+    AUTO_FEATURES,
     AUTO_SAMPLES_PER_FEATURE,
     MAX_AUTO_DEGREE,
     auto_degree,
@@ -56,6 +57,7 @@ from skcal.chebyshev._ridge import ChebyshevRidge, ridge_solve
 
 __all__ = [
     "BASES",
+    "AUTO_FEATURES",
     "AUTO_SAMPLES_PER_FEATURE",
     "MAX_AUTO_DEGREE",
     "ChebyshevMoments",

@@ -18,9 +18,8 @@ from skcal.chebyshev._basis import (
 __all__ = ["replicate_moments"]
 
 #: :func:`replicate_moments` forms the cross moments from the rows with a nonzero target alone
-#: where fewer than this fraction of a chunk's rows have one. Measured on second-order reports of
-#: 1e5 rows at degree 8 (fresh processes alternately, 4 rounds): with 38% of the rows' targets
-#: all 0 the gather saved 2.5%, with 30% it broke even and with 15% it cost 4%.
+#: where fewer than this fraction of a chunk's rows have one (the threshold where the gather
+#: pays for itself, measured in ``docs/benchmarks/report_scale.md``).
 _SPARSE_TARGETS = 0.65
 
 
@@ -126,7 +125,7 @@ def replicate_moments(scores, targets, weights, degree, *, check_input=True):
             Vx = vander_rows(x[sl], 2 * L, np.empty(K * m))  # (2L + 1, m)
             Vy = vander_rows(y[sl], 2 * L, np.empty(K * m)) if y is not None else np.ones((1, m))
             # C order for the products below (weights often come replicate-fastest, as the
-            # bootstrap's tiles do: a strided Xs made them about three times slower)
+            # bootstrap's tiles do, and the products of a strided Xs are slower)
             Xs = np.ascontiguousarray(X[:, sl]) if side_by_side else X[:, sl]
             if side_by_side:
                 B = Xs[:, None, :] * Vy[None, :, :]  # B[r, q, :] = w_r T_q(y)
