@@ -220,13 +220,14 @@ def run_stream(
     m = skcal_alarm(y, p, alpha=ALPHA, block_size=block_size)
     out["skcal_test"] = m.alarm_at_
     out["skcal_test_change_at"] = m.change_at_
-    out["skcal_test_product"] = skcal_alarm(
-        y, p, alpha=ALPHA, capital="product", block_size=block_size
-    ).alarm_at_
-    d = skcal_alarm(y, p, alpha=ALPHA / n_blocks, mode="detect", block_size=block_size)
+    d = skcal_alarm(
+        y, p, false_alarm_rows=(n_blocks * block_size, ALPHA), mode="detect", block_size=block_size
+    )
     out["skcal_detect_horizon"] = d.alarm_at_
     out["skcal_detect_horizon_change_at"] = d.change_at_
-    out["skcal_detect_arl"] = skcal_alarm(y, p, alpha=ALPHA, mode="detect", block_size=block_size).alarm_at_
+    out["skcal_detect_arl"] = skcal_alarm(
+        y, p, false_alarm_rows=block_size / ALPHA, mode="detect", block_size=block_size
+    ).alarm_at_
     x = (y - p).astype(np.float64)
     if peers:
         out["adwin_default"] = river_alarm("adwin", x, None)
@@ -625,7 +626,7 @@ def _memory_task(name, seeds, n, change):
         y, p, ch, _ = scenario_stream(name, s, n, {}, change=change)
         row = {"change": ch}
         for mem in MEMORIES:
-            m = CalibrationMonitor(mode="detect", alpha=ALPHA / (n // 1000), memory=mem).update(y, p)
+            m = CalibrationMonitor(mode="detect", false_alarm_rows=(n, ALPHA), memory=mem).update(y, p)
             row[str(mem)] = m.alarm_at_
         out.append(row)
     return out
@@ -662,7 +663,6 @@ def speed_part(args):
         "bincount_weighted": lambda: np.bincount(ids, weights=p, minlength=16),
         "monitor_test": lambda: CalibrationMonitor().update(y, p),
         "monitor_detect": lambda: CalibrationMonitor(mode="detect").update(y, p),
-        "monitor_test_product": lambda: CalibrationMonitor(capital="product").update(y, p),
         "monitor_test_block_10000": lambda: CalibrationMonitor(block_size=10_000).update(y, p),
     }
     times = {k: [] for k in cases}

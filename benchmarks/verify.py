@@ -55,6 +55,7 @@ EXPERIMENTS = {
     "scdl_synthetic": ([], "scdl_synthetic_quick.json"),
     "calibration_tests": ([], "calibration_tests_quick.json"),
     "report_scale": ([], "report_scale_quick.json"),
+    "primary_measure": ([], "primary_measure_quick.json"),
 }
 
 #: Experiments whose quick result depends on the BLAS kernels numpy runs, kept once per kernel

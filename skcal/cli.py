@@ -25,24 +25,21 @@ Run ``skcal report --help`` for the CSV column convention.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import pathlib
-import re
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
-import numpy as np
 import pandas as pd
 
 from skcal import __version__, _io
+from skcal._columns import CSVFormatError, read_predictions_csv
 from skcal._compat import validate_params
 from skcal._constraints import open_unit_interval
 from skcal._demo import run_demo
 from skcal.monitor._cli import add_parser as add_monitor_parser
 from skcal.monitor._cli import run as run_monitor
 from skcal.report import CalibrationReport, render_html, render_json, report_from_batches
-from skcal.votes import VoteCounts
 
 __all__ = ["main", "read_predictions_csv", "CSVFormatError"]
 
@@ -90,383 +87,6 @@ CSV column convention (comma-separated; one row per validation example, a header
 #: five models is its most expensive step; 100 replicates keep it well under a minute on 2 cores).
 CSV_N_BOOTSTRAP = 200
 DEMO_N_BOOTSTRAP = 100
-
-
-class CSVFormatError(ValueError):
-    """A predictions CSV file that does not follow the column convention."""
-
-
-def _line(row_index):
-    """The 1-based file line of a data row (the header is line 1)."""
-    return int(row_index) + 2
-
-
-_ID_NAME = re.compile(r"^(id|ids|index|idx|key|name|names|uid|uuid|row|rows|sample|example)$|[_ -]id$", re.I)
-
-
-def _looks_like_id(col, raw, bad):
-    """Whether a non-numeric column looks like an identifier (by its name, or distinct text cells)."""
-    if _ID_NAME.search(col):
-        return True
-    return bool(bad.all()) and raw.nunique() == raw.shape[0]
-
-
-def _parse_numeric(df, col, path):
-    raw = df[col].astype(str).str.strip()
-    empty = (raw == "") | raw.str.lower().isin(["nan", "na", "n/a", "null", "none"])  # missing cells
-    values = pd.to_numeric(raw.where(~empty), errors="coerce")
-    bad = values.isna() & ~empty
-    if bad.any():
-        i = int(np.flatnonzero(bad.to_numpy())[0])
-        hint = ""
-        if _looks_like_id(col, raw, bad):
-            hint = f" It looks like an identifier: skip it with --ignore {col}."
-        raise CSVFormatError(
-            f"{path}: column {col!r} must be numeric; line {_line(i)} holds {raw.iloc[i]!r} "
-            f"({int(bad.sum())} non-numeric cells in this column).{hint}"
-        )
-    return values.to_numpy(dtype=float), empty.to_numpy()
-
-
-def _model_column(df, col, path, lo, hi, what, plural):
-    values, empty = _parse_numeric(df, col, path)
-    if empty.any():
-        i = int(np.flatnonzero(empty)[0])
-        raise CSVFormatError(
-            f"{path}: column {col!r} has {int(empty.sum())} empty or NaN cells (first at line {_line(i)}); "
-            f"every model needs a {what} for every row."
-        )
-    if not np.isfinite(values).all():
-        i = int(np.flatnonzero(~np.isfinite(values))[0])
-        raise CSVFormatError(
-            f"{path}: column {col!r} has an infinite value at line {_line(i)}; expected a {what}."
-        )
-    out = (values < lo) | (values > hi)
-    if out.any():
-        i = int(np.flatnonzero(out)[0])
-        raise CSVFormatError(
-            f"{path}: column {col!r} must hold {plural} in [{lo:g}, {hi:g}]; line {_line(i)} holds "
-            f"{values[i]:g} ({int(out.sum())} values out of range)."
-        )
-    return values
-
-
-_CLASS_COLUMN = re.compile(r"^(.+)\[(.+)\]$")
-
-
-def _model_base(col):
-    """The model a column belongs to: NAME for NAME, NAME:m, NAME:sigma2, NAME[CLASS](:m, :sigma2)."""
-    base, sep, kind = col.rpartition(":")
-    col = base if sep and kind in ("m", "sigma2") and base else col
-    m = _CLASS_COLUMN.match(col)
-    return m.group(1) if m else col
-
-
-def _vote_counts(df, path, label, cols, count_cols):
-    """Counts from LABEL[CLASS] (per class) or LABEL:positive and LABEL:total columns, and the scores."""
-    binary = [f"{label}:positive", f"{label}:total"]
-    per_class = [c for c in count_cols if c not in binary]
-    if per_class and len(per_class) != len(count_cols) or (not per_class and len(count_cols) != 2):
-        raise CSVFormatError(
-            f"{path}: count columns {count_cols}: give {label}:positive and {label}:total (binary counts) or "
-            f"one column {label}[CLASS] per class, not a mix."
-        )
-    counts = []
-    for c in per_class or binary:
-        values, empty = _parse_numeric(df, c, path)
-        bad = empty | ~np.isfinite(values) | (values < 0) | (values != np.round(values))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise CSVFormatError(
-                f"{path}: count column {c!r} must hold vote counts (integers >= 0); line {_line(i)} holds "
-                f"{df[c].iloc[i]!r}."
-            )
-        counts.append(values.astype(np.int64))
-    classes = [_CLASS_COLUMN.match(c).group(2) for c in per_class]
-    try:
-        y = VoteCounts(counts=np.column_stack(counts), classes=classes) if per_class else VoteCounts(*counts)
-    except ValueError as exc:
-        raise CSVFormatError(f"{path}: {exc}") from None
-    suffixes = [f"[{c}]" for c in classes] or [""]
-    preds = {}
-    for name in dict.fromkeys(_model_base(c) for c in cols if c not in count_cols):
-        need = [f"{name}{sfx}:{kind}" for kind in ("m", "sigma2") for sfx in suffixes]
-        missing = [c for c in need if c not in cols]
-        if missing:
-            raise CSVFormatError(
-                f"{path}: model {name!r} has no column {missing[0]!r} (a vote-count file gives every model "
-                "NAME:m and NAME:sigma2, or with counts per class NAME[CLASS]:m and NAME[CLASS]:sigma2)."
-            )
-        m = [_model_column(df, f"{name}{x}:m", path, 0, 1, "mean", "means") for x in suffixes]
-        v = [_model_column(df, f"{name}{x}:sigma2", path, 0, 0.25, "variance", "variances") for x in suffixes]
-        preds[name] = np.stack([np.column_stack(m), np.column_stack(v)], axis=2) if per_class else (
-            np.column_stack([m[0], v[0]])
-        )
-    if not preds:
-        raise CSVFormatError(f"{path}: no model columns (NAME:m, NAME:sigma2) beside the counts {count_cols}")
-    return y, preds
-
-
-@validate_params(
-    {
-        "path": [str, os.PathLike],
-        "label": [str],
-        "pos_label": [str, None],
-        "ignore": [list, tuple],
-        "models": [list, tuple, None],
-        "return_labels": ["boolean"],
-    },
-    prefer_skip_nested_validation=True,
-)
-def read_predictions_csv(path, *, label="y", pos_label=None, ignore=(), models=None, return_labels=False):
-    """Read a CSV file of labels and model predictions (the column convention of ``skcal report``).
-
-    Parameters
-    ----------
-    path : str or path-like
-        The CSV file.
-    label : str, default="y"
-        Name of the label column; snapshot columns are ``label`` followed by digits.
-    pos_label : str, default=None
-        The positive class when the labels are not 0/1, -1/1 or true/false.
-    ignore : sequence of str, default=()
-        Columns to skip (e.g. an id column).
-    models : sequence of str, default=None
-        Allow-list: read only these models (every other model column is skipped).
-    return_labels : bool, default=False
-        Also return the class names of a multiclass file (``None`` otherwise).
-
-    Returns
-    -------
-    y : ndarray of shape (n,) or (n, k)
-        Labels (0/1 floats), class codes ``0..k-1`` (multiclass, in the order of the first
-        model's columns) or snapshots (0/1 floats, NaN for a missing vote).
-    predictions : dict
-        Model name -> ``(n,)`` probabilities, ``(n, k)`` class probabilities or ``(n, 2)``
-        scores ``(m, sigma2)``.
-    labels : list of str or None
-        With ``return_labels=True``: the class of each probability column (multiclass only).
-
-    Raises
-    ------
-    CSVFormatError
-        A ``ValueError`` that names the file, the column and the line of the first problem.
-    """
-    path = str(path)
-    if os.path.isdir(path):
-        raise CSVFormatError(f"{path}: is a directory; expected a CSV file of labels and predictions.")
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            header = next(csv.reader(fh), None)
-    except FileNotFoundError:
-        raise CSVFormatError(f"{path}: no such file.") from None
-    except PermissionError:
-        raise CSVFormatError(f"{path}: permission denied (the file cannot be read).") from None
-    except UnicodeDecodeError as exc:
-        raise CSVFormatError(f"{path}: not a UTF-8 text file ({exc.reason}).") from None
-    if not header or all(not h.strip() for h in header):
-        raise CSVFormatError(f"{path}: the file is empty; expected a header row naming the columns.")
-    header = [h.strip() for h in header]
-    if len(header) == 1:
-        for sep, name in ((";", "semicolon"), ("\t", "tab")):
-            if sep in header[0]:
-                raise CSVFormatError(
-                    f"{path}: the header {header[0]!r} is one column holding {name}s; the file must be "
-                    "comma-separated (e.g. y,model_a,model_b)."
-                )
-    if any(h == "" for h in header):
-        raise CSVFormatError(f"{path}: column {header.index('') + 1} has an empty name in the header.")
-    dups = sorted({h for h in header if header.count(h) > 1})
-    if dups:
-        raise CSVFormatError(f"{path}: duplicate column names {dups}; every column needs its own name.")
-    missing_ignored = [c for c in ignore if c not in header]
-    if missing_ignored:
-        raise CSVFormatError(f"{path}: --ignore names columns that do not exist: {missing_ignored}.")
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True, encoding="utf-8-sig")
-    except pd.errors.ParserError as exc:
-        raise CSVFormatError(f"{path}: malformed CSV ({exc}).") from None
-    df.columns = header
-    if df.shape[0] == 0:
-        raise CSVFormatError(f"{path}: the file has a header but no data rows.")
-    cols = [c for c in header if c not in set(ignore)]
-    snap_re = re.compile(rf"^{re.escape(label)}\d+$")
-    count_re = re.compile(rf"^{re.escape(label)}(\[.+\]|:positive|:total)$")  # vote-count columns
-    labelled = {c for c in cols if c == label or snap_re.match(c) or count_re.match(c)}
-    if models is not None:
-        keep = set(models)
-        found = {_model_base(c) for c in cols if c not in labelled}
-        missing = [m for m in models if m not in found]
-        if missing:
-            raise CSVFormatError(f"{path}: --models names models that are not in the file: {missing}.")
-        cols = [c for c in cols if c in labelled or _model_base(c) in keep]
-    snap_cols = [c for c in cols if snap_re.match(c)]
-    count_cols = [c for c in cols if count_re.match(c)]
-    if label in cols and snap_cols:
-        raise CSVFormatError(
-            f"{path}: found both a label column {label!r} and snapshot columns {snap_cols}; use one or "
-            "the other (or --ignore some)."
-        )
-    if count_cols and (label in cols or snap_cols):
-        raise CSVFormatError(f"{path}: found both vote-count columns {count_cols} and other label columns.")
-    if count_cols:
-        y, preds = _vote_counts(df, path, label, cols, count_cols)
-        return (y, preds, None) if return_labels else (y, preds)
-    if label in cols:
-        model_cols = [c for c in cols if c != label]
-        if not model_cols:
-            raise CSVFormatError(f"{path}: no model columns besides the label column {label!r}.")
-        paired = [c for c in model_cols if c.endswith((":m", ":sigma2"))]
-        if paired:
-            raise CSVFormatError(
-                f"{path}: columns {paired} are second-order (NAME:m / NAME:sigma2) but the file has a "
-                f"single label column {label!r}; second-order scores need snapshot columns "
-                f"{label}1, {label}2, ..."
-            )
-        bracketed = [c for c in model_cols if _CLASS_COLUMN.match(c)]
-        if bracketed:
-            y, preds, classes = _multiclass(df, path, label, model_cols, bracketed)
-            return (y, preds, classes) if return_labels else (y, preds)
-        y = _labels(df[label].str.strip().to_numpy(dtype=object), path, label, pos_label)
-        preds = {c: _model_column(df, c, path, 0.0, 1.0, "probability", "probabilities") for c in model_cols}
-        return (y, preds, None) if return_labels else (y, preds)
-    if len(snap_cols) >= 2:
-        Y = np.empty((df.shape[0], len(snap_cols)))
-        for j, c in enumerate(snap_cols):
-            values, empty = _parse_numeric(df, c, path)
-            bad = ~empty & ~np.isin(values, (0.0, 1.0))
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise CSVFormatError(
-                    f"{path}: snapshot column {c!r} must hold 0/1 votes (empty for missing); line "
-                    f"{_line(i)} holds {values[i]:g}."
-                )
-            Y[:, j] = values
-        votes = (~np.isnan(Y)).sum(axis=1)
-        if (votes < 2).any():
-            i = int(np.flatnonzero(votes < 2)[0])
-            raise CSVFormatError(
-                f"{path}: every row needs at least 2 votes in {snap_cols}; line {_line(i)} has "
-                f"{int(votes[i])}."
-            )
-        model_cols = [c for c in cols if c not in snap_cols]
-        names = []
-        for c in model_cols:
-            base, sep, kind = c.rpartition(":")
-            if not sep or kind not in ("m", "sigma2") or not base:
-                raise CSVFormatError(
-                    f"{path}: column {c!r} is not a snapshot column and not NAME:m or NAME:sigma2; a "
-                    "second-order file pairs every model's m and sigma2 columns (or use --ignore)."
-                )
-            if base not in names:
-                names.append(base)
-        if not names:
-            raise CSVFormatError(f"{path}: no model columns (NAME:m, NAME:sigma2) besides the snapshots.")
-        preds = {}
-        for name in names:
-            for kind in ("m", "sigma2"):
-                if f"{name}:{kind}" not in model_cols:
-                    raise CSVFormatError(f"{path}: model {name!r} has no {name}:{kind} column.")
-            m = _model_column(df, f"{name}:m", path, 0.0, 1.0, "mean", "means")
-            s2 = _model_column(df, f"{name}:sigma2", path, 0.0, 0.25, "variance", "variances")
-            preds[name] = np.column_stack([m, s2])
-        return (Y, preds, None) if return_labels else (Y, preds)
-    raise CSVFormatError(
-        f"{path}: no label column; expected a column named {label!r} (one label per row) or snapshot "
-        f"columns {label}1, {label}2, ... (several votes per row). Columns found: {header}. "
-        "Use --label to name the label column."
-    )
-
-
-def _multiclass(df, path, label, model_cols, bracketed):
-    """Class codes and ``(n, k)`` probabilities from NAME[CLASS] columns."""
-    plain = [c for c in model_cols if c not in bracketed]
-    if plain:
-        raise CSVFormatError(
-            f"{path}: columns {plain} are not NAME[CLASS] columns; a multiclass file gives every model one "
-            "column per class (or use --ignore)."
-        )
-    groups = {}
-    for c in bracketed:
-        name, cls = _CLASS_COLUMN.match(c).groups()
-        groups.setdefault(name, []).append(cls)
-    first_name, classes = next(iter(groups.items()))
-    for name, cl in groups.items():
-        if sorted(cl) != sorted(classes):
-            raise CSVFormatError(
-                f"{path}: model {name!r} has classes {cl} but {first_name!r} has {classes}; every model "
-                "needs one column per class, for the same classes."
-            )
-    if len(classes) < 3:
-        raise CSVFormatError(
-            f"{path}: {len(classes)} classes {classes}; a multiclass file needs at least 3. For two classes, "
-            "give one column per model (the positive class's probability) and --pos-label."
-        )
-    raw = df[label].str.strip().to_numpy(dtype=object)
-    pos = {c: j for j, c in enumerate(classes)}
-    unknown = sorted({v for v in raw if v not in pos})
-    if unknown:
-        i = int(np.flatnonzero([v not in pos for v in raw])[0])
-        raise CSVFormatError(
-            f"{path}: label column {label!r} holds {raw[i]!r} at line {_line(i)}, which is not one of the "
-            f"classes of the NAME[CLASS] columns {classes} ({len(unknown)} unknown labels: {unknown[:5]})."
-        )
-    y = np.array([pos[v] for v in raw], dtype=np.intp)
-    preds = {}
-    for name in groups:
-        preds[name] = np.column_stack(
-            [
-                _model_column(df, f"{name}[{c}]", path, 0.0, 1.0, "probability", "probabilities")
-                for c in classes
-            ]
-        )
-    return y, preds, list(classes)
-
-
-def _labels(raw, path, col, pos_label):
-    empty = np.array([s == "" or s.lower() == "nan" for s in raw])
-    if empty.any():
-        i = int(np.flatnonzero(empty)[0])
-        raise CSVFormatError(f"{path}: label column {col!r} has an empty or NaN cell at line {_line(i)}.")
-    values = np.unique(raw)
-    if len(values) > 2:
-        raise CSVFormatError(
-            f"{path}: label column {col!r} holds {len(values)} classes "
-            f"{values[:10].tolist()}{'...' if len(values) > 10 else ''}, but every model has one column; "
-            "a multiclass file gives one column per class per model, named NAME[CLASS] (see "
-            "'skcal report --help')."
-        )
-    if pos_label is not None:
-        pos = str(pos_label)
-        if pos not in values.tolist():
-            # numeric labels written differently ("1" vs "1.0")
-            try:
-                num = np.array([float(v) for v in raw])
-                return (num == float(pos)).astype(float)
-            except ValueError:
-                raise CSVFormatError(
-                    f"{path}: --pos-label {pos!r} is not a label in column {col!r}: {values.tolist()}."
-                ) from None
-        return (raw == pos).astype(float)
-    lowered = {v.lower() for v in values}
-    if lowered <= {"true", "false"}:
-        return np.array([v.lower() == "true" for v in raw], dtype=float)
-    try:
-        num = np.array([float(v) for v in raw])
-    except ValueError:
-        raise CSVFormatError(
-            f"{path}: label column {col!r} has labels {values.tolist()}; pass --pos-label to say which is "
-            "the positive class."
-        ) from None
-    classes = set(np.unique(num).tolist())
-    if classes <= {0.0, 1.0}:
-        return num
-    if classes <= {-1.0, 1.0}:
-        return (num == 1.0).astype(float)
-    raise CSVFormatError(
-        f"{path}: label column {col!r} has labels {sorted(classes)}; expected 0/1 (or -1/1, true/false), "
-        "or pass --pos-label."
-    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -613,6 +233,16 @@ def _build_parser():
             "accuracy, brier, log_loss (default: these six), smooth_calibration_error (top-label)"
         ),
     )
+    rep.add_argument(
+        "--primary",
+        default=None,
+        metavar="METRIC",
+        help=(
+            "the primary measure, one of the report's metrics: the table is ranked by it and the verdict "
+            "speaks of it (default: smooth_ece for first order, ce2 for second order, truthful_conf_ce "
+            "for multiclass)"
+        ),
+    )
     rep.add_argument("--title", default=None, help="report title")
     rep.add_argument(
         "--dask",
@@ -701,24 +331,23 @@ def _run_report_csv(args):
         title=args.title or f"Calibration report: {args.csv}",
         verbose=0 if args.quiet else 1,
         max_seconds=args.max_seconds,
+        primary=args.primary,
     )
     return [report], report.title, []
 
 
 def _is_parquet_input(path):
-    """Whether PREDICTIONS is parquet: a .parquet / .pq file, or a folder (read as parquet)."""
+    """Whether PREDICTIONS is read in batches: a .parquet / .pq file, or a folder (of any log files)."""
     return os.path.isdir(path) or path.lower().endswith((".parquet", ".pq"))
 
 
 def _parquet_columns(args):
-    """``(files, label, models)`` of a parquet PREDICTIONS, every name checked."""
+    """``(files, label, models)`` of a log read in batches, every name checked."""
     try:
-        files = [f for f in _io.list_files(args.csv) if _io.file_format(f) == "parquet"]
+        files = _io.list_files(args.csv)
+        columns = _io.read_columns(args.csv)
     except _io.LogFormatError as exc:
         raise CSVFormatError(f"PREDICTIONS {exc}") from None
-    if not files:
-        raise CSVFormatError(f"PREDICTIONS {args.csv}: the folder holds no parquet files (.parquet, .pq).")
-    columns = _io.read_columns(files[0])
     if args.label not in columns:
         raise CSVFormatError(
             f"--label {args.label}: {files[0]} has no column {args.label!r} (its columns: {columns})."
@@ -783,6 +412,7 @@ def _run_report_parquet(args):
         pos_label=pos_label,
         title=args.title or f"Calibration report: {args.csv}",
         verbose=0 if args.quiet else 1,
+        primary=args.primary,
     )
     if args.dask or args.scheduler:
         try:
@@ -805,7 +435,7 @@ def _run_report_parquet(args):
         n += _io.count_rows(f)
     if not args.quiet:
         print(
-            f"[skcal] {args.csv}: {n} rows in {len(files)} parquet file(s), {len(models)} models: "
+            f"[skcal] {args.csv}: {n} rows in {len(files)} file(s), {len(models)} models: "
             f"{', '.join(models)}",
             file=sys.stderr,
         )
@@ -853,7 +483,7 @@ def main(argv=None):
     parser = _build_parser()
     args = parser.parse_args(argv)
     if args.command == "monitor":
-        return run_monitor(args, _io)
+        return run_monitor(args)
     if args.command == "report":
         if args.demo and args.csv:
             parser.error("give either PREDICTIONS.csv or --demo, not both")

@@ -13,14 +13,13 @@ the first pass's moment statistics); it is made automatically, for those measure
 
 This module needs Dask (``pip install 'skcal[dask]'``); ``import skcal`` never imports it.
 
-Adding a measure is one line in :data:`MEASURES`: the name, the statistics class (as
-``"module:Class"``, imported when first used), its default constructor arguments, which of
-``evaluate``'s label arguments it takes, the input it expects, and whether it is exact.
+The measures are the catalogue's (:mod:`skcal._catalog`) with a ``dask`` status: a new measure is
+offered here by its entry there (its statistics class, default arguments, label arguments,
+input and how exact it is).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import time
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without dask
 
 import numpy as np
 
+from skcal._catalog import measures
 from skcal._compat import HasMethods, validate_parameter_constraints, validate_params
 from skcal._constraints import (
     ALPHA,
@@ -60,9 +60,18 @@ from skcal.report._outofcore import (
     OutOfCorePlan,
     merge_chunk_statistics,
 )
-from skcal.stats._base import BaseStatistics, from_state, merge_all, statistics_class
-from skcal.stats._ce2 import CE1Statistics, CE2Statistics
-from skcal.stats._quantile import QuantileSelector
+from skcal.stats import (
+    BaseStatistics,
+    BinnedStatistics,
+    CE1Statistics,
+    CE2Statistics,
+    ClasswiseStatistics,
+    QuantileSelector,
+    TopLabelStatistics,
+    from_state,
+    merge_all,
+    statistics_class,
+)
 
 __all__ = [
     "MEASURES",
@@ -76,12 +85,12 @@ __all__ = [
 
 @dataclass(frozen=True)
 class MeasureSpec:
-    """How :func:`evaluate` builds the statistics of one measure.
+    """How :func:`evaluate` builds the statistics of one measure (from its catalogue entry).
 
     Parameters
     ----------
     statistics : str
-        ``"module:Class"`` of the :class:`~skcal.stats.BaseStatistics` subclass; its
+        ``"module:Class"``, the name of the :class:`~skcal.stats.BaseStatistics` subclass; its
         ``update(y, p, sample_weight=None)`` takes one partition.
     kwargs : dict
         Default constructor keyword arguments (overridable per call).
@@ -94,14 +103,16 @@ class MeasureSpec:
     status : str
         Exact or approximate, and how (the guide's table is built from it).
     compute_params : tuple of str
-        Constructor arguments that only change what ``compute`` returns, never the state
-        (``"measure"`` of the binned, cutoff and truthful statistics). Measures whose statistics
-        differ only in these share one state in :func:`evaluate`'s pass (the binned family on
-        the same bins is one set of per-bin sums).
+        Constructor arguments that only change what ``compute`` returns, never the state (the
+        class's ``_compute_only_params``: ``"measure"`` of the binned, cutoff and truthful
+        statistics). Measures whose statistics differ only in these share one state in
+        :func:`evaluate`'s pass (the binned family on the same bins is one set of per-bin sums).
     strategy : {"uniform", "quantile"} or None
         The binning rule of the measure's in-memory function when it is given neither
         ``strategy`` nor ``edges`` (``None``: not a binned measure), so that :func:`evaluate`
         returns what the in-memory function returns by default.
+    klass : type
+        The statistics class itself.
     """
 
     statistics: str
@@ -111,6 +122,22 @@ class MeasureSpec:
     status: str = "exact (sums of per-row terms)"
     compute_params: tuple = ()
     strategy: str | None = None
+    klass: type = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, measure):
+        """The spec of a catalogue :class:`~skcal._catalog.Measure` with a ``dask`` status."""
+        k = measure.statistics
+        return cls(
+            f"{k.__module__}:{k.__name__}",
+            dict(measure.params),
+            measure.label_args,
+            "second_order" if measure.input == "second_order" else "first_order",
+            measure.dask,
+            tuple(k._compute_only_params),
+            measure.strategy,
+            k,
+        )
 
     def make(self, **overrides):
         """Return an empty statistics object with the defaults updated by ``overrides``.
@@ -125,106 +152,11 @@ class MeasureSpec:
         BaseStatistics
             A new, empty object.
         """
-        module, name = self.statistics.split(":")
-        klass = getattr(importlib.import_module(module), name)
-        return klass(**{**self.kwargs, **overrides})
+        return self.klass(**{**self.kwargs, **overrides})
 
 
-#: The measures :func:`evaluate` knows. One line per measure; the SCDL / smECE / binned /
-#: cutoff / truthful statistics plug in the same way.
-MEASURES: dict[str, MeasureSpec] = {
-    "brier": MeasureSpec("skcal.stats._scores:BrierScoreStatistics"),
-    "log_loss": MeasureSpec("skcal.stats._scores:LogLossStatistics"),
-    "accuracy": MeasureSpec("skcal.stats._scores:AccuracyStatistics"),
-    "ce1": MeasureSpec(
-        "skcal.stats._ce2:CE1Statistics",
-        {"degree": 12, "alpha": 1e-6},
-        label_args=(),
-        status="exact at a fixed degree and alpha (two passes: moments, then plug-in sums)",
-    ),
-    "ce2": MeasureSpec(
-        "skcal.stats._ce2:CE2Statistics",
-        {"degree": 12, "alpha": 1e-6},
-        label_args=(),
-        inputs="second_order",
-        status="exact at a fixed degree and alpha (two passes: moments, then plug-in sums)",
-    ),
-    "scdl": MeasureSpec(
-        "skcal.stats._scdl:ScdlStatistics",
-        label_args=("pos_label",),
-        status="exact (finest-grid node masses; every coarser dyadic grid is folded from them)",
-    ),
-    "smooth_ece": MeasureSpec(
-        "skcal.stats._smooth_ece:SmoothECEStatistics",
-        label_args=("pos_label",),
-        status="exact to the grid deposit smooth_ece uses in memory (2^18 cells)",
-    ),
-    # binned binary measures: per-bin sums; the default numbers of bins and binning rules are the
-    # in-memory functions' (11 bins for binned_ece, 15 for the others; quantile for debiased l2)
-    **{
-        name: MeasureSpec(
-            "skcal.stats._binned:BinnedStatistics",
-            {"n_bins": n_bins, "measure": measure},
-            label_args=("pos_label",),
-            status=(
-                f"exact, {strategy} bins by default as in memory; uniform bins or given edges in one "
-                "pass (per-bin sums); strategy='quantile': exact percentile edges from extra "
-                "passes (a histogram, then the edge cells' values)"
-            ),
-            compute_params=("measure",),
-            strategy=strategy,
-        )
-        for name, measure, n_bins, strategy in (
-            ("binned_ece", "ece", 11, "uniform"),
-            ("max_calibration_error", "mce", 15, "uniform"),
-            ("rms_calibration_error", "rms", 15, "uniform"),
-            ("average_calibration_error", "ace", 15, "uniform"),
-            ("debiased_l2_calibration_error", "debiased_l2", 15, "quantile"),
-        )
-    },
-    "cutoff": MeasureSpec(
-        "skcal.stats._cutoff:CutoffStatistics",
-        label_args=("pos_label",),
-        status="exact (sorted distinct predictions with their residual sums; state grows with them)",
-        compute_params=("measure",),
-    ),
-    "ks_calibration_error": MeasureSpec(
-        "skcal.stats._cutoff:CutoffStatistics",
-        {"measure": "ks"},
-        label_args=("pos_label",),
-        status="exact (sorted distinct predictions with their residual sums; state grows with them)",
-        compute_params=("measure",),
-    ),
-    "cutoff_grid": MeasureSpec(
-        "skcal.stats._cutoff:CutoffGridStatistics",
-        label_args=("pos_label",),
-        status="approximate: a 65,536-cell grid, within the stated bound (CutoffGridStatistics.bound)",
-        compute_params=("measure",),
-    ),
-    # truthful multiclass errors: quantile bins by default, as in memory
-    **{
-        name: MeasureSpec(
-            f"skcal.stats._truthful:{klass}",
-            {"n_bins": 15, "measure": name},
-            label_args=("labels",),
-            status=(
-                "exact: by default the in-memory quantile bins (equal mass by rank, ties by global "
-                "row index), found by extra passes (a histogram, then the edge cells' values and "
-                "row indices); one pass on uniform bins (strategy='uniform') or given edges / "
-                "thresholds (per-bin sums)"
-            ),
-            compute_params=("measure",),
-            strategy="quantile",
-        )
-        for name, klass in (
-            ("truthful_conf_ce", "TopLabelStatistics"),
-            ("conf_ce", "TopLabelStatistics"),
-            ("conf_ece", "TopLabelStatistics"),
-            ("classwise_lince", "ClasswiseStatistics"),
-            ("classwise_ece", "ClasswiseStatistics"),
-        )
-    },
-}
+#: The measures :func:`evaluate` knows: the catalogue's measures with a ``dask`` status.
+MEASURES: dict[str, MeasureSpec] = {name: MeasureSpec.of(m) for name, m in measures(dask=True).items()}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -386,17 +318,8 @@ def _label_set(y_parts, split_every):
     return level[0]
 
 
-def _compute_only_params(kind):
-    """The parameters of statistics ``kind`` that do not change its state (see ``MeasureSpec``)."""
-    out = None
-    for spec in MEASURES.values():
-        if f"skcal.{spec.statistics.split(':')[1]}" == kind:
-            out = set(spec.compute_params) if out is None else out & set(spec.compute_params)
-    return out or set()
-
-
 def _share_key(recipe):
-    drop = _compute_only_params(recipe["kind"])
+    drop = set(statistics_class(recipe["kind"])._compute_only_params)
     params = {k: v for k, v in recipe["params"].items() if k not in drop}
     flag = recipe.get("use_offset", False)
     return repr((recipe["kind"], recipe["state_version"], flag, sorted(params.items())))
@@ -431,7 +354,9 @@ def _reduce(templates, partitions, split_every, scheduler, *, offsets=None, use_
     out, used = [], set()
     for t, k in zip(templates, keys, strict=True):
         # the computed states are ours: the first object of a state reads its arrays, the others copy
-        obj = BaseStatistics.from_state({**states[slot[k]], "params": t["params"]}, copy=k in used)
+        state = states[slot[k]]
+        sums = {a: np.array(v) for a, v in state["arrays"].items()} if k in used else state["arrays"]
+        obj = statistics_class(t["kind"]).from_sums(sums, n_updates=state["n_updates"], **t["params"])
         used.add(k)
         out.append(from_state(t).merge(obj) if _holds_rows(t) else obj)
     return out
@@ -444,9 +369,9 @@ def _reduce(templates, partitions, split_every, scheduler, *, offsets=None, use_
 # =============================================================================================
 #: statistics class -> the kind of quantile bins of its in-memory function
 _QUANTILE_KINDS = {
-    "skcal.stats._binned:BinnedStatistics": "percentile",
-    "skcal.stats._truthful:TopLabelStatistics": "top_label",
-    "skcal.stats._truthful:ClasswiseStatistics": "classwise",
+    BinnedStatistics: "percentile",
+    TopLabelStatistics: "top_label",
+    ClasswiseStatistics: "classwise",
 }
 
 
@@ -474,7 +399,7 @@ def _quantile_passes(specs, y, partitions, labels, pos_label, split_every, sched
     for i, (name, spec, kw) in enumerate(specs):
         if "strategy" not in kw:
             continue
-        kind = _QUANTILE_KINDS.get(spec.statistics)
+        kind = _QUANTILE_KINDS.get(spec.klass)
         strategy = kw["strategy"]
         if kind is None:
             raise ValueError(f"{name!r} takes no strategy= (only the binned and truthful measures do).")
@@ -495,7 +420,7 @@ def _quantile_passes(specs, y, partitions, labels, pos_label, split_every, sched
     # bins given as (value, global index) thresholds split ties by global row index: the passes
     # of such measures need each partition's first row index, whoever computed the thresholds
     for i, (_, spec, kw) in enumerate(specs):
-        if kw.get("thresholds") is not None and _QUANTILE_KINDS.get(spec.statistics) != "percentile":
+        if kw.get("thresholds") is not None and _QUANTILE_KINDS.get(spec.klass) != "percentile":
             use_offset[i] = True
     if not selectors:
         return use_offset, (_row_offsets(y, partitions, scheduler) if any(use_offset) else None)
@@ -898,9 +823,13 @@ def _parquet_frame(path):
     the files' own columns and the files."""
     import dask.dataframe as dd  # dask[dataframe] is optional (the dask extra)
 
-    files = [f for f in list_files(path) if file_format(f) == "parquet"]
-    if not files:
-        raise ValueError(f"data: {path} holds no parquet files (.parquet, .pq).")
+    files = list_files(path)
+    csv = [str(f) for f in files if file_format(f) != "parquet"]
+    if csv:  # never half a log: a folder with CSV files is refused, not read in part
+        raise ValueError(
+            f"data: {path} holds CSV files ({len(csv)}, first {csv[0]}); Dask reads parquet logs only. "
+            "Convert them to parquet, or make the report in batches without Dask."
+        )
     # the files' own columns: a hive-style folder (date=.../part.parquet) adds its partition keys
     return dd.read_parquet([str(f) for f in files]), read_columns(files[0]), [str(f) for f in files]
 
@@ -941,6 +870,7 @@ def calibration_report_dask(
     title=None,
     notes=(),
     verbose=0,
+    primary=None,
 ):
     """A first-order calibration report from a Dask dataframe or a parquet folder, past memory.
 
@@ -1000,6 +930,10 @@ def calibration_report_dask(
         Free text shown in the outputs.
     verbose : int, default=0
         Progress lines on stderr.
+    primary : str, default=None
+        The report's primary measure, one of its metrics: the table is ranked by it and the
+        verdict speaks of it, the other calibration measures being supporting evidence. None
+        takes the kind's default (first order: ``"smooth_ece"``; see the reports guide).
 
     Returns
     -------
@@ -1061,6 +995,7 @@ def calibration_report_dask(
         exact_rows=exact_rows,
         sample_rows=sample_rows,
         replicate_block=replicate_block,
+        primary=primary,
     )
     shared = dask.delayed(plan, pure=True, traverse=False)
     fold = dask.delayed(_fold_partition, pure=True)

@@ -18,7 +18,7 @@ import pytest
 from skcal._demo import run_demo
 from skcal.report import render_html
 
-WIDTHS = (1280, 820)
+WIDTHS = (1280, 820, 800)
 
 
 def _chromium():
@@ -64,6 +64,24 @@ window.addEventListener('load', function () {
     }
     overflow.push(el.tagName + '.' + el.className + ' right=' + Math.round(r.right));
   });
+  // numbers broken across lines inside table cells (a range over the digits with two line tops)
+  var broken = [];
+  var walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  var re = /-?[0-9][0-9.e+-]*/g;
+  for (var node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.parentElement || !node.parentElement.closest('td')) { continue; }
+    var m;
+    while ((m = re.exec(node.data)) !== null) {
+      var range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      var tops = {};
+      Array.prototype.slice.call(range.getClientRects()).forEach(function (r) {
+        if (r.width > 0) { tops[Math.round(r.top)] = 1; }
+      });
+      if (Object.keys(tops).length > 1) { broken.push(m[0]); }
+    }
+  }
   var out = document.createElement('pre');
   out.id = 'skcal-probe';
   out.textContent = JSON.stringify({
@@ -72,6 +90,7 @@ window.addEventListener('load', function () {
     scrollWidth: document.documentElement.scrollWidth,
     clientWidth: W,
     overflow: overflow.slice(0, 20),
+    broken: broken.slice(0, 20),
     problems: window.__problems
   });
   document.body.appendChild(out);
@@ -123,6 +142,7 @@ def test_demo_report_in_headless_chromium(demo_page, tmp_path, width):
     assert result["images"] == n_figures >= 7
     assert result["decoded"] == result["images"], result
     assert result["overflow"] == [], result["overflow"]
+    assert result["broken"] == [], result["broken"]
     assert result["scrollWidth"] <= result["clientWidth"], result
     assert result["problems"] == [], result["problems"]
     console = [line for line in log.splitlines() if ":CONSOLE" in line]
@@ -134,10 +154,12 @@ def test_the_probe_sees_broken_images_overflow_and_console_errors(tmp_path):
     page = (
         "<!DOCTYPE html><html><head><title>t</title></head><body>"
         '<img src="data:image/png;base64,AAAA"><div style="width:3000px">wide</div>'
+        '<table><tr><td style="width:3em;overflow-wrap:anywhere">0.000123456789012</td></tr></table>'
         "<script>console.error('bad')</script></body></html>"
     )
     result, log = _load(page, tmp_path, 800)
     assert result["images"] == 1 and result["decoded"] == 0
     assert any(o.startswith("DIV") for o in result["overflow"])
+    assert result["broken"] == ["0.000123456789012"]
     assert result["scrollWidth"] > result["clientWidth"]
     assert any("console.error: bad" in p for p in result["problems"])

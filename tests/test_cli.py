@@ -1,11 +1,13 @@
 """The skcal command line: the CSV convention, its errors, the demo, and ``python -m skcal``."""
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from skcal.cli import CSVFormatError, main, read_predictions_csv
@@ -336,9 +338,11 @@ def test_bad_out_and_directory_csv_fail_before_computing(tmp_path, capsys, monke
     assert "does not exist" in capsys.readouterr().err
     assert main(["report", path, "--out", str(tmp_path)]) == 2
     assert "is a directory; expected a file name" in capsys.readouterr().err
-    assert main(["report", str(tmp_path), "--out", str(tmp_path / "r.html")]) == 2
-    # a folder is read as parquet (a report past memory): one without parquet files is named
-    assert "PREDICTIONS" in (err := capsys.readouterr().err) and "holds no parquet files" in err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["report", str(empty), "--out", str(tmp_path / "r.html")]) == 2
+    # a folder is read in batches (a report past memory): one without log files is named
+    assert "PREDICTIONS" in (err := capsys.readouterr().err) and "holds no CSV or parquet files" in err
     assert main(["demo", "--out", str(tmp_path / "missing" / "d.html")]) == 2
     assert main(["report", path, "--markdown", str(tmp_path / "missing" / "r.md")]) == 2
     if os.name == "posix" and os.geteuid() != 0:
@@ -475,3 +479,22 @@ def test_main_report_from_count_columns(tmp_path, capsys):
 def test_count_columns_errors(tmp_path, text, match):
     with pytest.raises(CSVFormatError, match=match):
         read_predictions_csv(_write(tmp_path, text))
+
+
+def test_report_reads_a_mixed_folder_whole(tmp_path, capsys):
+    """A folder of CSV and parquet files: every row of both halves (it once read the parquet half)."""
+    pytest.importorskip("pyarrow", reason="pyarrow (the parquet extra) is not installed")
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.05, 0.95, size=400)
+    y = (rng.uniform(size=400) < p).astype(int)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    pd.DataFrame({"y": y[:200], "m": p[:200]}).to_csv(logs / "2024-01-01.csv", index=False)
+    pd.DataFrame({"y": y[200:], "m": p[200:]}).to_parquet(logs / "2024-01-02.parquet")
+    out = tmp_path / "r.json"
+    argv = ["report", str(logs), "--format", "json", "--out", str(out), "--n-bootstrap", "0"]
+    code = main([*argv, "--n-resamples", "0"])
+    assert code == 0
+    assert "400 rows in 2 file(s)" in capsys.readouterr().err
+    doc = json.loads(out.read_text())
+    assert doc["n_samples"] == 400

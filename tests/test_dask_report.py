@@ -279,7 +279,7 @@ def test_dask_bad_input_names_the_argument(dd, frame, parquet_logs):
         calibration_report_dask(ddf, y="label", scheduler="sync")
     with pytest.raises(ValueError, match="models: no column 'zz'"):
         calibration_report_dask(ddf, models=["honest", "zz"], scheduler="sync")
-    with pytest.raises(ValueError, match="data: .* holds no parquet files"):
+    with pytest.raises(ValueError, match="data: .* holds CSV files .*Dask reads parquet logs only"):
         calibration_report_dask(str(parquet_logs / "csvonly"), scheduler="sync")
     with pytest.raises(ValueError, match="no CSV or parquet files"):
         calibration_report_dask(parquet_logs / "empty", scheduler="sync")
@@ -361,8 +361,11 @@ def test_cli_bad_inputs_exit_2(parquet_logs, tmp_path, capsys):
     assert main(["report", str(parquet_logs / "empty"), *out]) == 2
     err = capsys.readouterr().err
     assert "PREDICTIONS" in err and "no CSV or parquet files" in err
-    assert main(["report", str(parquet_logs / "csvonly"), *out]) == 2
-    assert "holds no parquet files" in capsys.readouterr().err
+    # a folder of CSV files is read whole in batches; on Dask it is refused, never read in part
+    assert main(["report", str(parquet_logs / "csvonly"), *out]) == 0
+    capsys.readouterr()
+    assert main(["report", str(parquet_logs / "csvonly"), "--dask", *out]) == 2
+    assert "Dask reads parquet logs only" in capsys.readouterr().err
     assert main(["report", str(parquet_logs / "one.csv"), "--dask", *out]) == 2
     assert "--dask / --scheduler" in capsys.readouterr().err
 

@@ -6,7 +6,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from skcal._io import LogFormatError, file_format, iter_batches, list_files, read_columns
+from skcal._io import (
+    LogFormatError,
+    count_rows,
+    file_format,
+    iter_batches,
+    list_files,
+    read_columns,
+    read_table,
+    write_atomic,
+)
 
 pyarrow = pytest.importorskip("pyarrow", reason="pyarrow (the parquet extra) is not installed")
 
@@ -75,3 +84,102 @@ def test_parquet_without_pyarrow_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     with pytest.raises(LogFormatError, match=r"needs pyarrow.*skcal\[parquet\]"):
         read_columns(tmp_path / "a.parquet")
+
+
+def test_a_mixed_folder_is_read_whole(tmp_path):
+    """CSV and parquet files in one folder: every row of every file, in path order (never half)."""
+    _frame(4, 0).to_csv(tmp_path / "2024-01-01.csv", index=False)
+    _frame(3, 4).to_parquet(tmp_path / "2024-01-02.parquet")
+    _frame(2, 7).to_csv(tmp_path / "2024-01-03.csv.gz", index=False)
+    got = list(iter_batches(tmp_path, columns=["t"]))
+    assert np.array_equal(np.concatenate([f["t"].to_numpy() for _, _, f in got]), np.arange(9))
+    frame, parts = read_table(tmp_path)
+    assert len(frame) == 9 and [(p.name, first, n) for p, first, n in parts] == [
+        ("2024-01-01.csv", 0, 4),
+        ("2024-01-02.parquet", 4, 3),
+        ("2024-01-03.csv.gz", 7, 2),
+    ]
+    assert count_rows(tmp_path) == 9
+
+
+def test_a_file_with_other_columns_is_named(tmp_path):
+    _frame(4).to_csv(tmp_path / "a.csv", index=False)
+    _frame(4).rename(columns={"m": "q"}).to_parquet(tmp_path / "b.parquet")
+    with pytest.raises(
+        LogFormatError, match=r"b\.parquet: its columns differ .*missing \['m'\], extra \['q'\]"
+    ):
+        read_columns(tmp_path)
+
+
+def test_a_truncated_gzip_file_is_named(tmp_path):
+    import gzip
+
+    text = _frame(5000).to_csv(index=False).encode()
+    data = gzip.compress(text)
+    (tmp_path / "day.csv.gz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(LogFormatError, match=r"day\.csv\.gz: cannot be read"):
+        list(iter_batches(tmp_path / "day.csv.gz"))
+    with pytest.raises(LogFormatError, match=r"day\.csv\.gz"):
+        read_table(tmp_path)
+
+
+def test_a_corrupt_parquet_file_is_named(tmp_path):
+    _frame(10).to_parquet(tmp_path / "good.parquet")
+    data = (tmp_path / "good.parquet").read_bytes()
+    (tmp_path / "bad.parquet").write_bytes(data[: len(data) // 2])
+    with pytest.raises(LogFormatError, match=r"bad\.parquet: cannot be read"):
+        read_columns(tmp_path)
+    (tmp_path / "worse.pq").write_bytes(b"PAR1 not really parquet PAR1")
+    with pytest.raises(LogFormatError, match=r"worse\.pq: cannot be read"):
+        list(iter_batches(tmp_path / "worse.pq"))
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("y;a\n1;0.2\n", "one column holding semicolons"),
+        ("y,,a\n1,2,0.3\n", "column 2 has an empty name"),
+        ("y,a,a\n1,0.2,0.3\n", r"duplicate column names \['a'\]"),
+        ("", "the file is empty"),
+    ],
+)
+def test_csv_headers_are_checked(tmp_path, text, match):
+    (tmp_path / "h.csv").write_text(text)
+    with pytest.raises(LogFormatError, match=match):
+        read_columns(tmp_path / "h.csv")
+
+
+def test_text_cells_are_read_as_stripped_strings(tmp_path):
+    (tmp_path / "s.csv").write_text("y , a\n 1,0.5 \nyes,\n")
+    frame, _ = read_table(tmp_path / "s.csv", dtype=str)
+    assert frame.to_dict("list") == {"y": ["1", "yes"], "a": ["0.5", ""]}
+
+
+def test_write_atomic_replaces_whole_and_cleans_up(tmp_path):
+    import os
+
+    target = tmp_path / "state.json"
+    write_atomic(target, "old")
+    stale = tmp_path / ".state.json.skcal-tmp-deadbeef"
+    stale.write_text("left by a killed run")
+    write_atomic(target, b"new")
+    assert target.read_text() == "new" and not stale.exists()
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_write_atomic_interrupted_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+    import os
+
+    target = tmp_path / "page.html"
+    write_atomic(target, "old")
+
+    def fail(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(target, "new")
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["page.html"]

@@ -274,7 +274,7 @@ def test_verdict_names_the_best_and_the_miscalibrated():
     preds = {"calibrated": p, "biased": np.clip(p + 0.15, 0, 1)}
     rep = CalibrationReport.from_predictions(y, preds, n_bootstrap=50, n_resamples=200, random_state=0)
     text = " ".join(rep.verdict)
-    assert text.startswith("Best calibrated: calibrated (smECE ")
+    assert text.startswith("Best calibrated by smECE (the primary measure): calibrated (")
     assert "a clear winner" in text
     mis = next(line for line in rep.verdict if line.startswith("Miscalibrated at the 5% level"))
     assert re.search(r"biased \(p (<|=) 0\.00\d+\)", mis)  # 200 resamples: p is at least about 1/201
@@ -306,7 +306,7 @@ def test_second_order_report_values_and_advice():
     votes, m = Y.ravel(), np.repeat(s[:, 0], 2)
     assert rep.table.loc["shifted", ("brier", "value")] == pytest.approx(brier_score_loss(votes, m))
     text = " ".join(rep.verdict)
-    assert "Best calibrated: honest" in text
+    assert "Best calibrated by CE2 (the primary measure): honest" in text
     assert "shifted" in text and "SecondOrderPlattCalibrator(order=2)" in text
     assert set(rep.figures) >= {
         "Is the stated uncertainty right?",
@@ -326,7 +326,7 @@ def test_multiclass_report_values():
     assert row[("conf_ece", "value")] == pytest.approx(conf_ece(y, P))
     assert row[("log_loss", "value")] == pytest.approx(log_loss(y, P))
     assert row[("brier", "value")] == pytest.approx(brier_score_loss(y, P, labels=np.arange(4)))
-    assert "Best calibrated: honest" in rep.verdict[0]
+    assert "Best calibrated by ConfCE-corr (the primary measure): honest" in rep.verdict[0]
     assert "Top-label reliability diagrams" in rep.figures
     assert "smooth_calibration_error" not in rep.metric_names  # not a default of this kind
 

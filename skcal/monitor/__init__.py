@@ -1,36 +1,55 @@
-"""Monitoring calibration over time: anytime-valid alarms, change detection, time-uniform bands.
+"""Monitoring calibration over time: a tolerance, a lower confidence bound, change detection.
 
 A deployed model's predictions ``p_t`` are logged and their labels ``y_t`` arrive later.
-:class:`CalibrationMonitor` takes them batch by batch (in time order) and tests the null
-"the forecasts are calibrated at every step", ``E[y_t | past, p_t] = p_t``, by betting:
+:class:`CalibrationMonitor` takes them batch by batch (in time order) and answers, with
+guarantees that hold however long the stream runs and however often it is read:
 
-* **the test** (``mode="test"``): a mixture of test supermartingales, one per bin of the
-  resolutions ``1, 2, ..., n_bins`` equal-width bins, each betting on the sign of its bin's
-  residual ``y - p`` with predictable bets fixed within a block of rows (aGRAPA, clipped so every
-  factor stays in ``[1/2, 3/2]``). By Ville's inequality it ever reaches ``1 / alpha`` with
-  probability at most ``alpha`` under the null, whatever the horizon and however often it is
-  read; ``min(1, 1 / max e-value so far)`` is an anytime-valid p-value;
-* **the e-detector** (``mode="detect"``): ``M_t = (M_{t-1} + 1) * factor_t`` per test function,
-  mixed with the same weights, whose average run length to a false alarm is at least
-  ``1 / alpha`` blocks; the change is located at the start with the most evidence at the alarm;
+* **the tolerance test** (``mode="test"``): is the l1 calibration error ``E|E[y | p] - p|`` of
+  the stream worse than ``tolerance``? The null ``CE_t <= tolerance`` at every step is tested by
+  betting on ``g_t(p_t) (y_t - p_t) - tolerance`` with predictable test functions ``|g_t| <= 1``
+  (a global bias up or down, and learned patterns of the bins' residuals at several
+  resolutions) and nonnegative bets from a fixed grid; the mixture of the capitals ever reaches
+  ``1 / alpha`` with probability at most ``alpha`` under the null (Ville's inequality).
+  ``tolerance=0`` tests exact calibration;
+* **the lower confidence bound** ``calibration_error_lcb_``: the capitals decrease in the
+  tolerance, so the largest tolerance whose mixture has crossed ``1 / alpha`` is a time-uniform
+  lower confidence bound of the calibration error;
+* **the e-detector** (``mode="detect"``): the Shiryaev-Roberts statistic of the same capitals
+  restarted at every block, whose average run length to a false alarm is at least
+  ``false_alarm_rows`` rows; the change is located at the start with the most evidence;
 * **time-uniform reliability bands**: for each bin a confidence sequence for the mean residual
-  ``E[y - p | bin]``, valid at every time the diagram is looked at.
+  ``E[y - p | bin]``, valid at every time the diagram is looked at (the per-bin version of the
+  tolerance test).
 
-The formulas and the choices (the bets, the two capitals, the change estimate, the bands) are
-stated in the private modules, one concept each:
+The formulas and the choices are stated in the private modules, one concept each:
 
-* ``_betting``: the test functions, their weights, the bets and the per-block log factors;
-* ``_detector``: the mixture e-process, the e-detector and the change location;
+* ``_betting``: the test functions, the bets, the chord capital and the tolerance;
+* ``_detector``: the mixture e-process, the lower bound, the e-detector and the change location;
 * ``_bands``: the confidence sequences of the bins' mean residuals;
 * ``_blocks``: the per-block per-bin sums (the hot path, a few ``np.bincount`` passes);
-* ``_engine``: re-blocking, the buffer, the pipeline and the stored history;
+* ``_engine``: re-blocking, the buffer, segments, the pipeline and the stored history;
 * ``_input``: validation of a batch; ``_state``: the JSON state;
 * ``_monitor``: :class:`CalibrationMonitor`; ``_page``: the HTML page (:func:`render_html`);
+  ``_prometheus``: the status as Prometheus metrics (:func:`render_prometheus`);
 * ``_cli``: the ``skcal monitor`` command.
 """
 
-from skcal.monitor._monitor import DETECT_MEMORY, CalibrationMonitor
+from skcal.monitor._monitor import (
+    DAILY_SPAN_DAYS,
+    DEFAULT_HORIZON,
+    DETECT_MEMORY_ROWS,
+    CalibrationMonitor,
+)
 from skcal.monitor._page import render_html
+from skcal.monitor._prometheus import render_prometheus
 from skcal.monitor._state import STATE_VERSION
 
-__all__ = ["CalibrationMonitor", "DETECT_MEMORY", "STATE_VERSION", "render_html"]
+__all__ = [
+    "CalibrationMonitor",
+    "DAILY_SPAN_DAYS",
+    "DEFAULT_HORIZON",
+    "DETECT_MEMORY_ROWS",
+    "STATE_VERSION",
+    "render_html",
+    "render_prometheus",
+]

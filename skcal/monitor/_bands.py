@@ -40,12 +40,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from skcal.monitor._betting import psi_e
-
-__all__ = ["residual_bands", "BAND_BET_CAP"]
+__all__ = ["residual_bands", "psi_e", "BAND_BET_CAP"]
 
 #: Largest bet of a band's capital process.
 BAND_BET_CAP = 0.5
+
+
+def psi_e(c):
+    """``psi_E(c) = -log(1 - c) - c`` for ``0 <= c < 1`` (Fan, Grama and Liu)."""
+    c = np.asarray(c, dtype=np.float64)
+    return -np.log1p(-c) - c
 
 
 def _superlevel(a, b, c):

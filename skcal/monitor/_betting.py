@@ -1,49 +1,64 @@
-"""Testing calibration by betting: the test functions, the bets and the mixture e-process.
+"""Testing calibration by betting: the test functions, the bets, the capital and the tolerance.
 
 Notation. A stream of rows ``(p_t, y_t)``: the forecast ``p_t`` in [0, 1] is known before the
-label ``y_t`` in {0, 1}; ``x_t = y_t - p_t`` is the residual. The null is
-``E[y_t | past, p_t] = p_t`` at every step, which holds for any adaptive choice of ``p_t``.
+label ``y_t`` in {0, 1}; ``x_t = y_t - p_t`` is the residual and ``F_{t-1}`` everything seen
+before row ``t``. The l1 calibration error of the rows at step ``t`` is
+``CE_t = E_t |E[y | p] - p|``, and the tolerance null is ``CE_t <= eps`` at every step (rows
+conditionally independent given the past; the distribution of ``p`` may change with ``t``).
+``eps = 0`` is exact calibration, ``E[y_t | F_{t-1}, p_t] = p_t``.
 
-Test functions. ``n_bins = K = 2**L`` equal-width right-closed bins ``((j - 1) / K, j / K]`` (the
-first also holds 0, as in :class:`skcal.stats.BinnedStatistics`) and their dyadic coarsenings
-with ``K / 2, ..., 2, 1`` bins give ``F = 2 K - 1`` indicator functions ``g_f(p) = 1{p in bin}``,
-the coarsest being the constant ``g = 1``. A bet may have either sign, so each indicator bets on
-the bin's residual being positive or negative ("signed" indicators). Function ``f`` of level
-``l`` (``2**l`` bins) has prior weight ``w_f = 1 / ((L + 1) 2**l)``: each resolution gets
-``1 / (L + 1)``, split evenly over its bins, and the weights sum to one.
+Test functions. ``n_bins = K = 2**L`` equal-width right-closed bins (the first also holds 0, as in
+:class:`skcal.stats.BinnedStatistics`) and their dyadic coarsenings with ``K / 2, ..., 2``
+bins. The family is ``g = +1`` and ``g = -1`` (calibration in the large: a global bias up or
+down) and, for each level ``l = 1..L`` (``2**l`` bins), one *pattern* ``g_{l, t}(p)``: the sign
+of the residual of ``p``'s level-``l`` bin in the bet's memory (every earlier block, or the
+last ``memory`` blocks), and 0 where that sum is within ``DEAD_ZONE`` standard errors of 0
+(``|S| <= DEAD_ZONE sqrt(Q + 1)``, ``S`` and ``Q`` the memory's sums of ``x`` and ``x^2`` in
+the bin). A pattern bets that the bins lean the way they leaned so far: over- and
+under-confidence (residuals of opposite signs below and above some ``p``) and miscalibration
+confined to a region, which the constant functions cannot see. Every ``g`` is predictable (fixed
+within a block, computed from the blocks before it) and ``|g| <= 1``.
 
-Bets. Rows are grouped in blocks of ``block_size``; the bet ``lambda_{f, j}`` of function ``f``
-on block ``j`` is fixed over the block and computed from the blocks before it (predictable),
-with the aGRAPA rule of Waudby-Smith and Ramdas,
-``lambda = mu_hat / (sigma_hat^2 + mu_hat^2) = S / (Q + q0)``, where ``S`` and ``Q`` are the sums
-of ``g(p) x`` and ``g(p)^2 x^2`` over the bet's memory (every earlier block, or the last
-``memory`` blocks) and ``q0 = 1`` a prior that keeps the first bets small, clipped to
-``[-1/2, 1/2]``. Every factor ``1 + lambda g(p) x`` then lies in ``[1/2, 3/2]``.
+Bets. Each test function bets every value ``lambda`` of ``GRID`` (``1/2, 1/4, ..., 1/64``), fixed
+in advance: a *component* ``c = (g, lambda)``. The capital of a component at tolerance ``eps``
+is
 
-Capital. Two per-block factors are implemented, both with conditional mean at most one under
-the null, so the capital ``K_{f, t}`` (their product over blocks) is a nonnegative
-supermartingale and Ville's inequality applies:
+    K_{c, t}(eps) = prod_{s <= t} (1 + lambda g_s(p_s) x_s) / (1 + lambda eps)
+                  = prod_{s <= t} (1 + b (g_s(p_s) x_s - eps)),    b = lambda / (1 + lambda eps),
 
-* ``"product"``: ``prod_{rows} (1 + lambda g(p) x)``, the test martingale by betting itself
-  (Shafer and Vovk), computed row by row (a ``log1p`` per row and resolution);
-* ``"bernstein"`` (the default): ``exp(lambda S_j - psi(|lambda|) Q_j)`` with
-  ``psi(c) = -log(1 - c) - c``, where ``S_j`` and ``Q_j`` are the block's sums of ``g x`` and
-  ``g^2 x^2``. Fan, Grama and Liu (2015, Lemma 4.1): ``log(1 + u) >= u - psi(c) u^2 / c^2``
-  for ``u >= -c``, ``0 <= c < 1``; with ``u = lambda g x`` and ``c = |lambda|`` every row's
-  factor ``exp(lambda g x - psi(|lambda|) g^2 x^2)`` is at most ``1 + lambda g x``, so the
-  product is at most the test martingale above: a supermartingale from sufficient statistics
-  (the empirical-Bernstein capital of Waudby-Smith and Ramdas), and the reason an update costs a
-  few ``np.bincount`` passes instead of one ``log1p`` per row and test function.
+a bet ``b`` in ``[0, 1/2]`` on ``g x - eps``. Under the tolerance null,
+``E[g_t(p_t) x_t | F_{t-1}] = E[g_t(p_t) (E[y | p_t] - p_t)] <= E |E[y | p] - p| = CE_t <= eps``
+for any ``g_t`` chosen from the past with ``|g_t| <= 1``, so each factor has conditional mean at
+most one, and is at least ``1 - (1 + eps) / 2 > 0``: ``K_c(eps)`` is a nonnegative
+supermartingale, whatever the distribution of ``p`` does over time. Its logarithm is
+``log K_{c, t}(0) - n_t log(1 + lambda eps)`` (``n_t`` rows), decreasing in ``eps``: the capital
+at every tolerance follows from the exact test's capital and the row count.
 
-Mixture. ``E_t = sum_f w_f K_{f, t}`` is again a nonnegative supermartingale with ``E_0 = 1``,
-so ``P(sup_t E_t >= 1 / alpha) <= alpha`` (Ville) and ``min(1, 1 / max_{s <= t} E_s)`` is an
-anytime-valid p-value. Classwise monitoring stacks one family per class (weights divided by the
-number of classes); the average of test supermartingales on one filtration is one.
+Capital from sufficient statistics. For a row with ``y = 1`` the factor of ``(g, lambda)`` is
+``1 + lambda g (1 - p)``, for ``y = 0`` it is ``1 - lambda g p``; both logs are concave in ``p``,
+so on each finest bin ``[a, b]`` they lie above their chord, ``alpha + beta p`` with
+``beta = (f(b) - f(a)) / (b - a)``. Replacing every row's log factor by its chord's value
+lowers each factor, so the product of the chords is again a supermartingale, and it depends on
+a block's rows only through ``n0, sum_{y=0} p, n1, sum_{y=1} p`` per finest bin (the chords of
+one ``lambda`` are fixed numbers): four ``np.bincount`` sums instead of a ``log1p`` per row and
+component. On bins of width ``1/16`` the chord is within ``(1/16)^2 / 8 |f''|`` of the log
+factor, a few per cent of a row's expected gain at any useful bet.
 
-Every function here is vectorised over blocks and follows a carry: running a path in one call or
-in several (the carry of one call passed to the next) gives the same bits, because every
-accumulation is a sequential ``ufunc.accumulate`` along the block axis and every reduction over
-the test functions is a fixed-order loop.
+Mixture. ``E_t(eps) = sum_c w_c K_{c, t}(eps)`` with fixed weights summing to one: the two
+constant functions share ``CONSTANT_WEIGHT`` (a global bias is the most common drift, and the
+detector's speed on it is what the weight buys), the ``L`` patterns share the rest evenly, and
+each splits its share evenly over the grid. ``E_t(eps)`` is a nonnegative supermartingale with
+``E_0 = 1`` under the tolerance null, so ``P(sup_t E_t(eps) >= 1 / alpha) <= alpha`` (Ville),
+and it decreases in ``eps``, so ``LCB_t = sup {eps : max_{s <= t} E_s(eps) >= 1 / alpha}`` (0
+when none) is a time-uniform lower confidence bound: ``LCB_t > CE`` for some ``t`` implies
+``max_s E_s(CE) >= 1 / alpha``, which has probability at most ``alpha`` when ``CE_t <= CE`` at
+every step. Classwise monitoring stacks one family per class, weights divided by the number of
+classes (an average of supermartingales on one filtration is one).
+
+Every function here is vectorised over blocks and either treats blocks independently or carries
+its state from one call to the next through a sequential ``ufunc.accumulate``, and every sum over
+bins or components has a fixed order, so a path computed in one call or in several is the same,
+bit for bit.
 
 References
 ----------
@@ -52,95 +67,143 @@ I. Waudby-Smith and A. Ramdas, "Estimating means of bounded random variables by 
 JRSS-B 86(1), 2024.
 S. Arnold, A. Henzi and J. F. Ziegel, "Sequentially valid tests for forecast calibration",
 Annals of Applied Statistics 17(3), 2023.
-X. Fan, I. Grama and Q. Liu, "Exponential inequalities for martingales with applications",
-Electronic Journal of Probability 20, 2015.
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 __all__ = [
-    "BET_CAP",
-    "BET_PRIOR",
+    "GRID",
+    "CONSTANT_WEIGHT",
+    "DEAD_ZONE",
     "n_functions",
-    "function_weights",
-    "function_levels",
+    "n_components",
+    "component_bets",
+    "component_weights",
+    "function_names",
     "to_functions",
-    "psi_e",
-    "bets",
-    "bernstein_log_factors",
-    "product_log_factors",
+    "chord_tables",
+    "memory_sums",
+    "pattern_signs",
+    "log_factors",
+    "tolerance_penalty",
     "log_mixture",
 ]
 
-#: Largest absolute bet: every factor ``1 + lambda g(p) (y - p)`` stays in ``[1/2, 3/2]``.
-BET_CAP = 0.5
-#: Prior added to the sum of squared residuals in the aGRAPA bet ``S / (Q + prior)``.
-BET_PRIOR = 1.0
+#: The bets every test function places, fixed in advance (the mixture over them adapts).
+GRID = 2.0 ** -np.arange(1, 7)
+#: Total prior weight of the two constant test functions (a global bias up or down).
+CONSTANT_WEIGHT = 0.75
+#: A pattern bets on a bin only when its memory's residual sum is this many standard errors from 0.
+DEAD_ZONE = 1.5
+
+
+def _levels(n_bins):
+    return int(n_bins).bit_length() - 1  # L, with n_bins = 2**L
 
 
 def n_functions(n_bins):
-    """Number of test functions of the dyadic family with ``n_bins`` finest bins (``2 n_bins - 1``)."""
-    return 2 * n_bins - 1
+    """Test functions: ``g = +1``, ``g = -1`` and one pattern per level ``1..L`` (``L + 2``)."""
+    return _levels(n_bins) + 2
 
 
-def function_levels(n_bins):
-    """``[(offset, bins)]`` of each resolution, coarsest (the constant) first."""
-    out, k, off = [], 1, 0
-    while k <= n_bins:
-        out.append((off, k))
-        off += k
-        k *= 2
-    return out
+def n_components(n_bins):
+    """Components ``(function, bet)``: ``n_functions(n_bins) * len(GRID)``."""
+    return n_functions(n_bins) * GRID.size
 
 
-def function_weights(n_bins, n_classes=1):
-    """Prior weights ``(n_classes, F)`` of the test functions (they sum to one)."""
-    levels = function_levels(n_bins)
-    w = np.empty(n_functions(n_bins))
-    for off, k in levels:
-        w[off : off + k] = 1.0 / (len(levels) * k)
+def function_names(n_bins):
+    """Names of the test functions, in component order (``"+1"``, ``"-1"``, ``"pattern 2"``, ...)."""
+    return ["+1", "-1"] + [f"pattern {2**lev}" for lev in range(1, _levels(n_bins) + 1)]
+
+
+def component_bets(n_bins):
+    """The bet ``lambda`` of every component, shape ``(C,)`` (function-major)."""
+    return np.tile(GRID, n_functions(n_bins))
+
+
+def component_weights(n_bins, n_classes=1):
+    """Prior weights ``(n_classes, C)`` of the components (they sum to one)."""
+    L = _levels(n_bins)
+    G = GRID.size
+    per_function = np.empty(n_functions(n_bins))
+    per_function[:2] = CONSTANT_WEIGHT / 2.0 if L else 0.5
+    if L:
+        per_function[2:] = (1.0 - CONSTANT_WEIGHT) / L
+    w = np.repeat(per_function / G, G)
     return np.tile(w / n_classes, (n_classes, 1))
 
 
-def to_functions(fine):
-    """Sums per finest bin ``(..., K)`` to sums per test function ``(..., 2K - 1)``.
+def to_functions(fine, axis=-1):
+    """Sums per finest bin to sums per bin of every level, coarsest first.
 
-    Coarser bins are sums of two adjacent finer ones (elementwise adds, so the result of a row
-    does not depend on the other rows of the array).
+    Along ``axis`` (the last or the one before it), ``K`` finest bins become ``2K - 1``: level 0
+    (one bin), level 1 (two bins), ..., level ``L`` (the ``K`` finest). A coarser bin is the sum
+    of two adjacent finer ones (elementwise adds, so a block's result does not depend on the
+    other blocks of the array).
     """
+    if axis in (-1, fine.ndim - 1):
+        even, odd = (lambda a: a[..., 0::2]), (lambda a: a[..., 1::2])
+    elif axis in (-2, fine.ndim - 2):
+        even, odd = (lambda a: a[..., 0::2, :]), (lambda a: a[..., 1::2, :])
+    else:
+        raise ValueError(f"axis must be the last or the one before it; got {axis}.")
     levels = [fine]
     cur = fine
-    while cur.shape[-1] > 1:
-        cur = cur[..., 0::2] + cur[..., 1::2]
+    while cur.shape[axis] > 1:
+        cur = even(cur) + odd(cur)
         levels.append(cur)
-    return np.concatenate(levels[::-1], axis=-1)
+    return np.concatenate(levels[::-1], axis=axis)
 
 
-def psi_e(c):
-    """``psi_E(c) = -log(1 - c) - c`` for ``0 <= c < 1`` (Fan, Grama and Liu)."""
-    c = np.asarray(c, dtype=np.float64)
-    return -np.log1p(-c) - c
-
-
-def bets(tail, S, Q, memory):
-    """aGRAPA bets of new blocks from the blocks before them, and the new carry.
-
-    Parameters
-    ----------
-    tail : ndarray of shape (T, 2, k, F)
-        Running totals of ``(S, Q)`` at the last ``T`` block boundaries (the last one is the
-        current total; ``T = 1`` with ``memory=None``, at most ``memory + 1`` otherwise).
-    S, Q : ndarray of shape (nb, k, F)
-        Per-block sums of ``g x`` and ``g^2 x^2`` of the new blocks.
-    memory : int or None
-        Blocks the bet looks back on (``None``: all earlier blocks).
+@functools.lru_cache(maxsize=8)
+def chord_tables(n_bins):
+    """Chord coefficients of the log factors, for ``g = +1`` and ``g = -1``.
 
     Returns
     -------
-    lam : ndarray of shape (nb, k, F)
-        The bet of each new block, in ``[-1/2, 1/2]``.
+    ndarray of shape (n_bins, 4, 2 G)
+        ``[k, s, j]``: the coefficient of the statistic ``s`` (``n0, sum_{y=0} p, n1,
+        sum_{y=1} p`` of bin ``k``) in the chord lower bound of ``sum log(1 + lambda g x)`` over
+        the bin's rows, for ``g = +1, lambda = GRID[j]`` (``j < G``) and
+        ``g = -1, lambda = GRID[j - G]``. Read-only.
+    """
+    K = int(n_bins)
+    G = GRID.size
+    a = np.arange(K + 1) / K  # exact: K is a power of two
+    lam = GRID[None, :]
+    out = np.empty((K, 4, 2 * G))
+    for j, g in enumerate((1.0, -1.0)):
+        f1 = np.log1p(g * lam * (1.0 - a[:, None]))  # y = 1: 1 + lambda g (1 - p)
+        f0 = np.log1p(-g * lam * a[:, None])  # y = 0: 1 - lambda g p
+        for s0, f in ((0, f0), (2, f1)):
+            beta = (f[1:] - f[:-1]) * K
+            out[:, s0, j * G : (j + 1) * G] = f[:-1] - beta * a[:-1, None]
+            out[:, s0 + 1, j * G : (j + 1) * G] = beta
+    out.setflags(write=False)
+    return out
+
+
+def memory_sums(tail, S, Q, memory):
+    """The memory's sums of ``x`` and ``x^2`` before each new block, and the new carry.
+
+    Parameters
+    ----------
+    tail : ndarray of shape (T, 2, ...)
+        Running totals of ``(S, Q)`` at the last ``T`` block boundaries (the last one is the
+        current total; ``T = 1`` with ``memory=None``, at most ``memory + 1`` otherwise).
+    S, Q : ndarray of shape (nb, ...)
+        Per-block sums of the new blocks.
+    memory : int or None
+        Blocks the memory looks back on (``None``: all earlier blocks).
+
+    Returns
+    -------
+    mem : ndarray of shape (nb, 2, ...)
+        ``(S, Q)`` over the memory of each new block (the blocks before it).
     tail : ndarray
         The carry for the next call.
     """
@@ -148,66 +211,80 @@ def bets(tail, S, Q, memory):
     X = np.stack([S, Q], axis=1)
     cum = np.cumsum(np.concatenate([tail[-1:], X]), axis=0)  # cum[i]: total before new block i
     if memory is None:
-        mem = cum[:-1]
-        new_tail = cum[-1:]
+        return cum[:-1], np.ascontiguousarray(cum[-1:])
+    full = np.concatenate([tail[:-1], cum])
+    n_old = tail.shape[0] - 1
+    first = n_old - memory  # the window of new block i starts at boundary first + i (>= 0)
+    if first >= 0:
+        begin = full[first : first + nb]
     else:
-        full = np.concatenate([tail[:-1], cum])
-        n_old = tail.shape[0] - 1
-        first = n_old - memory  # the window of new block i starts at boundary first + i (>= 0)
-        if first >= 0:
-            begin = full[first : first + nb]
-        else:
-            lead = min(-first, nb)
-            begin = np.concatenate([np.repeat(full[:1], lead, axis=0), full[: nb - lead]])
-        mem = full[n_old : n_old + nb] - begin
-        new_tail = full[-(memory + 1) :]
-    lam = mem[:, 0] / (mem[:, 1] + BET_PRIOR)
-    np.clip(lam, -BET_CAP, BET_CAP, out=lam)
-    return lam, np.ascontiguousarray(new_tail)
+        lead = min(-first, nb)
+        begin = np.concatenate([np.repeat(full[:1], lead, axis=0), full[: nb - lead]])
+    return full[n_old : n_old + nb] - begin, np.ascontiguousarray(full[-(memory + 1) :])
 
 
-def bernstein_log_factors(lam, S, Q):
-    """Per-block log factors ``lambda S - psi(|lambda|) Q`` of the empirical-Bernstein capital."""
-    return lam * S - psi_e(np.abs(lam)) * Q
-
-
-def product_log_factors(ids, x, lam, n_bins):
-    """Per-block ``sum log(1 + lambda g(p) x)`` over the rows, for every test function.
+def pattern_signs(mem):
+    """``g`` of every bin of every level from the memory's sums (``-1``, ``0`` or ``+1``).
 
     Parameters
     ----------
-    ids : ndarray of intp of shape (nb * block_size,)
-        ``block * n_bins + bin`` of each row (finest bins).
-    x : ndarray of shape (nb * block_size,)
-        Residuals ``y - p``.
-    lam : ndarray of shape (nb, F)
-        The bets of one class's test functions.
-    n_bins : int
-        Finest bins (a power of two).
+    mem : ndarray of shape (nb, 2, ..., 2K - 1)
+        Memory sums ``(S, Q)`` per bin of every level (:func:`to_functions` layout).
 
     Returns
     -------
-    ndarray of shape (nb, F)
+    ndarray of shape (nb, ..., 2K - 1)
     """
-    nb = lam.shape[0]
-    out = np.empty_like(lam)
-    top = n_bins.bit_length() - 1
-    for off, k in function_levels(n_bins):
-        shift = top - (k.bit_length() - 1)
-        cid = ids >> shift if shift else ids  # block * k + coarse bin (K is a power of two)
-        lam_k = np.ascontiguousarray(lam[:, off : off + k]).ravel()
-        terms = np.log1p(lam_k[cid] * x)
-        out[:, off : off + k] = np.bincount(cid, weights=terms, minlength=nb * k).reshape(nb, k)
-    return out
+    S, Q = mem[:, 0], mem[:, 1]
+    strong = np.abs(S) > DEAD_ZONE * np.sqrt(np.maximum(Q, 0.0) + 1.0)
+    return np.where(strong, np.sign(S), 0.0)
 
 
-def log_mixture(logK, logw):
-    """``log sum_f w_f exp(logK_f)`` for each block, as a fixed-order sum over the functions.
+def log_factors(stats, signs, n_bins):
+    """Per-block log factors of every component at ``eps = 0`` (the chord capital).
 
     Parameters
     ----------
-    logK : ndarray of shape (nb, k, F)
-    logw : ndarray of shape (k, F)
+    stats : ndarray of shape (nb, k, K, 4)
+        ``n0, sum_{y=0} p, n1, sum_{y=1} p`` of every block, class and finest bin.
+    signs : ndarray of shape (nb, k, 2K - 1)
+        The patterns' ``g`` per bin of every level (:func:`pattern_signs`; level 0 unused).
+    n_bins : int
+        ``K``, a power of two.
+
+    Returns
+    -------
+    ndarray of shape (nb, k, C)
+    """
+    G = GRID.size
+    K = int(n_bins)
+    # per finest bin, the chord sums of g = +1 (first G) and g = -1 (last G): a sequential sum
+    # over the four statistics of each bin (einsum's loop; it does not depend on the other blocks)
+    v = np.einsum("nckS,kSg->nckg", stats, chord_tables(K))
+    f = to_functions(v, axis=-2)  # (nb, k, 2K - 1, 2G): the sums over every bin of every level
+    nb, k = stats.shape[:2]
+    out = np.empty((nb, k, n_components(K)))
+    out[..., : 2 * G] = f[..., 0, :]  # g = +1, then g = -1: the two constant functions
+    if K > 1:
+        g = signs[..., 1:, None]
+        lean = f[..., 1:, :G] * (g > 0) + f[..., 1:, G:] * (g < 0)  # (nb, k, 2K - 2, G)
+        starts = (1 << np.arange(1, _levels(K) + 1)) - 2  # level l starts at 2**l - 1, less level 0
+        out[..., 2 * G :] = np.add.reduceat(lean, starts, axis=-2).reshape(nb, k, -1)
+    return out
+
+
+def tolerance_penalty(n_bins, tolerance):
+    """``log(1 + lambda eps)`` of every component: what a row costs each capital at tolerance ``eps``."""
+    return np.log1p(component_bets(n_bins) * float(tolerance))
+
+
+def log_mixture(logK, logw):
+    """``log sum_c w_c exp(logK_c)`` for each block, as a fixed-order sum over the components.
+
+    Parameters
+    ----------
+    logK : ndarray of shape (nb, k, C)
+    logw : ndarray of shape (k, C)
 
     Returns
     -------
@@ -215,7 +292,9 @@ def log_mixture(logK, logw):
     """
     a = (logK + logw).reshape(logK.shape[0], -1)
     m = a.max(axis=1)
-    s = np.zeros(a.shape[0])
-    for f in range(a.shape[1]):  # a fixed order: a block's value never depends on the others
-        s += np.exp(a[:, f] - m)
-    return m + np.log(s)
+    m = np.where(np.isfinite(m), m, 0.0)
+    # a sum along each contiguous row: its order depends on the row's length only, so a block's
+    # value never depends on the other blocks of the array
+    s = np.exp(a - m[:, None]).sum(axis=1)
+    with np.errstate(divide="ignore"):
+        return m + np.log(s)

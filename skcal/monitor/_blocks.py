@@ -1,9 +1,12 @@
 """Per-block, per-bin sufficient statistics of validated rows: the monitor's hot path.
 
-For complete blocks of ``block_size`` rows, every block's count, ``sum p``, ``sum x`` and
-``sum x^2`` (``x = y - p``) in each of ``n_bins`` equal-width right-closed bins (the rule of
-:class:`skcal.stats.BinnedStatistics`: bin ``j`` is ``(j / K, (j + 1) / K]``, the first bin
-also holds 0). Three ``np.bincount`` passes cover many blocks at once (the slot of a row is
+For complete blocks of ``block_size`` rows, every block's count, positive labels, ``sum p``,
+``sum p`` over the positive rows and ``sum x^2`` (``x = y - p``) in each of ``n_bins``
+equal-width right-closed bins (the rule of :class:`skcal.stats.BinnedStatistics`: bin ``j`` is
+``(j / K, (j + 1) / K]``, the first bin also holds 0). The capital of
+:mod:`skcal.monitor._betting` reads the first four split by label (``n0, sum_{y=0} p, n1,
+sum_{y=1} p``); the bands and the measures read ``count``, ``sum x = n1 - sum p`` and
+``sum x^2``. Three ``np.bincount`` passes cover many blocks at once (the slot of a row is
 ``block * 2 (K + 1) + 2 ceil(p K) + y``, slot 0 holding ``p = 0`` until it is folded into the
 first bin), over slices of ``CHUNK_ROWS`` rows that stay in cache and reuse their buffers.
 
@@ -15,12 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CHUNK_ROWS", "block_sums", "fine_ids", "SUM_NAMES"]
+__all__ = ["CHUNK_ROWS", "block_sums", "SUM_NAMES", "sum_x"]
 
 #: Rows per inner slice (rounded down to whole blocks, at least one block).
 CHUNK_ROWS = 1 << 16
 #: The per-bin sums of a block, in the order :func:`block_sums` returns them.
-SUM_NAMES = ("count", "sum_p", "sum_x", "sum_x2")
+SUM_NAMES = ("count", "positives", "sum_p", "sum_p_pos", "sum_x2")
 
 
 def _chunk(block_size):
@@ -46,8 +49,8 @@ def block_sums(y, p, n_bins, block_size):
     Returns
     -------
     dict
-        ``count`` (int64), ``sum_p``, ``sum_x``, ``sum_x2``, each of shape ``(n // block_size,
-        n_bins)``.
+        ``count`` and ``positives`` (int64), ``sum_p``, ``sum_p_pos`` (``sum p`` over the rows
+        with ``y = 1``) and ``sum_x2``, each of shape ``(n // block_size, n_bins)``.
     """
     n = p.shape[0]
     nb = n // block_size
@@ -81,35 +84,15 @@ def block_sums(y, p, n_bins, block_size):
         a[:, 2:4] += a[:, 0:2]
     n0, n1 = counts[:, 2::2], counts[:, 3::2]
     p0, p1 = sum_p[:, 2::2], sum_p[:, 3::2]
-    sp = p0 + p1
     return {
         "count": n0 + n1,
-        "sum_p": sp,
-        "sum_x": n1 - sp,
+        "positives": np.ascontiguousarray(n1),
+        "sum_p": p0 + p1,
+        "sum_p_pos": np.ascontiguousarray(p1),
         "sum_x2": (n1 - 2.0 * p1) + (sum_p2[:, 2::2] + sum_p2[:, 3::2]),
     }
 
 
-def fine_ids(p, n_bins, block_size, first_block=0):
-    """``block * n_bins + bin`` of each row (the right-closed finest bin), as intp.
-
-    Parameters
-    ----------
-    p : ndarray of float64 of shape (n,)
-        Probabilities of whole blocks.
-    n_bins, block_size : int
-    first_block : int, default=0
-        Block number of the first row (ids count blocks from it).
-
-    Returns
-    -------
-    ndarray of intp of shape (n,)
-    """
-    nb = p.shape[0] // block_size
-    t = np.ceil(p * n_bins)
-    np.maximum(t, 1.0, out=t)
-    t -= 1.0
-    t.reshape(nb, block_size)[...] += (np.arange(first_block, first_block + nb, dtype=np.float64) * n_bins)[
-        :, None
-    ]
-    return t.astype(np.intp)
+def sum_x(sums):
+    """``sum (y - p)`` per bin from the sums of :func:`block_sums` (``positives - sum_p``)."""
+    return sums["positives"] - sums["sum_p"]

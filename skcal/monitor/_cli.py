@@ -1,8 +1,8 @@
 """The ``skcal monitor`` command: a log of predictions in, a status line, a page and an exit status.
 
 ``skcal monitor LOG --time COL --out monitor.html`` reads a CSV or parquet file or folder in
-order (through a reader the ``skcal`` entry point passes in: :mod:`skcal._io`, which sits beside
-the command line), feeds it batch by batch to a :class:`~skcal.monitor.CalibrationMonitor`,
+order (through :mod:`skcal._io`, the file layer every command shares), feeds it batch by batch
+to a :class:`~skcal.monitor.CalibrationMonitor`,
 writes the page (or JSON), saves the state when ``--state`` is given, prints one status line and
 exits with 1 when the alarm is raised, 0 when not and 2 on bad input or usage (as ``diff`` and
 ``grep`` do), so a cron job or a CI step can fail on it.
@@ -15,11 +15,11 @@ import json
 import os
 import pathlib
 import sys
-import tempfile
 
 import numpy as np
 import pandas as pd
 
+from skcal import _io
 from skcal._constraints import open_unit_interval
 from skcal.monitor._monitor import CalibrationMonitor
 from skcal.monitor._page import render_html
@@ -253,15 +253,18 @@ def _status_line(monitor, fmt):
         return f"row {row:,}" + (f" ({t})" if t is not None else "")
 
     what = "e-detector" if st["mode"] == "detect" else "e-value"
+    threshold = st["threshold"]
+    level = f"1/alpha = {threshold:g}" if st["mode"] == "test" else f"its threshold {threshold:.4g}"
+    now = f"10^{st['log10_evidence']:.2f}"
     if st["alarm"]:
         text = (
-            f"ALARM at {when(st['alarm_at'], 'alarm_time')}: the {what} reached 1/alpha = {st['threshold']:g}"
-            f" (alpha {st['alpha']:g}, now {st['e_value']:.4g}); estimated change at "
+            f"ALARM at {when(st['alarm_at'], 'alarm_time')}: the {what} reached {level}"
+            f" (alpha {st['alpha']:g}, now {now}); estimated change at "
             f"{when(st['change_at'], 'change_time')}; {st['rows']:,} rows, p-value {st['pvalue']:.3g}"
         )
     else:
-        text = (
-            f"no alarm: {what} {st['e_value']:.4g} < 1/alpha = {st['threshold']:g} after {st['rows']:,} rows "
+        text = (  # below the threshold, so a float
+            f"no alarm: {what} {st['e_value']:.4g} < {level} after {st['rows']:,} rows "
             f"(p-value {st['pvalue']:.3g})"
         )
     return f"skcal monitor: {text}"
@@ -277,19 +280,6 @@ def _json_document(monitor):
         "params": {k: v for k, v in monitor.get_state()["params"].items()},
         "history": records,
     }
-
-
-def _write_atomic(path, text):
-    path = pathlib.Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _monitor_from(args):
@@ -319,16 +309,13 @@ def _monitor_from(args):
     return CalibrationMonitor(**given), False
 
 
-def run(args, io):
+def run(args):
     """Run ``skcal monitor``; return the exit status (0 no alarm, 1 alarm, 2 bad input).
 
     Parameters
     ----------
     args : argparse.Namespace
         The parsed arguments of :func:`add_parser`'s parser.
-    io : module
-        The log reader (:mod:`skcal._io`): ``read_columns``, ``iter_batches`` and
-        ``LogFormatError``.
 
     Returns
     -------
@@ -345,7 +332,7 @@ def run(args, io):
         _check_writable(args.out, "--out")
         if args.state is not None:
             _check_writable(args.state, "--state")
-        header = io.read_columns(args.log)
+        header = _io.read_columns(args.log)
         name, p_cols, classes = _columns(args, header)
         monitor, resumed = _monitor_from(args)
         binary_labels = None
@@ -365,7 +352,7 @@ def run(args, io):
     columns = [args.label, *p_cols] + ([args.time] if args.time else [])
     n_rows = 0
     try:
-        for f, first, frame in io.iter_batches(args.log, columns=columns):
+        for f, first, frame in _io.iter_batches(args.log, columns=columns):
             try:
                 y = _labels(frame[args.label], classes, binary_labels)
                 p = frame[p_cols[0]] if classes is None else frame[p_cols]
@@ -385,9 +372,9 @@ def run(args, io):
     if args.format == "html":
         render_html(monitor, path=args.out, title=title)
     else:
-        _write_atomic(args.out, json.dumps(_json_document(monitor), indent=1, allow_nan=False) + "\n")
+        _io.write_atomic(args.out, json.dumps(_json_document(monitor), indent=1, allow_nan=False) + "\n")
     if args.state is not None:
-        _write_atomic(args.state, json.dumps(monitor.get_state(), allow_nan=False))
+        _io.write_atomic(args.state, json.dumps(monitor.get_state(), allow_nan=False))
     print(_status_line(monitor, args.format))
     if not args.quiet:
         print(f"[skcal] {args.format} written to {args.out}", file=sys.stderr)

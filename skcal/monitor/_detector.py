@@ -1,41 +1,68 @@
-"""The paths of a monitor: the mixture e-process, the e-detector and the change location.
+"""The paths of a monitor: the mixture e-process, the e-detector, the lower bound and the change.
 
-Given the per-block log factors ``lf[j, f]`` of every test function ``f`` (see
-:mod:`skcal.monitor._betting`), with ``L_{f, t} = sum_{j <= t} lf[j, f]`` the log capital after
-block ``t`` (``L_{f, 0} = 0``):
+Given the per-block log factors ``lf[j, c]`` of every component ``c`` at ``eps = 0`` (see
+:mod:`skcal.monitor._betting`), with ``L_{c, t} = sum_{j <= t} lf[j, c]`` the log capital after
+block ``t`` (``L_{c, 0} = 0``), ``n_t = t B`` the rows of ``t`` blocks of ``B`` rows and
+``pi_c(eps) = log(1 + lambda_c eps)`` the cost of a row at tolerance ``eps``, the log capital at
+tolerance ``eps`` is ``L_{c, t}(eps) = L_{c, t} - n_t pi_c(eps)``, and:
 
-* **Test** (``mode="test"``): the mixture ``E_t = sum_f w_f exp(L_{f, t})``, a nonnegative
-  supermartingale with ``E_0 = 1``; alarm when ``E_t >= 1 / alpha`` (Ville's inequality:
-  probability at most ``alpha`` over an unbounded horizon), anytime-valid p-value
-  ``min(1, 1 / max_{s <= t} E_s)``.
-* **e-detector** (``mode="detect"``, Shin, Ramdas and Rinaldo): per function the
-  Shiryaev-Roberts statistic of the processes started at every block with shared bets,
-  ``M_{f, t} = sum_{j = 1..t} K_{f, t} / K_{f, j - 1} = (M_{f, t - 1} + 1) exp(lf[t, f])``,
-  ``M_{f, 0} = 0``, and the statistic is their mixture ``M_t = sum_f w_f M_{f, t}`` (the
-  statistic used by the alarm). Under the null every factor has conditional mean at most one, so
-  ``E[M_{f, t} | past] <= M_{f, t - 1} + 1``: ``M_t - t`` is a supermartingale starting at 0.
-  For the alarm time ``tau = inf{t : M_t >= 1 / alpha}``, optional stopping at ``tau ^ n`` and
-  Fatou's lemma give ``E[tau] >= E[M_tau] >= 1 / alpha`` when ``E[tau]`` is finite (and trivially
-  otherwise): the average run length to a false alarm is at least ``1 / alpha`` blocks. The
-  mixture over ``f`` is itself an e-detector, since ``sum_f w_f K_{f, t} / K_{f, j - 1}`` is a
-  test supermartingale started at block ``j``.
-* **Change location** (CUSUM-type maximum): at the first alarm ``tau``, the test function with
-  the largest weighted evidence from its best start, ``log w_f + L_{f, tau} - min_j L_{f, j}``
-  (the pair ``(f, j)`` with the largest ``w_f K_{f, tau} / K_{f, j - 1}``), and for it the latest
-  start ``j`` whose evidence ``K_{f, tau} / K_{f, j - 1}`` is at least half the best (within
-  ``log 2`` of it). Before a change a calibrated stream's log capital is nearly flat (the bets
-  are near 0), so its exact minimum falls anywhere in the flat stretch; the latest start near
-  the minimum is where the evidence begins to grow. It needs a running minimum and one boundary
-  per function, so the memory does not grow with the stream.
+* **Test** (``mode="test"``): the capital started at block ``j`` is ``K^{(j)}_t(eps) =
+  prod_{i = j..t} factor_i(eps)``, and the statistic is the mixture over the starts and the
+  components ``R_t(eps) = sum_c w_c sum_{j <= t} pi_j K^{(j)}_{c, t}(eps)`` with
+  ``pi_1 = 1/2`` (the capital since the segment's start) and ``pi_j = (log 2 / 2) (1 / log j -
+  1 / log(j + 1))`` for ``j >= 2`` (they sum to one; ``log(1 / pi_j)`` grows like ``log j + 2 log
+  log j``). Each ``pi_j K^{(j)}`` is a nonnegative supermartingale under the tolerance null
+  (constant ``pi_j`` before ``j``), so ``R`` is one with ``R_0 <= 1`` and Ville's inequality gives
+  ``P(sup_t R_t(tol) >= 1 / alpha) <= alpha`` over an unbounded horizon: the alarm. A start
+  after a long calibrated stretch sees only the rows since, so a late excess is found about as
+  fast as an early one (with a fixed start, every bet pays ``log(1 + lambda eps)`` per calibrated
+  row and the delay grows with the calibrated stretch). Recursively, per component,
+  ``S_t = (S_{t-1} + pi_t) * factor_t``; the anytime-valid p-value is
+  ``min(1, 1 / max_{s <= t} R_s(tol))``.
+* **Lower confidence bound** (both modes): every start ``j`` and component ``c`` give
+  ``R_t(eps) >= w_c pi_j K^{(j)}_{c, t}(eps)``, deterministically and for all of them at once,
+  so for starts ``j_c(t)`` chosen in any way from the data,
+  ``E'_t(eps) = sum_c w_c pi_{j_c(t)} K^{(j_c(t))}_{c, t}(eps) <= R_t(eps)``. The start of each
+  component is the latest boundary near the running minimum of its exact test's log capital
+  ``L_c`` (``eps = 0``; within ``log 2``, as for the change below): the segment's start while the
+  capital grows, the start of the excess after a calibrated stretch (where the exact capital
+  drifts down), whatever the tolerance. So ``E'`` follows a late excess as ``R`` does, and it is a
+  sum of ``C`` terms, each decreasing in ``eps`` and known in closed form at every ``eps``. With
+  ``r_s = sup {eps : E'_s(eps) >= 1 / alpha}``, ``LCB_t`` is the running maximum of ``r_s``,
+  raised to the tolerance once ``R_t(tol)`` has crossed (the alarm): ``LCB_t > CE`` implies
+  ``sup_s R_s(CE) >= 1 / alpha``, so ``P(exists t: LCB_t > CE) <= alpha`` whenever ``CE_t <= CE``
+  at every step. Only blocks with
+  ``E'_s(LCB_{s-1}) >= 1 / alpha`` can raise ``r``; for those ``r_s`` is found by ``LCB_STEPS``
+  bisection steps on ``[0, 1]`` (``E'_s(1) <= 1``: no factor exceeds one at ``eps = 1``) split
+  first at the tolerance, the same for every block whatever the batching. The bisection keeps the
+  end whose mixture is above the threshold, so the reported bound is one whose process has
+  crossed. The bound reaches the tolerance exactly when the test alarms.
+* **e-detector** (``mode="detect"``, Shin, Ramdas and Rinaldo): per component the
+  Shiryaev-Roberts statistic of the capitals started at every block with shared bets,
+  ``M_{c, t} = sum_{j = 1..t} K_{c, t}(tol) / K_{c, j - 1}(tol) = (M_{c, t - 1} + 1) *
+  factor_{c, t}``, ``M_{c, 0} = 0``, mixed with the same weights: ``M_t = sum_c w_c M_{c, t}``.
+  Under the null every factor has conditional mean at most one, so ``M_t - t`` is a
+  supermartingale starting at 0: for the alarm time ``tau = inf{t : M_t >= A}``, optional
+  stopping and Fatou's lemma give ``E[tau] >= A`` blocks, and since ``M_t + (T - t)`` is a
+  nonnegative supermartingale on ``t <= T`` starting at ``T``, ``P(tau <= T) <= T / A``.
+* **Change location** (CUSUM-type maximum): at the first alarm ``tau``, the component with the
+  largest weighted evidence from its best start, ``log w_c + L_{c, tau}(tol) - min_j L_{c,
+  j}(tol)``, and for it the latest start ``j`` whose evidence is at least half the best (within
+  ``log 2`` of it): before a change the log capital of a calibrated stream drifts down or stays
+  flat, so the latest start near its minimum is where the evidence begins to grow. It needs a
+  running minimum and one boundary per component, so the memory does not grow with the stream.
 
-In logs, ``log M_{f, t} = L_{f, t} + log sum_{j <= t} exp(-L_{f, j - 1})``, where the second
-term is one ``np.logaddexp.accumulate`` along the blocks; every path is computed for all new
-blocks at once and continues exactly from the carry of the previous call.
+In logs, ``log M_{c, t} = L_{c, t}(tol) + log sum_{j <= t} exp(-L_{c, j - 1}(tol))`` (and the same
+with ``log pi_j`` added for ``R``), whose second term is one ``np.logaddexp.accumulate`` along the
+blocks; every path is computed for all new blocks at once and continues exactly from the carry of
+the previous call.
 
 References
 ----------
 J. Shin, A. Ramdas and A. Rinaldo, "E-detectors: a nonparametric framework for sequential change
 detection", New England Journal of Statistics in Data Science 2(2), 2024.
+I. Waudby-Smith and A. Ramdas, "Estimating means of bounded random variables by betting",
+JRSS-B 86(1), 2024.
 """
 
 from __future__ import annotations
@@ -46,22 +73,46 @@ import numpy as np
 
 from skcal.monitor._betting import log_mixture
 
-__all__ = ["PathCarry", "advance_paths", "change_start", "CHANGE_TOLERANCE"]
+__all__ = [
+    "start_weights",
+    "PathCarry",
+    "advance_paths",
+    "change_start",
+    "lower_bounds",
+    "log_e_at",
+    "CHANGE_TOLERANCE",
+    "LCB_STEPS",
+]
 
 #: A start of the change is "near the best" when its evidence is at least half the best's.
 CHANGE_TOLERANCE = float(np.log(2.0))
+#: Bisection steps of the lower bound (its precision is ``2**-LCB_STEPS``).
+LCB_STEPS = 30
+
+
+def start_weights(j):
+    """``log pi_j`` of the starts ``j = 1, 2, ...`` (1-based blocks of the segment); they sum to one."""
+    j = np.asarray(j, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        rest = np.log(0.5 * np.log(2.0)) + np.log(np.log1p(1.0 / j)) - np.log(np.log(j)) - np.log(np.log1p(j))
+    return np.where(j == 1, np.log(0.5), rest)
 
 
 @dataclass
 class PathCarry:
-    """What a path needs from the blocks before: all arrays of shape ``(k, F)`` but the scalars."""
+    """What a path needs from the blocks before: arrays of shape ``(k, C)`` and scalars."""
 
     n_blocks: int
-    log_capital: np.ndarray  # L_{f, t}
-    log_sr: np.ndarray  # log sum_{j <= t} exp(-L_{f, j - 1}) (-inf before the first block)
-    min_log_capital: np.ndarray  # min_{j <= t} L_{f, j}
+    log_capital: np.ndarray  # L_{c, t} at eps = 0
+    log_sr: np.ndarray  # log sum_{j <= t} exp(-L_{c, j - 1}(tol)) (-inf before the first block)
+    log_starts: np.ndarray  # log sum_{j <= t} pi_j exp(-L_{c, j - 1}(tol)) (-inf before the first block)
+    min_log_capital: np.ndarray  # min_{j <= t} L_{c, j}(tol)
     argmin_log_capital: np.ndarray  # the latest boundary j near it (see _running_min; int64)
-    max_log_e: float  # max_{s <= t} log E_s (0 before the first block: E_0 = 1)
+    min_log_capital0: np.ndarray  # min_{j <= t} L_{c, j} at eps = 0 (the bound's starts)
+    start_block: np.ndarray  # the latest boundary near it (int64)
+    start_log_capital0: np.ndarray  # L_{c, j} at eps = 0 at that boundary
+    max_log_e: float  # max_{s <= t} log R_s(tol) (0 before the first block: no evidence)
+    lcb: float  # LCB_t (0 before any crossing)
 
     @classmethod
     def initial(cls, shape):
@@ -69,38 +120,63 @@ class PathCarry:
             n_blocks=0,
             log_capital=np.zeros(shape),
             log_sr=np.full(shape, -np.inf),
+            log_starts=np.full(shape, -np.inf),
             min_log_capital=np.zeros(shape),
             argmin_log_capital=np.zeros(shape, dtype=np.int64),
+            min_log_capital0=np.zeros(shape),
+            start_block=np.zeros(shape, dtype=np.int64),
+            start_log_capital0=np.zeros(shape),
             max_log_e=0.0,
+            lcb=0.0,
         )
 
 
-def advance_paths(carry, lf, logw, detect):
+def _at(L0, rows, pen):
+    """``L(eps) = L - n pi(eps)`` for log capitals ``L0 (nb, k, C)`` after ``rows (nb,)`` rows."""
+    return L0 - rows[:, None, None] * pen
+
+
+def advance_paths(carry, lf, logw, bets, tolerance, block_size, detect, log_threshold):
     """Advance every path over new blocks.
 
     Parameters
     ----------
     carry : PathCarry
         The state after the blocks before (not modified).
-    lf : ndarray of shape (nb, k, F)
-        Log factors of the new blocks.
-    logw : ndarray of shape (k, F)
-        Log prior weights of the test functions.
+    lf : ndarray of shape (nb, k, C)
+        Log factors of the new blocks at ``eps = 0``.
+    logw : ndarray of shape (k, C)
+        Log prior weights of the components.
+    bets : ndarray of shape (C,)
+        The bet ``lambda_c`` of every component.
+    tolerance : float
+        The monitor's tolerance ``tol``.
+    block_size : int
+        Rows per block.
     detect : bool
         Whether to compute the e-detector (its log-sum-exp is most of the cost of a path).
+    log_threshold : float
+        ``log(1 / alpha)``, the level of the test and the lower bound.
 
     Returns
     -------
     out : dict
-        ``log_e`` (nb,), the log mixture e-value after each new block; ``log_m`` (nb,), the log
-        e-detector statistic (NaN unless ``detect``); ``log_capital`` (nb + 1, k, F), each
-        function's log capital at the boundary before the new blocks and after each.
+        ``log_e`` (nb,), the log test statistic ``log R`` at the tolerance after each new block;
+        ``log_m`` (nb,),
+        the log e-detector statistic (NaN unless ``detect``); ``lcb`` (nb,), the lower bound;
+        ``log_capital`` (nb + 1, k, C), each component's log capital at the tolerance at the
+        boundary before the new blocks and after each.
     carry : PathCarry
         The state after the new blocks.
     """
     nb = lf.shape[0]
-    L = np.cumsum(np.concatenate([carry.log_capital[None], lf]), axis=0)  # L[0]: before
-    log_e = log_mixture(L[1:], logw)
+    L0 = np.cumsum(np.concatenate([carry.log_capital[None], lf]), axis=0)  # L0[0]: before
+    blocks = np.arange(carry.n_blocks, carry.n_blocks + nb + 1)
+    rows = (blocks * block_size).astype(np.float64)
+    L = _at(L0, rows, np.log1p(bets * tolerance))
+    starts = np.concatenate([carry.log_starts[None], start_weights(blocks[1:])[:, None, None] - L[:-1]])
+    acc = np.logaddexp.accumulate(starts, axis=0)[1:]
+    log_e = log_mixture(L[1:] + acc, logw)
     if detect:
         sr = np.logaddexp.accumulate(np.concatenate([carry.log_sr[None], -L[:-1]]), axis=0)[1:]
         log_m = log_mixture(L[1:] + sr, logw)
@@ -109,19 +185,135 @@ def advance_paths(carry, lf, logw, detect):
         log_m = np.full(nb, np.nan)
         log_sr = carry.log_sr.copy()
     low, at = _running_min(carry, L, nb)
+    low0, start_L0, start_block = _starts(carry, L0, nb)
+    base = logw + start_weights(start_block + 1)
+    lcb = lower_bounds(
+        L0[1:] - start_L0,
+        rows[1:, None, None] - start_block * float(block_size),
+        base,
+        bets,
+        tolerance,
+        log_e,
+        log_threshold,
+        carry.lcb,
+    )
     new = PathCarry(
         n_blocks=carry.n_blocks + nb,
-        log_capital=L[-1].copy(),
+        log_capital=L0[-1].copy(),
         log_sr=log_sr,
+        log_starts=acc[-1].copy(),
         min_log_capital=low,
         argmin_log_capital=at,
+        min_log_capital0=low0,
+        start_block=start_block[-1].copy(),
+        start_log_capital0=start_L0[-1].copy(),
         max_log_e=max(carry.max_log_e, float(np.max(log_e))),
+        lcb=float(lcb[-1]),
     )
-    return {"log_e": log_e, "log_m": log_m, "log_capital": L}, new
+    return {"log_e": log_e, "log_m": log_m, "lcb": lcb, "log_capital": L}, new
+
+
+def log_e_at(D0, drows, base, bets, eps):
+    """``log sum_c exp(base_c + D0_c - drows_c log(1 + lambda_c eps_s))`` of every block.
+
+    Parameters
+    ----------
+    D0 : ndarray of shape (nb, k, C)
+        Log capitals at ``eps = 0`` since each component's start.
+    drows : ndarray of shape (nb,) or (nb, k, C)
+        Rows since the start.
+    base : ndarray of shape (k, C) or (nb, k, C)
+        Log weights (prior and start).
+    bets : ndarray of shape (C,)
+    eps : ndarray of shape (nb,)
+        A tolerance per block.
+
+    Returns
+    -------
+    ndarray of shape (nb,)
+    """
+    eps = np.asarray(eps, dtype=np.float64).reshape(-1, 1, 1)
+    drows = np.asarray(drows, dtype=np.float64)
+    if drows.ndim == 1:
+        drows = drows[:, None, None]
+    a = base + D0 - drows * np.log1p(bets * eps)
+    return log_mixture(a, np.zeros(a.shape[1:]))
+
+
+def lower_bounds(D0, drows, base, bets, tolerance, log_r_tol, log_threshold, lcb_before):
+    """``LCB`` after each new block (see the module docstring).
+
+    Parameters
+    ----------
+    D0 : ndarray of shape (nb, k, C)
+        Each component's log capital at ``eps = 0`` since its start, after each new block.
+    drows : ndarray of shape (nb, k, C)
+        Rows since each component's start.
+    base : ndarray of shape (nb, k, C)
+        ``log w_c + log pi_{j_c}``.
+    bets : ndarray of shape (C,)
+        The bet of every component.
+    tolerance : float
+        The monitor's tolerance: the bisection splits at it.
+    log_r_tol : ndarray of shape (nb,)
+        ``log R_s(tol)``, the test statistic of each new block.
+    log_threshold : float
+        ``log(1 / alpha)``.
+    lcb_before : float
+        The bound before the new blocks.
+
+    Returns
+    -------
+    ndarray of shape (nb,)
+    """
+    nb = D0.shape[0]
+    if nb == 0:
+        return np.empty(0)
+    alarmed = np.maximum.accumulate(log_r_tol >= log_threshold)
+    floor = np.where(alarmed, max(lcb_before, tolerance), lcb_before)
+    start = log_e_at(D0, drows, base, bets, np.full(nb, lcb_before))
+    cand = np.flatnonzero(start >= log_threshold)
+    r = floor.copy()
+    if cand.size:
+        # the bracket of every block is [0, 1] split at the tolerance, whatever came before: a
+        # block's r_s depends on the block alone, so the bound does not depend on the batching
+        Dc, rc, bc = D0[cand], drows[cand], base[cand]
+        above = log_e_at(Dc, rc, bc, bets, np.full(cand.size, tolerance)) >= log_threshold
+        lo = np.where(above, tolerance, 0.0)
+        hi = np.where(above, 1.0, tolerance) if tolerance > 0 else np.ones(cand.size)
+        for _ in range(LCB_STEPS):
+            mid = 0.5 * (lo + hi)
+            ok = log_e_at(Dc, rc, bc, bets, mid) >= log_threshold
+            lo = np.where(ok, mid, lo)
+            hi = np.where(ok, hi, mid)
+        r[cand] = np.maximum(lo, floor[cand])
+    return np.maximum.accumulate(np.maximum(r, lcb_before))
+
+
+def _starts(carry, L0, nb):
+    """The bound's start of every component as of each new block (see the module docstring).
+
+    Returns
+    -------
+    low : ndarray of shape (k, C)
+        The running minimum of ``L0`` after the new blocks (the carry).
+    start_L0 : ndarray of shape (nb, k, C)
+        ``L0`` at the start boundary as of each new block.
+    block : ndarray of int64 of shape (nb, k, C)
+        The start boundary (blocks of the segment before the start) as of each new block.
+    """
+    new = L0[1 : nb + 1]
+    run = np.minimum.accumulate(np.concatenate([carry.min_log_capital0[None], new]), axis=0)[1:]
+    near = new <= run + CHANGE_TOLERANCE
+    idx = np.where(near, np.arange(nb)[:, None, None], -1)
+    last = np.maximum.accumulate(idx, axis=0)  # the latest near new boundary up to each block
+    block = np.where(last >= 0, carry.n_blocks + 1 + last, carry.start_block).astype(np.int64)
+    at0 = np.take_along_axis(L0, np.maximum(last, 0) + 1, axis=0)
+    return run[-1].copy(), np.where(last >= 0, at0, carry.start_log_capital0), block
 
 
 def _running_min(carry, L, upto):
-    """Running minimum of each function's log capital, and the latest boundary near it.
+    """Running minimum of each component's log capital, and the latest boundary near it.
 
     Over the boundaries up to ``carry.n_blocks + upto`` (``L[1:upto + 1]`` are the new ones):
     the minimum ``m`` and the latest boundary ``j`` with ``L_j <= m_j + CHANGE_TOLERANCE``,
@@ -147,23 +339,24 @@ def change_start(carry, L, i, logw):
     ----------
     carry : PathCarry
         The state before the new blocks.
-    L : ndarray of shape (nb + 1, k, F)
-        Log capital at the boundary before the new blocks and after each (``advance_paths``).
+    L : ndarray of shape (nb + 1, k, C)
+        Log capital at the tolerance at the boundary before the new blocks and after each
+        (``advance_paths``).
     i : int
         The new block after which the change is estimated (the alarm).
-    logw : ndarray of shape (k, F)
+    logw : ndarray of shape (k, C)
         Log prior weights.
 
     Returns
     -------
     start : int
-        The first block (0-based) of the estimated change: for the function with the largest
-        ``log w_f + L_{f, tau} - min_j L_{f, j}``, the latest boundary ``j`` with
-        ``L_{f, j} <= min_{i <= j} L_{f, i} + log 2``.
-    function : int
-        The flat index ``class * F + f`` of that test function.
+        The first block (0-based, counted in the segment) of the estimated change: for the
+        component with the largest ``log w_c + L_{c, tau} - min_j L_{c, j}``, the latest
+        boundary ``j`` with ``L_{c, j} <= min_{i <= j} L_{c, i} + log 2``.
+    component : int
+        The flat index ``class * C + c`` of that component.
     """
     low, at = _running_min(carry, L, i + 1)
     score = (logw + L[i + 1] - low).ravel()
-    f = int(np.argmax(score))
-    return int(at.ravel()[f]), f
+    c = int(np.argmax(score))
+    return int(at.ravel()[c]), c

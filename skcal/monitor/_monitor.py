@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import copy
-from numbers import Integral
+import math
+import threading
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
 from skcal._compat import StrOptions
-from skcal._constraints import PROBABILITY_OPEN, StrictInterval
+from skcal._constraints import PROBABILITY_OPEN, Pair, StrictInterval
 from skcal.monitor._bands import residual_bands
-from skcal.monitor._betting import n_functions
-from skcal.monitor._blocks import SUM_NAMES
+from skcal.monitor._betting import n_components
+from skcal.monitor._blocks import SUM_NAMES, sum_x
 from skcal.monitor._detector import PathCarry
 from skcal.monitor._engine import BLOCK_FIELDS, Engine
 from skcal.monitor._input import (
@@ -26,6 +28,7 @@ from skcal.monitor._input import (
 from skcal.monitor._state import (
     STATE_KIND,
     STATE_VERSION,
+    check_source,
     decode_array,
     decode_float,
     encode_array,
@@ -33,134 +36,226 @@ from skcal.monitor._state import (
 )
 from skcal.stats import BinnedStatistics, BrierScoreStatistics, from_state
 
-__all__ = ["CalibrationMonitor", "DETECT_MEMORY", "MAX_BINS"]
+__all__ = ["CalibrationMonitor", "DAILY_SPAN_DAYS", "DEFAULT_HORIZON", "DETECT_MEMORY_ROWS", "MAX_BINS"]
 
-#: Blocks the bets of ``mode="detect"`` look back on (``memory="auto"``): short enough that the
-#: bets follow a change within a few blocks (benchmarks/monitor.py, part "memory": the median
-#: delay to a +0.05 bias fell from 5,600 rows with 20 blocks to 3,800 with 5).
-DETECT_MEMORY = 5
-#: Largest ``n_bins`` (the state holds four numbers per bin and block).
+#: Rows the default ``mode="detect"`` keeps silent with probability ``1 - alpha`` (see
+#: ``false_alarm_rows``): ``1e7``, about a year of a model scoring a row every three seconds.
+DEFAULT_HORIZON = 10_000_000
+#: Rows the patterns of ``mode="detect"`` look back on (``memory="auto"``), rounded up to blocks:
+#: short enough that the patterns follow a change within a few blocks.
+DETECT_MEMORY_ROWS = 5_000
+#: ``measures_by_period(freq="auto")`` shows calendar days up to this span of time, weeks beyond.
+DAILY_SPAN_DAYS = 62
+#: Largest ``n_bins`` (the state holds five numbers per bin and block).
 MAX_BINS = 1024
 
-_PARAMS = ("alpha", "mode", "block_size", "n_bins", "memory", "capital", "labels", "multiclass")
+_PARAMS = (
+    "tolerance",
+    "false_alarm_rows",
+    "alpha",
+    "mode",
+    "block_size",
+    "n_bins",
+    "memory",
+    "labels",
+    "multiclass",
+    "model_name",
+)
+_LN10 = math.log(10.0)
+#: Guards the creation of a monitor's lock (each monitor then has its own).
+_LOCK_GUARD = threading.Lock()
 
 
 def _plain(v):
     if v is None or isinstance(v, str):
         return v
     if isinstance(v, (list, tuple, np.ndarray, pd.Index, pd.Series)):
-        return [x.item() if isinstance(x, np.generic) else x for x in np.asarray(v).tolist()]
+        return [x.item() if isinstance(x, np.generic) else x for x in np.asarray(v, dtype=object).tolist()]
     if isinstance(v, np.generic):
         return v.item()
     return v
 
 
+def _log10(v):
+    """A natural log as a log10 (``-inf`` and ``nan`` pass through)."""
+    return float(v) / _LN10
+
+
+def _power10(v):
+    """``10 ** v`` without overflow warnings (``inf`` past the float range)."""
+    with np.errstate(over="ignore"):
+        return float(np.power(10.0, v))
+
+
 class CalibrationMonitor(BaseEstimator):
     """Monitor the calibration of a deployed model over time, with an anytime-valid alarm.
 
-    Feed the monitor each batch of predictions as their labels arrive (:meth:`update`). The
-    monitor tests the null "the forecasts are calibrated at every step",
-    ``E[y_t | past, p_t] = p_t``, by betting (Shafer and Vovk; the calibration tests of Arnold,
-    Henzi and Ziegel): for each bounded test function ``g`` of ``p`` (the indicator of a bin, at
-    the resolutions ``1, 2, 4, ..., n_bins`` equal-width bins; the coarsest is ``g = 1``) the
-    capital ``prod (1 + lambda g(p) (y - p))`` grows when the residuals in the bin lean one way.
-    The bets ``lambda`` are fixed within a block of ``block_size`` rows and computed from the
-    blocks before it (aGRAPA, Waudby-Smith and Ramdas, "Estimating means of bounded random
-    variables by betting"), clipped to ``|lambda| <= 1/2`` so every factor stays in
-    ``[1/2, 3/2]``. The evidence is the average of the capitals with prior weights summing to
-    one, a nonnegative supermartingale under the null; by Ville's inequality the probability
-    that it *ever* reaches ``1 / alpha`` is at most ``alpha``, however long the stream runs and
-    however often it is looked at.
+    Feed the monitor each batch of predictions as their labels arrive (:meth:`update`). It
+    answers three questions, each with a guarantee that holds however long the stream runs and
+    however often it is read:
 
-    With ``mode="detect"`` the monitor runs an e-detector instead (Shin, Ramdas and Rinaldo):
-    ``M_t = (M_{t-1} + 1) * factor_t`` per test function, the sum of the capitals started at
-    every block with shared bets, mixed with the same weights. Its alarm at ``M_t >= 1 / alpha``
-    has an average run length to a false alarm of at least ``1 / alpha`` blocks (an alarm rate
-    per block, not a probability over the whole horizon): ``M_t - t`` is a supermartingale, so
-    by optional stopping ``E[tau] >= E[M_tau] >= 1 / alpha``.
+    * **Is the calibration error worse than my tolerance?** (``mode="test"``, the default) The
+      null is that the l1 calibration error ``CE_t = E_t |E[y | p] - p|`` of the rows at every
+      step ``t`` is at most ``tolerance`` (the distribution of ``p`` may change over time;
+      ``tolerance=0`` is exact calibration, ``E[y_t | past, p_t] = p_t``). Under it the alarm is
+      ever raised with probability at most ``alpha``.
+    * **How large is it, at least?** ``calibration_error_lcb_`` is a time-uniform lower
+      confidence bound: with probability at least ``1 - alpha`` it never exceeds the largest
+      calibration error of the stream so far, at any time it is read ("the calibration error is
+      at least 0.031, 95% confidence, valid whenever you look").
+    * **Has it changed?** (``mode="detect"``) An e-detector whose false alarms are stated in
+      rows: its average run length to a false alarm is at least ``false_alarm_rows`` rows, and
+      a calibrated stream of ``N`` rows stays silent with probability at least
+      ``1 - N / false_alarm_rows`` (to within one block).
+
+    **Definitions** (rows ``(p_t, y_t)``, residual ``x_t = y_t - p_t``, ``F_{t-1}`` everything
+    seen before row ``t``). A *test function* ``g_t`` with ``|g_t| <= 1`` is chosen from
+    ``F_{t-1}``: here ``g = +1``, ``g = -1`` (a global bias up or down) and, for each resolution
+    ``2, 4, ..., n_bins`` equal-width bins, a *pattern*: the sign of the residual of each bin
+    learned from the blocks before (0 where it is not yet clear), which catches over- and
+    under-confidence and miscalibration confined to a region. Each bets each ``lambda`` of a
+    fixed grid ``1/2, 1/4, ..., 1/64``; the capital of a component at tolerance ``eps`` is
+    ``K_t(eps) = prod_{s <= t} (1 + lambda g_s(p_s) x_s) / (1 + lambda eps)``, a bet
+    ``b = lambda / (1 + lambda eps)`` in ``[0, 1/2]`` on ``x'_s = g_s(p_s) x_s - eps``. The evidence
+    ``E_t(eps)`` is the mixture of the components' capitals with prior weights summing to one
+    (three quarters on the two constant functions).
+
+    **Proof sketch.** Under the null, ``E[g_t(p_t) x_t | F_{t-1}] = E[g_t(p_t) (E[y | p_t] - p_t)]
+    <= E |E[y | p] - p| <= eps``, for any predictable ``g_t``, so every factor ``1 + b x'`` has
+    conditional mean at most one and is positive: ``K(eps)`` and the mixture ``E(eps)`` are
+    nonnegative supermartingales starting at 1, and Ville's inequality gives
+    ``P(sup_t E_t(eps) >= 1 / alpha) <= alpha``. The capital is the product of the exact test's
+    capital and ``(1 + lambda eps)^{-n}``, so ``E_t(eps)`` decreases in ``eps``; hence if
+    ``LCB_t = sup {eps : max_{s <= t} E_s(eps) >= 1 / alpha}`` exceeds the true error ``CE``
+    at some time, ``E`` at ``eps = CE`` has crossed, which has probability at most ``alpha``.
+    With ``mode="detect"``, the Shiryaev-Roberts statistic ``M_t = (M_{t-1} + 1) * factor_t``
+    (per component, mixed; the sum of the capitals started at every block) satisfies
+    ``E[M_t | past] <= M_{t-1} + 1`` under the null, so ``M_t - t`` is a supermartingale: the
+    alarm at ``M_t >= A`` has ``E[tau] >= A`` blocks (optional stopping), and ``P(tau <= T) <=
+    T / A`` (``M_t + T - t`` is a nonnegative supermartingale started at ``T``). The capital
+    is computed from per-block, per-bin sums: each row's ``log(1 + lambda g x)``, concave in
+    ``p`` for each label, is replaced by its chord over the row's finest bin, which is below it,
+    so the product stays a supermartingale (see :mod:`skcal.monitor`).
 
     Parameters
     ----------
-    alpha : float, default=0.05
-        False-alarm level: ``P(ever alarm) <= alpha`` under the null (``mode="test"``), or an
-        average run length of at least ``1 / alpha`` blocks (``mode="detect"``).
+    tolerance : float in [0, 1), default=0.0
+        The calibration error ``eps`` the alarm tolerates: the null is ``CE_t <= eps`` at every
+        step. ``0`` tests exact calibration (every real model fails it, given enough rows);
+        ``0.01`` asks whether the model is off by more than one point on average.
+    false_alarm_rows : float, (float, float) or None, default=None
+        ``mode="detect"`` only: the guaranteed average run length to a false alarm, in rows
+        (``2e8``: at most one false alarm per 2e8 calibrated rows on average), or a pair
+        ``(rows, probability)``: a calibrated stream of ``rows`` rows stays silent with at
+        least ``1 - probability`` (the run length is then ``rows / probability``, the rows
+        rounded up to whole blocks). ``None``: ``(DEFAULT_HORIZON, alpha)``, 1e7 rows silent with
+        probability ``1 - alpha``.
+    alpha : float in (0, 1), default=0.05
+        Level of the test (``P(ever alarm) <= alpha`` under the null), of the lower bound
+        (``calibration_error_lcb_`` exceeds the error with probability at most ``alpha``), of
+        the reliability bands and of the default ``false_alarm_rows``.
     mode : {"test", "detect"}, default="test"
-        ``"test"``: has the model been calibrated since deployment? ``"detect"``: has its
-        calibration changed (an e-detector)?
-    block_size : int, default=1000
-        Rows per block. Bets are fixed within a block, the evidence is read at block
-        boundaries, and the history holds one row per block. The rows of an incomplete block
-        wait in a buffer (part of the state). Larger blocks mean fewer history rows (use
-        ``100_000`` for a year of ``1e9`` rows) and a coarser alarm time.
+        ``"test"``: has the calibration error exceeded ``tolerance`` since the start (of the
+        segment)? ``"detect"``: has it changed to exceed ``tolerance`` (an e-detector)?
+    block_size : int, default=500
+        Rows per block. Bets and patterns are fixed within a block, the evidence is read at
+        block boundaries, the e-detector restarts at each, and the history holds one row per
+        block. The rows of an incomplete block wait in a buffer (part of the state). Larger
+        blocks make a smaller history and state (use ``100_000`` for a year of ``1e9`` rows), a
+        coarser alarm time and a slightly slower detector.
     n_bins : int, default=16
-        Finest number of equal-width bins, a power of two; the test functions are the bins of
-        ``1, 2, 4, ..., n_bins`` bins (``2 n_bins - 1`` functions), and the history and the
-        reliability bands use the finest bins.
+        Finest number of equal-width bins, a power of two: the patterns' resolutions are
+        ``2, 4, ..., n_bins`` bins, and the history and the reliability bands use the finest.
     memory : "auto", int or None, default="auto"
-        Blocks the bets look back on: ``None`` means every earlier block, an int the last
-        ``memory`` blocks; ``"auto"`` is ``None`` in ``mode="test"`` and ``5`` in
-        ``mode="detect"`` (the bets forget the past, so they adapt after a change).
-    capital : {"bernstein", "product"}, default="bernstein"
-        ``"product"``: the test martingale ``prod (1 + lambda g(p) (y - p))`` itself, one
-        ``log1p`` per row and resolution. ``"bernstein"``: each row's factor replaced by the
-        lower bound ``exp(lambda g x - psi(|lambda|) g^2 x^2)``, ``psi(c) = -log(1 - c) - c``
-        (Fan, Grama and Liu), a supermartingale computed from per-block sums (a few
-        ``np.bincount`` passes over the rows, several times faster), with the same guarantee and
-        slightly less power.
+        Blocks the patterns look back on: ``None`` means every earlier block of the segment, an
+        int the last ``memory`` blocks; ``"auto"`` is ``None`` in ``mode="test"`` and
+        ``DETECT_MEMORY_ROWS`` rows in ``mode="detect"`` (so the patterns follow a change).
     labels : array-like or None, default=None
         The class of each column of a multiclass ``p`` (as ``estimator.classes_``), or
         ``[negative, positive]`` for binary labels other than 0/1. Labels outside this set are an
         error. ``None``: binary labels are 0/1 or booleans, multiclass labels column indices.
     multiclass : {"top-label", "classwise"}, default="top-label"
         How a multiclass ``p`` of shape ``(n, k)`` is monitored: through the top label (the
-        confidence ``max p`` against ``y == argmax p``), or one monitor per class (one-vs-rest
-        for each column; the evidence is the average of the classes' e-processes, itself one).
+        confidence ``max p`` against ``y == argmax p``), or one family per class (one-vs-rest;
+        the evidence is the average of the classes' e-processes, itself one).
+    model_name : str or None, default=None
+        The model's name (for example its column in the log): recorded in the state, shown on
+        the page and used as the ``model`` label of the Prometheus metrics.
 
     Attributes
     ----------
     n_seen_ : int
-        Rows received (the buffered rows included).
+        Rows received (the buffered and the dropped rows included).
     n_blocks_ : int
-        Complete blocks (the evidence is read after each).
+        Complete blocks, over every segment.
     n_buffered_ : int
         Rows waiting for their block to complete.
     n_monitored_ : int
         Binary streams monitored: 1 (binary or top-label), or the number of classes (classwise).
+    log10_evidence_ : float
+        The alarm statistic after the last complete block, in log10: ``log10 E_t(tolerance)``
+        (``mode="test"``) or ``log10 M_t`` (``mode="detect"``). The alarm is at
+        ``log10_threshold_``. Kept in logs, so it never overflows.
+    log10_threshold_ : float
+        ``log10(1 / alpha)`` (test) or ``log10 A`` (detect).
+    log10_e_value_ : float
+        ``log10 E_t(tolerance)`` of the test process (also in ``mode="detect"``).
     e_value_ : float
-        The current evidence: the mixture e-value ``E_t`` (``mode="test"``) or the e-detector
-        statistic ``M_t`` (``mode="detect"``) after the last complete block.
+        ``10 ** log10_evidence_`` (``inf`` past the float range; read ``log10_evidence_``).
     pvalue_ : float
-        Anytime-valid p-value of the test, ``min(1, 1 / max_{s <= t} E_s)`` (in both modes).
+        Anytime-valid p-value of the tolerance test, ``min(1, 1 / max_{s <= t} E_s(tolerance))``
+        over the current segment (in both modes).
+    calibration_error_lcb_ : float
+        The time-uniform lower confidence bound of the calibration error over the current
+        segment (0 while the exact null is not rejected). It reaches ``tolerance`` exactly when
+        the test alarms.
     alarm_ : bool
-        Whether the alarm has been raised (it stays raised).
+        Whether the alarm of the current segment has been raised (it stays raised until
+        :meth:`new_segment`).
     alarm_at_ : int or None
-        The row count at the first alarm (a block boundary).
+        The row count at the first alarm of the segment (a block boundary).
     change_at_ : int or None
         The estimated start of the change (the first row of the block where the most evidence
         starts, estimated at the first alarm; see :mod:`skcal.monitor`), or None.
+    false_alarm_rows_ : float or None
+        ``mode="detect"``: the guaranteed average run length to a false alarm, in rows (``A``
+        blocks of ``block_size`` rows); None in ``mode="test"``.
+    segment_ : int
+        The index of the current segment (0 until :meth:`new_segment`).
+    segments_ : pandas.DataFrame
+        One row per segment: ``label``, ``first_row``, ``last_row``, ``dropped`` (rows of an
+        incomplete block dropped when it started), ``blocks``, (``time_start``, ``time_end``),
+        ``alarm_at``, ``change_at``, ``calibration_error_lcb`` and ``log10_max_e_value``.
     classes_ : ndarray
         The labels (``[0, 1]`` unless ``labels`` names them).
+    source_ : dict
+        An opaque JSON-able dict that :meth:`get_state` and :meth:`from_state` carry unchanged;
+        the command line keeps its watermark of the files read there. Empty by default.
     history_ : pandas.DataFrame
-        One row per block: ``rows`` (the row count at its end), ``time_start`` and ``time_end``
-        (with ``time=``), ``e_value``, ``log_e_value``, ``p_value``, in ``mode="detect"``
-        ``detector`` (the e-detector statistic ``M_t``) and ``log_detector``, ``above`` (the
-        alarm statistic at or above ``1 / alpha``), the block's calibration measures ``ece``
-        (equal-width binned ECE over the ``n_bins`` bins), ``brier`` and ``mean_residual``
-        (``mean(y - p)``), and the mean residual of each bin, ``residual_0`` ... (NaN for an
-        empty bin). Classwise monitors add these per class (``ece[cat]``, ``residual[cat]_3``,
-        ...).
+        One row per block: ``rows`` (the row count at its end), ``segment``, ``time_start`` and
+        ``time_end`` (with ``time=``), ``log10_evidence``, ``log10_e_value``, in
+        ``mode="detect"`` ``log10_detector``, ``e_value`` (``inf`` past the float range),
+        ``p_value``, ``calibration_error_lcb``, ``above`` (the alarm statistic at or above its
+        threshold), the block's calibration measures ``ece`` (equal-width binned ECE over the
+        ``n_bins`` bins), ``brier`` and ``mean_residual`` (``mean(y - p)``), and the mean
+        residual of each bin, ``residual_0`` ... (NaN for an empty bin). Classwise monitors add
+        these per class (``ece[cat]``, ``residual[cat]_3``, ...).
 
     See Also
     --------
     skcal.monitor.render_html : The monitor's HTML page.
+    skcal.monitor.render_prometheus : The status in the Prometheus text format.
     skcal.calibration_test : A one-off calibration test of a fixed sample.
 
     Notes
     -----
-    The guarantee is about the null of calibration at every step: an alarm says the stream was
-    miscalibrated at some time (detected by some bin's residual), not how much. Invariance to
-    batching: the evidence at every block boundary is the same, bit for bit, however the rows
-    are split into batches, and :meth:`get_state` / :meth:`from_state` resume a monitor exactly.
+    An alarm of the test says the calibration error exceeded the tolerance at some time (or,
+    at ``tolerance=0``, that the stream was miscalibrated at some time); the lower bound says by
+    how much at least. Invariance to batching: every path at every block boundary is the same,
+    bit for bit, however the rows are split into batches, and :meth:`get_state` /
+    :meth:`from_state` resume a monitor exactly. :meth:`update` holds a lock: a monitor can be
+    fed from several threads (each batch is applied whole, in the order the threads take the
+    lock; the rows must still arrive in time order).
 
     References
     ----------
@@ -179,49 +274,59 @@ class CalibrationMonitor(BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=20_000)
     >>> y = rng.uniform(size=20_000) < p                  # calibrated
-    >>> monitor = CalibrationMonitor(block_size=500)
+    >>> monitor = CalibrationMonitor(tolerance=0.01)
     >>> monitor.update(y[:7_000], p[:7_000]).update(y[7_000:], p[7_000:])
-    CalibrationMonitor(block_size=500)
-    >>> monitor.n_seen_, monitor.alarm_
-    (20000, False)
-    >>> y_late = rng.uniform(size=20_000) < np.clip(p + 0.08, 0, 1)   # the world drifts
+    CalibrationMonitor(tolerance=0.01)
+    >>> monitor.n_seen_, monitor.alarm_, monitor.calibration_error_lcb_
+    (20000, False, 0.0)
+    >>> y_late = rng.uniform(size=20_000) < np.clip(p - 0.08, 0, 1)   # the world drifts
     >>> monitor.update(y_late, p).alarm_
     True
-    >>> bool(monitor.change_at_ >= 20_000), bool(monitor.pvalue_ <= 0.05)
+    >>> bool(monitor.change_at_ >= 20_000), bool(0.01 < monitor.calibration_error_lcb_ < 0.08)
     (True, True)
     """
 
     _parameter_constraints: dict = {
+        "tolerance": [StrictInterval(Real, 0, 1, closed="left")],
+        "false_alarm_rows": [
+            StrictInterval(Real, 1, None, closed="left"),
+            Pair("a pair (rows, probability)"),
+            None,
+        ],
         "alpha": PROBABILITY_OPEN,
         "mode": [StrOptions({"test", "detect"})],
         "block_size": [StrictInterval(Integral, 1, None, closed="left")],
         "n_bins": [StrictInterval(Integral, 1, MAX_BINS, closed="both")],
         "memory": [StrOptions({"auto"}), StrictInterval(Integral, 1, None, closed="left"), None],
-        "capital": [StrOptions({"bernstein", "product"})],
         "labels": ["array-like", None],
         "multiclass": [StrOptions({"top-label", "classwise"})],
+        "model_name": [str, None],
     }
 
     def __init__(
         self,
         *,
+        tolerance=0.0,
+        false_alarm_rows=None,
         alpha=0.05,
         mode="test",
-        block_size=1000,
+        block_size=500,
         n_bins=16,
         memory="auto",
-        capital="bernstein",
         labels=None,
         multiclass="top-label",
+        model_name=None,
     ):
+        self.tolerance = tolerance
+        self.false_alarm_rows = false_alarm_rows
         self.alpha = alpha
         self.mode = mode
         self.block_size = block_size
         self.n_bins = n_bins
         self.memory = memory
-        self.capital = capital
         self.labels = labels
         self.multiclass = multiclass
+        self.model_name = model_name
 
     # ------------------------------------------------------------------------------------------
     # parameters
@@ -240,6 +345,7 @@ class CalibrationMonitor(BaseEstimator):
                 raise ValueError(f"labels must name at least 2 classes; got {self.labels!r}.")
             if np.unique(labels).shape[0] != labels.shape[0]:
                 raise ValueError(f"labels must not contain duplicates; got {self.labels!r}.")
+        self._detect_threshold()
         frozen = getattr(self, "_params_at_start", None)
         if frozen is not None:
             now = self._frozen_params()
@@ -253,8 +359,101 @@ class CalibrationMonitor(BaseEstimator):
 
     def _memory_blocks(self):
         if self.memory == "auto":
-            return DETECT_MEMORY if self.mode == "detect" else None
+            return -(-DETECT_MEMORY_ROWS // int(self.block_size)) if self.mode == "detect" else None
         return None if self.memory is None else int(self.memory)
+
+    def _detect_threshold(self):
+        """``A``, the e-detector's threshold in blocks (``None`` in ``mode="test"``)."""
+        far = self.false_alarm_rows
+        if self.mode != "detect":
+            if far is not None:
+                raise ValueError(
+                    "false_alarm_rows is for mode='detect'; mode='test' alarms with probability at most "
+                    f"alpha={self.alpha!r} over an unbounded horizon. Pass mode='detect' or leave it None."
+                )
+            return None
+        B = int(self.block_size)
+        if far is None:
+            rows, prob = DEFAULT_HORIZON, float(self.alpha)
+        elif isinstance(far, Real):
+            if far < B:
+                raise ValueError(
+                    f"false_alarm_rows={far!r} is shorter than one block (block_size={B}); the run length "
+                    "is counted in whole blocks."
+                )
+            return float(far) / B
+        else:
+            rows, prob = far
+            ok_rows = isinstance(rows, Real) and not isinstance(rows, bool) and rows >= 1
+            ok_prob = isinstance(prob, Real) and not isinstance(prob, bool) and 0 < prob < 1
+            if not (ok_rows and ok_prob):
+                raise ValueError(
+                    "false_alarm_rows as a pair must be (rows >= 1, probability in (0, 1)): a calibrated "
+                    f"stream of that many rows stays silent with at least 1 - probability; got {far!r}."
+                )
+        return math.ceil(float(rows) / B) / float(prob)
+
+    def check_compatible(self, **expected):
+        """Raise a ``ValueError`` naming every parameter that differs from ``expected``.
+
+        A nightly job that resumes a saved monitor checks that the saved one watches the same
+        thing as the job's configuration; each mismatch is named with both values.
+
+        Parameters
+        ----------
+        **expected
+            Parameters (``mode``, ``tolerance``, ``model_name``, ``labels``, ...) and the values
+            the caller expects; ``None`` values are not checked.
+
+        Returns
+        -------
+        CalibrationMonitor
+            ``self``, when everything matches.
+
+        Examples
+        --------
+        >>> from skcal.monitor import CalibrationMonitor
+        >>> m = CalibrationMonitor(tolerance=0.02, model_name="p")
+        >>> m.check_compatible(tolerance=0.02, model_name="p") is m
+        True
+        >>> m.check_compatible(model_name="q", mode="detect")
+        Traceback (most recent call last):
+        ...
+        ValueError: the monitor watches model_name 'p' but this run has 'q'; mode 'test' but this run ...
+        """
+        params = self.get_params(deep=False)
+        unknown = sorted(set(expected) - set(params))
+        if unknown:
+            raise TypeError(
+                f"check_compatible got unknown parameters {unknown}; expected some of {sorted(params)}."
+            )
+        differ = []
+        for k, want in expected.items():
+            if want is None:
+                continue
+            have = _plain(params[k])
+            want_plain = _plain(want)
+            same = have == want_plain
+            if not same and isinstance(have, float | int) and isinstance(want_plain, float | int):
+                same = float(have) == float(want_plain)
+            if not same:
+                differ.append(f"{k} {have!r} but this run has {want_plain!r}")
+        if differ:
+            raise ValueError(f"the monitor watches {'; '.join(differ)}.")
+        return self
+
+    @property
+    def _lock(self):
+        lock = self.__dict__.get("_update_lock")
+        if lock is None:
+            with _LOCK_GUARD:
+                lock = self.__dict__.setdefault("_update_lock", threading.RLock())
+        return lock
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_update_lock", None)
+        return state
 
     # ------------------------------------------------------------------------------------------
     # input
@@ -316,13 +515,27 @@ class CalibrationMonitor(BaseEstimator):
         return kind, P.shape[1] if P.ndim == 2 else 1, ys, ps, t
 
     # ------------------------------------------------------------------------------------------
-    # update
+    # update, segments
     # ------------------------------------------------------------------------------------------
+    def _new_engine(self, n_classes):
+        A = self._detect_threshold()
+        return Engine.new(
+            n_bins=int(self.n_bins),
+            block_size=int(self.block_size),
+            n_classes=n_classes,
+            memory=self._memory_blocks(),
+            tolerance=float(self.tolerance),
+            log_threshold=float(-np.log(self.alpha)),
+            detect_threshold=float("inf") if A is None else float(np.log(A)),
+            detect=self.mode == "detect",
+        )
+
     def update(self, y, p, *, time=None):
         """Add a batch of labelled predictions, in time order; return ``self``.
 
         The batch is validated completely before anything changes: on an error the monitor is
-        left as it was. An empty batch (no labels arrived) changes nothing.
+        left as it was. An empty batch (no labels arrived) changes nothing. Safe to call from
+        several threads: each call holds the monitor's lock.
 
         Parameters
         ----------
@@ -334,55 +547,111 @@ class CalibrationMonitor(BaseEstimator):
             model (column 1 is used), or probability vectors of ``k >= 3`` classes.
         time : array-like of shape (n,), default=None
             When each row was predicted (numbers or datetimes), non-decreasing within and across
-            batches; recorded per block in ``history_``. Give it with every batch or never.
+            batches (equal times are fine); recorded per block in ``history_``. Give it with
+            every batch or never.
 
         Returns
         -------
         CalibrationMonitor
             The updated monitor.
         """
-        self._check_params()
-        rows = self._rows(y, p, time)
-        if rows is None:
+        with self._lock:
+            self._check_params()
+            rows = self._rows(y, p, time)
+            if rows is None:
+                return self
+            kind, n_columns, ys, ps, (time_kind, times) = rows
+            engine = getattr(self, "_engine", None)
+            if engine is None:
+                engine = self._new_engine(len(ys))
+                pending = getattr(self, "_pending_label", None)
+                if pending is not None:
+                    engine.segments[0]["label"] = pending
+            new = engine.advance(ys, ps, times, time_kind)
+            if getattr(self, "_input", None) is None:
+                self._input = {"kind": kind, "n_columns": int(n_columns)}
+                self._params_at_start = self._frozen_params()
+            self._engine = new
+            self._set_attributes()
             return self
-        kind, n_columns, ys, ps, (time_kind, times) = rows
-        engine = getattr(self, "_engine", None)
-        if engine is None:
-            k = len(ys)
-            engine = Engine.new(
-                n_bins=int(self.n_bins),
-                block_size=int(self.block_size),
-                n_classes=k,
-                memory=self._memory_blocks(),
-                capital=self.capital,
-                log_threshold=float(-np.log(self.alpha)),
-                detect=self.mode == "detect",
-            )
-        new = engine.advance(ys, ps, times, time_kind)
-        if getattr(self, "_input", None) is None:
-            self._input = {"kind": kind, "n_columns": int(n_columns)}
-            self._params_at_start = self._frozen_params()
-        self._engine = new
-        self._set_attributes()
-        return self
+
+    def new_segment(self, label=None):
+        """Start a new monitoring segment; the history of the earlier ones is kept.
+
+        After an alarm (or a retrained model), the capitals, the e-detector, the lower bound,
+        the patterns' memory and the alarm start again from the next block, as for a new
+        monitor, while ``history_``, ``segments_`` and the page keep every earlier segment. The
+        rows of an incomplete block (``n_buffered_``, fewer than ``block_size``) belong to the
+        segment that ends and are dropped; ``segments_`` counts them. The parameters stay as
+        they are (the guarantee of each segment is that of a new monitor).
+
+        Parameters
+        ----------
+        label : str or None, default=None
+            A name for the new segment (for example a model version); shown in ``segments_`` and
+            on the page.
+
+        Returns
+        -------
+        CalibrationMonitor
+            ``self``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skcal.monitor import CalibrationMonitor
+        >>> rng = np.random.default_rng(0)
+        >>> p = rng.uniform(size=20_000)
+        >>> m = CalibrationMonitor().update(rng.uniform(size=20_000) < p - 0.1, p)
+        >>> m.alarm_
+        True
+        >>> m.new_segment("retrained").update(rng.uniform(size=20_000) < p, p).alarm_
+        False
+        >>> m.segments_[["label", "first_row", "alarm_at"]]
+               label  first_row  alarm_at
+        0       None          0    ...
+        1  retrained      20000     None
+        """
+        if label is not None and not isinstance(label, str):
+            raise ValueError(f"label must be a string or None; got {label!r}.")
+        with self._lock:
+            engine = getattr(self, "_engine", None)
+            if engine is None:
+                self._pending_label = label
+                return self
+            self._engine = engine.new_segment(label)
+            self._set_attributes()
+            return self
 
     def _set_attributes(self):
         eng = self._engine
         self._history = None
         self.n_seen_ = int(eng.n_seen)
-        self.n_blocks_ = int(eng.path.n_blocks)
+        self.n_blocks_ = int(eng.n_blocks)
         self.n_buffered_ = eng.n_buffered
         self.n_monitored_ = int(eng.n_classes)
-        if self.n_blocks_:
-            stat = eng.block_array("log_m" if eng.detect else "log_e")[-1]
-            self.e_value_ = float(np.exp(stat))
+        self.segment_ = len(eng.segments) - 1
+        seg = eng.segments[-1]
+        in_segment = eng.path.n_blocks
+        if in_segment:
+            log_e = float(eng.block_array("log_e")[-1])
+            stat = float(eng.block_array("log_m")[-1]) if eng.detect else log_e
         else:
-            self.e_value_ = 0.0 if eng.detect else 1.0
+            log_e = 0.0
+            stat = -np.inf if eng.detect else 0.0
+        self.log10_evidence_ = _log10(stat)
+        self.log10_e_value_ = _log10(log_e)
+        self.log10_threshold_ = _log10(eng.alarm_threshold)
+        self.e_value_ = _power10(self.log10_evidence_)
         self.pvalue_ = float(min(1.0, np.exp(-eng.path.max_log_e)))
+        self.calibration_error_lcb_ = float(eng.path.lcb)
         self.alarm_ = eng.alarm_block is not None
         B = eng.block_size
-        self.alarm_at_ = None if eng.alarm_block is None else (eng.alarm_block + 1) * B
-        self.change_at_ = None if eng.change_block is None else eng.change_block * B
+        self.alarm_at_ = None if eng.alarm_block is None else seg["first_row"] + (eng.alarm_block + 1) * B
+        self.change_at_ = None if eng.change_block is None else seg["first_row"] + eng.change_block * B
+        A = self._detect_threshold()
+        self.false_alarm_rows_ = None if A is None else A * B
+        self.source_ = getattr(self, "source_", None) or {}
         if self.labels is not None:
             self.classes_ = np.asarray(self.labels)
         elif self._input["kind"] == "binary":
@@ -408,6 +677,11 @@ class CalibrationMonitor(BaseEstimator):
 
     def _block(self, name):
         return self._engine.block_array(name)
+
+    def _sums(self, j0=0, j1=None):
+        """The stored per-bin sums of blocks ``j0:j1`` as ``count, sum_p, sum_x, sum_x2``."""
+        raw = {name: self._block(name)[j0:j1] for name in SUM_NAMES}
+        return {"count": raw["count"], "sum_p": raw["sum_p"], "sum_x": sum_x(raw), "sum_x2": raw["sum_x2"]}
 
     def block_measures(self, count, sum_p, sum_x, sum_x2):
         """Calibration measures of groups of rows from their per-bin sums (one class).
@@ -458,28 +732,34 @@ class CalibrationMonitor(BaseEstimator):
         if self._history is not None:
             return self._history
         eng = self._engine
-        nb = eng.path.n_blocks
-        B = eng.block_size
+        nb = eng.n_blocks
         log_e = self._block("log_e")
         log_m = self._block("log_m")
+        segment = eng.block_segments()
         stat = log_m if eng.detect else log_e
-        cols = {"block": np.arange(nb), "rows": (np.arange(nb) + 1) * B}
+        cols = {"block": np.arange(nb), "rows": eng.block_rows(), "segment": segment}
         if eng.time_kind is not None:
             cols.update(self._times(self._block("time_first"), "time_start"))
             cols.update(self._times(self._block("time_last"), "time_end"))
-        cols["e_value"] = np.exp(log_e)
-        cols["log_e_value"] = log_e
-        running = np.maximum.accumulate(np.maximum(log_e, 0.0)) if nb else log_e
-        cols["p_value"] = np.minimum(1.0, np.exp(-running))
+        cols["log10_evidence"] = stat / _LN10
+        cols["log10_e_value"] = log_e / _LN10
         if eng.detect:
-            cols["detector"] = np.exp(log_m)
-            cols["log_detector"] = log_m
-        cols["above"] = stat >= eng.log_threshold
-        sums = {name: self._block(name) for name in SUM_NAMES}
+            cols["log10_detector"] = log_m / _LN10
+        with np.errstate(over="ignore"):
+            cols["e_value"] = np.exp(stat)
+        running = np.empty(nb)
+        for seg in range(len(eng.segments)):  # the running maximum restarts with each segment
+            at = segment == seg
+            if at.any():
+                running[at] = np.maximum.accumulate(np.maximum(log_e[at], 0.0))
+        cols["p_value"] = np.minimum(1.0, np.exp(-running))
+        cols["calibration_error_lcb"] = self._block("lcb")
+        cols["above"] = stat >= eng.alarm_threshold
+        sums = self._sums()
         names = self._class_names
         per_class = []
         for c, label in enumerate(names):
-            m = self.block_measures(*(sums[s][:, c] for s in SUM_NAMES))
+            m = self.block_measures(*(sums[s][:, c] for s in ("count", "sum_p", "sum_x", "sum_x2")))
             tag = "" if label is None else f"[{label}]"
             with np.errstate(invalid="ignore", divide="ignore"):
                 resid = sums["sum_x"][:, c] / sums["count"][:, c]
@@ -498,58 +778,171 @@ class CalibrationMonitor(BaseEstimator):
         self._history = frame.set_index("block")
         return self._history
 
-    def measures_by_period(self, n_periods=12):
-        """The calibration measures per period: consecutive groups of blocks of equal size.
+    @property
+    def segments_(self):
+        """One row per segment (see the class docstring)."""
+        self._check_started("segments_")
+        eng = self._engine
+        B = eng.block_size
+        rows = []
+        for i, seg in enumerate(eng.segments):
+            info = seg if i + 1 < len(eng.segments) else {**seg, **eng.segment_summary()}
+            first_block = seg["first_block"]
+            n_blocks = int(info["blocks"])
+            end = eng.segments[i + 1]["first_row"] if i + 1 < len(eng.segments) else eng.n_seen
+            row = {
+                "label": seg["label"],
+                "first_row": int(seg["first_row"]),
+                "last_row": int(end) - 1,
+                "dropped": int(seg["dropped"]),
+                "blocks": n_blocks,
+            }
+            if eng.time_kind is not None and n_blocks:
+                tf = self._times(self._block("time_first")[first_block : first_block + 1], "t")["t"][0]
+                tl = self._times(self._block("time_last")[first_block + n_blocks - 1 :][:1], "t")["t"][0]
+                row["time_start"], row["time_end"] = tf, tl
+            ab, cb = info["alarm_block"], info["change_block"]
+            row["alarm_at"] = None if ab is None else int(seg["first_row"] + (ab + 1) * B)
+            row["change_at"] = None if cb is None else int(seg["first_row"] + cb * B)
+            row["calibration_error_lcb"] = float(info["lcb"])
+            row["log10_max_e_value"] = _log10(info["max_log_e"])
+            rows.append(row)
+        out = pd.DataFrame(rows)
+        for name in ("label", "alarm_at", "change_at"):  # None stays None (not NaN)
+            out[name] = pd.Series([r[name] for r in rows], dtype=object)
+        return out
+
+    def _period_keys(self, freq):
+        """Per block: the calendar day or week (Monday) its last row falls in, as datetime64[ns]."""
+        t = self._block("time_last").view("datetime64[ns]")
+        day = t.astype("datetime64[D]")
+        if freq == "day":
+            return day.astype("datetime64[ns]")
+        weekday = (day.astype(np.int64) - 4) % 7  # 1970-01-01 was a Thursday; Monday is 0
+        return (day - weekday.astype("timedelta64[D]")).astype("datetime64[ns]")
+
+    def _period_freq(self, freq):
+        eng = self._engine
+        if freq in ("day", "week", "rows"):
+            if freq != "rows" and eng.time_kind != "datetime":
+                raise ValueError(
+                    f"freq={freq!r} needs datetime times (update(..., time=...)); use freq='rows'."
+                )
+            return freq
+        if freq != "auto":
+            raise ValueError(f"freq must be 'auto', 'day', 'week' or 'rows'; got {freq!r}.")
+        if eng.time_kind != "datetime" or eng.n_blocks == 0:
+            return "rows"
+        t = self._block("time_last")
+        span_days = (int(t[-1]) - int(self._block("time_first")[0])) / 86_400e9
+        return "day" if span_days <= DAILY_SPAN_DAYS else "week"
+
+    def measures_by_period(self, freq="auto", n_periods=12):
+        """The calibration measures per period: calendar days or weeks, or equal groups of blocks.
 
         Parameters
         ----------
+        freq : {"auto", "day", "week", "rows"}, default="auto"
+            ``"day"`` / ``"week"``: the calendar day or week (from Monday) of each block's last
+            row (datetime times only); ``"rows"``: ``n_periods`` consecutive groups of blocks of
+            equal size; ``"auto"``: days when the times span at most ``DAILY_SPAN_DAYS`` days,
+            weeks when they span more, and rows without datetime times.
         n_periods : int, default=12
-            Number of periods (fewer when there are fewer blocks).
+            Number of periods with ``freq="rows"`` (fewer when there are fewer blocks).
 
         Returns
         -------
         pandas.DataFrame
-            One row per period: ``first_row``, ``last_row``, (``time_start``, ``time_end``),
-            ``rows``, ``ece``, ``brier``, ``mean_residual`` (from the merged per-bin sums of its
-            blocks, see :meth:`block_measures`; for a classwise monitor the mean ECE and mean
-            residual over classes and the summed, multiclass Brier score) and ``e_value`` at its
-            end.
+            One row per period: ``period`` (``"2024-05-01"`` for a day, ``"week of 2024-04-29"``,
+            or ``"rows 0-9,999"``), ``freq``, ``first_row``, ``last_row``, (``time_start``,
+            ``time_end``), ``rows``, ``segment`` (of its last block), ``ece``, ``brier``,
+            ``mean_residual`` (from the merged per-bin sums of its blocks, see
+            :meth:`block_measures`; for a classwise monitor the mean ECE and mean residual over
+            classes and the summed, multiclass Brier score), and at its end
+            ``calibration_error_lcb`` and ``log10_evidence``.
         """
         self._check_started("measures_by_period")
         if not (
             isinstance(n_periods, (int, np.integer)) and not isinstance(n_periods, bool) and n_periods >= 1
         ):
             raise ValueError(f"n_periods must be a positive integer; got {n_periods!r}.")
+        freq = self._period_freq(freq)
         h = self.history_
         nb = len(h)
+        columns = [
+            "period",
+            "freq",
+            "first_row",
+            "last_row",
+            "rows",
+            "segment",
+            "ece",
+            "brier",
+            "mean_residual",
+        ]
         if nb == 0:
-            return pd.DataFrame(
-                columns=["first_row", "last_row", "rows", "ece", "brier", "mean_residual", "e_value"]
-            )
-        B = self._engine.block_size
-        sums = {name: self._block(name) for name in SUM_NAMES}
+            return pd.DataFrame(columns=[*columns, "calibration_error_lcb", "log10_evidence"])
+        if freq == "rows":
+            groups = [
+                (int(g[0]), int(g[-1]) + 1) for g in np.array_split(np.arange(nb), min(int(n_periods), nb))
+            ]
+            keys = None
+        else:
+            key = self._period_keys(freq)
+            cut = np.flatnonzero(key[1:] != key[:-1]) + 1
+            bounds = np.concatenate([[0], cut, [nb]])
+            groups = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+            keys = key
+        sums = self._sums()
         k = self._engine.n_classes
-        rows = []
-        for g in np.array_split(np.arange(nb), min(int(n_periods), nb)):
-            j0, j1 = int(g[0]), int(g[-1]) + 1
-            merged = [sums[name][j0:j1].sum(axis=0) for name in SUM_NAMES]  # (k, n_bins) each
+        ends = h["rows"].to_numpy()
+        out = []
+        for j0, j1 in groups:
+            merged = [sums[name][j0:j1].sum(axis=0) for name in ("count", "sum_p", "sum_x", "sum_x2")]
             m = self.block_measures(*merged)
-            row = {"first_row": j0 * B, "last_row": j1 * B - 1}
+            first = int(ends[j0] - self.block_size)
+            if keys is None:
+                label = f"rows {first:,}-{int(ends[j1 - 1]) - 1:,}"
+            else:
+                day = pd.Timestamp(keys[j0])
+                label = day.strftime("%Y-%m-%d") if freq == "day" else f"week of {day:%Y-%m-%d}"
+            row = {"period": label, "freq": freq, "first_row": first, "last_row": int(ends[j1 - 1]) - 1}
             if "time_start" in h:
                 row["time_start"] = h["time_start"].iloc[j0]
                 row["time_end"] = h["time_end"].iloc[j1 - 1]
-            row["rows"] = (j1 - j0) * B
+            row["rows"] = int(np.sum(sums["count"][j0:j1, 0]))
+            row["segment"] = int(h["segment"].iloc[j1 - 1])
             row["ece"] = float(m["ece"].mean())
             row["brier"] = float(m["brier"].sum()) if k > 1 else float(m["brier"].iloc[0])
             row["mean_residual"] = float(m["mean_residual"].mean())
-            row["e_value"] = float(h["e_value"].iloc[j1 - 1])
-            rows.append(row)
-        return pd.DataFrame(rows)
+            row["calibration_error_lcb"] = float(h["calibration_error_lcb"].iloc[j1 - 1])
+            row["log10_evidence"] = float(h["log10_evidence"].iloc[j1 - 1])
+            out.append(row)
+        return pd.DataFrame(out)
 
     def _times(self, values, name):
         if self._engine.time_kind == "datetime":
             return {name: np.asarray(values, dtype=np.int64).view("datetime64[ns]")}
         return {name: np.asarray(values, dtype=np.float64)}
+
+    def rows_per_day(self):
+        """Return the rows per day at the rate seen so far (datetime times only; ``None`` otherwise).
+
+        The rows received over the time from the first row's time to the last's: what turns a
+        guarantee in rows into one in time (``false_alarm_rows_ / rows_per_day()`` days) and a
+        budget in time into rows.
+
+        Returns
+        -------
+        float or None
+            Rows per day, or ``None`` without datetime times or before time has passed.
+        """
+        self._check_started("rows_per_day")
+        eng = self._engine
+        if eng.time_kind != "datetime" or eng.first_time is None:
+            return None
+        span = (int(eng.last_time) - int(eng.first_time)) / 86_400e9
+        return None if span <= 0 else eng.n_seen / span
 
     def reliability_bands(self, *, start=None, stop=None, alpha=None):
         """The time-uniform reliability diagram: each bin's mean residual with its band.
@@ -558,14 +951,17 @@ class CalibrationMonitor(BaseEstimator):
         is a confidence sequence for ``E[y - p | p in bin]`` (empirical-Bernstein capital of
         Waudby-Smith and Ramdas, see :mod:`skcal.monitor`), at level ``alpha / (n_bins x
         classes)`` so that every band of the diagram covers its bin's mean residual at every time
-        simultaneously with probability at least ``1 - alpha`` (for a segment fixed in advance;
-        a segment cut at the estimated change is chosen from the data, so read it as
-        descriptive).
+        simultaneously with probability at least ``1 - alpha`` (for a stretch fixed in advance;
+        a stretch cut at the estimated change is chosen from the data, so read it as
+        descriptive). This is the per-bin version of the tolerance test: ``error_lcb``, the
+        distance of the band from 0, is a lower confidence bound of ``|E[y - p | bin]|`` for all
+        bins at once, and ``above_tolerance`` rejects the per-bin null
+        ``|E[y - p | bin]| <= tolerance`` of the bin.
 
         Parameters
         ----------
         start, stop : int, default=None
-            Rows (rounded down to block boundaries); default: every complete block.
+            Rows (rounded down to block boundaries); default: the current segment's blocks.
         alpha : float, default=None
             The diagram's level (default: the monitor's ``alpha``).
 
@@ -573,24 +969,29 @@ class CalibrationMonitor(BaseEstimator):
         -------
         pandas.DataFrame
             One row per bin (and class): ``class`` (classwise), ``bin``, ``bin_low``,
-            ``bin_high``, ``rows``, ``mean_p``, ``mean_residual``, ``lower``, ``upper``.
+            ``bin_high``, ``rows``, ``mean_p``, ``mean_residual``, ``lower``, ``upper``,
+            ``error_lcb`` (``max(0, lower, -upper)``) and ``above_tolerance``.
         """
         self._check_started("reliability_bands")
         eng = self._engine
-        B = eng.block_size
-        j0 = 0 if start is None else max(0, int(start) // B)
-        j1 = eng.path.n_blocks if stop is None else min(eng.path.n_blocks, int(stop) // B)
-        j1 = max(j0, j1)
+        ends = eng.block_rows()
+        if start is None and stop is None:
+            j0, j1 = eng.segments[-1]["first_block"], eng.n_blocks
+        else:
+            j0 = 0 if start is None else int(np.searchsorted(ends, int(start), side="right"))
+            j1 = eng.n_blocks if stop is None else int(np.searchsorted(ends, int(stop), side="right"))
+            j1 = max(j0, j1)
         a = self.alpha if alpha is None else float(alpha)
         if not 0.0 < a < 1.0:
             raise ValueError(f"alpha must lie in (0, 1); got {alpha!r}.")
-        sums = {name: self._block(name)[j0:j1] for name in SUM_NAMES}
+        sums = self._sums(j0, j1)
         K, k = eng.n_bins, eng.n_classes
         lower, upper = residual_bands(sums["count"], sums["sum_x"], sums["sum_x2"], a / (K * k))
         n = sums["count"].sum(axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):
             mean_p = sums["sum_p"].sum(axis=0) / n
             resid = sums["sum_x"].sum(axis=0) / n
+        error_lcb = np.where(np.isnan(lower), np.nan, np.maximum(0.0, np.maximum(lower, -upper)))
         edges = np.linspace(0.0, 1.0, K + 1)
         frames = []
         for c, label in enumerate(self._class_names):
@@ -604,6 +1005,8 @@ class CalibrationMonitor(BaseEstimator):
                     "mean_residual": resid[c],
                     "lower": lower[c],
                     "upper": upper[c],
+                    "error_lcb": error_lcb[c],
+                    "above_tolerance": error_lcb[c] > float(self.tolerance),
                 }
             )
             if label is not None:
@@ -611,47 +1014,94 @@ class CalibrationMonitor(BaseEstimator):
             frames.append(f)
         return pd.concat(frames, ignore_index=True)
 
+    def guarantee(self):
+        """What the alarm guarantees, in one sentence in the units an operator plans in.
+
+        Returns
+        -------
+        str
+            ``mode="test"``: the probability of an alarm under the null; ``mode="detect"``: the
+            average rows between false alarms, the probability of one within ``DEFAULT_HORIZON``
+            rows and, with datetime times, the days between false alarms at the rate seen so far.
+        """
+        eps, a = float(self.tolerance), float(self.alpha)
+        if self.mode == "test":
+            null = "is calibrated exactly" if eps == 0 else f"has a calibration error of at most {eps:g}"
+            return (
+                f"A model that {null} raises this alarm with probability at most {a:g}, however long the "
+                "stream runs and however often it is read."
+            )
+        A = self._detect_threshold()
+        B = int(self.block_size)
+        rows = A * B
+        text = (
+            f"A model whose calibration error stays at most {eps:g} raises a false alarm on average at "
+            f"most once every {rows:,.0f} rows (and within {DEFAULT_HORIZON:,} rows with probability "
+            f"at most {min(1.0, math.ceil(DEFAULT_HORIZON / B) / A):.3g})"
+        )
+        rate = self.rows_per_day() if getattr(self, "_engine", None) is not None else None
+        if rate:
+            text += f"; at the {rate:,.0f} rows per day seen so far, once every {rows / rate:,.0f} days"
+        return text + "."
+
     def status(self):
         """The monitor's status as plain values (what ``skcal monitor`` prints).
 
         Returns
         -------
         dict
-            ``rows``, ``blocks``, ``buffered``, ``mode``, ``alpha``, ``threshold`` (``1 /
-            alpha``), ``e_value`` (``inf`` past ``1e308``), ``log10_e_value``, ``pvalue``,
-            ``alarm``, ``alarm_at``, ``change_at`` and, with
-            times, ``last_time``, ``alarm_time`` and ``change_time`` (ISO 8601 or numbers).
+            ``rows``, ``blocks``, ``buffered``, ``mode``, ``tolerance``, ``alpha``,
+            ``model_name``, ``calibration_error_lcb``, ``log10_evidence``, ``log10_threshold``,
+            ``log10_e_value``, ``threshold`` (``10 ** log10_threshold``), ``e_value`` (``inf``
+            past the float range), ``pvalue``, ``alarm``, ``alarm_at``, ``change_at``,
+            ``false_alarm_rows`` (detect; else None), ``segment``, ``segment_label``,
+            ``bins_above_tolerance`` (bins of the current segment whose band excludes
+            ``[-tolerance, tolerance]``), ``guarantee`` (a sentence) and, with times,
+            ``last_time``, ``alarm_time``, ``change_time`` (ISO 8601 or numbers) and, with
+            datetimes, ``rows_per_day``.
         """
         self._check_started("status")
         eng = self._engine
+        bands = self.reliability_bands()
         out = {
             "rows": self.n_seen_,
             "blocks": self.n_blocks_,
             "buffered": self.n_buffered_,
             "mode": self.mode,
+            "tolerance": float(self.tolerance),
             "alpha": float(self.alpha),
-            "threshold": float(1.0 / self.alpha),
+            "model_name": self.model_name,
+            "calibration_error_lcb": self.calibration_error_lcb_,
+            "log10_evidence": self.log10_evidence_,
+            "log10_threshold": self.log10_threshold_,
+            "log10_e_value": self.log10_e_value_,
+            "threshold": float(np.exp(eng.alarm_threshold)),
             "e_value": self.e_value_,
-            "log10_e_value": float(eng.block_array("log_m" if eng.detect else "log_e")[-1] / np.log(10))
-            if self.n_blocks_
-            else float(np.log10(self.e_value_))
-            if self.e_value_ > 0
-            else float("-inf"),
             "pvalue": self.pvalue_,
             "alarm": self.alarm_,
             "alarm_at": self.alarm_at_,
             "change_at": self.change_at_,
+            "false_alarm_rows": self.false_alarm_rows_,
+            "segment": self.segment_,
+            "segment_label": eng.segments[-1]["label"],
+            "bins_above_tolerance": int(bands["above_tolerance"].sum()),
+            "guarantee": self.guarantee(),
         }
         if eng.time_kind is not None:
             last = self._block("time_last")
             first = self._block("time_first")
+            base = eng.segments[-1]["first_block"]
             out["last_time"] = _time_value(eng.time_kind, eng.last_time)
             out["alarm_time"] = (
-                None if eng.alarm_block is None else _time_value(eng.time_kind, last[eng.alarm_block])
+                None if eng.alarm_block is None else _time_value(eng.time_kind, last[base + eng.alarm_block])
             )
             out["change_time"] = (
-                None if eng.change_block is None else _time_value(eng.time_kind, first[eng.change_block])
+                None
+                if eng.change_block is None
+                else _time_value(eng.time_kind, first[base + eng.change_block])
             )
+        if eng.time_kind == "datetime":
+            out["rows_per_day"] = self.rows_per_day()
         return out
 
     # ------------------------------------------------------------------------------------------
@@ -660,54 +1110,60 @@ class CalibrationMonitor(BaseEstimator):
     def get_state(self):
         """A versioned state of plain JSON types, from which :meth:`from_state` resumes exactly.
 
-        It holds the parameters, the per-block sums and paths (the history), the carries of the
-        bets and paths, and the buffered rows of the incomplete block (so a nightly job can stop
-        anywhere). ``json.dumps(monitor.get_state())`` works as it is.
+        It holds the parameters (mode, tolerance, labels, model name, ...), the segments, the
+        per-block sums and paths (the history), the carries of the patterns' memory and of the
+        paths, the buffered rows of the incomplete block (so a nightly job can stop anywhere) and
+        ``source_`` unchanged. ``json.dumps(monitor.get_state())`` works as it is.
 
         Returns
         -------
         dict
             Keys ``kind``, ``state_version``, ``params``, ``input``, ``n_seen``, ``time_kind``,
-            ``last_time``, ``buffer``, ``blocks``, ``carry`` and ``alarm``; arrays are encoded as
-            ``{"dtype", "shape", "data"}``.
+            ``first_time``, ``last_time``, ``buffer``, ``blocks``, ``segments``, ``carry``,
+            ``alarm`` and ``source``; arrays are encoded as ``{"dtype", "shape", "data"}``.
         """
-        self._check_started("get_state")
-        eng = self._engine
-        blocks = {name: encode_array(self._block(name)) for name in BLOCK_FIELDS}
-        carry = eng.path
-        return {
-            "kind": STATE_KIND,
-            "state_version": STATE_VERSION,
-            "params": self._params_at_start,
-            "input": dict(self._input),
-            "n_seen": int(eng.n_seen),
-            "time_kind": eng.time_kind,
-            "last_time": None
-            if eng.last_time is None
-            else encode_float(eng.last_time)
-            if eng.time_kind == "numeric"
-            else int(eng.last_time),
-            "buffer": {
-                "y": encode_array(np.array(eng.buffer_y, dtype=np.float64)),
-                "p": encode_array(np.array(eng.buffer_p, dtype=np.float64)),
-                "time": None if eng.buffer_t is None else encode_array(eng.buffer_t),
-            },
-            "blocks": blocks,
-            "carry": {
-                "bet_tail": encode_array(eng.bet_tail),
-                "n_blocks": int(carry.n_blocks),
-                "log_capital": encode_array(carry.log_capital),
-                "log_sr": encode_array(carry.log_sr),
-                "min_log_capital": encode_array(carry.min_log_capital),
-                "argmin_log_capital": encode_array(carry.argmin_log_capital),
-                "max_log_e": encode_float(carry.max_log_e),
-            },
-            "alarm": {
-                "block": eng.alarm_block,
-                "change_block": eng.change_block,
-                "function": eng.alarm_function,
-            },
-        }
+        with self._lock:
+            self._check_started("get_state")
+            eng = self._engine
+            blocks = {name: encode_array(self._block(name)) for name in BLOCK_FIELDS}
+            carry = eng.path
+            return {
+                "kind": STATE_KIND,
+                "state_version": STATE_VERSION,
+                "params": dict(self._params_at_start),
+                "input": dict(self._input),
+                "n_seen": int(eng.n_seen),
+                "time_kind": eng.time_kind,
+                "first_time": _encode_time(eng.time_kind, eng.first_time),
+                "last_time": _encode_time(eng.time_kind, eng.last_time),
+                "buffer": {
+                    "y": encode_array(np.array(eng.buffer_y, dtype=np.float64)),
+                    "p": encode_array(np.array(eng.buffer_p, dtype=np.float64)),
+                    "time": None if eng.buffer_t is None else encode_array(eng.buffer_t),
+                },
+                "blocks": blocks,
+                "segments": [_encode_segment(s) for s in eng.segments],
+                "carry": {
+                    "memory": encode_array(eng.mem_tail),
+                    "n_blocks": int(carry.n_blocks),
+                    "log_capital": encode_array(carry.log_capital),
+                    "log_sr": encode_array(carry.log_sr),
+                    "log_starts": encode_array(carry.log_starts),
+                    "min_log_capital": encode_array(carry.min_log_capital),
+                    "argmin_log_capital": encode_array(carry.argmin_log_capital),
+                    "min_log_capital0": encode_array(carry.min_log_capital0),
+                    "start_block": encode_array(carry.start_block),
+                    "start_log_capital0": encode_array(carry.start_log_capital0),
+                    "max_log_e": encode_float(carry.max_log_e),
+                    "lcb": encode_float(carry.lcb),
+                },
+                "alarm": {
+                    "block": eng.alarm_block,
+                    "change_block": eng.change_block,
+                    "component": eng.alarm_component,
+                },
+                "source": check_source(self.source_),
+            }
 
     @classmethod
     def from_state(cls, state):
@@ -727,25 +1183,35 @@ class CalibrationMonitor(BaseEstimator):
             raise ValueError(
                 f"state must be a dict made by CalibrationMonitor.get_state() (kind {STATE_KIND!r})."
             )
-        if state.get("state_version") != STATE_VERSION:
+        version = state.get("state_version")
+        if version != STATE_VERSION:
+            older = isinstance(version, int) and version < STATE_VERSION
             raise ValueError(
-                f"state has version {state.get('state_version')!r}; this skcal reads version {STATE_VERSION}."
+                f"state has version {version!r}; this skcal reads version {STATE_VERSION}"
+                + (
+                    " (the monitor's bets and its state changed: an older state cannot be continued, "
+                    "start a new one)."
+                    if older
+                    else "."
+                )
             )
         try:
             params = dict(state["params"])
+            if isinstance(params.get("false_alarm_rows"), list):
+                params["false_alarm_rows"] = tuple(params["false_alarm_rows"])
             monitor = cls(**params)
             monitor._check_params()
             K, B = int(monitor.n_bins), int(monitor.block_size)
-            F = n_functions(K)
+            C = n_components(K)
             blocks = {name: decode_array(state["blocks"][name], f"blocks.{name}") for name in BLOCK_FIELDS}
-            k = blocks["count"].shape[1]
+            k = blocks["count"].shape[1] if blocks["count"].ndim == 3 else 0
             nb = blocks["count"].shape[0]
             for name in SUM_NAMES:
                 if blocks[name].shape != (nb, k, K):
                     raise ValueError(
                         f"state blocks.{name} has shape {blocks[name].shape}; expected {(nb, k, K)}."
                     )
-            for name in ("log_e", "log_m", "time_first", "time_last"):
+            for name in ("log_e", "log_m", "lcb", "time_first", "time_last"):
                 if blocks[name].shape != (nb,):
                     raise ValueError(f"state blocks.{name} has shape {blocks[name].shape}; expected {(nb,)}.")
             c = state["carry"]
@@ -753,30 +1219,41 @@ class CalibrationMonitor(BaseEstimator):
                 n_blocks=int(c["n_blocks"]),
                 log_capital=decode_array(c["log_capital"], "carry.log_capital"),
                 log_sr=decode_array(c["log_sr"], "carry.log_sr"),
+                log_starts=decode_array(c["log_starts"], "carry.log_starts"),
                 min_log_capital=decode_array(c["min_log_capital"], "carry.min_log_capital"),
                 argmin_log_capital=decode_array(c["argmin_log_capital"], "carry.argmin_log_capital"),
+                min_log_capital0=decode_array(c["min_log_capital0"], "carry.min_log_capital0"),
+                start_block=decode_array(c["start_block"], "carry.start_block"),
+                start_log_capital0=decode_array(c["start_log_capital0"], "carry.start_log_capital0"),
                 max_log_e=decode_float(c["max_log_e"], "carry.max_log_e"),
+                lcb=decode_float(c["lcb"], "carry.lcb"),
             )
-            if path.n_blocks != nb:
-                raise ValueError(f"state carry.n_blocks is {path.n_blocks} but blocks hold {nb}.")
-            for name in ("log_capital", "log_sr", "min_log_capital", "argmin_log_capital"):
-                if getattr(path, name).shape != (k, F):
+            for name in (
+                "log_capital",
+                "log_sr",
+                "log_starts",
+                "min_log_capital",
+                "argmin_log_capital",
+                "min_log_capital0",
+                "start_block",
+                "start_log_capital0",
+            ):
+                if getattr(path, name).shape != (k, C):
                     raise ValueError(
-                        f"state carry.{name} has shape {getattr(path, name).shape}; expected {(k, F)}."
+                        f"state carry.{name} has shape {getattr(path, name).shape}; expected {(k, C)}."
                     )
-            engine = Engine.new(
-                n_bins=K,
-                block_size=B,
-                n_classes=k,
-                memory=monitor._memory_blocks(),
-                capital=monitor.capital,
-                log_threshold=float(-np.log(monitor.alpha)),
-                detect=monitor.mode == "detect",
-            )
-            engine.bet_tail = decode_array(c["bet_tail"], "carry.bet_tail")
-            if engine.bet_tail.shape[1:] != (2, k, F):
-                raise ValueError(f"state carry.bet_tail has shape {engine.bet_tail.shape}.")
+            segments = [_decode_segment(s) for s in state["segments"]]
+            if not segments or segments[-1]["first_block"] + path.n_blocks != nb:
+                raise ValueError(
+                    f"state carry.n_blocks is {path.n_blocks} but the last segment starts at block "
+                    f"{segments[-1]['first_block'] if segments else None} of {nb}."
+                )
+            engine = monitor._new_engine(k)
+            engine.mem_tail = decode_array(c["memory"], "carry.memory")
+            if engine.mem_tail.shape[1:] != (2, k, 2 * K - 1):
+                raise ValueError(f"state carry.memory has shape {engine.mem_tail.shape}.")
             engine.path = path
+            engine.segments = segments
             engine.blocks = {name: [blocks[name]] if nb else [] for name in BLOCK_FIELDS}
             by = decode_array(state["buffer"]["y"], "buffer.y")
             bp = decode_array(state["buffer"]["p"], "buffer.p")
@@ -789,21 +1266,22 @@ class CalibrationMonitor(BaseEstimator):
             if engine.time_kind not in (None, "numeric", "datetime"):
                 raise ValueError(f"state time_kind is {engine.time_kind!r}.")
             engine.buffer_t = None if bt is None else decode_array(bt, "buffer.time")
-            lt = state["last_time"]
-            engine.last_time = (
-                None if lt is None else (int(lt) if engine.time_kind == "datetime" else decode_float(lt))
-            )
+            engine.first_time = _decode_time(engine.time_kind, state["first_time"])
+            engine.last_time = _decode_time(engine.time_kind, state["last_time"])
             engine.n_seen = int(state["n_seen"])
-            if engine.n_seen != nb * B + by.shape[1]:
+            seg = segments[-1]
+            if engine.n_seen != seg["first_row"] + path.n_blocks * B + by.shape[1]:
                 raise ValueError(
-                    f"state n_seen is {engine.n_seen} but it holds {nb} blocks and {by.shape[1]} rows."
+                    f"state n_seen is {engine.n_seen} but its last segment starts at row {seg['first_row']} "
+                    f"and holds {path.n_blocks} blocks and {by.shape[1]} buffered rows."
                 )
             a = state["alarm"]
             engine.alarm_block = None if a["block"] is None else int(a["block"])
             engine.change_block = None if a["change_block"] is None else int(a["change_block"])
-            engine.alarm_function = None if a["function"] is None else int(a["function"])
+            engine.alarm_component = None if a["component"] is None else int(a["component"])
             monitor._input = {"kind": state["input"]["kind"], "n_columns": int(state["input"]["n_columns"])}
-        except (KeyError, TypeError) as exc:
+            monitor.source_ = check_source(state.get("source", {}))
+        except (KeyError, TypeError, IndexError) as exc:
             raise ValueError(f"state is incomplete or malformed ({type(exc).__name__}: {exc}).") from None
         monitor._params_at_start = monitor._frozen_params()
         monitor._engine = engine
@@ -819,7 +1297,10 @@ class CalibrationMonitor(BaseEstimator):
             out._input = dict(self._input)
             out._params_at_start = dict(self._params_at_start)
             out._engine = copy.deepcopy(self._engine, memo)
+            out.source_ = copy.deepcopy(self.source_, memo)
             out._set_attributes()
+        elif getattr(self, "_pending_label", None) is not None:
+            out._pending_label = self._pending_label
         return out
 
 
@@ -829,3 +1310,54 @@ def _time_value(kind, v):
     if kind == "datetime":
         return pd.Timestamp(int(v)).isoformat()
     return float(v)
+
+
+def _encode_time(kind, v):
+    if v is None:
+        return None
+    return encode_float(v) if kind == "numeric" else int(v)
+
+
+def _decode_time(kind, v):
+    if v is None:
+        return None
+    return int(v) if kind == "datetime" else decode_float(v)
+
+
+_SEGMENT_INTS = (
+    "first_block",
+    "first_row",
+    "dropped",
+    "alarm_block",
+    "change_block",
+    "alarm_component",
+    "blocks",
+)
+
+
+def _encode_segment(seg):
+    out = {}
+    for key, v in seg.items():
+        if key in ("lcb", "max_log_e"):
+            out[key] = encode_float(v)
+        else:
+            out[key] = v
+    return out
+
+
+def _decode_segment(seg):
+    if not isinstance(seg, dict) or not {"label", "first_block", "first_row", "dropped"} <= set(seg):
+        raise ValueError(f"state segments hold {seg!r}; expected label, first_block, first_row, dropped.")
+    out = {}
+    for key, v in seg.items():
+        if key in ("lcb", "max_log_e"):
+            out[key] = decode_float(v, f"segments.{key}")
+        elif key in _SEGMENT_INTS:
+            out[key] = None if v is None else int(v)
+        elif key == "label":
+            if v is not None and not isinstance(v, str):
+                raise ValueError(f"state segments.label is {v!r}; expected a string or null.")
+            out[key] = v
+        else:
+            raise ValueError(f"state segments hold an unknown key {key!r}.")
+    return out

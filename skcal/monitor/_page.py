@@ -1,22 +1,29 @@
 """The monitor's HTML page, in the style of the calibration report (its CSS and figure style).
 
-Sections: the status in words; a summary table; the evidence path on a log scale with the
-``1 / alpha`` line, the alarm and the estimated change; the calibration measures per period
-(a table and a figure); the time-uniform reliability diagram before and after the estimated
-change (or over every row when there is none); what the guarantee is and is not. The figures
-are PNG images inside the page (matplotlib, optional: without it the page says so), so the
-page is one self-contained file. It reads only the monitor's public attributes and methods.
+Sections: the status in words (the tolerance, the lower bound of the calibration error, the
+alarm, the located change and the guarantee in rows or time); a summary table; the lower bound
+over time against the tolerance line and the evidence in log10 against its threshold, with the
+alarm, the estimated change and the earlier segments; the calibration measures per calendar
+period (days or weeks from the time column, chosen by the span; equal row chunks without
+datetimes), as a table and a figure; the time-uniform reliability diagram of the current segment
+before and after the estimated change; the segments; what the guarantee is and is not.
+Timestamps are printed to the periods' resolution (to the minute with daily periods, to the day
+with weekly ones). The figures are PNG images inside the page (matplotlib, optional: without it
+the page says so), so the page is one self-contained file. It reads only the monitor's public
+attributes and methods.
 """
 
 from __future__ import annotations
 
 import html
-import pathlib
 
 import numpy as np
+import pandas as pd
 
 from skcal._compat import HasMethods, validate_params
 from skcal._constraints import OUTPUT_PATH
+from skcal._html import CSS, fmt, png_base64
+from skcal._io import write_atomic
 from skcal._plotting import (
     COLOR_BEST,
     COLOR_DATA,
@@ -26,9 +33,8 @@ from skcal._plotting import (
     new_figure,
     style_axes,
 )
-from skcal.report._render import CSS, fmt, png_base64
 
-__all__ = ["render_html"]
+__all__ = ["render_html", "format_time"]
 
 _EXTRA_CSS = """
 .skcal-report .verdict.alarm { background: #fdecea; border-left-color: #c62828; }
@@ -37,22 +43,62 @@ _EXTRA_CSS = """
 
 COLOR_ALARM = "#c62828"
 COLOR_CHANGE = "#ef6c00"
+COLOR_TOLERANCE = "#6a1b9a"
+COLOR_SEGMENT = "0.93"
+
+_TIME_FORMATS = {"day": "%Y-%m-%d %H:%M", "week": "%Y-%m-%d"}
 
 
-def _x(monitor, h):
-    """The x axis of the paths: time when the monitor has datetimes or numbers, else rows."""
+def format_time(value, freq):
+    """A time as the page prints it: to the minute with daily periods, to the day with weekly.
+
+    Parameters
+    ----------
+    value : str, datetime-like, float or None
+        A timestamp (ISO 8601 text or a datetime) or a number (numeric times).
+    freq : {"day", "week", "rows"}
+        The page's periods.
+
+    Returns
+    -------
+    str
+    """
+    if value is None:
+        return ""
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return f"{float(value):g}"
+    ts = pd.Timestamp(value)
+    return ts.strftime(_TIME_FORMATS.get(freq, "%Y-%m-%d %H:%M"))
+
+
+def _log10_text(v):
+    """``10^43.97`` for a log10 value (the evidence can exceed the float range)."""
+    if v is None or np.isnan(v):
+        return "none yet"
+    if v == -np.inf:
+        return "0"
+    return f"10^{v:.2f}" if abs(v) >= 3 else f"{10.0**v:.3g}"
+
+
+def _x(h):
+    """The x axis of the paths: the block's end time when the monitor has times, else rows."""
     if "time_end" in h:
-        return h["time_end"].to_numpy(), "time"
-    return h["rows"].to_numpy(), "rows"
+        return h["time_end"].to_numpy(), True
+    return h["rows"].to_numpy(), False
 
 
-def _marker(monitor, h, row, use_time):
+def _at_row(monitor, h, row, use_time):
+    """Where row ``row`` (a block boundary) falls on the x axis."""
     if row is None:
         return None
     if not use_time:
         return row
-    block = max(0, min(len(h) - 1, row // monitor.block_size))
-    return h["time_start"].iloc[block] if row % monitor.block_size == 0 else h["time_end"].iloc[block]
+    ends = h["rows"].to_numpy()
+    i = int(np.searchsorted(ends, row, side="left"))
+    if i < len(h) and ends[i] == row:
+        return h["time_end"].iloc[i]
+    i = min(i, len(h) - 1)
+    return h["time_start"].iloc[i]
 
 
 def _style(ax, time_axis):
@@ -65,33 +111,69 @@ def _style(ax, time_axis):
         ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
 
 
-def _evidence_figure(monitor, h):
-    fig = new_figure("skcal.monitor.render_html", figsize=(9.5, 3.8))
-    ax = fig.add_subplot(1, 1, 1)
-    x, kind = _x(monitor, h)
-    use_time = kind == "time"
-    log10 = np.log(10)
-    ax.plot(x, h["log_e_value"] / log10, color=COLOR_DATA, lw=1.4, label="e-value E_t (test)")  # log10
-    if "log_detector" in h:
-        ax.plot(x, h["log_detector"] / log10, color="C2", lw=1.2, label="e-detector M_t")
-    thr = np.log10(1.0 / monitor.alpha)
-    ax.axhline(thr, color=COLOR_REFERENCE, ls="--", lw=1, label=f"1/alpha = {1 / monitor.alpha:g}")
-    ax.axhline(0.0, color=COLOR_REFERENCE, ls=":", lw=0.8)
-    alarm = _marker(monitor, h, monitor.alarm_at_, use_time)
-    change = _marker(monitor, h, monitor.change_at_, use_time)
+def _segment_spans(monitor, h, use_time):
+    """``(x0, x1, label)`` of every segment before the current one."""
+    segs = monitor.segments_
+    x, _ = _x(h)
+    out = []
+    for i, s in segs.iloc[:-1].iterrows():
+        at = np.flatnonzero(h["segment"].to_numpy() == i)
+        if at.size == 0:
+            continue
+        x0 = h["time_start"].iloc[at[0]] if use_time else h["rows"].iloc[at[0]] - monitor.block_size
+        out.append((x0, x[at[-1]], s["label"] or f"segment {i}"))
+    return out
+
+
+def _markers(ax, monitor, h, use_time):
+    change = _at_row(monitor, h, monitor.change_at_, use_time)
+    alarm = _at_row(monitor, h, monitor.alarm_at_, use_time)
     if change is not None:
         ax.axvline(change, color=COLOR_CHANGE, ls="--", lw=1.2, label="estimated change")
     if alarm is not None:
         ax.axvline(alarm, color=COLOR_ALARM, lw=1.4, label="alarm")
-    ax.set_ylabel("evidence (log scale)")
-    ax.set_xlabel("time (end of block)" if use_time else "rows")
-    ax.set_title("Evidence against calibration (log scale)", fontsize=TITLE_SIZE)
-    _style(ax, use_time and np.issubdtype(np.asarray(x).dtype, np.datetime64))
-    from matplotlib.ticker import FuncFormatter, MaxNLocator  # matplotlib is optional (the plot extra)
 
-    ax.yaxis.set_major_locator(MaxNLocator(nbins=8, integer=True))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"$10^{{{int(round(v))}}}$"))
-    ax.legend(fontsize=SMALL_SIZE, loc="upper left")
+
+def _paths_figure(monitor, h):
+    fig = new_figure("skcal.monitor.render_html", figsize=(9.5, 5.8))
+    top = fig.add_subplot(2, 1, 1)
+    bottom = fig.add_subplot(2, 1, 2, sharex=top)
+    x, use_time = _x(h)
+    for x0, x1, label in _segment_spans(monitor, h, use_time):
+        for ax in (top, bottom):
+            ax.axvspan(x0, x1, color=COLOR_SEGMENT, lw=0)
+        top.annotate(label, (x0, 1.0), xycoords=("data", "axes fraction"), va="top", fontsize=SMALL_SIZE)
+    top.step(
+        x,
+        h["calibration_error_lcb"],
+        where="post",
+        color=COLOR_DATA,
+        lw=1.5,
+        label="lower bound of the calibration error",
+    )
+    tol = float(monitor.tolerance)
+    top.axhline(tol, color=COLOR_TOLERANCE, ls="--", lw=1.1, label=f"tolerance = {tol:g}")
+    top.set_ylim(bottom=0.0, top=max(2.0 * tol, 1.15 * float(np.nanmax(h["calibration_error_lcb"])), 0.01))
+    top.set_ylabel("E|E[y | p] - p| at least", fontsize=SMALL_SIZE)
+    top.set_title(
+        f"Time-uniform {1 - monitor.alpha:.0%} lower confidence bound of the calibration error",
+        fontsize=TITLE_SIZE,
+    )
+    _markers(top, monitor, h, use_time)
+    top.legend(fontsize=SMALL_SIZE, loc="upper left")
+    bottom.plot(x, h["log10_evidence"], color=COLOR_DATA, lw=1.3, label="evidence (log10)")
+    if "log10_detector" in h:
+        bottom.plot(
+            x, h["log10_e_value"], color="C2", lw=1.0, label="test e-value since the segment start (log10)"
+        )
+    bottom.axhline(monitor.log10_threshold_, color=COLOR_REFERENCE, ls="--", lw=1, label="alarm threshold")
+    bottom.axhline(0.0, color=COLOR_REFERENCE, ls=":", lw=0.8)
+    _markers(bottom, monitor, h, use_time)
+    bottom.set_ylabel("log10 evidence", fontsize=SMALL_SIZE)
+    bottom.set_xlabel("time (end of block)" if use_time else "rows")
+    bottom.legend(fontsize=SMALL_SIZE, loc="upper left")
+    for ax in (top, bottom):
+        _style(ax, use_time and np.issubdtype(np.asarray(x).dtype, np.datetime64))
     return fig
 
 
@@ -112,15 +194,10 @@ def _periods_figure(monitor, per, h):
         ax.set_ylabel(labels[key], fontsize=SMALL_SIZE)
         if key == "mean_residual":
             ax.axhline(0.0, color=COLOR_REFERENCE, ls=":", lw=0.8)
-        for row, color, ls in (
-            (monitor.change_at_, COLOR_CHANGE, "--"),
-            (monitor.alarm_at_, COLOR_ALARM, "-"),
-        ):
-            m = _marker(monitor, h, row, use_time)
-            if m is not None:
-                ax.axvline(m, color=color, ls=ls, lw=1.1)
+        _markers(ax, monitor, h, use_time)
         _style(ax, use_time and np.issubdtype(np.asarray(left).dtype, np.datetime64))
-    axes[0].set_title("Calibration measures per period", fontsize=TITLE_SIZE)
+    kind = {"day": "calendar day", "week": "calendar week", "rows": "period of rows"}[per["freq"].iloc[0]]
+    axes[0].set_title(f"Calibration measures per {kind}", fontsize=TITLE_SIZE)
     axes[-1].set_xlabel("time" if use_time else "rows")
     return fig
 
@@ -131,6 +208,7 @@ def _bands_figure(monitor, segments):
     nrows, ncols = len(classes), len(bands)
     fig = new_figure("skcal.monitor.render_html", figsize=(4.6 * ncols, 3.5 * nrows + 0.3))
     first = None
+    tol = float(monitor.tolerance)
     for r, cls in enumerate(classes):
         for c, (title, frame) in enumerate(bands):
             ax = fig.add_subplot(nrows, ncols, r * ncols + c + 1, sharey=first)
@@ -141,11 +219,19 @@ def _bands_figure(monitor, segments):
             lo, hi = f["lower"], f["upper"]
             ax.vlines(centre, lo, hi, color=COLOR_DATA, lw=5, alpha=0.35, label="time-uniform band")
             ax.plot(centre, f["mean_residual"], "o", color=COLOR_DATA, ms=4, label="mean residual")
-            miss = (lo > 0) | (hi < 0)
+            miss = f["above_tolerance"].to_numpy(dtype=bool)
             ax.plot(
-                centre[miss], f["mean_residual"][miss], "o", color=COLOR_BEST, ms=6, label="band excludes 0"
+                centre[miss],
+                f["mean_residual"][miss],
+                "o",
+                color=COLOR_BEST,
+                ms=6,
+                label="band beyond the tolerance" if tol > 0 else "band excludes 0",
             )
             ax.axhline(0.0, color=COLOR_REFERENCE, ls="--", lw=1)
+            if tol > 0:
+                for v in (-tol, tol):
+                    ax.axhline(v, color=COLOR_TOLERANCE, ls=":", lw=0.9)
             ax.set_xlim(0, 1)
             name = title if cls is None else f"{title}, class {cls}"
             ax.set_title(f"{name} ({int(f['rows'].sum()):,} rows)", fontsize=TITLE_SIZE)
@@ -158,91 +244,115 @@ def _bands_figure(monitor, segments):
     return fig
 
 
-def _segments(monitor):
-    n = monitor.n_blocks_ * monitor.block_size
+def _segments_for_bands(monitor):
+    segs = monitor.segments_
+    start = int(segs["first_row"].iloc[-1])
+    end = monitor.n_seen_
     c = monitor.change_at_
-    if c is None or c <= 0 or c >= n:
-        return [("all rows", None, None)]
-    return [(f"before the change (rows < {c:,})", None, c), (f"after the change (rows >= {c:,})", c, None)]
+    if c is None or c <= start or c >= end - monitor.n_buffered_:
+        return [("current segment", start, None)]
+    return [(f"before the change (rows < {c:,})", start, c), (f"after the change (rows >= {c:,})", c, None)]
 
 
-def _time_text(status, key):
-    t = status.get(key)
-    return "" if t is None else f" ({t})"
+def _when(row, st, key, freq):
+    t = st.get(key)
+    return f"row {row:,}" + (f" ({format_time(t, freq)})" if t is not None else "")
 
 
-def _verdict(monitor):
+def _verdict(monitor, freq):
     st = monitor.status()
-    what = "e-detector statistic" if monitor.mode == "detect" else "e-value"
+    tol, lcb, a = st["tolerance"], st["calibration_error_lcb"], st["alpha"]
+    lines = []
+    if st["segment"]:
+        label = st["segment_label"] or f"segment {st['segment']}"
+        lines.append(f"Current segment: {label} (the earlier segments are kept below).")
+    bound = (
+        f"The calibration error is at least {lcb:.3g} ({1 - a:.0%} confidence, valid whenever the page "
+        "is read)."
+        if lcb > 0
+        else "The lower bound of the calibration error is 0: no evidence of miscalibration yet."
+    )
     if st["alarm"]:
-        lines = [
-            f"Alarm at row {st['alarm_at']:,}{_time_text(st, 'alarm_time')}: the {what} reached "
-            f"1/alpha = {st['threshold']:g} (alpha = {st['alpha']:g}).",
-            f"The change is estimated to start at row {st['change_at']:,}{_time_text(st, 'change_time')}.",
-        ]
-        if monitor.mode == "test":
-            lines.append(
-                "The forecasts were miscalibrated at some time since deployment: under calibration this "
-                f"alarm had probability at most {st['alpha']:g}, however long the stream. How much, and "
-                "where "
-                "in [0, 1], is what the measures and the bands below show."
-            )
-        else:
-            lines.append(
-                "Calibration has changed: under calibration the average run length to such an alarm is at "
-                f"least {st['threshold']:g} blocks of {monitor.block_size:,} rows."
-            )
+        what = "e-detector" if st["mode"] == "detect" else "evidence"
+        worse = "miscalibrated" if tol == 0 else f"worse than the tolerance {tol:g}"
+        lines.append(
+            f"ALARM at {_when(st['alarm_at'], st, 'alarm_time', freq)}: the calibration is {worse} "
+            f"(the {what} reached {_log10_text(st['log10_threshold'])})."
+        )
+        lines.append(
+            f"The change is estimated to start at {_when(st['change_at'], st, 'change_time', freq)}."
+        )
+        lines.append(bound)
     else:
-        lines = [
-            f"No alarm after {st['rows']:,} rows: the {what} is {st['e_value']:.3g} < 1/alpha = "
-            f"{st['threshold']:g} (anytime-valid p-value {st['pvalue']:.3g}).",
-            "No alarm is not proof of calibration: small miscalibration takes many rows to detect.",
-        ]
+        worse = "any miscalibration" if tol == 0 else f"a calibration error above the tolerance {tol:g}"
+        lines.append(f"No alarm after {st['rows']:,} rows: no evidence of {worse}.")
+        lines.append(bound)
+        lines.append("No alarm is not proof of calibration: a small excess takes many rows to detect.")
+    lines.append(st["guarantee"])
     return lines, st["alarm"]
 
 
-def _summary_rows(monitor):
+def _summary_rows(monitor, freq):
     st = monitor.status()
+    tol = st["tolerance"]
     rows = [
         ("rows seen", f"{st['rows']:,} ({st['buffered']:,} waiting for their block)"),
         ("blocks", f"{st['blocks']:,} of {monitor.block_size:,} rows"),
         (
             "mode",
-            "test (calibrated since the start?)" if monitor.mode == "test" else "detect (has it changed?)",
+            "test (worse than the tolerance since the start?)"
+            if monitor.mode == "test"
+            else "detect (has it become worse than the tolerance?)",
         ),
-        ("alpha", f"{st['alpha']:g} (alarm at {st['threshold']:g})"),
-        ("evidence now", fmt(st["e_value"])),
+        ("tolerance", f"{tol:g}" + (" (exact calibration)" if tol == 0 else "")),
+        (
+            "calibration error at least",
+            f"{st['calibration_error_lcb']:.4g} ({1 - st['alpha']:.0%} confidence)",
+        ),
+        (
+            "evidence now",
+            f"{_log10_text(st['log10_evidence'])} (alarm at {_log10_text(st['log10_threshold'])})",
+        ),
         ("anytime-valid p-value", fmt(st["pvalue"], 3)),
-        ("alarm", "none" if not st["alarm"] else f"row {st['alarm_at']:,}{_time_text(st, 'alarm_time')}"),
+        ("alarm", "none" if not st["alarm"] else _when(st["alarm_at"], st, "alarm_time", freq)),
         (
             "estimated change",
-            "none" if st["change_at"] is None else f"row {st['change_at']:,}{_time_text(st, 'change_time')}",
+            "none" if st["change_at"] is None else _when(st["change_at"], st, "change_time", freq),
         ),
+        ("bins beyond the tolerance", f"{st['bins_above_tolerance']} (time-uniform bands, current segment)"),
     ]
+    if st["false_alarm_rows"] is not None:
+        rows.append(("false alarms", f"at most one per {st['false_alarm_rows']:,.0f} rows on average"))
+    if st.get("model_name"):
+        rows.insert(0, ("model", st["model_name"]))
     if "last_time" in st:
-        rows.insert(1, ("last time", str(st["last_time"])))
+        rows.insert(2, ("last time", format_time(st["last_time"], freq)))
     return rows
 
 
 def _legend(monitor):
     bins = monitor.n_bins
     return [
-        "The null is calibration at every step, E[y_t | past, p_t] = p_t, for any way the forecasts were "
-        "chosen. The evidence is the average, over the bins of 1, 2, 4, ..., "
-        f"{bins} equal-width bins, of the capital of betting that the bin's residual y - p leans one way "
-        "(bets fixed within a block and computed from the blocks before it, |bet| <= 1/2); under the null "
-        "it is a nonnegative supermartingale starting at 1, so by Ville's inequality it ever reaches "
-        "1/alpha with probability at most alpha (Shafer and Vovk; Waudby-Smith and Ramdas; Arnold, Henzi "
-        "and Ziegel).",
-        "The p-value min(1, 1 / max e-value so far) is valid at any time it is read, under any stopping "
-        "rule. The e-detector (Shin, Ramdas and Rinaldo) restarts this bet at every block; its average run "
-        "length to a false alarm is at least 1/alpha blocks.",
-        "A rejected null says the stream was miscalibrated at some time, not how much: the measures per "
-        "period (ECE, mean residual, Brier score) describe how much, and are not tests.",
+        "The null is that the l1 calibration error E|E[y | p] - p| of the rows is at most the tolerance at "
+        "every step (exact calibration, E[y_t | past, p_t] = p_t, when the tolerance is 0), for any way the "
+        "forecasts were chosen and however their distribution moves.",
+        "The evidence is a mixture of capitals of betting on g(p)(y - p) - tolerance, with test functions "
+        "|g| <= 1 chosen from the past (a global bias up or down, and the learned signs of the residuals "
+        f"of 2, 4, ..., {bins} equal-width bins) and nonnegative bets from a fixed grid. Under the null it "
+        "is a nonnegative supermartingale starting at 1, so by Ville's inequality it ever reaches 1/alpha "
+        "with probability at most alpha (Shafer and Vovk; Waudby-Smith and Ramdas; Arnold, Henzi and "
+        "Ziegel).",
+        "The capital decreases in the tolerance, so the largest tolerance whose evidence has crossed 1/alpha "
+        "is a lower confidence bound of the calibration error, valid at every time simultaneously: it "
+        "exceeds the largest calibration error of the segment with probability at most alpha.",
+        "In mode detect the e-detector (Shin, Ramdas and Rinaldo) restarts the bet at every block; its "
+        "average run length to a false alarm is at least the number of rows stated above.",
+        "The measures per period (ECE, mean residual, Brier score) describe the rows of each period; they "
+        "are not tests.",
         "Reliability bands: for each bin a confidence sequence for E[y - p | bin] (empirical-Bernstein "
         f"capital, level alpha/{bins * monitor.n_monitored_} per bin), valid at every time "
-        "simultaneously for a stationary stream; the split at the estimated "
-        "change is chosen from the data, so the two diagrams are descriptive.",
+        "simultaneously for a stationary stream: the per-bin version of the tolerance test. The split at "
+        "the estimated change is chosen from the data, so the two diagrams are descriptive.",
     ]
 
 
@@ -251,16 +361,17 @@ def _legend(monitor):
     prefer_skip_nested_validation=True,
 )
 def render_html(monitor, path=None, *, title=None):
-    """The monitor's page: status, evidence path, measures per period, reliability bands.
+    """The monitor's page: status, lower bound and evidence, measures per period, bands, segments.
 
     Parameters
     ----------
     monitor : CalibrationMonitor
         A monitor that has seen at least one complete block.
     path : str or path-like, default=None
-        Where to write the page (not written when None).
+        Where to write the page (not written when None), atomically: the file is the old page or
+        the new one, whole.
     title : str, default=None
-        The page title (default: "Calibration monitor").
+        The page title (default: "Calibration monitor", with the model's name when it has one).
 
     Returns
     -------
@@ -273,7 +384,7 @@ def render_html(monitor, path=None, *, title=None):
     >>> from skcal.monitor import CalibrationMonitor, render_html
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=5_000)
-    >>> monitor = CalibrationMonitor().update(rng.uniform(size=5_000) < p, p)
+    >>> monitor = CalibrationMonitor(tolerance=0.02).update(rng.uniform(size=5_000) < p, p)
     >>> page = render_html(monitor)
     >>> page.startswith("<!DOCTYPE html>") and "No alarm" in page
     True
@@ -281,44 +392,45 @@ def render_html(monitor, path=None, *, title=None):
     if getattr(monitor, "n_blocks_", 0) == 0:
         raise ValueError("render_html needs a monitor that has seen at least one complete block of rows.")
     e = html.escape
-    title = title or "Calibration monitor"
-    lines, alarm = _verdict(monitor)
+    name = getattr(monitor, "model_name", None)
+    title = title or ("Calibration monitor" + (f": {name}" if name else ""))
+    per = monitor.measures_by_period()
+    freq = per["freq"].iloc[0]
+    lines, alarm = _verdict(monitor, freq)
     body = [f"<h1>{e(title)}</h1>"]
     body.append(f'<div class="verdict {"alarm" if alarm else "quiet"}"><strong>Status</strong><ul>')
     body += [f"<li>{e(x)}</li>" for x in lines]
     body.append("</ul></div>")
     body.append('<div class="table-wrap"><table class="metrics"><tbody>')
-    body += [f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in _summary_rows(monitor)]
+    body += [f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in _summary_rows(monitor, freq)]
     body.append("</tbody></table></div>")
     h = monitor.history_
-    per = monitor.measures_by_period()
-    figures = []
     try:
         figures = [
             (
-                "Evidence against calibration",
-                _evidence_figure(monitor, h),
-                "The e-value after each block on a log scale, with the alarm line 1/alpha, the first alarm "
-                "and the estimated start of the change. Under calibration the e-value drifts down; a "
-                "persistent miscalibration makes it grow exponentially.",
+                "Lower bound and evidence",
+                _paths_figure(monitor, h),
+                "Top: the time-uniform lower confidence bound of the calibration error after each block, "
+                "against the tolerance; the alarm is raised when it reaches the tolerance (mode test). "
+                "Bottom: the evidence in log10 against its threshold. Earlier segments are shaded.",
             ),
             (
                 "Calibration measures per period",
                 _periods_figure(monitor, per, h),
-                "Binned ECE, mean residual and Brier score of each period (consecutive groups of blocks), "
-                "computed from the merged per-bin sums of its blocks.",
+                "Binned ECE, mean residual and Brier score of each period, from the merged per-bin sums of "
+                "its blocks (a block belongs to the period of its last row).",
             ),
             (
                 "Time-uniform reliability diagram",
-                _bands_figure(monitor, _segments(monitor)),
+                _bands_figure(monitor, _segments_for_bands(monitor)),
                 "Each bin's mean residual y - p with its time-uniform band (a confidence sequence: valid "
-                "whenever the page is looked at); a band that excludes 0 marks a miscalibrated bin. Before "
-                "and after the estimated change when there is one.",
+                "whenever the page is looked at); a band beyond the tolerance marks a miscalibrated bin. "
+                "The current segment, before and after the estimated change when there is one.",
             ),
         ]
     except ImportError:
         figures = None
-    body.append("<section><h2>Evidence</h2>")
+    body.append("<section><h2>Calibration error and evidence</h2>")
     if figures is None:
         body.append(
             '<p class="note">Figures omitted: matplotlib is not installed (install it with '
@@ -327,13 +439,18 @@ def render_html(monitor, path=None, *, title=None):
     else:
         body.append(_figure_html(*figures[0]))
     body.append("</section><section><h2>Calibration measures per period</h2>")
-    body.append(_periods_table(per))
+    body.append(_periods_table(per, freq))
     if figures is not None:
         body.append(_figure_html(*figures[1]))
     body.append("</section><section><h2>Time-uniform reliability diagram</h2>")
     if figures is not None:
         body.append(_figure_html(*figures[2]))
-    body.append('</section><section><h2>What the guarantee is</h2><ul class="legend">')
+    body.append("</section>")
+    if monitor.segment_ > 0:
+        body.append("<section><h2>Segments</h2>")
+        body.append(_segments_table(monitor, freq))
+        body.append("</section>")
+    body.append('<section><h2>What the guarantee is</h2><ul class="legend">')
     body += [f"<li>{e(x)}</li>" for x in _legend(monitor)]
     body.append("</ul></section>")
     page = (
@@ -346,7 +463,7 @@ def render_html(monitor, path=None, *, title=None):
         "</body>\n</html>\n"
     )
     if path is not None:
-        pathlib.Path(path).write_text(page, encoding="utf-8")
+        write_atomic(path, page)
     return page
 
 
@@ -358,18 +475,58 @@ def _figure_html(title, fig, caption):
     )
 
 
-def _periods_table(per):
+def _periods_table(per, freq):
     e = html.escape
     time = "time_start" in per
-    head = ["rows", *(["from", "to"] if time else []), "ECE", "mean residual", "Brier", "e-value at end"]
+    head = [
+        "period",
+        "rows",
+        *(["first time", "last time"] if time else []),
+        "ECE",
+        "mean residual",
+        "Brier",
+        "error at least (end)",
+        "log10 evidence (end)",
+    ]
     parts = ['<div class="table-wrap"><table class="metrics"><thead><tr>']
     parts += [f"<th>{e(h)}</th>" for h in head]
     parts.append("</tr></thead><tbody>")
     for _, r in per.iterrows():
-        cells = [f"{int(r['first_row']):,}-{int(r['last_row']):,}"]
+        cells = [str(r["period"]), f"{int(r['rows']):,}"]
         if time:
-            cells += [str(r["time_start"]), str(r["time_end"])]
-        cells += [fmt(r["ece"]), fmt(r["mean_residual"]), fmt(r["brier"]), fmt(r["e_value"], 3)]
+            cells += [format_time(r["time_start"], freq), format_time(r["time_end"], freq)]
+        cells += [
+            fmt(r["ece"]),
+            fmt(r["mean_residual"]),
+            fmt(r["brier"]),
+            fmt(r["calibration_error_lcb"], 3),
+            f"{r['log10_evidence']:.2f}",
+        ]
+        parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>")
+    parts.append("</tbody></table></div>")
+    return "\n".join(parts)
+
+
+def _segments_table(monitor, freq):
+    e = html.escape
+    segs = monitor.segments_
+    time = "time_start" in segs
+    head = ["segment", "rows", *(["from", "to"] if time else []), "alarm", "change", "error at least"]
+    parts = ['<div class="table-wrap"><table class="metrics"><thead><tr>']
+    parts += [f"<th>{e(h)}</th>" for h in head]
+    parts.append("</tr></thead><tbody>")
+    for i, s in segs.iterrows():
+        cells = [s["label"] or f"segment {i}", f"{int(s['first_row']):,}-{int(s['last_row']):,}"]
+        if time:
+            cells += [
+                format_time(None if pd.isna(s["time_start"]) else s["time_start"], freq),
+                format_time(None if pd.isna(s["time_end"]) else s["time_end"], freq),
+            ]
+        cells += [
+            "none" if s["alarm_at"] is None or pd.isna(s["alarm_at"]) else f"row {int(s['alarm_at']):,}",
+            "none" if s["change_at"] is None or pd.isna(s["change_at"]) else f"row {int(s['change_at']):,}",
+            fmt(s["calibration_error_lcb"], 3),
+        ]
         parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>")
     parts.append("</tbody></table></div>")
     return "\n".join(parts)

@@ -5,18 +5,32 @@ monitor rebuilt from its state continues bit for bit. JSON has no infinities and
 few that occur (the empty sum of the e-detector before the first block, the e-detector path of a
 ``mode="test"`` monitor and the block times of a monitor without times, which are not computed)
 are written as the strings ``"inf"``, ``"-inf"`` and ``"nan"``.
+
+``source`` is the caller's: an opaque dict of JSON types (the command line keeps its watermark of
+the files it has read there), carried through :meth:`CalibrationMonitor.get_state` and
+:meth:`CalibrationMonitor.from_state` unchanged.
 """
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
-__all__ = ["STATE_KIND", "STATE_VERSION", "encode_array", "decode_array", "encode_float", "decode_float"]
+__all__ = [
+    "STATE_KIND",
+    "STATE_VERSION",
+    "check_source",
+    "encode_array",
+    "decode_array",
+    "encode_float",
+    "decode_float",
+]
 
 #: The ``kind`` of a monitor's state.
 STATE_KIND = "skcal.CalibrationMonitor"
 #: Bump when the layout or meaning of the state changes; ``from_state`` refuses others.
-STATE_VERSION = 1
+STATE_VERSION = 2
 
 _DTYPES = {"float64": np.float64, "int64": np.int64, "uint8": np.uint8}
 
@@ -67,3 +81,15 @@ def decode_array(d, name):
     if a.size != int(np.prod(shape, dtype=np.int64)):
         raise ValueError(f"state[{name!r}] holds {a.size} values for the shape {list(shape)}.")
     return a.reshape(shape)
+
+
+def check_source(source):
+    """``source`` as a plain dict of JSON types (a deep copy), or a ``ValueError`` saying why not."""
+    if not isinstance(source, dict):
+        raise ValueError(f"source_ must be a dict of JSON types; got {type(source).__name__}.")
+    try:
+        return json.loads(json.dumps(source, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"source_ must hold JSON types only (str keys, no NaN or infinity): {exc}."
+        ) from None

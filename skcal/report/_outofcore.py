@@ -57,6 +57,7 @@ from numbers import Integral
 
 import numpy as np
 
+from skcal._catalog import measures
 from skcal._compat import StrOptions, validate_params
 from skcal._constraints import (
     MAX_BINS_LIMIT,
@@ -77,21 +78,10 @@ from skcal.report._compute import (
     run_calibration_tests,
 )
 from skcal.report._kinds import FirstOrderData, FirstOrderKind
-from skcal.report._metrics import BINARY_POINTWISE, BINARY_TEMPLATES, smce_grid_cells
-from skcal.report._orders import SortOrders
 from skcal.report._replicate_grid import GridReplicates, ReplicateGrid
 from skcal.report._report import CalibrationReport
-from skcal.report._verdict import build_verdict
-from skcal.stats import (
-    CutoffGridStatistics,
-    MeanStatistics,
-    PoissonBootstrap,
-    SmoothCEGridStatistics,
-    SmoothCEStatistics,
-    merge_all,
-    poisson_weights,
-)
-from skcal.stats._replicate import stable_argsort
+from skcal.report._verdict import build_verdict, primary_metric
+from skcal.stats import MeanStatistics, PoissonBootstrap, merge_all, poisson_weights
 
 __all__ = [
     "BLOCK_BYTES",
@@ -106,17 +96,9 @@ __all__ = [
     "report_from_batches",
 ]
 
-#: The metrics an out-of-core report computes (the first-order defaults).
-OUT_OF_CORE_METRICS = (
-    "scdl",
-    "smooth_ece",
-    "smooth_calibration_error",
-    "cutoff",
-    "binned_ece",
-    "accuracy",
-    "brier",
-    "log_loss",
-)
+#: The metrics an out-of-core report computes: the catalogue's binary measures with ``out_of_core``
+#: (the first-order defaults).
+OUT_OF_CORE_METRICS = tuple(measures("binary", out_of_core=True))
 #: Rows up to which the cutoff error and smCE use their exact statistics.
 EXACT_ROWS = 10**6
 #: Rows at most kept for the calibration tests and the reliability diagrams.
@@ -150,6 +132,7 @@ REPORT_CONSTRAINTS = {
     "title": [str, None],
     "notes": [list, tuple],
     "verbose": VERBOSE,
+    "primary": [str, None],
 }
 
 
@@ -307,7 +290,9 @@ class OutOfCorePlan:
                 )
         self.kind = kind
         self.metrics = tuple(kind.resolve_metrics(names))
+        primary_metric(kind, names, {m.name: m.is_calibration for m in self.metrics}, settings.primary)
         self.base_names = tuple(names)
+        self.measures = tuple(m.measure for m in self.metrics)
         self.settings = settings
         self.pos_label = pos_label
         self.exact_rows = int(exact_rows)
@@ -329,8 +314,8 @@ class OutOfCorePlan:
         self.grid = None
         if self.mode == "grid":
             self.grid = ReplicateGrid(
-                {b: self.replicate_template(b) for b in self.base_names},
-                {b: BINARY_POINTWISE[b] for b in self.base_names if b in BINARY_POINTWISE},
+                {m.name: self.replicate_template(m.name) for m in self.measures},
+                {m.name: m.rows for m in self.measures if m.rows is not None},
             )
         if replicate_block is None:
             if self.mode == "grid":
@@ -364,6 +349,7 @@ class OutOfCorePlan:
         exact_rows,
         sample_rows,
         replicate_block,
+        primary=None,
     ):
         """The plan of the report options the public functions take (their settings built here)."""
         settings = ReportSettings(
@@ -375,6 +361,7 @@ class OutOfCorePlan:
             test_calibration=bool(test_calibration),
             n_resamples=int(n_resamples),
             random_state=random_state,
+            primary=primary,
         )
         return cls(
             n_samples,
@@ -407,26 +394,16 @@ class OutOfCorePlan:
 
     # -- templates -------------------------------------------------------------------------
     def point_template(self, name):
-        """The statistics object of metric ``name``'s value."""
-        if name in BINARY_POINTWISE:
-            return MeanStatistics()
-        if name == "smooth_calibration_error":
-            return (
-                SmoothCEStatistics()
-                if self.exact
-                else SmoothCEGridStatistics(n_cells=smce_grid_cells(self.n_samples))
-            )
-        if name == "cutoff" and not self.exact:
-            return CutoffGridStatistics()
-        return BINARY_TEMPLATES[name](self.n_samples)
+        """The statistics object of metric ``name``'s value (a mean's: of its per-row losses)."""
+        m = self.measures[self.base_names.index(name)]
+        return MeanStatistics() if m.rows is not None else m.value_template(self.n_samples, exact=self.exact)
 
     def replicate_template(self, name):
         """The statistics object of metric ``name``'s bootstrap replicates (the in-memory report's)."""
-        if name in BINARY_POINTWISE:
+        m = self.measures[self.base_names.index(name)]
+        if m.rows is not None:
             return MeanStatistics()
-        if name == "cutoff" and not self.exact:
-            return CutoffGridStatistics()
-        return BINARY_TEMPLATES[name](self.n_samples)
+        return m.replicate_template(self.n_samples, exact=self.exact)
 
     # -- one chunk -------------------------------------------------------------------------
     def check_chunk(self, y, predictions):
@@ -497,21 +474,21 @@ class OutOfCorePlan:
         for name in self.model_names if point or self.mode != "grid" else ():
             p = preds[name]
             # one stable sort of the model's rows by p, shared by every measure that sorts (as in
-            # memory): their plans find the rows sorted and skip their own sorts
+            # memory): their plans find the rows sorted
             order = (
-                stable_argsort(p)
-                if self.exact and any(b not in BINARY_POINTWISE for b in self.base_names)
+                np.argsort(p, kind="stable")
+                if self.exact and any(m.rows is None for m in self.measures)
                 else None
             )
             orders[name] = order
             rows = (yv, p) if order is None else (yv[order], p[order])  # one copy, every measure's
-            for base in self.base_names:
-                arrays[(name, base)] = (BINARY_POINTWISE[base](yv, p),) if base in BINARY_POINTWISE else rows
+            for m in self.measures:
+                arrays[(name, m.name)] = (m.rows(yv, p),) if m.rows is not None else rows
         point_stats = sample = None
         if point:
             point_stats = [
-                [self.point_template(b).update(*arrays[(m, b)]) for b in self.base_names]
-                for m in self.model_names
+                [self.point_template(m.name).update(*arrays[(model, m.name)]) for m in self.measures]
+                for model in self.model_names
             ]
             rows = np.arange(offset, offset + n, dtype=np.int64)
             keep = rows % self.sample_step == 0
@@ -532,14 +509,13 @@ class OutOfCorePlan:
                 Ws = None if order is None else np.ascontiguousarray(W[:, order])
                 index = None if order is None else order.astype(np.int64) + offset
                 row = []
-                for b in self.base_names:
-                    bs = PoissonBootstrap(
-                        self.replicate_template(b), n_replicates=count, first_replicate=r0, seed=self.seed
-                    )
-                    if b in BINARY_POINTWISE:
-                        row.append(bs.update(*arrays[(m, b)], row_offset=offset, replicate_weights=W))
+                for ms in self.measures:
+                    template = self.replicate_template(ms.name)
+                    bs = PoissonBootstrap(template, n_replicates=count, first_replicate=r0, seed=self.seed)
+                    if ms.rows is not None:
+                        row.append(bs.update(*arrays[(m, ms.name)], row_offset=offset, replicate_weights=W))
                     else:
-                        row.append(bs.update(*arrays[(m, b)], row_index=index, replicate_weights=Ws))
+                        row.append(bs.update(*arrays[(m, ms.name)], row_index=index, replicate_weights=Ws))
                 boot.append(row)
         return ChunkStatistics(point_stats, boot, sample or [], n)
 
@@ -641,24 +617,16 @@ class OutOfCorePlan:
                 for i in range(K):
                     for j in range(M):
                         reps[r0 : r0 + count, i, j] = st.boot[i][j].compute()
-        details = {}
-        if "scdl" in self.base_names:
-            j = self.base_names.index("scdl")
-            det = {}
-            for i, m in enumerate(self.model_names):
-                curve = first.point[i][j].curve()
-                det[m] = {
-                    "m*": int(curve.selected_n_bins),
-                    "SCDL_m*": float(curve.selected_scdl_m),
-                    "at_floor": bool(curve.at_floor),
-                }
-            details[self.metrics[j].name] = det
+        details = {
+            metric.name: {model: m.details(first.point[i][j]) for i, model in enumerate(self.model_names)}
+            for j, (metric, m) in enumerate(zip(self.metrics, self.measures, strict=True))
+            if m.details is not None
+        }
         sample = sorted(first.sample, key=lambda s: int(s[0][0]) if s[0].size else -1)
         ys = np.concatenate([s[1] for s in sample]) if sample else np.zeros(0)
         ps = {
             m: np.concatenate([s[2][m] for s in sample]) if sample else np.zeros(0) for m in self.model_names
         }
-        orders = SortOrders()  # one sort of each model's sample, for the bootstrap and the tests
         if self.mode == "sample" and B:
             # every row is in the sample: the in-memory report's bootstrap on them
             data, plist = FirstOrderData(ys), [ps[m] for m in self.model_names]
@@ -675,7 +643,6 @@ class OutOfCorePlan:
                 self.seed,
                 n_jobs=self.settings.n_jobs,
                 verbose=verbose,
-                orders=orders,
             ).values
             bootstrap_seconds += time.perf_counter() - t0
         tests = None
@@ -687,7 +654,6 @@ class OutOfCorePlan:
                 self.settings.n_resamples,
                 self.test_seeds,
                 verbose,
-                orders,
             )
         s = self.settings
         table = build_table(
@@ -710,7 +676,7 @@ class OutOfCorePlan:
         return CalibrationReport(
             kind=self.kind,
             results=results,
-            verdict=build_verdict(self.kind, results),
+            verdict=build_verdict(self.kind, results, s.primary),
             settings=s,
             title=title or self.kind.default_title,
             notes=list(notes) + self.notes(first, ys.shape[0]),
@@ -748,21 +714,18 @@ class OutOfCorePlan:
                 f"The calibration tests and the reliability diagrams use every {self.sample_step}-th row "
                 f"({n_kept} of {self.n_samples} rows); the table, the intervals and the verdict use all rows."
             )
-        if not self.exact:
+        approximate = [j for j, m in enumerate(self.measures) if m.approximate is not None]
+        if not self.exact and approximate:
             bounds = []
-            for base, label in (("cutoff", "cutoff"), ("smooth_calibration_error", "smCE")):
-                if base in self.base_names:
-                    j = self.base_names.index(base)
-                    b = ", ".join(
-                        f"{m}: {first.point[i][j].bound():.2g}" for i, m in enumerate(self.model_names)
-                    )
-                    bounds.append(f"{label} ({b})")
-            if bounds:
-                out.append(
-                    f"Above {self.exact_rows} rows the cutoff error and smCE are computed on fixed grids "
-                    "(CutoffGridStatistics, SmoothCEGridStatistics); the exact value differs from the one "
-                    "shown by at most the stated bound: " + "; ".join(bounds) + "."
-                )
+            for j in approximate:
+                b = ", ".join(f"{m}: {first.point[i][j].bound():.2g}" for i, m in enumerate(self.model_names))
+                bounds.append(f"{self.metrics[j].label} ({b})")
+            labels = " and ".join(self.metrics[j].label for j in approximate)
+            classes = ", ".join(type(first.point[0][j]).__name__ for j in approximate)
+            out.append(
+                f"Above {self.exact_rows} rows {labels} are computed on fixed grids ({classes}); the exact "
+                "value differs from the one shown by at most the stated bound: " + "; ".join(bounds) + "."
+            )
         return out
 
 
@@ -796,6 +759,7 @@ def report_from_batches(
     title=None,
     notes=(),
     verbose=0,
+    primary=None,
 ):
     """A first-order report from chunks of rows read one after the other (data past memory).
 
@@ -836,6 +800,10 @@ def report_from_batches(
         Free text shown in the outputs.
     verbose : int, default=0
         Progress lines on stderr.
+    primary : str, default=None
+        The report's primary measure, one of its metrics: the table is ranked by it and the
+        verdict speaks of it, the other calibration measures being supporting evidence. None
+        takes the kind's default (first order: ``"smooth_ece"``; see the reports guide).
 
     Returns
     -------
@@ -873,6 +841,7 @@ def report_from_batches(
         exact_rows=exact_rows,
         sample_rows=sample_rows,
         replicate_block=replicate_block,
+        primary=primary,
     )
 
     def run_pass(block, point):

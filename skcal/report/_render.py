@@ -7,25 +7,20 @@ user text: the HTML and the Markdown escape it (Markdown passes raw HTML through
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import json
 import pathlib
+import re
+import textwrap
 from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 import pandas as pd
 
+from skcal._html import document, figure_html, fmt
+
 #: Version of the JSON document's layout (see :func:`report_to_dict`).
 JSON_SCHEMA_VERSION = "skcal.report/1"
-
-
-def fmt(x, digits=4):
-    """A number with ``digits`` significant digits; ``nan`` for a missing one."""
-    if x is None or not np.isfinite(x):
-        return "nan"
-    return f"{x:.{digits}g}"
 
 
 def _detail_json(v):
@@ -55,9 +50,10 @@ def cell_parts(report, model, name, digits=4, intervals=True):
     main = fmt(v, digits)
     if intervals and np.isfinite(lo):
         main += f" [{fmt(lo, digits)}, {fmt(hi, digits)}]"
-    main += f" #{int(rk)}"
+    several = len(report.model_names) > 1  # one model has no rank and no P(best)
+    main += f" #{int(rk)}" if several else ""
     extra = []
-    if intervals and np.isfinite(pb):
+    if intervals and several and np.isfinite(pb):
         extra.append(f"P(best) {pb:.2f}")
     det = report.metric_details.get(name, {}).get(model)
     if det:
@@ -65,23 +61,72 @@ def cell_parts(report, model, name, digits=4, intervals=True):
     return main, "; ".join(extra)
 
 
-def formatted_table(report, digits=4, intervals=True):
+def table_order(report):
+    """``(models, metrics)`` as every table shows them: the primary measure first, models ranked by it.
+
+    Ties keep the order the models were given in.
+    """
+    names = list(report.metric_names)
+    head = report.primary_metric
+    if head is None:
+        return list(report.model_names), names
+    ranks = report.table[head]["rank"]
+    given = {m: i for i, m in enumerate(report.model_names)}
+    models = sorted(report.model_names, key=lambda m: (ranks[m], given[m]))
+    return models, [head, *(n for n in names if n != head)]
+
+
+def formatted_table(report, digits=4, intervals=True, details=True):
+    models, metrics = table_order(report)
     out = {}
-    for name in report.metric_names:
+    for name in metrics:
         cells = []
-        for model in report.model_names:
+        for model in models:
             main, extra = cell_parts(report, model, name, digits, intervals)
-            cells.append(f"{main} ({extra})" if extra else main)
+            cells.append(f"{main} ({extra})" if extra and details else main)
         out[report.metric_labels[name]] = cells
     if report.calibration_tests is not None:
-        out["calibration p"] = [fmt(report.calibration_tests.loc[m, "pvalue"], 3) for m in report.model_names]
-    return pd.DataFrame(out, index=pd.Index(report.model_names, name="model"))
+        out["calibration p"] = [fmt(report.calibration_tests.loc[m, "pvalue"], 3) for m in models]
+    return pd.DataFrame(out, index=pd.Index(models, name="model"))
 
 
-def to_text(report, digits=4, intervals=False):
-    with pd.option_context("display.width", 250, "display.max_columns", 50, "display.max_colwidth", 80):
-        body = formatted_table(report, digits, intervals).to_string()
-    return "\n".join([*report.verdict, "", body])
+#: Columns of the terminal table: it is cut into blocks of columns no wider than this.
+TEXT_WIDTH = 100
+
+
+def _text_blocks(frame, width):
+    """The frame as text in blocks of whole columns, each at most ``width`` characters wide."""
+    index = [str(frame.index.name or "")] + [str(i) for i in frame.index]
+    iw = max(len(x) for x in index)
+    cols = [(str(c), [str(v) for v in frame[c]]) for c in frame.columns]
+    blocks, current, used = [], [], iw
+    for head, cells in cols:
+        w = max(len(head), *(len(v) for v in cells)) + 2
+        if current and used + w > width:
+            blocks.append(current)
+            current, used = [], iw
+        current.append((head, cells, w))
+        used += w
+    if current:
+        blocks.append(current)
+    out = []
+    for block in blocks:
+        rows = [index[0].ljust(iw) + "".join(h.rjust(w) for h, _, w in block)]
+        for r, name in enumerate(index[1:]):
+            rows.append(name.ljust(iw) + "".join(c[r].rjust(w) for _, c, w in block))
+        out.append("\n".join(line.rstrip() for line in rows))
+    return "\n\n".join(out)
+
+
+def to_text(report, digits=4, intervals=False, width=TEXT_WIDTH):
+    """The verdict and the table as plain text, the table cut into blocks of ``width`` columns."""
+    body = _text_blocks(formatted_table(report, digits, intervals, details=False), width)
+    verdict = [textwrap.fill(x, width, subsequent_indent="  ") for x in report.verdict]
+    lines = [*verdict, "", body]
+    head = report.primary_metric
+    if head is not None and len(report.model_names) > 1:
+        lines += ["", f"Rows ranked by {report.metric_labels[head]}, the primary measure (#1 is best)."]
+    return "\n".join(lines)
 
 
 def bootstrap_sentence(report):
@@ -355,33 +400,17 @@ def to_json(reports, indent=2):
 # ----------------------------------------------------------------------------------------------
 # HTML
 # ----------------------------------------------------------------------------------------------
-CSS = """
-.skcal-report { font-family: system-ui, sans-serif; color: #222; line-height: 1.45; max-width: 1200px;
-  margin: 0 auto; overflow-wrap: anywhere; }
-.skcal-report .verdict { background: #eef6ff; border-left: 4px solid #1f77b4; padding: 0.6em 1em; }
-.skcal-report .verdict ul { margin: 0.3em 0 0.3em 1.2em; padding: 0; }
-.skcal-report .table-wrap { overflow-x: auto; max-width: 100%; }
-.skcal-report table.metrics { border-collapse: collapse; margin: 1em 0; font-size: 0.85em; }
-.skcal-report table.metrics th, .skcal-report table.metrics td { border: 1px solid #ccc;
-  padding: 0.3em 0.5em; text-align: right; vertical-align: top; }
-.skcal-report table.metrics thead th { background: #f0f0f0; overflow-wrap: break-word; }
-.skcal-report table.metrics tbody th { text-align: left; }
-.skcal-report td.best { background: #e3f4e1; font-weight: 600; }
-.skcal-report td.pvalue { white-space: nowrap; }
-.skcal-report td .extra { display: block; font-size: 0.85em; color: #666; font-weight: 400; }
-.skcal-report figure { margin: 1.5em 0; }
-.skcal-report figure img { max-width: 100%; height: auto; }
-.skcal-report figcaption { font-size: 0.9em; color: #444; max-width: 60em; }
-.skcal-report p.note { background: #fff8e1; padding: 0.5em 0.8em; border-left: 4px solid #f0b400; }
-.skcal-report ul.legend { font-size: 0.85em; color: #555; }
-.skcal-report pre, .skcal-report code { white-space: pre-wrap; }
-"""
+_NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|nan|inf")
 
 
-def png_base64(fig):
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)  # the figures use constrained layout
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+def _whole_numbers(text):
+    """Escaped ``text`` with every number in a ``<span class="num">`` that never breaks inside."""
+    out, at = [], 0
+    for m in _NUMBER.finditer(text):
+        out += [html.escape(text[at : m.start()]), f'<span class="num">{html.escape(m.group())}</span>']
+        at = m.end()
+    out.append(html.escape(text[at:]))
+    return "".join(out)
 
 
 def html_section(report, digits=4, level=2, heading=True):
@@ -393,8 +422,9 @@ def html_section(report, digits=4, level=2, heading=True):
         parts.append("</ul></div>")
     for note in report.notes:
         parts.append(f'<p class="note">{e(note)}</p>')
+    models, metrics = table_order(report)
     parts.append('<div class="table-wrap"><table class="metrics"><thead><tr><th>model</th>')
-    for name in report.metric_names:
+    for name in metrics:
         parts.append(
             f'<th title="{e(report.metric_descriptions[name])}">{e(report.metric_labels[name])}</th>'
         )
@@ -402,13 +432,13 @@ def html_section(report, digits=4, level=2, heading=True):
     if tests is not None:
         parts.append('<th title="p-value of the hypothesis: the model is calibrated">calibration p</th>')
     parts.append("</tr></thead><tbody>")
-    for model in report.model_names:
+    for model in models:
         parts.append(f"<tr><th>{e(model)}</th>")
-        for name in report.metric_names:
+        for name in metrics:
             main, extra = cell_parts(report, model, name, digits)
             cls = ' class="best"' if int(report.table.loc[model, (name, "rank")]) == 1 else ""
             more = f'<span class="extra">{e(extra)}</span>' if extra else ""
-            parts.append(f"<td{cls}>{e(main)}{more}</td>")
+            parts.append(f"<td{cls}>{_whole_numbers(main)}{more}</td>")
         if tests is not None:
             parts.append(f'<td class="pvalue">{e(fmt(tests.loc[model, "pvalue"], 3))}</td>')
         parts.append("</tr>")
@@ -422,13 +452,7 @@ def html_section(report, digits=4, level=2, heading=True):
             "(install it with <code>pip install &quot;skcal[plot]&quot;</code>).</p>"
         )
     words = report.figure_explanations
-    for title, fig in figs.items():
-        text = words.get(title, "")
-        caption = f"<strong>{e(title)}.</strong> {e(text)}" if text else f"<strong>{e(title)}</strong>"
-        parts.append(
-            f'<figure><img alt="{e(title)}" src="data:image/png;base64,{png_base64(fig)}">'
-            f"<figcaption>{caption}</figcaption></figure>"
-        )
+    parts += [figure_html(title, fig, words.get(title, "")) for title, fig in figs.items()]
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -438,15 +462,7 @@ def render_page(reports, *, title, intro=(), digits=4):
     body = [f"<h1>{e(title)}</h1>"] + [f"<p>{e(p)}</p>" for p in intro]
     # a section repeating the page title (a single report) gets no second heading
     body += [html_section(r, digits=digits, heading=r.title != title) for r in reports]
-    return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-        '<div class="skcal-report">\n'
-        + "\n".join(body)
-        + "\n<footer><p>Made by skcal.</p></footer>\n</div>\n"
-        "</body>\n</html>\n"
-    )
+    return document(title, body)
 
 
 def write_text(text, path):

@@ -42,7 +42,7 @@ import numpy as np
 from scipy import sparse
 
 from skcal._threads import one_blas_thread
-from skcal.stats import MeanStatistics, PoissonBootstrap, from_state, poisson_weights
+from skcal.stats import MeanStatistics, PoissonBootstrap, poisson_weights
 from skcal.stats._replicate import add_sparse_sums
 from skcal.stats._smooth_ece import FINE_CELLS, smece_grid_points, special_fine_cells
 
@@ -317,12 +317,7 @@ def replicate_values(template, stats, n_replicates):
     ndarray of shape (n_replicates,)
         One value per replicate.
     """
-    empty = PoissonBootstrap(template, n_replicates=n_replicates)
-    empty.stats_  # noqa: B018 - the empty statistics, so that the object has a state
-    state = empty.get_state(copy=False)
-    state["arrays"] = stats
-    state["n_updates"] = 1
-    return from_state(state, copy=False).compute()
+    return PoissonBootstrap.from_sums(stats, template=template, n_replicates=n_replicates).compute()
 
 
 class GridReplicates:

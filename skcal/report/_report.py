@@ -7,6 +7,7 @@ import time
 
 import pandas as pd
 
+from skcal import _html
 from skcal._compat import HasMethods, StrOptions, validate_params
 from skcal._constraints import (
     BOOLEAN,
@@ -28,7 +29,7 @@ from skcal.report import _render
 from skcal.report._bootstrap import INTERVAL_METHODS
 from skcal.report._compute import ReportResults, ReportSettings, compute_results
 from skcal.report._kinds import ReportKind, kind_for, kind_for_target
-from skcal.report._verdict import build_verdict
+from skcal.report._verdict import build_verdict, primary_metric
 
 _COMMON = {
     "metrics": [list, tuple, dict, str, None],
@@ -45,6 +46,7 @@ _COMMON = {
     "notes": [list, tuple],
     "verbose": VERBOSE,
     "max_seconds": [StrictInterval(Real, 0, None, closed="neither"), None],
+    "primary": [str, None],
 }
 
 
@@ -189,6 +191,12 @@ class CalibrationReport:
     n_samples = property(lambda self: self.results.n_samples, doc="Rows of the validation data.")
     model_names = property(lambda self: list(self.results.model_names), doc="The models.")
     metric_names = property(lambda self: self.results.metric_names, doc="The metrics' names.")
+
+    @property
+    def primary_metric(self):
+        """The primary measure: the table is ranked by it and the verdict speaks of it."""
+        return primary_metric(self.kind, self.metric_names, self.metric_is_calibration, self.settings.primary)
+
     metric_labels = property(lambda self: self.results.metric_labels, doc="Metric name -> label.")
     metric_is_calibration = property(
         lambda self: self.results.metric_is_calibration, doc="Metric name -> is a calibration error."
@@ -272,6 +280,7 @@ class CalibrationReport:
         notes=(),
         verbose=0,
         max_seconds=None,
+        primary=None,
     ):
         """Build a report from predictions that were already made.
 
@@ -318,6 +327,8 @@ class CalibrationReport:
             As in :func:`calibration_report`.
         max_seconds : float, default=None
             As in :func:`calibration_report`.
+        primary : str, default=None
+            As in :func:`calibration_report`.
 
         Returns
         -------
@@ -348,6 +359,7 @@ class CalibrationReport:
             n_jobs=n_jobs,
             random_state=random_state,
             max_seconds=max_seconds,
+            primary=primary,
         )
         return cls._compute(
             y,
@@ -383,11 +395,13 @@ class CalibrationReport:
         kind = kind_for(y, predictions)
         data, preds = kind.validate(y, predictions, pos_label=pos_label, labels=labels)
         metric_objs = kind.resolve_metrics(metrics)
+        names = [m.name for m in metric_objs]
+        primary_metric(kind, names, {m.name: m.is_calibration for m in metric_objs}, settings.primary)
         results = compute_results(kind, data, preds, metric_objs, settings, verbose=verbose, started=t0)
         return cls(
             kind=kind,
             results=results,
-            verdict=build_verdict(kind, results),
+            verdict=build_verdict(kind, results, settings.primary),
             settings=settings,
             title=title or kind.default_title,
             notes=notes,
@@ -405,7 +419,7 @@ class CalibrationReport:
         return state
 
     def _repr_html_(self):
-        return f"<style>{_render.CSS}</style><div class='skcal-report'>{_render.html_section(self)}</div>"
+        return f"<style>{_html.CSS}</style><div class='skcal-report'>{_render.html_section(self)}</div>"
 
     def __str__(self):
         return f"{self.title}\n{self.to_text()}"
@@ -436,7 +450,7 @@ class CalibrationReport:
         str
             The formatted number (``"nan"`` for a missing one).
         """
-        return _render.fmt(x, digits)
+        return _html.fmt(x, digits)
 
     @validate_params(
         {"digits": DIGITS, "intervals": BOOLEAN},
@@ -761,6 +775,7 @@ def calibration_report(
     notes=(),
     verbose=0,
     max_seconds=None,
+    primary=None,
 ):
     """Compare the calibration of several fitted models on the same validation data.
 
@@ -805,7 +820,7 @@ def calibration_report(
         weights for every model and metric (paired). The built-in metrics' replicates are their
         statistics on those weights (:class:`skcal.stats.PoissonBootstrap`; smCE's on its fine
         grid, within a stated bound far below the interval's width, see
-        :func:`skcal.report._metrics.smce_grid_cells`); a metric given as a callable is
+        :func:`skcal.stats.smce_grid_cells`); a metric given as a callable is
         recomputed on each replicate's rows (row ``i`` repeated ``W[r, i]`` times).
     confidence_level : float, default=0.9
         Nominal coverage of the intervals.
@@ -847,6 +862,10 @@ def calibration_report(
         ``to_dict()["bootstrap"]``, the legend and the verdict): the intervals' end points and
         ``P(best)`` carry a Monte Carlo error that grows as ``1/sqrt(B)`` for ``B`` replicates.
         ``None`` (the default) computes all ``n_bootstrap``.
+    primary : str, default=None
+        The report's primary measure, one of its metrics: the table is ranked by it and the
+        verdict speaks of it, the other calibration measures being supporting evidence. None
+        takes the kind's default (first order: ``"smooth_ece"``; see the reports guide).
 
     Returns
     -------
@@ -889,6 +908,7 @@ def calibration_report(
         n_jobs=n_jobs,
         random_state=random_state,
         max_seconds=max_seconds,
+        primary=primary,
     )
     return CalibrationReport._compute(
         y,

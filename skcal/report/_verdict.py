@@ -1,8 +1,11 @@
 """The verdict: a few sentences in plain words at the top of a report.
 
-Which model is best calibrated and how sure that is (from ``p_best``), which models are
-miscalibrated at the 5% level (from the per-model calibration test), what to try next (from the
-report kind), and which model the proper scores prefer.
+The report has one primary measure (the ``primary`` parameter, by default the kind's headline:
+smECE for first-order reports, see ``docs/benchmarks/primary_measure.md``). The verdict says
+which model it ranks best and how sure that is (from ``p_best``), names the other calibration
+measures as supporting evidence, which models are miscalibrated at the 5% level (from the
+per-model calibration test), what to try next (from the report kind), and which model the
+proper scores prefer. A report of one model says how calibrated it is, not that it wins.
 """
 
 from __future__ import annotations
@@ -31,14 +34,39 @@ def format_pvalue(p):
     return "p < 0.001" if p < 0.001 else f"p = {p:.3g}"
 
 
-def headline_metric(kind, results):
-    """The metric deciding "best calibrated": the kind's headline, else the first calibration error."""
-    if kind.headline in results.metric_names:
+def primary_metric(kind, metric_names, metric_is_calibration, requested=None):
+    """The report's primary measure: the one its table is ranked by and its verdict speaks of.
+
+    Parameters
+    ----------
+    kind : ReportKind
+        The report kind; its ``headline`` is the default primary measure.
+    metric_names : sequence of str
+        The report's metrics.
+    metric_is_calibration : dict
+        Metric name -> whether it is a calibration error.
+    requested : str or None, default=None
+        The ``primary`` the user asked for (one of ``metric_names``).
+
+    Returns
+    -------
+    str or None
+        ``requested``; else the kind's headline when the report has it; else its first
+        calibration error; else its first metric (None without metrics).
+    """
+    if requested is not None:
+        if requested not in metric_names:
+            raise ValueError(
+                f"primary: {requested!r} is not one of the report's metrics {list(metric_names)}; "
+                "name one of them (or add it to metrics)."
+            )
+        return requested
+    if kind.headline in metric_names:
         return kind.headline
-    for name in results.metric_names:
-        if results.metric_is_calibration[name]:
+    for name in metric_names:
+        if metric_is_calibration[name]:
             return name
-    return None
+    return metric_names[0] if len(metric_names) else None
 
 
 def miscalibrated_models(results):
@@ -49,8 +77,73 @@ def miscalibrated_models(results):
     return [m for m in results.model_names if tests.loc[m, "pvalue"] < TEST_LEVEL]
 
 
-def build_verdict(kind, results):
+def _ranked_by(results, name):
+    """The models ranked first by metric ``name`` (several on a tie)."""
+    t = results.table[name]
+    return [m for m in results.model_names if t.loc[m, "rank"] == 1]
+
+
+def _interval(results, name, model):
+    t = results.table[name]
+    lo, hi = t.loc[model, "low"], t.loc[model, "high"]
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return ""
+    return f" [{results.format_value(lo)}, {results.format_value(hi)}]"
+
+
+def _primary_lines(results, head):
+    """What the primary measure says: the best model and how sure, or one model's value."""
+    fmt = results.format_value
+    t = results.table[head]
+    label = results.metric_labels[head]
+    is_cal = results.metric_is_calibration[head]
+    if len(results.model_names) == 1:
+        (m,) = results.model_names
+        what = "Calibration error" if is_cal else "Score"
+        value = f"{fmt(t.loc[m, 'value'])}{_interval(results, head, m)}"
+        return [f"{what} of {m} by {label}, the primary measure: {value}."]
+    best = _ranked_by(results, head)
+    title = "Best calibrated" if is_cal else "Best"
+    if len(best) != 1:
+        return [f"{title} by {label} (the primary measure): tied between {', '.join(best)}."]
+    b = best[0]
+    lines = [
+        f"{title} by {label} (the primary measure): {b} ({fmt(t.loc[b, 'value'])}"
+        f"{_interval(results, head, b)}; {_certainty(t.loc[b, 'p_best'])})."
+    ]
+    close = [
+        m
+        for m in results.model_names
+        if m != b and np.isfinite(t.loc[m, "p_best"]) and t.loc[m, "p_best"] >= 0.1
+    ]
+    if close:
+        lines.append(
+            "Also in contention: "
+            + ", ".join(f"{m} (best in {100 * t.loc[m, 'p_best']:.0f}%)" for m in close)
+            + "."
+        )
+    others = [n for n in results.metric_names if n != head and results.metric_is_calibration[n]]
+    if others:
+        ranks = [f"#{int(results.table[n].loc[b, 'rank'])} by {results.metric_labels[n]}" for n in others]
+        agree = all(results.table[n].loc[b, "rank"] == 1 for n in others)
+        lines.append(
+            f"Supporting evidence, the other calibration measures: {b} ranks {', '.join(ranks)}"
+            + (
+                " (they agree)."
+                if agree
+                else " (the measures weigh miscalibration differently; the primary measure decides)."
+            )
+        )
+    return lines
+
+
+def build_verdict(kind, results, primary=None):
     """The verdict's sentences (a list of str) from a report kind and its computed results.
+
+    The verdict speaks of one measure, the report's primary measure (:func:`primary_metric`):
+    which model it ranks best and how sure that is, with the other calibration measures named
+    as supporting evidence. A report of one model says how calibrated that model is, not that
+    it wins.
 
     Parameters
     ----------
@@ -58,37 +151,17 @@ def build_verdict(kind, results):
         The report kind (its headline metric, test description and advice).
     results : ReportResults
         The computed table and calibration tests.
+    primary : str or None, default=None
+        The primary measure asked for (None: the kind's default).
 
     Returns
     -------
     list of str
         The sentences.
     """
-    lines = []
     fmt = results.format_value
-    head = headline_metric(kind, results)
-    if head is not None:
-        t = results.table[head]
-        best = [m for m in results.model_names if t.loc[m, "rank"] == 1]
-        label = results.metric_labels[head]
-        if len(best) == 1:
-            b = best[0]
-            lines.append(
-                f"Best calibrated: {b} ({label} {fmt(t.loc[b, 'value'])}; {_certainty(t.loc[b, 'p_best'])})."
-            )
-            close = [
-                m
-                for m in results.model_names
-                if m != b and np.isfinite(t.loc[m, "p_best"]) and t.loc[m, "p_best"] >= 0.1
-            ]
-            if close:
-                lines.append(
-                    "Also in contention: "
-                    + ", ".join(f"{m} (best in {100 * t.loc[m, 'p_best']:.0f}%)" for m in close)
-                    + "."
-                )
-        elif best:
-            lines.append(f"Tied for best calibrated by {label}: {', '.join(best)}.")
+    head = primary_metric(kind, results.metric_names, results.metric_is_calibration, primary)
+    lines = [] if head is None else _primary_lines(results, head)
     tests = results.calibration_tests
     mis = miscalibrated_models(results)
     if tests is not None:
@@ -99,12 +172,18 @@ def build_verdict(kind, results):
                 + ", ".join(f"{m} ({format_pvalue(tests.loc[m, 'pvalue'])})" for m in mis)
                 + "."
             )
+        elif len(results.model_names) == 1:
+            lines.append(
+                f"{results.model_names[0]} is not detectably miscalibrated at the {100 * TEST_LEVEL:g}% "
+                f"level (calibration test of {what}; {format_pvalue(tests['pvalue'].min())})."
+            )
         else:
             lines.append(
                 f"No model is detectably miscalibrated at the {100 * TEST_LEVEL:g}% level (calibration "
                 f"test of {what}; smallest {format_pvalue(tests['pvalue'].min())})."
             )
-    lines += kind.advice(results, mis)
+    if len(results.model_names) > 1 or mis:  # one calibrated model: nothing to choose between
+        lines += kind.advice(results, mis)
     if results.budget_limited:
         B, asked = results.n_bootstrap, results.n_bootstrap_requested
         lines.append(
@@ -113,7 +192,7 @@ def build_verdict(kind, results):
             f"{np.sqrt(asked / B):.1f} times that of {asked} replicates."
         )
     for proper in ("log_loss", "brier"):
-        if proper in results.metric_names:
+        if proper in results.metric_names and len(results.model_names) > 1 and proper != head:
             t = results.table[proper]
             best = [m for m in results.model_names if t.loc[m, "rank"] == 1]
             who = best[0] if len(best) == 1 else "tied between " + ", ".join(best)

@@ -220,8 +220,8 @@ class _MomentPlan(ReplicatePlan):
         out["M"] += M
         out["AtB"] += AtB
         out["tt"] += X @ (T * T)
-        # W @ 1 shared by the tile's plans (a sum along the strided axis of W is several times
-        # slower); exact for counts
+        # W @ 1 shared by the tile's plans (a product, not a sum along the strided axis of W);
+        # exact for counts
         copies = tile_copies(W)
         out["sum_weight"] += copies if self.w is None else W @ self.w[sl]
         out["sum_weight_sq"] += copies if self.w is None else X @ self.w[sl]
