@@ -156,12 +156,12 @@ def estimate(name, Y_fit, S_fit, n_train, S_valid, h, seed, cfg, Y_valid=None):
 
 
 def one_seed(seed, members, problem, bandwidths, n_grid, n_split, estimators, cfg, truths):
-    from skcal import SechPerturber
+    from skcal import SechPerturber, Snapshots
 
     rng = np.random.default_rng(seed)
     X = problem.sample(3 * n_split, rng)
     S = ensemble_scores(members, X)
-    Y = problem.labels(X, rng, k=2)
+    Y = Snapshots(problem.labels(X, rng, k=2))  # two votes a row, said (not counts)
     tr = np.arange(0, n_split)
     hy = np.arange(n_split, 2 * n_split)
     va = np.arange(2 * n_split, 3 * n_split)

@@ -240,7 +240,8 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
     >>> n = 2000
     >>> S = np.column_stack([rng.uniform(0, 1, n), rng.uniform(0, 0.25, n)])
     >>> f = np.clip(S[:, 0] + rng.normal(0, 0.1, n), 0, 1)  # true P(Y=1|x)
-    >>> Y = (rng.uniform(size=(n, 2)) < f[:, None]).astype(float)  # two snapshots
+    >>> from skcal import Snapshots
+    >>> Y = Snapshots(rng.uniform(size=(n, 2)) < f[:, None])  # two votes a row
     >>> cal = SecondOrderPlattCalibrator(degree=4, alpha=1e-6).fit(S, Y)
     >>> out = cal.transform(S)
     >>> out.shape, bool((out[:, 1] <= out[:, 0] * (1 - out[:, 0]) + 1e-12).all())

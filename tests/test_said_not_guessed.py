@@ -90,28 +90,30 @@ def test_snapshots_of_class_labels_that_cannot_be_counts_stay_plain():
     assert ce2_score(codes, S3, degree=3) == ce2_score(Snapshots(codes), S3, degree=3)
 
 
-def test_two_binary_votes_per_row_that_also_read_as_counts_are_refused():
+def test_two_binary_votes_per_row_are_refused_whatever_their_values():
+    # a table of counts of two classes holds the same 0/1 entries (rows of one vote beside rows of
+    # two: doubly-labelled data), so a plain two-column array is refused, its values unread
     Y, S, _, _ = _two_classes()
     Y2 = Y[:, :2].copy()
-    Y2[(Y2 == 0).all(axis=1)] = [1.0, 0.0]  # no row of two negative votes: a valid count table
-    with pytest.raises(ValueError, match=BOTH_READINGS):
-        ce2_score(Y2, S, degree=3)
-    with pytest.raises(ValueError, match=BOTH_READINGS):
-        SecondOrderPlattCalibrator(degree=3).fit(S, Y2)
-    with pytest.raises(ValueError, match=BOTH_READINGS):
-        CE2Statistics(degree=3).update(Y2, S)
+    for call in (
+        lambda y: ce2_score(y, S, degree=3),
+        lambda y: ce1_score(y, S, degree=3),
+        lambda y: SecondOrderPlattCalibrator(degree=3).fit(S, y),
+        lambda y: CE2Statistics(degree=3).update(y, S),
+        lambda y: check_snapshots(y, min_votes=1),
+    ):
+        with pytest.raises(ValueError, match=BOTH_READINGS):
+            call(Y2)
     as_votes = ce2_score(Snapshots(Y2), S, degree=3)
-    as_counts = ce2_score(VoteCounts(counts=Y2.astype(int)), S, degree=3)
+    voted = Y2.sum(axis=1) > 0  # as counts, a row [0, 0] would have no vote
+    as_counts = ce2_score(VoteCounts(counts=Y2[voted].astype(int)), S[voted], degree=3)
     assert as_votes != as_counts  # the two readings give two numbers
-    # a row of two negative votes has no reading as counts (no vote): the array is snapshots
-    Y2[0] = [0.0, 0.0]
-    assert ce2_score(Y2, S, degree=3) == ce2_score(Snapshots(Y2), S, degree=3)
-    # one verdict whatever the caller's votes per row: a pair of votes per row does not make it
-    # snapshots (the count reading would have one vote a row, an error of its own there)
-    Y2[0] = [1.0, 1.0]
+    # one verdict for the array, its chunks and its samples: even a chunk of two negative votes
     with pytest.raises(ValueError, match=BOTH_READINGS):
-        check_snapshots(Y2, min_votes=2)
-    assert refuse_ambiguous_votes(Y2[:, :1], "y", 2) is not None  # one column: no count table
+        check_snapshots(np.zeros((3, 2)))
+    # three votes a row cannot be counts of two classes: a plain array is snapshots
+    assert ce2_score(Y, S, degree=3) == ce2_score(Snapshots(Y), S, degree=3)
+    assert refuse_ambiguous_votes(Y, "y", 2) is Y
 
 
 def test_a_snapshots_container_gives_the_numbers_of_the_plain_array():

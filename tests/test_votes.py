@@ -384,7 +384,7 @@ def test_class_votes_from_snapshots_match_counts_property(seed, k):
     Y = np.full((n, 5), np.nan)
     for i in range(n):
         Y[i, : c[i]] = rng.integers(0, k, c[i])
-    V = check_class_votes(Y, k)
+    V = check_class_votes(Snapshots(Y), k)
     np.testing.assert_array_equal(V.total, c)
     for j in range(k):
         np.testing.assert_array_equal(V.counts[:, j], (Y == j).sum(axis=1))

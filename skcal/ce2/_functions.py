@@ -173,10 +173,10 @@ def ce2_details(
     Examples
     --------
     >>> import numpy as np
-    >>> from skcal import ce2_details
+    >>> from skcal import Snapshots, ce2_details
     >>> rng = np.random.default_rng(0)
     >>> S = np.column_stack([rng.uniform(0, 1, 3000), rng.uniform(0, 0.25, 3000)])
-    >>> Y = (rng.uniform(size=(3000, 2)) < S[:, :1]).astype(float)  # f* = m: first-order calibrated
+    >>> Y = Snapshots(rng.uniform(size=(3000, 2)) < S[:, :1])  # two votes; f* = m: first-order calibrated
     >>> res = ce2_details(Y, S, degree=3)
     >>> res.term1 < 0.03, res.term2 > 0.05  # but sigma2 > 0 overstates the spread of f* = m
     (True, True)
@@ -302,12 +302,12 @@ def ce2_score(
     Examples
     --------
     >>> import numpy as np
-    >>> from skcal import ce2_score
+    >>> from skcal import Snapshots, ce2_score
     >>> rng = np.random.default_rng(0)
     >>> n = 4000
     >>> m = rng.uniform(0.3, 0.7, n)
     >>> f = m + rng.choice([-0.25, 0.25], n)  # f* = m -+ 0.25: variance 1/16 given m
-    >>> Y = (rng.uniform(size=(n, 2)) < f[:, None]).astype(float)
+    >>> Y = Snapshots(rng.uniform(size=(n, 2)) < f[:, None])  # two votes a row, said
     >>> honest = np.column_stack([m, np.full(n, 1 / 16)])
     >>> overconfident = np.column_stack([m, np.zeros(n)])
     >>> ce2_score(Y, honest, degree=4) < ce2_score(Y, overconfident, degree=4)

@@ -28,6 +28,7 @@ from skcal.ce2 import ce2_details, ce2_score
 from skcal.report import _figures
 from skcal.report._metrics import catalog_metric, user_metric
 from skcal.votes import (
+    Snapshots,
     VoteCounts,
     check_class_scores,
     check_class_votes,
@@ -74,6 +75,8 @@ class SecondOrderData:
     """Snapshots ``Y`` (or :class:`~skcal.votes.VoteCounts`) with their unbiased targets and votes."""
 
     def __init__(self, Y):
+        # the measures get the votes as said (a plain array of two votes a row reads two ways)
+        Y = Y if isinstance(Y, (VoteCounts, Snapshots)) else Snapshots(Y)
         self.Y = Y
         self.target = Y
         self.n = Y.shape[0]
@@ -128,6 +131,11 @@ votes_view.replicate_rows = "vote_rows"  # a vote's bootstrap weight is its inpu
 
 def snapshots_view(d, s):
     return d.Y, s
+
+
+def snapshots_user_view(d, s):
+    """A user's callable gets the votes as an array (counts as they are)."""
+    return (d.Y.votes if isinstance(d.Y, Snapshots) else d.Y), s
 
 
 def codes_view(d, P):
@@ -544,13 +552,13 @@ class SecondOrderKind(ReportKind):
     default_title = "Second-order calibration report"
     default_metrics = ("ce2", "scdl", "brier", "second_moment_mse", "variance_bias")
     headline = "ce2"
-    user_view = staticmethod(snapshots_view)
+    user_view = staticmethod(snapshots_user_view)
 
     @classmethod
     def accepts_target(cls, y):
-        if isinstance(y, VoteCounts):
+        if isinstance(y, (VoteCounts, Snapshots)):  # said: counts or votes
             return True
-        arr = _array(y)
+        arr = _array(y)  # a plain array: snapshots, refused by check_snapshots where it reads two ways
         return arr.ndim == 2 and arr.shape[1] >= 2
 
     @classmethod
@@ -617,8 +625,8 @@ class SecondOrderKind(ReportKind):
             y = (pick < d.Y.positive).astype(float)
         else:
             # the first observed vote of each row (votes of a row correlate)
-            first = np.argmax(~np.isnan(d.Y), axis=1)
-            y = d.Y[np.arange(d.n), first]
+            first = np.argmax(~np.isnan(d.Y.votes), axis=1)
+            y = d.Y.votes[np.arange(d.n), first]
         return {name: (y, s[:, 0]) for name, s in predictions.items()}
 
     def test_description(self):
@@ -822,7 +830,7 @@ KINDS = (ClassSecondOrderKind, SecondOrderKind, MulticlassKind, FirstOrderKind)
 
 
 def _check_target_shape(y):
-    if isinstance(y, VoteCounts):
+    if isinstance(y, (VoteCounts, Snapshots)):
         return
     arr = _array(y)
     if arr.ndim == 2 and arr.shape[1] == 1:

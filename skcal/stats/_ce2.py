@@ -266,7 +266,8 @@ class CE2Statistics(MomentStatistics):
     >>> from skcal.stats import CE2Statistics
     >>> rng = np.random.default_rng(0)
     >>> S = np.column_stack([rng.uniform(0, 1, 400), rng.uniform(0, 0.25, 400)])
-    >>> Y = (rng.uniform(size=(400, 2)) < S[:, :1]).astype(float)
+    >>> from skcal import Snapshots
+    >>> Y = Snapshots(rng.uniform(size=(400, 2)) < S[:, :1])  # two votes a row
     >>> a, b = slice(0, 150), slice(150, None)
     >>> st = CE2Statistics(degree=2).update(Y[a], S[a]) + CE2Statistics(degree=2).update(Y[b], S[b])
     >>> plug = st.plug_in().update(Y[a], S[a]) + st.plug_in().update(Y[b], S[b])

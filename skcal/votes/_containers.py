@@ -383,6 +383,8 @@ class VoteCounts:
         [[1, 0, 2], [0, 3, 0]]
         """
         Y = snapshots.votes if isinstance(snapshots, Snapshots) else vote_array(snapshots, "snapshots")
+        if Y.shape[0] == 0:
+            raise ValueError("snapshots has no rows; expected at least one item with a vote.")
         if n_classes is not None:
             if int(n_classes) < 2:
                 raise ValueError(f"n_classes must be at least 2 (or None for binary votes); got {n_classes}.")
@@ -452,7 +454,7 @@ def _require_a_vote(total, name):
 # ---------------------------------------------------------------------------------------------
 # individual votes
 # ---------------------------------------------------------------------------------------------
-def vote_array(values, name):
+def vote_array(values, name, allow_empty=False):
     """Votes as a fresh float64 ``(n, r)`` array: NaN (or pandas ``NA``) for a missing vote.
 
     Booleans become 0/1 (for numpy booleans ``+`` is a logical OR); a 1-D input is one vote per
@@ -466,6 +468,8 @@ def vote_array(values, name):
         The votes.
     name : str
         The argument's name in error messages.
+    allow_empty : bool, default=False
+        Accept zero rows (a chunk of a stream, a partition).
 
     Returns
     -------
@@ -484,7 +488,7 @@ def vote_array(values, name):
         raw = raw.astype(np.float64)
     if raw.dtype.kind == "c":
         raise ValueError(f"{name} must hold votes (0/1 or class codes, NaN for missing); got complex values.")
-    Y = as_float_array(raw, name, ndim=(1, 2))
+    Y = as_float_array(raw, name, ndim=(1, 2), ensure_non_empty=not allow_empty)
     reject_nonfinite(Y, name, allow_nan=True)
     return Y[:, None] if Y.ndim == 1 else Y
 
@@ -620,9 +624,9 @@ class Snapshots:
     def __init__(self, votes):
         if isinstance(votes, Snapshots):
             votes = votes.votes
-        Y = vote_array(votes, "votes")
-        if Y.shape[0] == 0 or Y.shape[1] == 0:
-            raise ValueError(f"votes is empty (shape {Y.shape}); expected at least one item and one vote.")
+        Y = vote_array(votes, "votes", allow_empty=True)
+        if Y.shape[1] == 0:
+            raise ValueError(f"votes has no columns (shape {Y.shape}); expected a column per vote.")
         Y.flags.writeable = False
         object.__setattr__(self, "votes", Y)
 
@@ -643,7 +647,20 @@ class Snapshots:
         """``(n, r)``: items and vote columns."""
         return self.votes.shape
 
+    #: Two axes, items and votes (``shape`` is ``(n, r)``).
+    ndim = 2
+
     def __getitem__(self, index):
+        """The rows ``index`` (an int, a slice, an index array or a mask), as ``Snapshots``.
+
+        ``(rows, ...)`` and ``(rows, :)`` are rows too (scikit-learn's splitters index so); any
+        other index of the columns is refused: a column of votes is ``snapshots.votes[:, j]``.
+        """
+        if isinstance(index, tuple):
+            whole = [r is Ellipsis or (isinstance(r, slice) and r == slice(None)) for r in index[1:]]
+            if not index or not all(whole):
+                raise TypeError("Snapshots index rows only; index snapshots.votes for the array of votes.")
+            index = index[0]
         if isinstance(index, (int, np.integer)):
             index = [index]
         return Snapshots(self.votes[index])
