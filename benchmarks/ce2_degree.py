@@ -27,10 +27,10 @@ degree once (``ChebyshevMoments``; lower degrees are sub-blocks), and at each de
 and the clipped in-sample plug-in: the same number as ``ce2_score(Y, S, degree=d, bandwidth=h)``
 (``tests/test_benchmarks_second_order.py`` checks it). Besides the listed degrees, each ``n``
 measures the degrees of three rules (:data:`RULES`): skcal's default, skcal 0.1's guard (at most
-``n / 100`` features) and the spec's capped analytic rule. Reported per problem, ``n`` and degree:
-the mean signed and absolute error over seeds with a 90% t-interval, the best degree, each rule's
-degree and error, and per rule the ratio of its error to the best degree's (geometric mean and
-largest over the cells).
+``n / 100`` features) and the specification's capped analytic rule (no guard). Reported per
+problem, ``n`` and degree: the mean signed and absolute error over seeds with a 90% t-interval, the
+best degree, each rule's degree and error, and per rule the ratio of its error to the best degree's
+(geometric mean and largest over the cells).
 
 Usage (from the repository root)::
 

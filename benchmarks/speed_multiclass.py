@@ -13,8 +13,8 @@ Two targets, measured side by side in one run (the machine is shared):
    C)``, 50 votes per row) and ``(1e6, 10, 2)`` scores, in CPU seconds (``time.process_time``: every
    thread of the process), at ``degree="auto"`` (tensor degree 10 at ``h = 1/64`` and ``n = 1e6``,
    the degree rule measured by ``benchmarks/ce2_degree.py``) and at fixed degrees 22, 44 and 88
-   (88: the spec's capped rule, 7,921 features per class; target: 30 s of CPU). The scores are
-   unperturbed and the votes drawn from ``m`` itself, so the population's classwise CE2 is
+   (88: the specification's capped rule, 7,921 features per class; target: 30 s of CPU). The scores
+   are unperturbed and the votes drawn from ``m`` itself, so the population's classwise CE2 is
    ``mean_j E[sigma2_j]`` (``eta1 = m``, ``eta2 = m^2``): each estimate's error is reported.
 
 Usage (from the repository root)::

@@ -220,3 +220,18 @@ def test_ce1_refuses_a_reshaped_binary_score():
     C, S3 = _ten_classes(n=500)
     V = VoteCounts(counts=C)
     assert ce1_score(V, S3[..., :1], degree=3) == ce1_score(V, S3, degree=3)  # k >= 3: one reading
+
+
+def test_the_report_of_two_class_layouts_is_the_binary_report():
+    from skcal import CalibrationReport
+
+    Y, S, S22, S4 = _two_classes(n=800)
+    counts = VoteCounts.from_snapshots(Y)
+    C = VoteCounts(counts=np.column_stack([counts.total - counts.positive, counts.positive]))
+    ref = CalibrationReport.from_predictions(Snapshots(Y), {"m": S}, n_bootstrap=0, random_state=0)
+    assert ref.order == "second-order"
+    for y, s in ((Snapshots(Y), S22), (Snapshots(Y), S4), (C, S22), (counts, S4)):
+        rep = CalibrationReport.from_predictions(y, {"m": s}, n_bootstrap=0, random_state=0)
+        assert rep.order == "second-order"
+        got, want = rep.table.to_numpy(dtype=float), ref.table.to_numpy(dtype=float)
+        np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -196,15 +196,12 @@ def auto_degree(n_samples, bandwidth, basis="tensor", samples_per_feature="auto"
     At ``h = 1/64`` the analytic rule exceeds the cap for every ``n >= 10``, so the guard decides:
     tensor degree 4 at ``n = 1e4``, 6 at ``1e5`` and 10 at ``1e6``. It was set by measurement
     (``benchmarks/ce2_degree.py``, ``docs/benchmarks/ce2_degree.md``): on three problems with a
-    known population CE2 (experiment 6.1's at ``h = 1/16`` and ``1/64``, and a CIFAR-10H-shaped
-    one), ``n = 1e4`` to ``1e6``, tensor degrees 2 to 88 and five seeds, the estimator's error
-    fell and then rose with the degree, least between degrees 3 and 14; the in-sample plug-in of a
-    high degree measures mostly the noise of its fit (at ``n = 1e6``, ``h = 1/64``: mean
-    ``|CE2_hat - CE2|`` 0.0091 at degree 88, the cap the spec's rule reaches, against 0.00026 at
-    degree 8). The guard's degrees err by 1.15 times the best degree's error in geometric mean
-    over the 15 (problem, ``n``) cells, at most 1.5 times; the spec's capped rule with the linear
-    guard of skcal 0.1 (``n / 100`` features) erred 8.9 times, at most 35. This is a deviation from
-    the spec, which caps at 88 (44): the cap stays, and the guard keeps the degree far below it.
+    known population CE2 and ``n = 2e3`` to ``1e6``, the estimator's error fell and then rose with
+    the degree; the in-sample plug-in of a high degree measures mostly the noise of its fit. The
+    guard's degree erred within a small factor of the best measured degree in every cell, the
+    linear guard of skcal 0.1 (``n / 100`` features) and the capped rule without a guard many times
+    more (the page gives the numbers). This deviates from the cap of 88 (44) that the analytic
+    rule reaches: the cap stays, and the guard keeps the degree far below it.
 
     The smallest degree returned is 1, and a sample with fewer (effective) rows than the basis
     of degree 1 has functions (4 tensor, 3 total, 2 one-dimensional) supports no degree at all,

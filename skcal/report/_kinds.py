@@ -588,7 +588,10 @@ class SecondOrderKind(ReportKind):
         data = SecondOrderData(check_snapshots(y, name="y"))
         preds = {}
         for name, s in predictions.items():
-            S = check_scores(s, name=f"predictions[{name!r}]")
+            if _class_count(s):  # two classes in a k-class layout: class 1's, the binary number
+                S = check_class_scores(s, name=f"predictions[{name!r}]", n_classes=2)[:, 1]
+            else:
+                S = check_scores(s, name=f"predictions[{name!r}]")
             if S.shape[1] != 2:
                 raise ValueError(
                     f"predictions[{name!r}] has one column; a second-order report (snapshots as y) needs "
@@ -710,7 +713,8 @@ class ClassSecondOrderKind(SecondOrderKind):
             return True
         if not SecondOrderKind.accepts_target(y):
             return False
-        return any(class_scores_layout(_array(s)) is not None for s in predictions.values())
+        # two classes are one binary task (the second-order kind reads class 1's scores)
+        return any(_class_count(s) > 2 for s in predictions.values())
 
     def validate(self, y, predictions, *, pos_label=None, labels=None):
         preds, k = {}, None
@@ -827,6 +831,15 @@ def _names(models):
 
 #: The report kinds, tried in order (first match wins).
 KINDS = (ClassSecondOrderKind, SecondOrderKind, MulticlassKind, FirstOrderKind)
+
+
+def _class_count(s):
+    """The number of classes of k-class second-order scores (0 for any other shape)."""
+    layout = class_scores_layout(_array(s))
+    if layout is None:
+        return 0
+    shape = np.shape(_array(s))
+    return shape[1] if layout == "classes" else shape[1] // 2
 
 
 def _check_target_shape(y):
