@@ -51,6 +51,7 @@ from skcal._constraints import (
     StrictInterval,
 )
 from skcal._io import file_format, list_files, read_columns
+from skcal._validation import plain
 from skcal.chebyshev import auto_degree, check_auto_sample_size
 from skcal.platt import SecondOrderPlattCalibrator
 from skcal.report._outofcore import (
@@ -58,6 +59,7 @@ from skcal.report._outofcore import (
     REPORT_CONSTRAINTS,
     SAMPLE_ROWS,
     OutOfCorePlan,
+    check_label_set,
     merge_chunk_statistics,
 )
 from skcal.stats import (
@@ -768,6 +770,16 @@ def _file_rows(path):
     return int(pq.ParquetFile(path).metadata.num_rows)
 
 
+def _file_rows_and_labels(path, y):
+    """The rows of one parquet file and the distinct labels of its column ``y`` (``None``: the rows only)."""
+    if y is None:
+        return _file_rows(path), None
+    import pyarrow.parquet as pq  # pyarrow is optional (the parquet extra)
+
+    labels = np.asarray(pq.read_table(path, columns=[y]).column(y).to_numpy())
+    return int(labels.shape[0]), np.unique(labels)
+
+
 class _OwnPartition:
     """A dask dataframe partition that the task folding it computes itself.
 
@@ -793,6 +805,36 @@ class _OwnPartition:
 
 def _partition_rows(part):
     return len(part.compute())
+
+
+def _partition_rows_and_labels(part, y):
+    """The rows of a partition and the distinct labels of its column ``y`` (``None``: the rows only)."""
+    if y is None:
+        return _partition_rows(part), None
+    frame = part.compute()
+    return len(frame), np.unique(np.asarray(frame[y]))
+
+
+def _label_set_of_parts(uniques, pos_label, names):
+    """The labels of every partition as one set, checked; an invalid set names the first partition
+    (in reading order) whose labels make it invalid."""
+    seen = None
+    for u, name in zip(uniques, names, strict=True):
+        if not len(u):
+            continue
+        try:
+            if seen is not None and (u.dtype.kind in "biuf") != (seen.dtype.kind in "biuf"):
+                raise ValueError("labels of another type than those before them.")
+            union = u if seen is None else np.unique(np.concatenate([seen, u]))
+            check_label_set(union, pos_label)
+        except ValueError as exc:
+            before = [] if seen is None else plain(seen)
+            raise ValueError(
+                f"y: {name} holds the labels {plain(u)}; with those of the partitions before it ({before}) "
+                f"they are not one binary label set: {exc}"
+            ) from None
+        seen = union
+    return seen
 
 
 def _fold_partition(plan, acc, frame, first_row, y, models, block, point):
@@ -864,6 +906,7 @@ def calibration_report_dask(
     n_resamples=1000,
     random_state=None,
     pos_label=None,
+    labels=None,
     exact_rows=EXACT_ROWS,
     sample_rows=SAMPLE_ROWS,
     replicate_block=None,
@@ -880,14 +923,14 @@ def calibration_report_dask(
     The same report as :meth:`skcal.report.CalibrationReport.from_predictions` on the same rows
     (values to round-off, intervals and ``p_best`` equal for the same ``random_state`` up to
     ``exact_rows`` rows), made from statistics merged over the partitions (see
-    :mod:`skcal.report._outofcore` for what is equal and what differs): one pass counts the
-    rows of every partition (the global index of a partition's first row keys its bootstrap
-    weights), then each pass turns every partition into the statistics of every model and
-    metric, with one block of Poisson-bootstrap replicates, folds them along ``chains`` chains
-    of consecutive partitions and merges the chains up a tree; the first pass also computes
-    the values and keeps the rows the calibration tests and the reliability diagrams use
-    (every ``k``-th row, at most ``sample_rows``). A worker holds a partition and a few blocks
-    of statistics, never all rows.
+    :mod:`skcal.report._outofcore` for what is equal and what differs): one pass counts the rows of
+    every partition (the global index of a partition's first row keys its bootstrap weights) and,
+    unless ``labels`` is given, reads their label set, then each pass turns every partition into the
+    statistics of every model and metric, with one block of Poisson-bootstrap replicates, folds them
+    along ``chains`` chains of consecutive partitions and merges the chains up a tree; the first
+    pass also computes the values and keeps the rows the calibration tests and the reliability
+    diagrams use (every ``k``-th row, at most ``sample_rows``). A worker holds a partition and a few
+    blocks of statistics, never all rows.
 
     Parameters
     ----------
@@ -908,6 +951,11 @@ def calibration_report_dask(
         As in :meth:`~skcal.report.CalibrationReport.from_predictions`.
     pos_label : int, float, bool, str or None, default=None
         The positive class of ``y``.
+    labels : array-like of shape (1,) or (2,), default=None
+        The label set, fixed before the first chunk: a label outside it in any partition is an
+        error naming the partition's first row and the row. ``None``: read by a first pass over
+        the label column (with the rows of each partition), and an invalid set (a third label,
+        ``{0, 1}`` beside ``{-1, 1}``) is an error naming the first partition that holds it.
     exact_rows : int, default=10**6
         Rows up to which the cutoff error and smCE use their exact statistics (above: fixed
         grids with a stated bound, written in the report's notes).
@@ -972,15 +1020,22 @@ def calibration_report_dask(
         raise ValueError(f"models: no column {missing[0]!r} in the data (its columns: {columns}).")
     if not models:
         raise ValueError("models: the data hold no probability column besides y.")
+    # the label set is fixed before the first chunk: given, or read here by a first pass over the
+    # label column (with the rows of every partition), then every chunk is checked against it
+    ycol = y if labels is None else None
     if files is not None:  # a parquet path: one partition per file, read by the task that folds it
-        parts = files
-        lengths = dask.compute(*[dask.delayed(_file_rows)(f) for f in files], scheduler=scheduler)
+        parts, names = files, files
+        tasks = [dask.delayed(_file_rows_and_labels)(f, ycol) for f in files]
     else:
         # each partition computed by the task that uses it (see _OwnPartition)
         parts = [_OwnPartition(part) for part in df[[y, *models]].to_delayed()]
+        names = [f"partition {i}" for i in range(len(parts))]
         # the lengths of the very partitions the passes read (a column projection may regroup them)
-        lengths = dask.compute(*[dask.delayed(_partition_rows)(part) for part in parts], scheduler=scheduler)
-    lengths = np.asarray(lengths, dtype=np.int64)
+        tasks = [dask.delayed(_partition_rows_and_labels)(part, ycol) for part in parts]
+    counted = dask.compute(*tasks, scheduler=scheduler)
+    lengths = np.asarray([c[0] for c in counted], dtype=np.int64)
+    if labels is None:
+        labels = _label_set_of_parts([c[1] for c in counted], pos_label, names)
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     plan = OutOfCorePlan.from_options(
         int(lengths.sum()),
@@ -995,6 +1050,7 @@ def calibration_report_dask(
         n_resamples=n_resamples,
         random_state=random_state,
         pos_label=pos_label,
+        labels=labels,
         exact_rows=exact_rows,
         sample_rows=sample_rows,
         replicate_block=replicate_block,
