@@ -30,7 +30,7 @@ import pandas as pd
 
 from skcal._compat import validate_params
 from skcal._io import BATCH_ROWS, LogFormatError, file_format, iter_batches, read_columns, read_table
-from skcal.votes import VoteCounts
+from skcal.votes import Snapshots, VoteCounts
 
 __all__ = [
     "CSVFormatError",
@@ -336,7 +336,7 @@ def _snapshots(df, rows, cols, snap_cols):
         m = _model_column(df, f"{name}:m", rows, 0.0, 1.0, "mean", "means")
         s2 = _model_column(df, f"{name}:sigma2", rows, 0.0, 0.25, "variance", "variances")
         preds[name] = np.column_stack([m, s2])
-    return Y, preds
+    return Snapshots(Y), preds  # the columns y1, y2, ... say these are votes, not counts
 
 
 def class_codes(series, classes, column, rows):

@@ -74,6 +74,7 @@ from skcal.stats import (
     merge_all,
     statistics_class,
 )
+from skcal.votes import Snapshots
 
 __all__ = [
     "MEASURES",
@@ -256,6 +257,8 @@ def _partition_states(recipes, y, p, w, offset=None):
     threshold-binned truthful statistics)."""
     out = []
     y, p, w = _to_numpy(y), _to_numpy(p), _to_numpy(w)
+    if np.ndim(y) == 2 and np.shape(y)[1] >= 2:
+        y = Snapshots(y)  # evaluate's y of two or more columns is snapshots: said, by its argument
     for r in recipes:
         try:
             target = statistics_class(r["kind"])

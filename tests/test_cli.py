@@ -42,7 +42,7 @@ def test_read_first_order(tmp_path):
 def test_read_second_order_with_missing_votes(tmp_path):
     text = "y1,y2,y3,ens:m,ens:sigma2,cal:sigma2,cal:m\n1,0,,0.4,0.01,0.02,0.5\n1,1,1,0.9,0.0,0.0,0.8\n"
     Y, preds = read_predictions_csv(_write(tmp_path, text))
-    assert Y.shape == (2, 3) and np.isnan(Y[0, 2])
+    assert Y.shape == (2, 3) and np.isnan(Y.votes[0, 2])  # a Snapshots: the columns say votes
     np.testing.assert_allclose(preds["ens"], [[0.4, 0.01], [0.9, 0.0]])
     np.testing.assert_allclose(preds["cal"], [[0.5, 0.02], [0.8, 0.0]])
 

@@ -424,6 +424,14 @@ CASES: dict[str, Entry] = {
         arrays={"positive": "numeric", "total": "numeric"},
         samples=("positive", "total"),
     ),
+    # declared votes: the container, then counted (which reads the votes' values)
+    "Snapshots": Entry(
+        lambda votes: skcal.Snapshots(votes).to_counts(),
+        {"votes": SNAPSHOTS},
+        arrays={"votes": "votes"},
+        samples=("votes",),
+        names={"votes": "vote"},
+    ),
     "SechPerturber": Entry(
         _fit_transform(skcal.SechPerturber),
         {"X": SCORES, "bandwidth": 0.1, "random_state": 0},
