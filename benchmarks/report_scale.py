@@ -72,7 +72,10 @@ def data(kind, n, seed=0):
             Q /= Q.sum(axis=1, keepdims=True)
             out[name] = Q
         return y, out
+    from skcal import Snapshots
+
     S, Y = harness.second_order_snapshots(n, seed)
+    Y = Snapshots(Y)  # two votes a row, said (not counts)
     m, s2 = S[:, 0], S[:, 1]
     feasible = m * (1 - m)
     return Y, {

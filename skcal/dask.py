@@ -20,10 +20,7 @@ input and how exact it is).
 
 from __future__ import annotations
 
-import os
-import time
 from dataclasses import dataclass, field
-from numbers import Integral
 
 try:
     import dask
@@ -48,20 +45,10 @@ from skcal._constraints import (
     SAMPLE_WEIGHT,
     SCHEDULER,
     SPLIT_EVERY,
-    StrictInterval,
 )
-from skcal._docstrings import fill
-from skcal._io import file_format, list_files, read_columns
+from skcal._dask_report import calibration_report_dask, is_dask_frame
 from skcal.chebyshev import auto_degree, check_auto_sample_size
 from skcal.platt import SecondOrderPlattCalibrator
-from skcal.report._outofcore import (
-    EXACT_ROWS,
-    REPORT_CONSTRAINTS,
-    SAMPLE_ROWS,
-    SETTINGS_DOCS,
-    OutOfCorePlan,
-    merge_chunk_statistics,
-)
 from skcal.stats import (
     BaseStatistics,
     BinnedStatistics,
@@ -74,6 +61,7 @@ from skcal.stats import (
     merge_all,
     statistics_class,
 )
+from skcal.votes import Snapshots
 
 __all__ = [
     "MEASURES",
@@ -136,8 +124,6 @@ MEASURES: dict[str, MeasureSpec] = {name: MeasureSpec.of(m) for name, m in measu
 # ---------------------------------------------------------------------------------------------
 # partitions
 # ---------------------------------------------------------------------------------------------
-def _is_dask_frame(x):
-    return hasattr(x, "to_delayed") and hasattr(x, "npartitions") and hasattr(x, "divisions")
 
 
 def _aligned(x, row_chunks, name):
@@ -161,14 +147,14 @@ def _partitions(y, p, sample_weight):
     :func:`_array_blocks`)."""
     arrays = [y, p] + ([] if sample_weight is None else [sample_weight])
     names = ["y", "p", "sample_weight"]
-    if all(_is_dask_frame(a) for a in arrays):
+    if all(is_dask_frame(a) for a in arrays):
         nparts = {a.npartitions for a in arrays}
         if len(nparts) != 1:
             raise ValueError(f"y, p and sample_weight must have the same partitions; got {sorted(nparts)}.")
         # each column optimised on its own: dask-expr pushes the column projection into the
         # reader (read_parquet reads only that column), so nothing is read twice
         parts = [list(a.to_delayed()) for a in arrays]
-    elif any(_is_dask_frame(a) for a in arrays):
+    elif any(is_dask_frame(a) for a in arrays):
         raise TypeError("Pass y, p and sample_weight all as dask arrays or all as dask dataframes/series.")
     else:
         arrs = [a if isinstance(a, da.Array) else da.asarray(np.asarray(a)) for a in arrays]
@@ -185,7 +171,7 @@ def _partitions(y, p, sample_weight):
 
 
 def _n_columns(p):
-    if _is_dask_frame(p):
+    if is_dask_frame(p):
         return len(p.columns) if hasattr(p, "columns") else 1
     return 1 if np.ndim(p) == 1 else p.shape[1]
 
@@ -223,6 +209,8 @@ def _partition_states(recipes, y, p, w, offset=None):
     threshold-binned truthful statistics)."""
     out = []
     y, p, w = _to_numpy(y), _to_numpy(p), _to_numpy(w)
+    if np.ndim(y) == 2 and np.shape(y)[1] >= 2:
+        y = Snapshots(y)  # evaluate's y of two or more columns is snapshots: said, by its argument
     for r in recipes:
         try:
             target = statistics_class(r["kind"])
@@ -336,7 +324,7 @@ _QUANTILE_KINDS = {
 
 def _row_offsets(y, partitions, scheduler):
     """Global index of each partition's first row (dask arrays: from the chunks; frames: one pass)."""
-    if _is_dask_frame(y):
+    if is_dask_frame(y):
         lengths = dask.compute(*[dask.delayed(len)(part[0]) for part in partitions], scheduler=scheduler)
     else:
         lengths = (y if isinstance(y, da.Array) else da.asarray(np.asarray(y))).chunks[0]
@@ -705,295 +693,3 @@ def fit_second_order_calibrator(
     (stats,) = _reduce([template], _partitions(snapshots, scores, sample_weight), int(split_every), scheduler)
     cal = SecondOrderPlattCalibrator(degree=degree, alpha=alpha, basis=basis, order=2)
     return cal.fit_statistics(stats)
-
-
-# ---------------------------------------------------------------------------------------------
-# the report past memory
-# ---------------------------------------------------------------------------------------------
-def _file_columns(path, columns):
-    """The columns of one parquet file, as numpy arrays (read by the task that folds them)."""
-    import pyarrow.parquet as pq  # pyarrow is optional (the parquet extra)
-
-    table = pq.read_table(path, columns=list(columns))
-    return {c: table.column(c).to_numpy() for c in columns}
-
-
-def _file_rows(path):
-    import pyarrow.parquet as pq  # pyarrow is optional (the parquet extra)
-
-    return int(pq.ParquetFile(path).metadata.num_rows)
-
-
-class _OwnPartition:
-    """A dask dataframe partition that the task folding it computes itself.
-
-    Given to a task as an argument, a partition's delayed object becomes a task of its own, which
-    the scheduler may run ahead of the chain that folds it (every partition is a root task), so
-    frames wait in the workers' memory: measured, 10 partitions of 1e6 rows on 2 workers of 1 GiB
-    killed the workers. Wrapped in this class (which dask does not look into) the partition is
-    computed by :func:`_fold_partition` with the synchronous scheduler, when the chain reaches it,
-    as a parquet file of a path is read there. The key of the partition is its token.
-    """
-
-    __slots__ = ("part",)
-
-    def __init__(self, part):
-        self.part = part
-
-    def __dask_tokenize__(self):
-        return ("skcal-own-partition", str(self.part.key))
-
-    def compute(self):
-        return self.part.compute(scheduler="sync")
-
-
-def _partition_rows(part):
-    return len(part.compute())
-
-
-def _fold_partition(plan, acc, frame, first_row, y, models, block, point):
-    """``acc`` (None or the statistics of the chain's earlier partitions) with one partition folded in.
-
-    ``frame`` (a parquet file's path or an :class:`_OwnPartition`) is read here, when the chain
-    folds it (see :class:`_OwnPartition`).
-    """
-    if isinstance(frame, _OwnPartition):
-        frame = frame.compute()
-    cols = _file_columns(frame, [y, *models]) if isinstance(frame, str) else frame
-    yy = np.asarray(cols[y])
-    preds = {m: np.asarray(cols[m]) for m in models}
-    del cols
-    return plan.fold(acc, int(first_row), yy, preds, block=block, point=point)
-
-
-def _merge_report_parts(*parts):
-    # the chains' states are intermediate results no other task reads: merged into the first
-    return merge_chunk_statistics(parts, in_place=True)
-
-
-def _parquet_frame(path):
-    """A dask dataframe of a parquet file or folder (its files in the reading order of the CLI),
-    the files' own columns and the files."""
-    import dask.dataframe as dd  # dask[dataframe] is optional (the dask extra)
-
-    files = list_files(path)
-    csv = [str(f) for f in files if file_format(f) != "parquet"]
-    if csv:  # never half a log: a folder with CSV files is refused, not read in part
-        raise ValueError(
-            f"data: {path} holds CSV files ({len(csv)}, first {csv[0]}); Dask reads parquet logs only. "
-            "Convert them to parquet, or make the report in batches without Dask."
-        )
-    # the files' own columns: a hive-style folder (date=.../part.parquet) adds its partition keys
-    return dd.read_parquet([str(f) for f in files]), read_columns(files[0]), [str(f) for f in files]
-
-
-@fill(**SETTINGS_DOCS)
-@validate_params(
-    {
-        "data": [HasMethods(["to_delayed"]), str, os.PathLike],
-        "y": [str],
-        "models": [list, tuple, None],
-        **REPORT_CONSTRAINTS,
-        "chains": [StrictInterval(Integral, 1, None, closed="left")],
-        "split_every": SPLIT_EVERY,
-        "scheduler": SCHEDULER,
-    },
-    prefer_skip_nested_validation=True,
-)
-def calibration_report_dask(
-    data,
-    *,
-    y="y",
-    models=None,
-    metrics=None,
-    n_bootstrap=200,
-    confidence_level=0.9,
-    interval_method="bc-percentile",
-    n_bins=10,
-    strategy="uniform",
-    test_calibration=True,
-    n_resamples=1000,
-    random_state=None,
-    pos_label=None,
-    exact_rows=EXACT_ROWS,
-    sample_rows=SAMPLE_ROWS,
-    replicate_block=None,
-    chains=2,
-    split_every=4,
-    scheduler=None,
-    title=None,
-    notes=(),
-    verbose=0,
-    primary=None,
-):
-    """A first-order calibration report from a Dask dataframe or a parquet folder, past memory.
-
-    The same report as :meth:`skcal.report.CalibrationReport.from_predictions` on the same rows
-    (values to round-off, intervals and ``p_best`` equal for the same ``random_state`` up to
-    ``exact_rows`` rows), made from statistics merged over the partitions (see
-    :mod:`skcal.report._outofcore` for what is equal and what differs): one pass counts the
-    rows of every partition (the global index of a partition's first row keys its bootstrap
-    weights), then each pass turns every partition into the statistics of every model and
-    metric, with one block of Poisson-bootstrap replicates, folds them along ``chains`` chains
-    of consecutive partitions and merges the chains up a tree; the first pass also computes
-    the values and keeps the rows the calibration tests and the reliability diagrams use
-    (every ``k``-th row, at most ``sample_rows``). A worker holds a partition and a few blocks
-    of statistics, never all rows.
-
-    Parameters
-    ----------
-    data : dask.dataframe.DataFrame, str or path-like
-        One row per scored example, or a parquet file or folder of parquet files (read in the
-        sorted order of their paths, as the CLI reads them).
-    y : str, default="y"
-        The label column.
-    models : list of str or None, default=None
-        The probability columns, one per model (None: every column but ``y``; of a parquet
-        path, every column of its first file but ``y``, without hive partition keys).
-    metrics : list of str or None, default=None
-        Among :data:`skcal.report._outofcore.OUT_OF_CORE_METRICS` (None: the first-order
-        defaults).
-    {n_bootstrap}
-    {confidence_level}
-    {interval_method}
-    {n_bins}
-    {strategy}
-    {test_calibration}
-    {n_resamples}
-    {random_state}
-    pos_label : int, float, bool, str or None, default=None
-        The positive class of ``y``.
-    exact_rows : int, default=10**6
-        Rows up to which the cutoff error and smCE use their exact statistics (above: fixed
-        grids with a stated bound, written in the report's notes).
-    sample_rows : int, default=10**6
-        Rows at most kept for the calibration tests and the reliability diagrams.
-    replicate_block : int or None, default=None
-        Bootstrap replicates per pass (None: up to ``exact_rows`` rows, all of them in memory
-        from the kept rows when they are all the rows, else as many as fit in 128 MiB of
-        statistics; above, as many as fit in ``GRID_BLOCK_BYTES`` of sums on the shared grid).
-    chains : int, default=2
-        The partitions are split into this many runs of consecutive partitions; each run is a
-        chain of tasks folding one partition at a time into one running state (a worker holds
-        about one state per chain it runs, never a state per partition), and the chains' states
-        are merged up a tree down to two, which the client merges (above ``exact_rows`` a
-        state is a block of replicate sums on one shared grid, folded in place).
-    split_every : int, default=4
-        Fan-in of the tree merging the chains.
-    scheduler : str, callable, distributed.Client or None, default=None
-        Passed to :func:`dask.compute` (``None``: the current default, e.g. a ``Client``).
-    {title}
-    {notes}
-    {verbose}
-    {primary}
-
-    Returns
-    -------
-    CalibrationReport
-        The report.
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd, dask.dataframe as dd
-    >>> from skcal.dask import calibration_report_dask
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(size=2000)
-    >>> pdf = pd.DataFrame({"y": (rng.uniform(size=2000) < p).astype(int), "a": p, "b": p ** 2})
-    >>> report = calibration_report_dask(dd.from_pandas(pdf, npartitions=3), n_bootstrap=20,
-    ...                                  n_resamples=100, random_state=0, scheduler="sync")
-    >>> report.model_names
-    ['a', 'b']
-    """
-    started = time.perf_counter()
-    df, file_columns, files = (
-        _parquet_frame(data) if isinstance(data, (str, os.PathLike)) else (data, None, None)
-    )
-    if not _is_dask_frame(df) or not hasattr(df, "columns"):
-        raise TypeError(f"data must be a dask DataFrame or a parquet path; got {type(data).__name__}.")
-    columns = [str(c) for c in df.columns]
-    if y not in columns:
-        raise ValueError(f"y: no column {y!r} in the data (its columns: {columns}).")
-    if models is None:
-        models = [c for c in (columns if file_columns is None else file_columns) if c != y]
-    models = [str(m) for m in models]
-    missing = [m for m in models if m not in columns]
-    if missing:
-        raise ValueError(f"models: no column {missing[0]!r} in the data (its columns: {columns}).")
-    if not models:
-        raise ValueError("models: the data hold no probability column besides y.")
-    if files is not None:  # a parquet path: one partition per file, read by the task that folds it
-        parts = files
-        lengths = dask.compute(*[dask.delayed(_file_rows)(f) for f in files], scheduler=scheduler)
-    else:
-        # each partition computed by the task that uses it (see _OwnPartition)
-        parts = [_OwnPartition(part) for part in df[[y, *models]].to_delayed()]
-        # the lengths of the very partitions the passes read (a column projection may regroup them)
-        lengths = dask.compute(*[dask.delayed(_partition_rows)(part) for part in parts], scheduler=scheduler)
-    lengths = np.asarray(lengths, dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    plan = OutOfCorePlan.from_options(
-        int(lengths.sum()),
-        models,
-        metrics,
-        n_bootstrap=n_bootstrap,
-        confidence_level=confidence_level,
-        interval_method=interval_method,
-        n_bins=n_bins,
-        strategy=strategy,
-        test_calibration=test_calibration,
-        n_resamples=n_resamples,
-        random_state=random_state,
-        pos_label=pos_label,
-        exact_rows=exact_rows,
-        sample_rows=sample_rows,
-        replicate_block=replicate_block,
-        primary=primary,
-    )
-    shared = dask.delayed(plan, pure=True, traverse=False)
-    fold = dask.delayed(_fold_partition, pure=True)
-    merge = dask.delayed(_merge_report_parts, pure=True)
-    reduce = dask.delayed(OutOfCorePlan.reduce_pass, pure=True)
-    split_every = int(split_every)
-    work = [(part, int(o)) for part, o, n in zip(parts, offsets, lengths, strict=True) if n]
-    n_chains = min(len(work), int(chains))
-    bounds = np.linspace(0, len(work), n_chains + 1).round().astype(int)
-
-    def run_pass(block, point):
-        level = []
-        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-            acc = None  # a chain: its partitions folded one after the other into one running state
-            for part, o in work[lo:hi]:
-                acc = fold(shared, acc, part, o, y, models, block, point)
-            level.append(acc)
-        while len(level) > 2:
-            level = [merge(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
-        # the last two states are merged by the client (a worker holds one state, never two);
-        # the plan then turns a block's sums into its replicate values
-        parts = dask.compute(*level, scheduler=scheduler)
-        return merge_chunk_statistics(parts, in_place=True)
-
-    def run_passes(group):
-        # above exact_rows: each pass of the group is one chain over every file (or partition),
-        # on its own worker, whose block of sums becomes its replicate values there (only they
-        # and the first pass's values and sample come back; no worker ever holds two blocks)
-        chains_ = []
-        for block, point in group:
-            acc = None
-            for part, o in work:
-                acc = fold(shared, acc, part, o, y, models, block, point)
-            chains_.append(reduce(shared, acc))
-        return list(dask.compute(*chains_, scheduler=scheduler))
-
-    # (a dataframe's partitions too: each fold computes its own, so no partition is shared by
-    # the chains of a round, nor does a block of sums move between workers)
-    if plan.mode == "grid" and len(plan.blocks) > 1 and len(work) > 0:
-        return plan.run(
-            run_pass,
-            run_passes=run_passes,
-            width=int(chains),
-            title=title,
-            notes=notes,
-            verbose=verbose,
-            started=started,
-        )
-    return plan.run(run_pass, title=title, notes=notes, verbose=verbose, started=started)

@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "skcal"
 
 #: layer number -> module name prefixes (a prefix names a module and every module below it)
 LAYERS = {
-    0: ["skcal._compat", "skcal._constraints", "skcal._validation", "skcal._io", "skcal._docstrings"],
+    0: ["skcal._compat", "skcal._constraints", "skcal._validation", "skcal._io", "skcal._docstrings", "skcal._threads"],
     1: [
         "skcal.votes",
         "skcal.sech",
@@ -60,7 +60,7 @@ LAYERS = {
         "skcal.temperature",
     ],
     6: ["skcal.scorers", "skcal.display", "skcal.report", "skcal.monitor"],
-    7: ["skcal.cli", "skcal.dask", "skcal._demo", "skcal.__main__", "skcal"],
+    7: ["skcal.cli", "skcal.dask", "skcal._dask_report", "skcal._demo", "skcal.__main__", "skcal"],
 }
 LAYER_NAMES = {
     0: "validation, constraints and files",

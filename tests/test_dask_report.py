@@ -383,7 +383,7 @@ def test_a_dataframe_partition_is_computed_by_the_task_that_uses_it():
     # may run ahead of the chain folding it (frames waiting in the workers' memory)
     dask = pytest.importorskip("dask")
     dd = pytest.importorskip("dask.dataframe")
-    from skcal.dask import _OwnPartition, _partition_rows
+    from skcal._dask_report import _OwnPartition, _partition_rows
 
     frame = pd.DataFrame({"y": np.arange(10) % 2, "p": np.linspace(0.1, 0.9, 10)})
     parts = [_OwnPartition(part) for part in dd.from_pandas(frame, npartitions=3).to_delayed()]

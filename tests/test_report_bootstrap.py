@@ -22,6 +22,7 @@ from skcal.stats import (
 )
 from skcal.stats._scdl import resolve_max_bins
 from skcal.stats._truthful import quantile_bin_thresholds
+from skcal.votes import Snapshots
 
 B = 6
 
@@ -31,7 +32,7 @@ def _second_order(n, seed):
     rng = np.random.default_rng(seed)
     m = rng.uniform(0.05, 0.95, n)
     f = np.clip(m + rng.normal(0, 0.15, n), 0, 1)
-    Y = (rng.uniform(size=(n, 2)) < f[:, None]).astype(float)
+    Y = Snapshots((rng.uniform(size=(n, 2)) < f[:, None]).astype(float))
     return Y, {"honest": np.column_stack([m, np.full(n, 0.02)]), "zero": np.column_stack([m, np.zeros(n)])}
 
 
@@ -132,7 +133,7 @@ def test_second_order_ce2_value_from_the_replicate_statistics(n_bootstrap):
         Y, preds, n_bootstrap=n_bootstrap, random_state=3, test_calibration=False
     )
     for model, S in preds.items():
-        expected = ce2_score(Y, S, bandwidth=CE2_BANDWIDTH, **rep.metric_params[model]["ce2"])
+        expected = ce2_score(Snapshots(Y), S, bandwidth=CE2_BANDWIDTH, **rep.metric_params[model]["ce2"])
         np.testing.assert_allclose(rep.table.loc[model, ("ce2", "value")], expected, rtol=1e-12)
     assert rep.bootstrap_values.shape[0] == n_bootstrap
 
@@ -228,14 +229,16 @@ def test_second_order_replicates_equal_the_measures_on_each_resample():
 
     n = 700
     Y, preds = _second_order(n, seed=4)
-    rep = CalibrationReport.from_predictions(Y, preds, n_bootstrap=B, random_state=2, test_calibration=False)
+    rep = CalibrationReport.from_predictions(
+        Snapshots(Y), preds, n_bootstrap=B, random_state=2, test_calibration=False
+    )
     names = rep.metric_names
     for i, (model, S) in enumerate(preds.items()):
         kw = rep.metric_params[model]["ce2"]
         for r, idx in enumerate(_resample(rep, n)):
             Yr, Sr = Y[idx], S[idx]
             t1, t2, _ = snapshot_targets(Yr)
-            votes = Yr.ravel()
+            votes = Yr.votes.ravel()
             mv = np.repeat(Sr[:, 0], 2)
             M = resolve_max_bins("auto", float(2 * n), 2 * n)  # the full sample's votes
             v = Sr[:, 0] ** 2 + Sr[:, 1]

@@ -45,8 +45,8 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn import config_context
-from threadpoolctl import ThreadpoolController
 
+from skcal._threads import one_blas_thread
 from skcal.stats import PoissonBootstrap
 from skcal.stats._bootstrap import PreparedRows, poisson_weights_into, update_together
 
@@ -174,9 +174,6 @@ class _Replicates:
         self.rows = {}  # key -> the validation row of each array row
         self._buffers = {}  # reused weight arrays
         self.workspace = {}  # reused accumulators of the statistics (each block's are discarded)
-        # one scan of the loaded libraries per report: the engine's limits and run_bootstrap's
-        # one-thread limit share it
-        self.blas = ThreadpoolController()
         sorted_views = {}  # (model, view) -> its arrays and rows sorted by the prediction
         leaders = {}  # (model, _family) -> the job whose statistics a metric of that family reads
         self.jobs = []
@@ -271,9 +268,6 @@ class _Replicates:
                     groups.setdefault(job.key, []).append((index, job))
             for key, members in groups.items():
                 rows = None if key is None else self.rows[key]
-                # one BLAS thread for the many small products; set again before each compute: a
-                # nested limiter (the Chebyshev solve's) may restore the pool it saw when it was made
-                self.blas.limit(limits=1, user_api="blas")
                 boots = [
                     PoissonBootstrap(job.template, n_replicates=count, first_replicate=r0, seed=self.seed)
                     for _, job in members
@@ -285,13 +279,11 @@ class _Replicates:
                 # a second pass must not reuse before they are computed
                 for boot, (index, job) in zip(boots, members, strict=True):
                     if job.second is None:
-                        self.blas.limit(limits=1, user_api="blas")
                         out[:, job.i, job.j] = boot.compute()
                         for f in followers.get(index, ()):
                             out[:, f.i, f.j] = boot.compute_as(f.template)
                 for boot, (_, job) in zip(boots, members, strict=True):
                     if job.second is not None:  # CE2: each replicate's fit, evaluated for its own weights
-                        self.blas.limit(limits=1, user_api="blas")
                         second = boot.plug_in()
                         scratch = self.workspace.setdefault("second pass", {})
                         update_together(
@@ -403,7 +395,7 @@ def run_bootstrap(
     progress = Progress("bootstrap", n_bootstrap, "replicates", verbose)
     # one BLAS / OpenMP thread for the many small products (a pool fighting other processes is
     # many times slower), set once here in the calling thread for every block (see run_block)
-    with engine.blas.limit(limits=1):
+    with one_blas_thread(openmp=True):
         # under a budget the first (timed) block is a quarter of a block, so that the budget can
         # cut the replicates finely (the replicates do not depend on the blocks but for round-off)
         first = min(size if max_seconds is None else max(4, size // 4), n_bootstrap)

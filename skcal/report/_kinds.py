@@ -28,6 +28,7 @@ from skcal.ce2 import ce2_details, ce2_score
 from skcal.report import _figures
 from skcal.report._metrics import catalog_metric, user_metric
 from skcal.votes import (
+    Snapshots,
     VoteCounts,
     check_class_scores,
     check_class_votes,
@@ -74,6 +75,8 @@ class SecondOrderData:
     """Snapshots ``Y`` (or :class:`~skcal.votes.VoteCounts`) with their unbiased targets and votes."""
 
     def __init__(self, Y):
+        # the measures get the votes as said (a plain array of two votes a row reads two ways)
+        Y = Y if isinstance(Y, (VoteCounts, Snapshots)) else Snapshots(Y)
         self.Y = Y
         self.target = Y
         self.n = Y.shape[0]
@@ -128,6 +131,11 @@ votes_view.replicate_rows = "vote_rows"  # a vote's bootstrap weight is its inpu
 
 def snapshots_view(d, s):
     return d.Y, s
+
+
+def snapshots_user_view(d, s):
+    """A user's callable gets the votes as an array (counts as they are)."""
+    return (d.Y.votes if isinstance(d.Y, Snapshots) else d.Y), s
 
 
 def codes_view(d, P):
@@ -544,13 +552,13 @@ class SecondOrderKind(ReportKind):
     default_title = "Second-order calibration report"
     default_metrics = ("ce2", "scdl", "brier", "second_moment_mse", "variance_bias")
     headline = "ce2"
-    user_view = staticmethod(snapshots_view)
+    user_view = staticmethod(snapshots_user_view)
 
     @classmethod
     def accepts_target(cls, y):
-        if isinstance(y, VoteCounts):
+        if isinstance(y, (VoteCounts, Snapshots)):  # said: counts or votes
             return True
-        arr = _array(y)
+        arr = _array(y)  # a plain array: snapshots, refused by check_snapshots where it reads two ways
         return arr.ndim == 2 and arr.shape[1] >= 2
 
     @classmethod
@@ -580,7 +588,10 @@ class SecondOrderKind(ReportKind):
         data = SecondOrderData(check_snapshots(y, name="y"))
         preds = {}
         for name, s in predictions.items():
-            S = check_scores(s, name=f"predictions[{name!r}]")
+            if _class_count(s):  # two classes in a k-class layout: class 1's, the binary number
+                S = check_class_scores(s, name=f"predictions[{name!r}]", n_classes=2)[:, 1]
+            else:
+                S = check_scores(s, name=f"predictions[{name!r}]")
             if S.shape[1] != 2:
                 raise ValueError(
                     f"predictions[{name!r}] has one column; a second-order report (snapshots as y) needs "
@@ -617,8 +628,8 @@ class SecondOrderKind(ReportKind):
             y = (pick < d.Y.positive).astype(float)
         else:
             # the first observed vote of each row (votes of a row correlate)
-            first = np.argmax(~np.isnan(d.Y), axis=1)
-            y = d.Y[np.arange(d.n), first]
+            first = np.argmax(~np.isnan(d.Y.votes), axis=1)
+            y = d.Y.votes[np.arange(d.n), first]
         return {name: (y, s[:, 0]) for name, s in predictions.items()}
 
     def test_description(self):
@@ -702,7 +713,8 @@ class ClassSecondOrderKind(SecondOrderKind):
             return True
         if not SecondOrderKind.accepts_target(y):
             return False
-        return any(class_scores_layout(_array(s)) is not None for s in predictions.values())
+        # two classes are one binary task (the second-order kind reads class 1's scores)
+        return any(_class_count(s) > 2 for s in predictions.values())
 
     def validate(self, y, predictions, *, pos_label=None, labels=None):
         preds, k = {}, None
@@ -821,8 +833,17 @@ def _names(models):
 KINDS = (ClassSecondOrderKind, SecondOrderKind, MulticlassKind, FirstOrderKind)
 
 
+def _class_count(s):
+    """The number of classes of k-class second-order scores (0 for any other shape)."""
+    layout = class_scores_layout(_array(s))
+    if layout is None:
+        return 0
+    shape = np.shape(_array(s))
+    return shape[1] if layout == "classes" else shape[1] // 2
+
+
 def _check_target_shape(y):
-    if isinstance(y, VoteCounts):
+    if isinstance(y, (VoteCounts, Snapshots)):
         return
     arr = _array(y)
     if arr.ndim == 2 and arr.shape[1] == 1:

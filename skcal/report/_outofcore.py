@@ -60,8 +60,10 @@ import numpy as np
 from skcal._catalog import measures
 from skcal._compat import StrOptions, validate_params
 from skcal._constraints import (
+    LABELS,
     MAX_BINS_LIMIT,
     N_BOOTSTRAP,
+    NAMES,
     POS_LABEL,
     PROBABILITY_OPEN,
     RANDOM_STATE,
@@ -70,7 +72,9 @@ from skcal._constraints import (
 )
 from skcal._docstrings import fill
 from skcal._validation import check_binary_probabilities
+from skcal.calibration_test import MAX_RESAMPLES
 from skcal.report._bootstrap import INTERVAL_METHODS, prepare_all, run_bootstrap
+from skcal.report._chunk_checks import SeenLabels, check_chunk_labels, check_first_row, check_label_set
 from skcal.report._compute import (
     SETTINGS_DOCS,
     ReportResults,
@@ -126,9 +130,10 @@ REPORT_CONSTRAINTS = {
     "n_bins": [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both"), None],
     "strategy": [StrOptions({"uniform", "quantile", "soft"})],
     "test_calibration": ["boolean"],
-    "n_resamples": _POSITIVE_INT,
+    "n_resamples": [StrictInterval(Integral, 1, MAX_RESAMPLES, closed="both")],
     "random_state": RANDOM_STATE,
     "pos_label": POS_LABEL,
+    "labels": LABELS,
     "exact_rows": _POSITIVE_INT,
     "sample_rows": _POSITIVE_INT,
     "replicate_block": [StrictInterval(Integral, 1, None, closed="left"), None],
@@ -246,6 +251,9 @@ class OutOfCorePlan:
         The report's settings.
     pos_label : int, float, bool, str or None
         The positive class of the labels.
+    labels : sequence or None, default=None
+        The label set, fixed before the first chunk (see :func:`report_from_batches`): a label
+        outside it in any chunk is an error naming the chunk and the row.
     exact_rows, sample_rows : int
         See the module docstring.
     replicate_block : int or None
@@ -262,13 +270,14 @@ class OutOfCorePlan:
         settings,
         *,
         pos_label=None,
+        labels=None,
         exact_rows=EXACT_ROWS,
         sample_rows=SAMPLE_ROWS,
         replicate_block=None,
     ):
         n = int(n_samples)
         if n < 1:
-            raise ValueError("the data hold no rows; a report needs at least one row.")
+            raise ValueError(f"the data hold no rows (n_samples={n}); a report needs at least one row.")
         if settings.max_seconds is not None:
             raise ValueError("max_seconds is not available for an out-of-core report.")
         self.n_samples = n
@@ -298,6 +307,7 @@ class OutOfCorePlan:
         self.measures = tuple(m.measure for m in self.metrics)
         self.settings = settings
         self.pos_label = pos_label
+        self.labels = None if labels is None else check_label_set(labels, pos_label)
         self.exact_rows = int(exact_rows)
         self.exact = n <= self.exact_rows
         self.seeds = ReportSeeds(settings.random_state)
@@ -352,6 +362,7 @@ class OutOfCorePlan:
         exact_rows,
         sample_rows,
         replicate_block,
+        labels=None,
         primary=None,
     ):
         """The plan of the report options the public functions take (their settings built here)."""
@@ -372,6 +383,7 @@ class OutOfCorePlan:
             metrics,
             settings,
             pos_label=pos_label,
+            labels=labels,
             exact_rows=exact_rows,
             sample_rows=sample_rows,
             replicate_block=replicate_block,
@@ -409,8 +421,10 @@ class OutOfCorePlan:
         return m.replicate_template(self.n_samples, exact=self.exact)
 
     # -- one chunk -------------------------------------------------------------------------
-    def check_chunk(self, y, predictions):
-        """Validate one chunk: ``(y as float 0/1, {model: p})``."""
+    def check_chunk(self, y, predictions, first_row=0):
+        """Validate one chunk: ``(y as float 0/1, {model: p})``; ``first_row`` names it in errors."""
+        if self.labels is not None:
+            check_chunk_labels(y, self.labels, first_row)
         yv, preds = None, {}
         for name in self.model_names:
             if name not in predictions:
@@ -470,7 +484,7 @@ class OutOfCorePlan:
         -------
         ChunkStatistics
         """
-        yv, preds = self.check_chunk(y, predictions)
+        yv, preds = self.check_chunk(y, predictions, first_row)
         n = yv.shape[0]
         offset = int(first_row)
         arrays, orders = {}, {}
@@ -737,7 +751,7 @@ class OutOfCorePlan:
     {
         "batches": [callable],
         "n_samples": [StrictInterval(Integral, 0, None, closed="left")],
-        "models": [list, tuple],
+        "models": NAMES,
         **REPORT_CONSTRAINTS,
     },
     prefer_skip_nested_validation=True,
@@ -757,6 +771,7 @@ def report_from_batches(
     n_resamples=1000,
     random_state=None,
     pos_label=None,
+    labels=None,
     exact_rows=EXACT_ROWS,
     sample_rows=SAMPLE_ROWS,
     replicate_block=None,
@@ -777,11 +792,13 @@ def report_from_batches(
         ``batches()`` returns an iterable of ``(first_row, y, predictions)``: the global index of
         the chunk's first row, its binary labels and a dict model -> probabilities. Called once
         per pass over the data (the first pass computes the values, the sample and the first
-        block of replicates; each further block of replicates is one more pass).
+        block of replicates; each further block of replicates is one more pass). The chunks
+        come in order: each ``first_row`` is the number of rows of the chunks before it (it keys
+        the bootstrap weights, so it is checked), and every pass delivers ``n_samples`` rows.
     n_samples : int
         Rows of the whole data (the sum of the chunks' lengths).
-    models : sequence of str
-        The models (keys of every chunk's predictions).
+    models : list or tuple of str
+        The models (keys of every chunk's predictions), a list of names even for one model.
     metrics : sequence of str or None, default=None
         Among :data:`OUT_OF_CORE_METRICS` (None: all, the first-order defaults).
     {n_bootstrap}
@@ -794,6 +811,14 @@ def report_from_batches(
     {random_state}
     pos_label : int, float, bool, str or None, default=None
         The positive class of ``y``.
+    labels : array-like of shape (1,) or (2,), default=None
+        The label set, fixed before the first chunk: a label of any chunk outside it is an
+        error naming the chunk and the row. ``None``: the labels of all chunks, as in memory:
+        each chunk's labels are checked against those of the chunks before it, so a third label
+        (``'maybe'`` beside ``'yes'`` and ``'no'``), ``{0, 1}`` in one chunk and ``{-1, 1}``
+        in another, or two labels without ``pos_label`` among them are errors naming the chunk
+        and the row where the set stops being one binary label set, and need no pass of
+        their own.
     exact_rows : int, default=EXACT_ROWS
         Rows up to which the cutoff error and smCE are exact (above: fixed grids with a bound).
     sample_rows : int, default=SAMPLE_ROWS
@@ -840,6 +865,7 @@ def report_from_batches(
         n_resamples=n_resamples,
         random_state=random_state,
         pos_label=pos_label,
+        labels=labels,
         exact_rows=exact_rows,
         sample_rows=sample_rows,
         replicate_block=replicate_block,
@@ -847,11 +873,22 @@ def report_from_batches(
     )
 
     def run_pass(block, point):
-        acc = None
+        acc, delivered = None, 0
+        seen = SeenLabels(pos_label) if point and plan.labels is None else None
         for first_row, y, preds in batches():
+            n = np.shape(y)[0] if np.ndim(y) else 0
+            first_row = check_first_row(first_row, delivered, plan.n_samples, n)
+            if seen is not None:
+                seen.add(y, first_row)
             acc = plan.fold(acc, first_row, y, preds, block=block, point=point)
+            delivered += n
         if acc is None:
             raise ValueError("the data hold no rows; a report needs at least one row.")
+        if delivered != plan.n_samples:
+            raise ValueError(
+                f"the data held {delivered} rows in the report's pass, but {plan.n_samples} were given as "
+                "n_samples; every pass over the batches must deliver n_samples rows."
+            )
         return acc
 
     return plan.run(run_pass, title=title, notes=notes, verbose=verbose, started=started)

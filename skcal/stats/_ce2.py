@@ -25,11 +25,11 @@ import numpy as np
 from skcal._compat import validate_params
 from skcal._compiled import compiled
 from skcal._constraints import ALPHA, BASIS, DEGREE, ORDER, SAMPLE_WEIGHT
-from skcal._validation import binary_labels, check_consistent_length, check_sample_weight, check_scores
+from skcal._validation import check_consistent_length, check_sample_weight, check_scores
 from skcal.chebyshev import ChebyshevMoments, ChebyshevRidge, chebyshev_evaluate, replicate_moments
 from skcal.stats._base import BaseStatistics, count_rows
 from skcal.stats._replicate import ReplicatePlan, stack_empty
-from skcal.votes import check_snapshots, snapshot_targets
+from skcal.votes import check_snapshots, first_order_targets, snapshot_targets
 
 __all__ = ["CE1Statistics", "CE2PlugInStatistics", "CE2Statistics", "MomentStatistics"]
 
@@ -37,13 +37,8 @@ _UPDATE = {"y_true": ["array-like", None], "scores": ["array-like"], "sample_wei
 
 
 def _first_order_targets(y_true):
-    """``t1`` from binary labels or from snapshots (an ``(n, k >= 2)`` array)."""
-    arr = y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
-    if arr.ndim == 2 and arr.shape[1] >= 2:
-        return snapshot_targets(check_snapshots(arr, name="y_true (snapshots)"))[0]
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    return binary_labels(arr, None, "y_true")
+    """``t1`` from binary labels, snapshots (``Snapshots`` or an ``(n, k >= 2)`` array) or counts."""
+    return first_order_targets(y_true, "y_true")
 
 
 class MomentStatistics(BaseStatistics):
@@ -269,7 +264,8 @@ class CE2Statistics(MomentStatistics):
     >>> from skcal.stats import CE2Statistics
     >>> rng = np.random.default_rng(0)
     >>> S = np.column_stack([rng.uniform(0, 1, 400), rng.uniform(0, 0.25, 400)])
-    >>> Y = (rng.uniform(size=(400, 2)) < S[:, :1]).astype(float)
+    >>> from skcal import Snapshots
+    >>> Y = Snapshots(rng.uniform(size=(400, 2)) < S[:, :1])  # two votes a row
     >>> a, b = slice(0, 150), slice(150, None)
     >>> st = CE2Statistics(degree=2).update(Y[a], S[a]) + CE2Statistics(degree=2).update(Y[b], S[b])
     >>> plug = st.plug_in().update(Y[a], S[a]) + st.plug_in().update(Y[b], S[b])

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import sparse
-from threadpoolctl import threadpool_limits
 
+from skcal._threads import one_blas_thread
 from skcal.stats._bootstrap import PoissonBootstrap, poisson_weights
 from skcal.stats._replicate import add_sparse_sums
 from skcal.stats._smooth_ece import FINE_CELLS
@@ -269,7 +269,7 @@ class GridReplicates:
         reps = np.arange(self.first_replicate, self.first_replicate + R)
         W8T = np.empty((n, R), dtype=np.uint8)
         WT = np.empty((min(n, TILE_ROWS), R))
-        with threadpool_limits(limits=1, user_api="blas"):
+        with one_blas_thread():
             for a in range(0, n, TILE_ROWS):
                 b = min(n, a + TILE_ROWS)
                 W8T[a:b] = poisson_weights(self.seed, reps, np.arange(first_row + a, first_row + b)).T
