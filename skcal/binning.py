@@ -297,15 +297,6 @@ def rank_to_bin(ranks, n, n_bins):
     return np.where(ranks < big, ranks // (q + 1), rem + (ranks - big) // q)
 
 
-def _stable_sort_ids(values, n_bins):
-    """Reference quantile ids by a full stable sort (used by the tests and for tiny inputs)."""
-    n = values.shape[0]
-    order = np.argsort(values, kind="stable")
-    ranks = np.empty(n, dtype=np.intp)
-    ranks[order] = np.arange(n)
-    return rank_to_bin(ranks, n, n_bins)
-
-
 def _put(ids, sel, vals):
     if sel is None:
         ids[:] = vals

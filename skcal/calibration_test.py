@@ -493,19 +493,16 @@ def _kernel_builder(template):
     return None
 
 
-def _sort_rows(y, p, w, need_order, order=None):
+def _sort_rows(y, p, w, need_order):
     """The rows sorted by ``p``: ``(ys, ps, ws, order)``.
 
     Unweighted and without the permutation, one sort of 64-bit keys (``p``'s bits shifted left,
     the label in the lowest bit; as :func:`skcal.stats.running_sum_extremes`); else a stable
     argsort (ties keep the input's order, so the labels of a replicate are the same rows'
-    labels on every machine), or the stable ``order`` given. The two orders differ only among
-    tied predictions, where neither the statistics (evaluated at the end of each run of ties)
-    nor the resampled labels (drawn from ``ps``) can tell them apart.
+    labels on every machine). The two orders differ only among tied predictions, where neither
+    the statistics (evaluated at the end of each run of ties) nor the resampled labels (drawn
+    from ``ps``) can tell them apart.
     """
-    if order is not None:
-        ys = np.asarray(y[order], dtype=np.float64)
-        return ys, p[order], None if w is None else w[order], order
     if w is None and not need_order:
         key = np.ascontiguousarray(p).view(np.uint64) << _U64(1)
         key |= y > 0.5
@@ -647,50 +644,10 @@ callable, default="smooth_ece"
     return _run(y, p, w, measure, n_resamples, random_state, n_jobs)
 
 
-def calibration_test_sorted(y, p, order, *, measure, n_resamples, random_state):
-    """:func:`calibration_test` of validated unweighted rows whose stable sort ``order`` is known.
-
-    For callers that sorted ``p`` already (the report shares one sort of each model's
-    predictions between its stages): the same result as ``calibration_test(y, p, measure=...,
-    n_resamples=..., random_state=...)`` bit for bit, without its validation and its sort.
-
-    Parameters
-    ----------
-    y : ndarray of shape (n,)
-        Labels in {0, 1}.
-    p : ndarray of shape (n,)
-        Probabilities of the label 1, in [0, 1].
-    order : ndarray of int of shape (n,)
-        ``np.argsort(p, kind="stable")``.
-    measure : str
-        A name of :data:`MEASURES`.
-    n_resamples : int
-        Resampled label vectors.
-    random_state : int, RandomState instance or None
-        Seeds the resampling.
-
-    Returns
-    -------
-    CalibrationTestResult
-        As :func:`calibration_test`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> p = np.array([0.2, 0.9, 0.5, 0.5, 0.1])
-    >>> y = np.array([0.0, 1.0, 1.0, 0.0, 0.0])
-    >>> a = calibration_test_sorted(y, p, np.argsort(p, kind="stable"), measure="cutoff",
-    ...                             n_resamples=99, random_state=0)
-    >>> a.pvalue == calibration_test(y, p, measure="cutoff", n_resamples=99, random_state=0).pvalue
-    True
-    """
-    return _run(y, p, None, measure, n_resamples, random_state, None, order=order)
-
-
-def _run(y, p, w, measure, n_resamples, random_state, n_jobs, vectorise=True, order=None):
+def _run(y, p, w, measure, n_resamples, random_state, n_jobs, vectorise=True):
     """The test on validated arrays; ``vectorise=False`` loops over the measure function."""
     build = None if callable(measure) or not vectorise else _kernel_builder(catalogue_measure(measure).make())
-    ys, ps, ws, order = _sort_rows(y, p, w, need_order=build is None, order=order)
+    ys, ps, ws, order = _sort_rows(y, p, w, need_order=build is None)
     key = int(_seed_sequence(random_state).generate_state(1, np.uint64)[0])
     stream = group_tables(ps, key)
     if n_resamples * stream.L >= 1 << 64:  # pragma: no cover - beyond any memory

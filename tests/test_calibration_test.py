@@ -3,7 +3,7 @@ import pytest
 from scipy.stats import kstest
 
 from skcal.binned_ece import binned_ece
-from skcal.calibration_test import CalibrationTestResult, _run, calibration_test, calibration_test_sorted
+from skcal.calibration_test import CalibrationTestResult, _run, calibration_test
 from skcal.cutoff import cutoff_calibration_error
 from skcal.scdl import scdl_score
 from skcal.smooth_ece import smooth_ece
@@ -37,26 +37,6 @@ def test_vectorised_path_equals_loop_path(measure, weighted):
     np.testing.assert_allclose(a.null_distribution, b.null_distribution, rtol=0, atol=1e-12)
     assert a.statistic == pytest.approx(FUNCS[measure](y, p, sample_weight=w), abs=1e-12)
     assert a.pvalue == b.pvalue
-
-
-@pytest.mark.parametrize("measure", ["cutoff", "scdl", "binned_ece", "smooth_ece", cutoff_calibration_error])
-def test_a_given_stable_order_gives_the_same_result_bit_for_bit(measure):
-    """The report hands the test the stable order of ``p`` it sorted once: the result is the
-    test's own (whose unweighted sort breaks ties by label instead), with runs of ties, p = 0 and
-    p = 1 rows and labels that differ inside a run; and the arrays are not changed."""
-    y, p = _data(900, 4)
-    p[:300] = np.round(p[:300], 1)
-    p[300:310] = [0.0, 1.0] * 5
-    y = y.astype(float)
-    y0, p0 = y.copy(), p.copy()
-    R = 12 if measure == "smooth_ece" else 60
-    order = np.argsort(p, kind="stable")
-    a = calibration_test_sorted(y, p, order, measure=measure, n_resamples=R, random_state=7)
-    b = calibration_test(y, p, measure=measure, n_resamples=R, random_state=7)
-    assert a.statistic == b.statistic and a.pvalue == b.pvalue
-    np.testing.assert_array_equal(a.null_distribution, b.null_distribution)
-    np.testing.assert_array_equal(y, y0)
-    np.testing.assert_array_equal(p, p0)
 
 
 def test_result_fields_and_reproducibility():

@@ -597,21 +597,6 @@ def test_state_round_trip_and_empty_chunks():
         from_state(state)
 
 
-@pytest.mark.parametrize(
-    "ids",
-    [[0, 2, 2], [1, 1, 3], [0, 1, 2], [4], [0, 0, 0, 0, 0, 0, 0, 0, 1], [5, 3, 3, 0], [2, 2, 2, 3, 3, 4, 6]],
-)
-def test_add_bin_sums_equals_a_bincount_per_replicate(ids):
-    """Every path (long runs, one row per bin, sorted ids, unsorted ids) adds the same sums."""
-    from skcal.stats._replicate import add_bin_sums
-
-    ids = np.array(ids)
-    X = np.random.default_rng(0).uniform(size=(3, ids.size))
-    out = add_bin_sums(np.ones((3, 8)), ids, X)
-    expected = 1.0 + np.stack([np.bincount(ids, weights=x, minlength=8) for x in X])
-    np.testing.assert_allclose(out, expected, rtol=1e-15)
-
-
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 def test_sparse_sums_with_int32_or_int64_rows_equal_a_dense_loop(dtype):
     # the plans may store their accumulator rows as int32 (half the memory): the same sums

@@ -7,9 +7,8 @@ draws the ``W`` and holds the replicates). Every statistics class turns a chunk 
 does not depend on the replicate weights), and the plan then adds the statistics of any tile of
 rows for a whole block of replicates at once (``add``), with the replicate axis first. Where a
 statistic is a weighted histogram (binned, SCDL's soft bins, smECE's fine grid, the truthful
-bins, the cutoff grid) a tile of ``R`` replicates is one :func:`add_bin_sums` over
-``(replicate, cell)`` ids; where the rows come sorted by the binning value the same sums are
-segment sums (:func:`numpy.add.reduceat`), which stream through memory.
+bins, the cutoff grid) a tile of ``R`` replicates is one sparse product
+(:func:`add_sparse_sums`: the rows' cells times the tile's weights).
 
 **Frequency weights.** ``W[r, i]`` counts copies of row ``i`` (row weights ``w_i``, when given,
 stay on every copy). Where a statistic is linear in the weights (almost all of them), the
@@ -30,7 +29,6 @@ __all__ = [
     "TILE_ENTRIES",
     "LoopPlan",
     "ReplicatePlan",
-    "add_bin_sums",
     "add_sparse_sums",
     "frequency_rows",
     "is_sorted",
@@ -86,68 +84,6 @@ def is_sorted(values):
     (True, False)
     """
     return values.shape[0] < 2 or bool(np.all(values[1:] >= values[:-1]))
-
-
-def add_bin_sums(out, ids, X, sorted_ids=None):
-    """Add ``sum_{i: ids[i] = j} X[r, i]`` to ``out[r, j]`` for every replicate ``r`` and bin ``j``.
-
-    One :func:`numpy.bincount` over ``(replicate, bin)`` ids, or, when ``ids`` is non-decreasing,
-    segment sums over its runs restricted to the bins it touches. ``out`` and ``X`` may be lists
-    (several quantities binned alike, such as a weight and its moments): the ids are formed once.
-
-    Parameters
-    ----------
-    out : ndarray of shape (R, n_bins), or a list of them
-        Accumulator(s), modified in place.
-    ids : ndarray of int of shape (n,)
-        Bin of each row, in ``0..n_bins - 1``.
-    X : ndarray of shape (R, n), or a list of them (one per accumulator)
-        Values per replicate and row.
-    sorted_ids : bool or None, default=None
-        Whether ``ids`` is non-decreasing (``None``: checked).
-
-    Returns
-    -------
-    ndarray or list
-        ``out``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> out = np.zeros((2, 3))
-    >>> add_bin_sums(out, np.array([0, 2, 2]), np.array([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])).tolist()
-    [[1.0, 0.0, 5.0], [1.0, 0.0, 2.0]]
-    """
-    single = isinstance(out, np.ndarray)
-    outs, Xs = ([out], [X]) if single else (list(out), list(X))
-    R, n = Xs[0].shape
-    if n == 0:
-        return out
-    if sorted_ids is None:
-        sorted_ids = is_sorted(ids)
-    if sorted_ids:
-        lo, hi = int(ids[0]), int(ids[-1])
-        width = hi - lo + 1
-        if n >= 8 * width:  # long runs: stream through the rows
-            starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
-            cols = ids[starts]
-            for o, x in zip(outs, Xs, strict=True):
-                o[:, cols] += np.add.reduceat(x, starts, axis=1)
-            return out
-        if n == width and (n < 2 or bool(np.all(ids[1:] != ids[:-1]))):
-            # one row per bin (distinct sorted ids filling lo..hi): nothing to add up
-            for o, x in zip(outs, Xs, strict=True):
-                o[:, lo : hi + 1] += x
-            return out
-        flat = ((ids - lo)[None, :] + (np.arange(R, dtype=np.intp) * width)[:, None]).ravel()
-        for o, x in zip(outs, Xs, strict=True):
-            o[:, lo : hi + 1] += np.bincount(flat, weights=x.ravel(), minlength=R * width).reshape(R, width)
-        return out
-    nb = outs[0].shape[1]
-    flat = (ids[None, :] + (np.arange(R, dtype=np.intp) * nb)[:, None]).ravel()
-    for o, x in zip(outs, Xs, strict=True):
-        o += np.bincount(flat, weights=x.ravel(), minlength=R * nb).reshape(R, nb)
-    return out
 
 
 try:  # the in-place product of scipy's sparse kernels (Y += A X); the public path is the fallback

@@ -33,6 +33,7 @@ from skcal._constraints import (
     PowerOfTwoInterval,
     StrictInterval,
 )
+from skcal._docstrings import fill
 from skcal.binning import hat_deposit, hat_neighbours
 from skcal.stats._base import BinaryStatistics, effective_sample_size, kish_size
 from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
@@ -76,29 +77,40 @@ _FINEST_GRID = [PowerOfTwoInterval(2, MAX_BINS_LIMIT)]
 # ---------------------------------------------------------------------------------------------
 # soft-bin masses and SCFDL
 # ---------------------------------------------------------------------------------------------
+#: The parameters and returns of the two deposits (filled in by :func:`fill`).
+_DEPOSIT_DOCS = {
+    name: f"""Parameters
+----------
+p : ndarray of shape (n,)
+    Validated probabilities in [0, 1].
+y : ndarray of shape (n,)
+    {labels}
+w : ndarray of shape (n,) or None
+    Validated weights (``None``: unit weights).
+m : int
+    The grid size (any integer >= 1).
+
+Returns
+-------
+W : ndarray of shape (m + 1,)
+    The weight masses.
+A : ndarray of shape (m + 1,)
+    The label masses."""
+    for name, labels in [
+        ("parameters", "Labels in {0, 1} (or any real targets)."),
+        ("binary_parameters", "Labels in {0, 1} (float64, validated)."),
+    ]
+}
+
+
+@fill(**_DEPOSIT_DOCS)
 def node_deposit(p, y, w, m):
     """Soft-bin masses ``W_i`` and ``A_i`` (``i = 0..m``) of the rows ``(p, y, w)`` on the grid ``m``.
 
     ``W_i = sum_s w_s w_i(p_s)`` and ``A_i = sum_s w_s w_i(p_s) y_s`` with the hat functions
     ``w_i(p) = max(0, 1 - |m p - i|)`` (:func:`skcal.binning.hat_deposit`).
 
-    Parameters
-    ----------
-    p : ndarray of shape (n,)
-        Validated probabilities in [0, 1].
-    y : ndarray of shape (n,)
-        Labels in {0, 1} (or any real targets).
-    w : ndarray of shape (n,) or None
-        Validated weights (``None``: unit weights).
-    m : int
-        The grid size (any integer >= 1).
-
-    Returns
-    -------
-    W : ndarray of shape (m + 1,)
-        The weight masses.
-    A : ndarray of shape (m + 1,)
-        The label masses.
+    {parameters}
 
     Examples
     --------
@@ -116,6 +128,7 @@ def node_deposit(p, y, w, m):
 _DEPOSIT_CHUNK = 1 << 15
 
 
+@fill(**_DEPOSIT_DOCS)
 def binary_node_deposit(p, y, w, m):
     """:func:`node_deposit` for labels ``y`` in {0, 1}, in two bincounts per chunk of rows.
 
@@ -129,23 +142,7 @@ def binary_node_deposit(p, y, w, m):
     pass instead (:func:`skcal._scdl_kernel.binary_cell_sums`; equal up to the order of the
     additions).
 
-    Parameters
-    ----------
-    p : ndarray of shape (n,)
-        Validated probabilities in [0, 1].
-    y : ndarray of shape (n,)
-        Labels in {0, 1} (float64, validated).
-    w : ndarray of shape (n,) or None
-        Validated weights (``None``: unit weights).
-    m : int
-        The grid size (any integer >= 1).
-
-    Returns
-    -------
-    W : ndarray of shape (m + 1,)
-        The weight masses.
-    A : ndarray of shape (m + 1,)
-        The label masses.
+    {binary_parameters}
 
     Examples
     --------

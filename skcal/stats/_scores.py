@@ -18,6 +18,7 @@ import numpy as np
 
 from skcal._compat import validate_params
 from skcal._constraints import LABELS, POS_LABEL, SAMPLE_WEIGHT
+from skcal._docstrings import fill
 from skcal._validation import (
     binary_labels,
     check_consistent_length,
@@ -163,6 +164,24 @@ class _ScorePlan(ReplicatePlan):
         return out
 
 
+#: The parameters and attributes the scores' statistics share (filled in by :func:`fill`).
+_DOCS = {
+    "parameters": """Parameters
+----------
+pos_label : int, float, bool, str or None, default=None
+    The positive class of binary labels (not needed for ``{0, 1}``, ``{-1, 1}``, booleans).
+labels : array-like of shape (k,) or None, default=None
+    The class of each probability column; required for multiclass input.""",
+    "attributes": """Attributes
+----------
+stats_ : dict
+    ``"sum_weight"``, ``"sum_loss"`` (0-d float arrays) and ``"n_samples"``.
+n_updates_ : int
+    Number of ``update`` calls folded in.""",
+}
+
+
+@fill(**_DOCS)
 class BrierScoreStatistics(_ScoreStatistics):
     """Mergeable statistics of the Brier score (``sklearn.metrics.brier_score_loss``).
 
@@ -171,19 +190,9 @@ class BrierScoreStatistics(_ScoreStatistics):
     input (``k >= 3`` columns): ``sum_k (1[y = k] - P_k)^2`` (scikit-learn's
     ``scale_by_half="auto"``).
 
-    Parameters
-    ----------
-    pos_label : int, float, bool, str or None, default=None
-        The positive class of binary labels (not needed for ``{0, 1}``, ``{-1, 1}``, booleans).
-    labels : array-like of shape (k,) or None, default=None
-        The class of each probability column; required for multiclass input.
+    {parameters}
 
-    Attributes
-    ----------
-    stats_ : dict
-        ``"sum_weight"``, ``"sum_loss"`` (0-d float arrays) and ``"n_samples"``.
-    n_updates_ : int
-        Number of ``update`` calls folded in.
+    {attributes}
 
     See Also
     --------
@@ -208,6 +217,7 @@ class BrierScoreStatistics(_ScoreStatistics):
         return d * d
 
 
+@fill(**_DOCS)
 class LogLossStatistics(_ScoreStatistics):
     """Mergeable statistics of the log loss (``sklearn.metrics.log_loss``).
 
@@ -216,19 +226,9 @@ class LogLossStatistics(_ScoreStatistics):
     not sum to one are not renormalised, as in scikit-learn; skcal requires them to sum to one
     within 1e-6).
 
-    Parameters
-    ----------
-    pos_label : int, float, bool, str or None, default=None
-        The positive class of binary labels (not needed for ``{0, 1}``, ``{-1, 1}``, booleans).
-    labels : array-like of shape (k,) or None, default=None
-        The class of each probability column; required for multiclass input.
+    {parameters}
 
-    Attributes
-    ----------
-    stats_ : dict
-        ``"sum_weight"``, ``"sum_loss"`` (0-d float arrays) and ``"n_samples"``.
-    n_updates_ : int
-        Number of ``update`` calls folded in.
+    {attributes}
 
     See Also
     --------
@@ -252,6 +252,7 @@ class LogLossStatistics(_ScoreStatistics):
         return -np.log(np.clip(q, LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS))
 
 
+@fill(**_DOCS)
 class AccuracyStatistics(_ScoreStatistics):
     """Mergeable statistics of the accuracy of the most probable class.
 
@@ -260,12 +261,7 @@ class AccuracyStatistics(_ScoreStatistics):
     ``(n,)`` the columns are ``(1 - p, p)``, so ``p = 0.5`` predicts the negative class.
     ``compute`` equals ``sklearn.metrics.accuracy_score(y_true, labels[argmax(P)])``.
 
-    Parameters
-    ----------
-    pos_label : int, float, bool, str or None, default=None
-        The positive class of binary labels (not needed for ``{0, 1}``, ``{-1, 1}``, booleans).
-    labels : array-like of shape (k,) or None, default=None
-        The class of each probability column; required for multiclass input.
+    {parameters}
 
     Attributes
     ----------
