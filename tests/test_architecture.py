@@ -19,7 +19,14 @@ PACKAGE = Path(__file__).resolve().parents[1] / "skcal"
 
 #: layer number -> module name prefixes (a prefix names a module and every module below it)
 LAYERS = {
-    0: ["skcal._compat", "skcal._constraints", "skcal._validation", "skcal._io", "skcal._docstrings", "skcal._threads"],
+    0: [
+        "skcal._compat",
+        "skcal._constraints",
+        "skcal._validation",
+        "skcal._io",
+        "skcal._docstrings",
+        "skcal._threads",
+    ],
     1: [
         "skcal.votes",
         "skcal.sech",

@@ -32,6 +32,7 @@ import numpy as np
 from skcal._compat import StrOptions
 from skcal._compiled import compiled
 from skcal._constraints import N_BINS, POS_LABEL
+from skcal._docstrings import BINARY_DOCS, fill
 from skcal._validation import check_binary_probabilities
 from skcal.stats._base import BinaryStatistics
 from skcal.stats._replicate import (
@@ -100,6 +101,7 @@ def cutoff_from_running_sums(S, W, measure):
     return min(1.0, float((max(hi, 0.0) - min(lo, 0.0)) / W))
 
 
+@fill(**BINARY_DOCS)
 def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
     """Validate binary inputs; return the extremes of the running sums of ``w (y - p)`` and ``W``.
 
@@ -126,14 +128,11 @@ def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary labels.
-    y_prob : array-like of shape (n,) or (n, 2)
-        Positive-class probabilities, or ``predict_proba`` output.
+    {y_true}
+    {y_prob}
     sample_weight : array-like of shape (n,), default=None
         Non-negative weights.
-    pos_label : int, float, bool, str or None, default=None
-        The positive class.
+    {pos_label}
 
     Returns
     -------

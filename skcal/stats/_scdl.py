@@ -147,9 +147,9 @@ def binary_node_deposit(p, y, w, m):
     Examples
     --------
     >>> import numpy as np
-    >>> W, A = binary_node_deposit(np.array([0.25, 1.0]), np.array([1.0, 0.0]), None, 2)
-    >>> W.tolist(), A.tolist()
-    ([0.5, 0.5, 1.0], [0.5, 0.5, 0.0])
+    >>> p, y = np.array([0.25, 1.0, 0.6]), np.array([1.0, 0.0, 1.0])
+    >>> [np.allclose(a, b) for a, b in zip(binary_node_deposit(p, y, None, 4), node_deposit(p, y, None, 4))]
+    [True, True]
     """
     n = p.shape[0]
     kernel = _deposit_kernel(n)

@@ -30,13 +30,14 @@ def theory_max_bins(n_effective):
     Returns
     -------
     int
-        A power of two, at least 2.
+        That ``m`` (2 when no larger power of two qualifies); the ``"theory"`` rule of
+        :func:`default_max_bins`.
 
     Examples
     --------
     >>> from skcal.scdl import theory_max_bins
-    >>> theory_max_bins(1_000), theory_max_bins(10_000), theory_max_bins(1_000_000)
-    (8, 16, 128)
+    >>> [theory_max_bins(T) for T in (1_000, 10_000, 1_000_000)]
+    [8, 16, 128]
     """
     root = math.sqrt(max(float(n_effective), 0.0))
     m = 2

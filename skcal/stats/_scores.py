@@ -45,6 +45,24 @@ __all__ = [
 LOG_LOSS_EPS = float(np.finfo(np.float64).eps)
 
 
+def _weighted_sums(key, values, w):
+    """The state of a weighted mean of per-row ``values``: the total weight, ``key`` and the rows."""
+    n = values.shape[0]
+    return {
+        "sum_weight": np.asarray(float(n) if w is None else float(w.sum())),
+        key: np.asarray(float(values.sum()) if w is None else float(w @ values)),
+        "n_samples": np.asarray(n, dtype=np.int64),
+    }
+
+
+def _weighted_mean(stats, key):
+    """``stats_[key] / stats_["sum_weight"]``, an error naming the class when no weight is positive."""
+    sw = float(stats.stats_["sum_weight"])
+    if not sw > 0:
+        raise ValueError(f"{type(stats).__name__} has no rows of positive weight; update it with data first.")
+    return float(stats.stats_[key]) / sw
+
+
 class _ScoreStatistics(BaseStatistics):
     """Weighted mean of a per-row loss of (labels, probabilities)."""
 
@@ -112,21 +130,11 @@ class _ScoreStatistics(BaseStatistics):
         return Y, P, check_sample_weight(sample_weight, n, allow_zero_total=True)
 
     def _sums(self, Y, P, w):
-        n = P.shape[0]
         loss = self._binary_loss(Y, P) if P.ndim == 1 else self._row_loss(Y, P)
-        return {
-            "sum_weight": np.asarray(float(n) if w is None else float(w.sum())),
-            "sum_loss": np.asarray(float(loss.sum()) if w is None else float(w @ loss)),
-            "n_samples": np.asarray(n, dtype=np.int64),
-        }
+        return _weighted_sums("sum_loss", loss, w)
 
     def _compute(self):
-        sw = float(self.stats_["sum_weight"])
-        if not sw > 0:
-            raise ValueError(
-                f"{type(self).__name__} has no rows of positive weight; update it with data first."
-            )
-        return float(self.stats_["sum_loss"]) / sw
+        return _weighted_mean(self, "sum_loss")
 
     # -- bootstrap replicates: a weighted mean of the per-row losses ----------------------
     def _replicate_plan(self, Y, P, w, index=None):
@@ -335,18 +343,10 @@ class MeanStatistics(BaseStatistics):
         return v, check_sample_weight(sample_weight, v.shape[0], allow_zero_total=True)
 
     def _sums(self, v, w):
-        n = v.shape[0]
-        return {
-            "sum_weight": np.asarray(float(n) if w is None else float(w.sum())),
-            "sum_value": np.asarray(float(v.sum()) if w is None else float(w @ v)),
-            "n_samples": np.asarray(n, dtype=np.int64),
-        }
+        return _weighted_sums("sum_value", v, w)
 
     def _compute(self):
-        sw = float(self.stats_["sum_weight"])
-        if not sw > 0:
-            raise ValueError("MeanStatistics has no rows of positive weight; update it with data first.")
-        return float(self.stats_["sum_value"]) / sw
+        return _weighted_mean(self, "sum_value")
 
     @validate_params(
         {"values": ["array-like"], "sample_weight": SAMPLE_WEIGHT}, prefer_skip_nested_validation=True

@@ -92,12 +92,13 @@ def classwise_value(sums, k, W, measure):
     W : float
         The total weight.
     measure : {"classwise_lince", "classwise_ece"}
-        Which measure.
+        ``"classwise_lince"``: the mean over the classes of ``|sums[r]|^2 / W^2``;
+        ``"classwise_ece"``: of ``sum |sums[r]| / W``.
 
     Returns
     -------
     float
-        The measure.
+        The classwise measure.
     """
     if W <= 0:
         raise ValueError("The statistics hold no rows with positive weight; nothing to compute.")
