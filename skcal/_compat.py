@@ -163,13 +163,14 @@ def validate_params(parameter_constraints, *, prefer_skip_nested_validation):
     very same ``InvalidParameterError`` (the message is made by scikit-learn's own
     ``validate_parameter_constraints``); nested validation is skipped during the call when
     ``prefer_skip_nested_validation`` is true; and an ``InvalidParameterError`` raised inside has
-    the callee's name replaced by the function's. What it saves, about 40 microseconds a call
-    (``inspect.signature`` and ``Signature.bind`` per call, every constraint object rebuilt per
-    call, ``config_context``): the signature and the constraint objects are built once (at the
-    first call), arguments are mapped by a precomputed table, ``None`` and ndarray values meet
-    their ``None`` / ``"array-like"`` constraint without a call, and the flag that skips nested
-    validation is set in scikit-learn's thread-local configuration directly (as
-    ``config_context`` sets it, and reset afterwards).
+    the callee's name replaced by the function's. What it saves per call (measured in
+    ``docs/benchmarks/speed_overhead.md``): ``inspect.signature`` and ``Signature.bind`` per call,
+    every constraint object rebuilt per call, ``config_context``. The signature and the
+    constraint objects are built once (at the first call), arguments are mapped by a
+    precomputed table, ``None`` and ndarray values meet their ``None`` / ``"array-like"``
+    constraint without a call, and the flag that skips nested validation is set in
+    scikit-learn's thread-local configuration directly (as ``config_context`` sets it, and
+    reset afterwards).
     """
 
     def decorator(func):
