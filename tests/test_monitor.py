@@ -63,7 +63,7 @@ def _state_text(m):
 def test_the_family_of_components():
     assert function_names(16) == ["+1", "-1", "pattern 2", "pattern 4", "pattern 8", "pattern 16"]
     assert n_components(16) == 6 * GRID.size and n_components(1) == 2 * GRID.size
-    np.testing.assert_array_equal(GRID, [0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625])
+    np.testing.assert_array_equal(GRID, [0.5, 0.25, 0.125, 0.0625, 0.03125])
     w = component_weights(16)
     assert w.shape == (1, n_components(16)) and np.isclose(w.sum(), 1.0)
     assert np.isclose(w[0, : 2 * GRID.size].sum(), CONSTANT_WEIGHT)
@@ -224,7 +224,7 @@ def test_the_capital_at_the_true_error_is_a_supermartingale(shape):
     caps, half = np.array(caps), np.array(half)
     mean, se = caps.mean(axis=0), caps.std(axis=0, ddof=1) / np.sqrt(caps.shape[0])
     assert np.all(mean <= 1.0 + 3 * se), (mean, se)
-    assert mean.max() > 0.5
+    assert mean.max() > 0.25  # tight enough that the test could fail
     assert half.mean(axis=0).max() > 1.5
 
 
@@ -241,6 +241,32 @@ def test_the_mixture_decreases_in_the_tolerance(seed, a, b):
     assert np.all(
         log_e_at(L0, rows, logw, bets, np.full(5, hi)) <= log_e_at(L0, rows, logw, bets, np.full(5, lo))
     )
+
+
+@pytest.mark.parametrize("ce", [0.02, 0.2])
+def test_the_bound_is_the_largest_tolerance_whose_process_crossed(ce):
+    """Newton's steps from the left reach the root that a fine bisection finds, and stay on its
+    crossing side (checked at the block that set the bound)."""
+    rng = np.random.default_rng(1)
+    p = 0.1 + 0.8 * rng.beta(2, 2, size=100_000)
+    y = rng.uniform(size=p.size) < p - ce
+    full = CalibrationMonitor(tolerance=0.01).update(y, p)
+    lcb = full._block("lcb")
+    j = int(np.flatnonzero(lcb == lcb[-1])[0])  # the block whose r set the final bound
+    m = CalibrationMonitor(tolerance=0.01).update(y[: (j + 1) * 500], p[: (j + 1) * 500])
+    assert m.calibration_error_lcb_ == full.calibration_error_lcb_
+    eng, path = m._engine, m._engine.path
+    D0 = (path.log_capital - path.start_log_capital0)[None]
+    drows = ((path.n_blocks - path.start_block) * float(eng.block_size))[None]
+    base = (eng.logw + start_weights(path.start_block + 1))[None]
+    thr = -np.log(m.alpha)
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if log_e_at(D0, drows, base, eng.bets, np.array([mid]))[0] >= thr else (lo, mid)
+    assert m.calibration_error_lcb_ <= lo + 1e-15 and m.calibration_error_lcb_ >= lo - 1e-9
+    assert log_e_at(D0, drows, base, eng.bets, np.array([m.calibration_error_lcb_]))[0] >= thr
+    assert 0.7 * ce < m.calibration_error_lcb_ < ce
 
 
 def test_the_start_weights_sum_to_one():

@@ -37,6 +37,7 @@ The formulas and the choices are stated in the private modules, one concept each
 from skcal.monitor._monitor import (
     DAILY_SPAN_DAYS,
     DEFAULT_HORIZON,
+    DEFAULT_TOLERANCE,
     DETECT_MEMORY_ROWS,
     CalibrationMonitor,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "CalibrationMonitor",
     "DAILY_SPAN_DAYS",
     "DEFAULT_HORIZON",
+    "DEFAULT_TOLERANCE",
     "DETECT_MEMORY_ROWS",
     "STATE_VERSION",
     "render_html",

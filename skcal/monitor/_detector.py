@@ -32,11 +32,14 @@ tolerance ``eps`` is ``L_{c, t}(eps) = L_{c, t} - n_t pi_c(eps)``, and:
   raised to the tolerance once ``R_t(tol)`` has crossed (the alarm): ``LCB_t > CE`` implies
   ``sup_s R_s(CE) >= 1 / alpha``, so ``P(exists t: LCB_t > CE) <= alpha`` whenever ``CE_t <= CE``
   at every step. Only blocks with
-  ``E'_s(LCB_{s-1}) >= 1 / alpha`` can raise ``r``; for those ``r_s`` is found by ``LCB_STEPS``
-  bisection steps on ``[0, 1]`` (``E'_s(1) <= 1``: no factor exceeds one at ``eps = 1``) split
-  first at the tolerance, the same for every block whatever the batching. The bisection keeps the
-  end whose mixture is above the threshold, so the reported bound is one whose process has
-  crossed. The bound reaches the tolerance exactly when the test alarms.
+  ``E'_s(LCB_{s-1}) >= 1 / alpha`` can raise ``r``. For those, ``f(eps) = log E'_s(eps) -
+  log(1 / alpha)`` is convex (a log-sum-exp of the convex ``-n log(1 + lambda eps)``) and
+  decreasing, with ``f(1) < 0`` (``E'_s(1) <= 1``: no factor exceeds one at ``eps = 1``), so
+  Newton's method started at the left end of the bracket, the tolerance when ``f(tol) >= 0`` and 0
+  otherwise, stays left of the root (the tangent of a convex function lies below it) and
+  converges to it from there: ``LCB_STEPS`` steps, each keeping ``f >= 0``, the same for every
+  block whatever the batching. The reported bound is therefore one whose process has crossed, and
+  it reaches the tolerance exactly when the test alarms.
 * **e-detector** (``mode="detect"``, Shin, Ramdas and Rinaldo): per component the
   Shiryaev-Roberts statistic of the capitals started at every block with shared bets,
   ``M_{c, t} = sum_{j = 1..t} K_{c, t}(tol) / K_{c, j - 1}(tol) = (M_{c, t - 1} + 1) *
@@ -86,8 +89,8 @@ __all__ = [
 
 #: A start of the change is "near the best" when its evidence is at least half the best's.
 CHANGE_TOLERANCE = float(np.log(2.0))
-#: Bisection steps of the lower bound (its precision is ``2**-LCB_STEPS``).
-LCB_STEPS = 30
+#: Newton steps of the lower bound (from the left of the root: each keeps the crossing).
+LCB_STEPS = 12
 
 
 def start_weights(j):
@@ -185,8 +188,8 @@ def advance_paths(carry, lf, logw, bets, tolerance, block_size, detect, log_thre
         log_m = np.full(nb, np.nan)
         log_sr = carry.log_sr.copy()
     low, at = _running_min(carry, L, nb)
-    low0, start_L0, start_block = _starts(carry, L0, nb)
-    base = logw + start_weights(start_block + 1)
+    low0, start_L0, start_block, log_pi = _starts(carry, L0, nb)
+    base = logw + log_pi  # the bound's starts: one per component
     lcb = lower_bounds(
         L0[1:] - start_L0,
         rows[1:, None, None] - start_block * float(block_size),
@@ -213,6 +216,14 @@ def advance_paths(carry, lf, logw, bets, tolerance, block_size, detect, log_thre
     return {"log_e": log_e, "log_m": log_m, "lcb": lcb, "log_capital": L}, new
 
 
+def _terms(D0, drows, base, bets, eps):
+    eps = np.asarray(eps, dtype=np.float64).reshape(-1, 1, 1)
+    drows = np.asarray(drows, dtype=np.float64)
+    if drows.ndim == 1:
+        drows = drows[:, None, None]
+    return base + D0 - drows * np.log1p(bets * eps), drows
+
+
 def log_e_at(D0, drows, base, bets, eps):
     """``log sum_c exp(base_c + D0_c - drows_c log(1 + lambda_c eps_s))`` of every block.
 
@@ -232,12 +243,25 @@ def log_e_at(D0, drows, base, bets, eps):
     -------
     ndarray of shape (nb,)
     """
-    eps = np.asarray(eps, dtype=np.float64).reshape(-1, 1, 1)
-    drows = np.asarray(drows, dtype=np.float64)
-    if drows.ndim == 1:
-        drows = drows[:, None, None]
-    a = base + D0 - drows * np.log1p(bets * eps)
+    a, _ = _terms(D0, drows, base, bets, eps)
     return log_mixture(a, np.zeros(a.shape[1:]))
+
+
+def _newton_step(D0, drows, base, bets, eps, level):
+    """``f(eps)`` and the Newton step ``eps - f / f'`` of ``f = log E'(eps) - level``, per block."""
+    a, dr = _terms(D0, drows, base, bets, eps)
+    flat = a.reshape(a.shape[0], -1)
+    m = np.max(flat, axis=1)
+    m = np.where(np.isfinite(m), m, 0.0)
+    w = np.exp(flat - m[:, None])
+    total = w.sum(axis=1)
+    with np.errstate(divide="ignore"):
+        f = m + np.log(total) - level
+    slope = -dr * bets / (1.0 + bets * eps.reshape(-1, 1, 1))  # d a_c / d eps
+    df = (w * np.broadcast_to(slope, a.shape).reshape(flat.shape)).sum(axis=1) / total
+    with np.errstate(divide="ignore", invalid="ignore"):
+        step = np.where(df < 0, eps - f / df, eps)
+    return f, step
 
 
 def lower_bounds(D0, drows, base, bets, tolerance, log_r_tol, log_threshold, lcb_before):
@@ -275,18 +299,19 @@ def lower_bounds(D0, drows, base, bets, tolerance, log_r_tol, log_threshold, lcb
     cand = np.flatnonzero(start >= log_threshold)
     r = floor.copy()
     if cand.size:
-        # the bracket of every block is [0, 1] split at the tolerance, whatever came before: a
-        # block's r_s depends on the block alone, so the bound does not depend on the batching
+        # start at the left end of the bracket [0, 1] split at the tolerance, whatever came
+        # before: a block's r_s depends on the block alone, so the bound does not depend on the
+        # batching; every Newton iterate stays left of the root (f convex and decreasing)
         Dc, rc, bc = D0[cand], drows[cand], base[cand]
         above = log_e_at(Dc, rc, bc, bets, np.full(cand.size, tolerance)) >= log_threshold
-        lo = np.where(above, tolerance, 0.0)
-        hi = np.where(above, 1.0, tolerance) if tolerance > 0 else np.ones(cand.size)
-        for _ in range(LCB_STEPS):
-            mid = 0.5 * (lo + hi)
-            ok = log_e_at(Dc, rc, bc, bets, mid) >= log_threshold
-            lo = np.where(ok, mid, lo)
-            hi = np.where(ok, hi, mid)
-        r[cand] = np.maximum(lo, floor[cand])
+        x = np.where(above, tolerance, 0.0)
+        best = np.full(cand.size, -1.0)  # the last iterate whose mixture crossed (none yet)
+        for _ in range(LCB_STEPS + 1):
+            f, step = _newton_step(Dc, rc, bc, bets, x, log_threshold)
+            ok = f >= 0  # past the root by a rounding error: keep the last iterate that crossed
+            best = np.where(ok, x, best)
+            x = np.where(ok, np.minimum(np.maximum(step, x), 1.0), x)
+        r[cand] = np.maximum(best, floor[cand])
     return np.maximum.accumulate(np.maximum(r, lcb_before))
 
 
@@ -301,15 +326,22 @@ def _starts(carry, L0, nb):
         ``L0`` at the start boundary as of each new block.
     block : ndarray of int64 of shape (nb, k, C)
         The start boundary (blocks of the segment before the start) as of each new block.
+    log_pi : ndarray of shape (nb, k, C)
+        ``log pi`` of the start (block ``block + 1``).
     """
     new = L0[1 : nb + 1]
     run = np.minimum.accumulate(np.concatenate([carry.min_log_capital0[None], new]), axis=0)[1:]
     near = new <= run + CHANGE_TOLERANCE
     idx = np.where(near, np.arange(nb)[:, None, None], -1)
     last = np.maximum.accumulate(idx, axis=0)  # the latest near new boundary up to each block
-    block = np.where(last >= 0, carry.n_blocks + 1 + last, carry.start_block).astype(np.int64)
-    at0 = np.take_along_axis(L0, np.maximum(last, 0) + 1, axis=0)
-    return run[-1].copy(), np.where(last >= 0, at0, carry.start_log_capital0), block
+    fresh = last >= 0
+    block = np.where(fresh, carry.n_blocks + 1 + last, carry.start_block).astype(np.int64)
+    safe = np.maximum(last, 0)
+    at0 = np.take_along_axis(L0, safe + 1, axis=0)
+    # log pi of the starts: one per new boundary and one per carried start, then gathered
+    new_pi = start_weights(carry.n_blocks + 2 + np.arange(nb))[safe]
+    log_pi = np.where(fresh, new_pi, start_weights(carry.start_block + 1))
+    return run[-1].copy(), np.where(fresh, at0, carry.start_log_capital0), block, log_pi
 
 
 def _running_min(carry, L, upto):

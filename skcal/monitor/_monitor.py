@@ -36,11 +36,22 @@ from skcal.monitor._state import (
 )
 from skcal.stats import BinnedStatistics, BrierScoreStatistics, from_state
 
-__all__ = ["CalibrationMonitor", "DAILY_SPAN_DAYS", "DEFAULT_HORIZON", "DETECT_MEMORY_ROWS", "MAX_BINS"]
+__all__ = [
+    "CalibrationMonitor",
+    "DAILY_SPAN_DAYS",
+    "DEFAULT_HORIZON",
+    "DEFAULT_TOLERANCE",
+    "DETECT_MEMORY_ROWS",
+    "MAX_BINS",
+]
 
 #: Rows the default ``mode="detect"`` keeps silent with probability ``1 - alpha`` (see
 #: ``false_alarm_rows``): ``1e7``, about a year of a model scoring a row every three seconds.
 DEFAULT_HORIZON = 10_000_000
+#: The tolerance the command line uses unless told otherwise (the class's own default is 0, the
+#: exact test): the smallest candidate at which models whose smooth ECE is at most half of it stay
+#: silent over 1e7 rows (benchmarks/monitor.py, part "tolerance"; docs/benchmarks/monitor.md).
+DEFAULT_TOLERANCE = 0.01
 #: Rows the patterns of ``mode="detect"`` look back on (``memory="auto"``), rounded up to blocks:
 #: short enough that the patterns follow a change within a few blocks.
 DETECT_MEMORY_ROWS = 5_000
@@ -114,7 +125,7 @@ class CalibrationMonitor(BaseEstimator):
     ``2, 4, ..., n_bins`` equal-width bins, a *pattern*: the sign of the residual of each bin
     learned from the blocks before (0 where it is not yet clear), which catches over- and
     under-confidence and miscalibration confined to a region. Each bets each ``lambda`` of a
-    fixed grid ``1/2, 1/4, ..., 1/64``; the capital of a component at tolerance ``eps`` is
+    fixed grid ``1/2, 1/4, ..., 1/32``; the capital of a component at tolerance ``eps`` is
     ``K_t(eps) = prod_{s <= t} (1 + lambda g_s(p_s) x_s) / (1 + lambda eps)``, a bet
     ``b = lambda / (1 + lambda eps)`` in ``[0, 1/2]`` on ``x'_s = g_s(p_s) x_s - eps``. The evidence
     ``E_t(eps)`` is the mixture of the components' capitals with prior weights summing to one
