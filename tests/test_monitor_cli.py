@@ -176,7 +176,7 @@ def test_detect_mode_and_named_binary_labels(tmp_path, capsys):
         "--out",
         tmp_path / "d.html",
     )
-    assert code == 1 and "e-detector reached its threshold 2e+07" in out  # 1e7 rows silent w.p. 0.999
+    assert code == 1 and "e-detector reached its threshold 1e+07" in out  # 1e7 rows silent w.p. 0.999
     row = int(out.split("estimated change at row ")[1].split(" ")[0].replace(",", ""))
     assert abs(row - 40_000) <= 5_000
 

@@ -260,17 +260,17 @@ def log_factors(stats, signs, n_bins):
     K = int(n_bins)
     # per finest bin, the chord sums of g = +1 (first G) and g = -1 (last G): a sequential sum
     # over the four statistics of each bin (einsum's loop; it does not depend on the other blocks)
-    v = np.einsum("nckS,kSg->nckg", stats, chord_tables(K))
-    f = to_functions(v, axis=-2)  # (nb, k, 2K - 1, 2G): the sums over every bin of every level
+    cur = np.einsum("nckS,kSg->nckg", stats, chord_tables(K))
     nb, k = stats.shape[:2]
     out = np.empty((nb, k, n_components(K)))
-    out[..., : 2 * G] = f[..., 0, :]  # g = +1, then g = -1: the two constant functions
-    if K > 1:
-        g = signs[..., 1:, None]
-        lean = f[..., 1:, :G] * (g > 0)  # (nb, k, 2K - 2, G): the bins' sums on the side each leans
-        lean += f[..., 1:, G:] * (g < 0)
-        starts = (1 << np.arange(1, _levels(K) + 1)) - 2  # level l starts at 2**l - 1, less level 0
-        out[..., 2 * G :] = np.add.reduceat(lean, starts, axis=-2).reshape(nb, k, -1)
+    for level in range(_levels(K), 0, -1):  # finest first; then the sums of adjacent pairs
+        g = signs[..., (1 << level) - 1 : (1 << (level + 1)) - 1, None]
+        lean = cur[..., :G] * (g > 0)  # each bin's chord sum on the side its pattern leans to
+        lean += cur[..., G:] * (g < 0)
+        c = (1 + level) * G
+        out[..., c : c + G] = lean.sum(axis=-2)
+        cur = cur[..., 0::2, :] + cur[..., 1::2, :]
+    out[..., : 2 * G] = cur[..., 0, :]  # g = +1, then g = -1: the two constant functions
     return out
 
 
