@@ -85,7 +85,7 @@ def draw_population(n, rng):
 
 
 def one_repeat(seed, n_cal, n_eval, thresholds):
-    from skcal import SecondOrderPlattCalibrator
+    from skcal import SecondOrderPlattCalibrator, Snapshots
 
     rng = np.random.default_rng(seed)
     m_c, s_c, th_c, _ = draw_population(n_cal, rng)
@@ -94,7 +94,7 @@ def one_repeat(seed, n_cal, n_eval, thresholds):
     be = (m_e >= BORDER[0]) & (m_e <= BORDER[1])
     m_c, s_c, th_c = m_c[bc], s_c[bc], th_c[bc]
     m_e, s_e, th_e, grp_e = m_e[be], s_e[be], th_e[be], grp_e[be]
-    Y = (rng.random((len(th_c), 2)) < th_c[:, None]).astype(float)
+    Y = Snapshots(rng.random((len(th_c), 2)) < th_c[:, None])  # two votes a row, said
 
     S1c, S2c = m_c[:, None], np.column_stack([m_c, s_c])
     S1e, S2e = m_e[:, None], np.column_stack([m_e, s_e])

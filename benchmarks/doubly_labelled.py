@@ -52,7 +52,7 @@ ALPHA = 1e-6
 
 
 def one_seed(seed, members, problem, n_total, n2_grid):
-    from skcal import SechPerturber, SecondOrderPlattCalibrator, ce2_details
+    from skcal import SechPerturber, SecondOrderPlattCalibrator, Snapshots, ce2_details
     from skcal.chebyshev import auto_degree
 
     rng = np.random.default_rng(seed)
@@ -66,7 +66,7 @@ def one_seed(seed, members, problem, n_total, n2_grid):
     term1_all = float(np.mean(np.abs(eta1_all - m)))
     rows = []
     for n2 in n2_grid:
-        res = ce2_details(Y[:n2], S[:n2], alpha=ALPHA, bandwidth=H)
+        res = ce2_details(Snapshots(Y[:n2]), S[:n2], alpha=ALPHA, bandwidth=H)
         term2_all = float(np.mean(np.abs(res.eta2(S) - v)))
         rows.append(
             {

@@ -117,11 +117,13 @@ class Data:
         def make():
             from sklearn.linear_model import LogisticRegression
 
+            import skcal
+
             rng = np.random.default_rng(1)
             X = rng.standard_normal((self.n, 3))
             f = 1.0 / (1.0 + np.exp(-X @ np.array([1.0, -0.5, 0.25])))
             y = (rng.random(self.n) < f).astype(np.int64)
-            snaps = (rng.random((self.n, 2)) < f[:, None]).astype(np.float64)
+            snaps = skcal.Snapshots(rng.random((self.n, 2)) < f[:, None])  # two votes a row, said
             Xf = rng.standard_normal((2000, 3))
             yf = (rng.random(2000) < 1.0 / (1.0 + np.exp(-Xf @ np.array([1.0, -0.5, 0.25])))).astype(int)
             members = [LogisticRegression(C=c).fit(Xf, yf) for c in (0.1, 1.0, 10.0)]
@@ -187,7 +189,7 @@ def _platt(d):
     import skcal
 
     S, Y = d.second_order
-    return skcal.SecondOrderPlattCalibrator().fit(S, Y), (S, Y)
+    return skcal.SecondOrderPlattCalibrator().fit(S, skcal.Snapshots(Y)), (S, skcal.Snapshots(Y))
 
 
 def _perturber(d):
@@ -263,7 +265,7 @@ def _report_case(kind):
             S2 = S.copy()
             S2[:, 1] *= 0.5
             preds = {"a": S, "b": S2, "c": np.column_stack([S[:, 0], np.zeros(len(S))])}
-            y = Y
+            y = skcal.Snapshots(Y)
         return lambda: skcal.CalibrationReport.from_predictions(y, preds, random_state=0)
 
     return kind, setup
@@ -389,13 +391,14 @@ def cases():
     )
     # second order
     so = "second-order"
-    out["ce2_score"] = (so, lambda d: lambda: skcal.ce2_score(d.second_order[1], d.second_order[0]))
-    out["ce2_details"] = (so, lambda d: lambda: skcal.ce2_details(d.second_order[1], d.second_order[0]))
+    votes = lambda d: skcal.Snapshots(d.second_order[1])  # noqa: E731 - two votes a row, said
+    out["ce2_score"] = (so, lambda d: lambda: skcal.ce2_score(votes(d), d.second_order[0]))
+    out["ce2_details"] = (so, lambda d: lambda: skcal.ce2_details(votes(d), d.second_order[0]))
     for method in ("bucketing", "nadaraya_watson"):
         out[f"ce2_score(method={method!r})"] = (
             so,
             lambda d, method=method: (
-                lambda: skcal.ce2_score(d.second_order[1], d.second_order[0], method=method)
+                lambda: skcal.ce2_score(votes(d), d.second_order[0], method=method)
             ),
         )
         out[f"baseline_ce2(method={method!r})"] = (
@@ -425,11 +428,11 @@ def cases():
     out["SechPerturber.density"] = _fitted(so, _perturber, "density", lambda S: (S, S))
     out["SecondOrderPlattCalibrator.fit"] = (
         so,
-        lambda d: lambda: skcal.SecondOrderPlattCalibrator().fit(*d.second_order),
+        lambda d: lambda: skcal.SecondOrderPlattCalibrator().fit(d.second_order[0], votes(d)),
     )
     out["SecondOrderPlattCalibrator.partial_fit"] = (
         so,
-        lambda d: lambda: skcal.SecondOrderPlattCalibrator().partial_fit(*d.second_order),
+        lambda d: lambda: skcal.SecondOrderPlattCalibrator().partial_fit(d.second_order[0], votes(d)),
     )
     for meth, args in (
         ("transform", lambda a: (a[0],)),
@@ -444,7 +447,7 @@ def cases():
         so,
         lambda d: (
             lambda: skcal.SecondOrderPlattCalibrator().fit_statistics(
-                skcal.stats.CE2Statistics(degree=12).update(d.second_order[1], d.second_order[0])
+                skcal.stats.CE2Statistics(degree=12).update(votes(d), d.second_order[0])
             )
         ),
     )
@@ -475,6 +478,10 @@ def cases():
     )
     for meth in ("targets", "to_snapshots", "votes"):
         out[f"VoteCounts.{meth}"] = _fitted(so, _votes, meth, lambda Y: ())
+    out["Snapshots"] = (so, lambda d: lambda: skcal.Snapshots(d.second_order[1]))
+    out["Snapshots.to_counts"] = _fitted(
+        so, lambda d: (skcal.Snapshots(d.second_order[1]), None), "to_counts", lambda _: ()
+    )
     out["VoteCounts.one_vs_rest"] = (
         "multiclass",
         lambda d: (lambda votes: lambda: votes.one_vs_rest(d.multiclass[0]))(_class_votes(d)),
@@ -504,7 +511,7 @@ def cases():
     # statistics objects (the streaming path; the in-memory functions above build them too)
     binary = lambda d: d.binary  # noqa: E731
     multi = lambda d: d.multiclass  # noqa: E731
-    snaps = lambda d: (d.second_order[1], d.second_order[0])  # noqa: E731
+    snaps = lambda d: (skcal.Snapshots(d.second_order[1]), d.second_order[0])  # noqa: E731
     for cls in (
         "BinnedStatistics",
         "CutoffGridStatistics",

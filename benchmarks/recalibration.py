@@ -48,13 +48,13 @@ from benchmarks._mixture_problem import (
 
 
 def one_seed(seed, members, problem, grid, fields, var_true, h, n_cal, n_test, degree, alpha, keep_scatter):
-    from skcal import SechPerturber, SecondOrderPlattCalibrator
+    from skcal import SechPerturber, SecondOrderPlattCalibrator, Snapshots
 
     rng = np.random.default_rng(seed)
     X = problem.sample(n_cal + n_test, rng)
     S = ensemble_scores(members, X)
     Sp = SechPerturber(bandwidth=h, random_state=seed).fit_transform(S)
-    Y = problem.labels(X, rng, k=2)
+    Y = Snapshots(problem.labels(X, rng, k=2))  # two votes a row, said (not counts)
     cal, test = slice(0, n_cal), slice(n_cal, None)
     platt = SecondOrderPlattCalibrator(degree=degree, alpha=alpha, basis="tensor", order=2)
     platt.fit(Sp[cal], Y[cal])

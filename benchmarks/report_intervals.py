@@ -29,9 +29,9 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks import _harness as harness
+from skcal._catalog import measure
 from skcal.report import CalibrationReport
 from skcal.report._bootstrap import INTERVAL_METHODS, intervals
-from skcal.report._metrics import BINARY
 
 METRICS = ("brier", "log_loss", "accuracy", "cutoff", "binned_ece", "smooth_ece")
 TRUTH_N = 200_000
@@ -68,7 +68,7 @@ def population_values(scenario, metrics, seed):
         elif scenario == "calibrated":
             out[m] = 0.0
         else:
-            out[m] = float(BINARY[m][1](y, p))
+            out[m] = float(measure(m).function(y, p))
     return out
 
 

@@ -44,10 +44,11 @@ import numpy as np
 
 from benchmarks import _harness as harness
 from skcal.binned_ece import binned_ece
+from skcal.ce2 import ce2_score
 from skcal.cutoff import cutoff_calibration_error
 from skcal.lipschitz import smooth_calibration_error
 from skcal.report import CalibrationReport
-from skcal.report._kinds import SecondOrderData, ce2, ce2_prepare
+from skcal.report._kinds import SecondOrderData, ce2_prepare
 from skcal.scdl import scdl_score
 from skcal.smooth_ece import smooth_ece
 from skcal.truthful import classwise_lince, conf_ece, truthful_conf_ce
@@ -71,7 +72,10 @@ def data(kind, n, seed=0):
             Q /= Q.sum(axis=1, keepdims=True)
             out[name] = Q
         return y, out
+    from skcal import Snapshots
+
     S, Y = harness.second_order_snapshots(n, seed)
+    Y = Snapshots(Y)  # two votes a row, said (not counts)
     m, s2 = S[:, 0], S[:, 1]
     feasible = m * (1 - m)
     return Y, {
@@ -99,7 +103,7 @@ def floor(kind, y, preds):
     else:
         d = SecondOrderData(y)
         for S in preds.values():
-            ce2(d, S, **ce2_prepare(d, S))
+            ce2_score(d.Y, S, **ce2_prepare(d, S))
             scdl_score(d.votes, S[d.vote_rows, 0])
 
 

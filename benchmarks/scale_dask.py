@@ -166,9 +166,10 @@ def in_memory(bundle, y, p, degree):
     """The in-memory public function of every measure of the bundle (the reference values)."""
     if bundle == "ce2":
         from skcal.ce2 import ce2_score
+        from skcal.votes import Snapshots
 
         c0 = time.process_time()
-        out = {"ce2": float(ce2_score(y, p, degree=degree, alpha=1e-6))}
+        out = {"ce2": float(ce2_score(Snapshots(y), p, degree=degree, alpha=1e-6))}
         return out, {"ce2": time.process_time() - c0}
     from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
 
@@ -228,7 +229,10 @@ def in_memory_statistics(bundle, y, p, degree, shared=False):
     the same bins) share one update, as ``skcal.dask.evaluate`` shares one state.
     """
     from skcal.dask import MEASURES
+    from skcal.votes import Snapshots
 
+    if np.ndim(y) == 2:
+        y = Snapshots(y)  # two votes a row, said (as skcal.dask.evaluate reads them)
     out, cpu, done = {}, {}, {}
     for item in measures(bundle, degree):
         name, kwargs = (item, {}) if isinstance(item, str) else item
@@ -469,13 +473,14 @@ def run(args):
 def partial_fit_timing(degree, n_rows=20000, n_batches=4, seed=0):
     """Seconds per ``SecondOrderPlattCalibrator.partial_fit`` batch, then of the lazy solve."""
     from skcal.platt import SecondOrderPlattCalibrator
+    from skcal.votes import Snapshots
 
     Y, S = second_order_block(0, n_rows, seed)
     cal = SecondOrderPlattCalibrator(degree=degree, alpha=1e-6)
     per_batch = []
     for part in np.array_split(np.arange(n_rows), n_batches):
         t0 = time.perf_counter()
-        cal.partial_fit(S[part], Y[part])
+        cal.partial_fit(S[part], Snapshots(Y[part]))
         per_batch.append(time.perf_counter() - t0)
     t0 = time.perf_counter()
     cal.transform(S[:10])

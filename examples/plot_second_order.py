@@ -14,7 +14,7 @@ calibration functions (middle and right).
 import matplotlib.pyplot as plt
 import numpy as np
 
-from skcal import SecondOrderDisplay, SecondOrderPlattCalibrator
+from skcal import SecondOrderDisplay, SecondOrderPlattCalibrator, Snapshots
 
 rng = np.random.default_rng(0)
 n = 6000
@@ -25,7 +25,7 @@ delta = np.where(rng.uniform(size=n) < 0.5, -1, 1) * 0.3 * m * (1 - m) * 4 * (m 
 f_star = np.clip(m + delta, 0, 1)
 sigma2 = rng.uniform(0, 0.02, n)
 scores = np.column_stack([m, sigma2])
-snapshots = (rng.uniform(size=(n, 2)) < f_star[:, None]).astype(float)  # two labels per input
+snapshots = Snapshots(rng.uniform(size=(n, 2)) < f_star[:, None])  # two labels per input
 
 cal = SecondOrderPlattCalibrator(degree=4, alpha=1e-4).fit(scores[:3000], snapshots[:3000])
 SecondOrderDisplay.from_estimator(cal, scores[3000:], true_prob=f_star[3000:], name="simulated")

@@ -56,7 +56,7 @@ from skcal.truthful import (
     truthful_conf_ce,
     truthful_decomposition,
 )
-from skcal.votes import VoteCounts
+from skcal.votes import Snapshots, VoteCounts
 
 __version__ = "0.1.0"
 
@@ -103,6 +103,7 @@ __all__ = [
     "fit_temperature",
     "temperature_nll",
     # repeated labels as vote counts (the bundled crowd data: skcal.datasets)
+    "Snapshots",
     "VoteCounts",
     # second-order scores
     "EnsembleMoments",

@@ -20,22 +20,37 @@ first problem.
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
+import sys
 
 import numpy as np
 import pandas as pd
 
 from skcal._compat import validate_params
-from skcal._io import LogFormatError, file_format, read_columns, read_table
-from skcal.votes import VoteCounts
+from skcal._io import BATCH_ROWS, LogFormatError, file_format, iter_batches, read_columns, read_table
+from skcal.votes import Snapshots, VoteCounts
 
 __all__ = [
     "CSVFormatError",
     "CLASS_COLUMN",
+    "BinaryLabels",
+    "Log",
+    "Rows",
+    "canonical_label",
+    "class_codes",
+    "first_seen",
+    "looks_like_time",
     "model_base",
     "parse_predictions",
+    "parse_times",
+    "probability_column",
+    "read_log",
     "read_predictions",
+    "scan_labels",
+    "add_column_arguments",
+    "model_names",
     "read_predictions_csv",
 ]
 
@@ -67,6 +82,11 @@ class Rows:
         self.parts = list(parts)
         self.source = str(source)
         self._firsts = np.array([first for _, first, _ in self.parts], dtype=np.int64)
+
+    @classmethod
+    def of_batch(cls, file, first_in_file, n_rows, source):
+        """The rows of a batch of ``n_rows`` rows of ``file`` from its row ``first_in_file`` (0-based)."""
+        return cls([(file, -int(first_in_file), int(n_rows) + int(first_in_file))], source)
 
     def at(self, i):
         """``(file, "line 5")`` of row ``i`` of the frame (the header is line 1 of a CSV file)."""
@@ -107,9 +127,28 @@ def _looks_like_id(col, raw, bad):
     return bool(bad.all()) and raw.nunique() == raw.shape[0]
 
 
+def looks_like_time(column, dtype=None):
+    """Whether a column looks like a time column by its name (``ts``, ``event_time``) or its type.
+
+    Parameters
+    ----------
+    column : str
+        The column's name.
+    dtype : numpy or pandas dtype, default=None
+        Its type, when known (a parquet column's datetime type).
+
+    Returns
+    -------
+    bool
+    """
+    if dtype is not None and pd.api.types.is_datetime64_any_dtype(dtype):
+        return True
+    return bool(_TIME_NAME.search(column))
+
+
 def _looks_like_time(col, raw, bad):
     """Whether a non-numeric column looks like a time column (by its name, or ISO 8601 cells)."""
-    if _TIME_NAME.search(col):
+    if looks_like_time(col):
         return True
     sample = raw[bad.to_numpy()].head(20)
     try:
@@ -139,7 +178,9 @@ def _parse_numeric(df, col, rows):
         i = int(np.flatnonzero(bad.to_numpy())[0])
         hint = ""
         if _looks_like_time(col, raw, bad):
-            hint = f" It looks like a time column: skip it with --ignore {col}."
+            hint = (
+                f" It looks like a time column: give it with --time {col} (or skip it with --ignore {col})."
+            )
         elif _looks_like_id(col, raw, bad):
             hint = f" It looks like an identifier: skip it with --ignore {col}."
         raise CSVFormatError(
@@ -179,6 +220,25 @@ def _model_column(df, col, rows, lo, hi, what, plural):
             )
         )
     return values
+
+
+def probability_column(frame, column, rows):
+    """A model's probability column as floats in [0, 1]; a bad cell is an error naming its file and row.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Rows of a log (text cells or typed columns).
+    column : str
+        The model's column.
+    rows : Rows
+        Where the frame's rows come from.
+
+    Returns
+    -------
+    ndarray of float64
+    """
+    return _model_column(frame, column, rows, 0.0, 1.0, "probability", "probabilities")
 
 
 def _vote_counts(df, rows, label, cols, count_cols):
@@ -276,10 +336,50 @@ def _snapshots(df, rows, cols, snap_cols):
         m = _model_column(df, f"{name}:m", rows, 0.0, 1.0, "mean", "means")
         s2 = _model_column(df, f"{name}:sigma2", rows, 0.0, 0.25, "variance", "variances")
         preds[name] = np.column_stack([m, s2])
-    return Y, preds
+    return Snapshots(Y), preds  # the columns y1, y2, ... say these are votes, not counts
 
 
-def _multiclass(df, rows, label, model_cols, bracketed):
+def class_codes(series, classes, column, rows):
+    """A multiclass label column as ``(text, codes)``: each label's text and its index in ``classes``.
+
+    Parameters
+    ----------
+    series : pandas.Series
+        The label column.
+    classes : list of str
+        The classes (of the ``NAME[CLASS]`` columns).
+    column : str
+        The label column's name.
+    rows : Rows
+        Where the rows come from.
+
+    Returns
+    -------
+    text : ndarray of object
+    codes : ndarray of intp
+
+    Raises
+    ------
+    CSVFormatError
+        Naming the file and row of the first label that is not a class.
+    """
+    raw = _as_text(pd.Series(series).reset_index(drop=True)).to_numpy(dtype=object)
+    codes = pd.Index(classes).get_indexer(raw)
+    unknown_rows = np.flatnonzero(codes < 0)
+    if unknown_rows.size:
+        i = int(unknown_rows[0])
+        unknown = sorted({str(v) for v in raw[unknown_rows]})
+        raise CSVFormatError(
+            rows.say(
+                i,
+                f"label column {column!r} holds {raw[i]!r} at {{at}}, which is not one of the classes of "
+                f"the NAME[CLASS] columns {list(classes)} ({len(unknown)} unknown labels: {unknown[:5]}).",
+            )
+        )
+    return raw, codes.astype(np.intp)
+
+
+def _multiclass(df, rows, label, model_cols, bracketed, labels=None):
     """Class codes and ``(n, k)`` probabilities from NAME[CLASS] columns."""
     path = rows.source
     plain = [c for c in model_cols if c not in bracketed]
@@ -304,19 +404,12 @@ def _multiclass(df, rows, label, model_cols, bracketed):
             f"{path}: {len(classes)} classes {classes}; a multiclass file needs at least 3. For two classes, "
             "give one column per model (the positive class's probability) and --pos-label."
         )
-    raw = _as_text(df[label]).to_numpy(dtype=object)
-    codes = pd.Index(classes).get_indexer(raw)
-    unknown_rows = np.flatnonzero(codes < 0)
-    if unknown_rows.size:
-        i = int(unknown_rows[0])
-        unknown = sorted({str(v) for v in raw[unknown_rows]})
+    if labels is not None and sorted(labels) != sorted(classes):
         raise CSVFormatError(
-            rows.say(
-                i,
-                f"label column {label!r} holds {raw[i]!r} at {{at}}, which is not one of the classes of the "
-                f"NAME[CLASS] columns {classes} ({len(unknown)} unknown labels: {unknown[:5]}).",
-            )
+            f"{path}: --labels {','.join(labels)} are not the classes of the NAME[CLASS] columns {classes}; "
+            "for a multiclass log --labels must name the same classes."
         )
+    _, codes = class_codes(df[label], classes, label, rows)
     y = codes.astype(np.intp)
     preds = {}
     for name in groups:
@@ -329,57 +422,315 @@ def _multiclass(df, rows, label, model_cols, bracketed):
     return y, preds, list(classes)
 
 
-def _labels(series, rows, col, pos_label):
-    """0/1 floats from a binary label column (0/1, true/false, -1/1, or two values and a positive one)."""
-    path = rows.source
-    raw = _as_text(series).to_numpy(dtype=object)
-    low = pd.Series(raw, dtype=object).str.lower().to_numpy(dtype=object)
-    empty = (raw == "") | (low == "nan")
-    if empty.any():
-        i = int(np.flatnonzero(empty)[0])
-        raise CSVFormatError(rows.say(i, f"label column {col!r} has an empty or NaN cell at {{at}}."))
-    values = np.unique(raw.astype(str))
-    if len(values) > 2:
-        raise CSVFormatError(
-            f"{path}: label column {col!r} holds {len(values)} classes "
-            f"{values[:10].tolist()}{'...' if len(values) > 10 else ''}, but every model has one column; "
-            "a multiclass file gives one column per class per model, named NAME[CLASS] (see "
-            "'skcal report --help')."
-        )
-    num = pd.to_numeric(pd.Series(raw), errors="coerce").to_numpy(dtype=float)
-    numeric = not np.isnan(num).any()
-    if pos_label is not None:
-        pos = str(pos_label)
-        if pos in values.tolist():
-            return (raw == pos).astype(float)
-        try:  # numeric labels written differently ("1" vs "1.0")
-            target = float(pos)
+def canonical_label(text):
+    """The form two spellings of one label share: ``"1"``, ``"1.0"`` -> ``"1"``; ``"True"`` -> ``"true"``.
+
+    Parameters
+    ----------
+    text : str
+        A label as text (stripped).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> [canonical_label(t) for t in ["1.0", "1", "-1", "TRUE", "yes", "0.50"]]
+    ['1', '1', '-1', 'true', 'yes', '0.5']
+    """
+    text = str(text).strip()
+    low = text.lower()
+    if low in ("true", "false"):
+        return low
+    try:
+        v = float(text)
+    except ValueError:
+        return text
+    if not np.isfinite(v):
+        return low
+    if v == int(v) and abs(v) < 1e15:
+        return str(int(v))
+    return repr(v)
+
+
+def first_seen(series, rows, seen=None):
+    """Add the labels of a label column to ``seen``: canonical label -> ``(text, where)`` of its first row.
+
+    Parameters
+    ----------
+    series : pandas.Series
+        The label column of a frame (text or typed cells).
+    rows : Rows
+        Where the frame's rows come from.
+    seen : dict or None, default=None
+        The labels of earlier frames (updated in place; None: a new dict).
+
+    Returns
+    -------
+    dict
+    """
+    seen = {} if seen is None else seen
+    # the distinct values first (a hash pass over the typed column), then each one's text
+    uniq = _as_text(pd.Series(series).reset_index(drop=True).drop_duplicates())
+    for i, t in uniq.items():
+        c = canonical_label(t)
+        if c not in seen:
+            f, where = rows.at(int(i))
+            seen[c] = (t, f"{f}: {where}")
+    return seen
+
+
+def _shown(labels, limit=10):
+    labels = list(labels)
+    return f"{labels[:limit]}{'...' if len(labels) > limit else ''}"
+
+
+class BinaryLabels:
+    """How the labels of a binary log become 0/1: one rule for every command, file and chunk.
+
+    The label set is fixed before the rows are read: given (``--labels``) or the labels of the
+    whole log (read by a first pass over the label column, or from the rows in memory). The
+    positive class is ``--pos-label``; without it the labels must be 0/1, -1/1 or true/false.
+    Two spellings of one label (``1`` and ``1.0``, ``True`` and ``true``) are one label.
+
+    Parameters
+    ----------
+    column : str
+        The label column.
+    labels : list of str
+        The canonical labels of the set.
+    positive : str or None
+        The canonical positive label.
+    """
+
+    def __init__(self, column, labels, positive):
+        self.column = column
+        self.labels = list(labels)
+        self.positive = positive
+
+    @classmethod
+    def from_seen(cls, column, seen, *, pos_label=None, labels=None, source=""):
+        """The rule for the labels ``seen`` (canonical -> ``(text, where)``, from :func:`first_seen`).
+
+        Parameters
+        ----------
+        column : str
+            The label column.
+        seen : dict
+            The labels of the log, each with its first row.
+        pos_label : str or None, default=None
+            ``--pos-label``.
+        labels : list of str or None, default=None
+            ``--labels``: the label set given in advance.
+        source : str, default=""
+            The log, for messages.
+
+        Returns
+        -------
+        BinaryLabels
+        """
+        col = column
+        for c, (text, where) in seen.items():
+            if text == "" or c.lower() in _MISSING:
+                raise CSVFormatError(
+                    f"{where}: label column {col!r} has an empty or missing label ({text!r})."
+                )
+        if labels is not None:
+            given = list(dict.fromkeys(canonical_label(t) for t in labels))
+            for c, (text, where) in seen.items():
+                if c not in given:
+                    raise CSVFormatError(
+                        f"{where}: label column {col!r} holds {text!r}, which is not one of --labels "
+                        f"{','.join(labels)}."
+                    )
+            universe = given
+        else:
+            universe = list(seen)
+        shown = _shown(sorted(universe))
+        if len(universe) > 2:
+            if labels is not None:
+                raise CSVFormatError(
+                    f"--labels {','.join(labels)}: {len(universe)} labels, but every model has one "
+                    "probability column (two labels); a multiclass log gives one column per class per "
+                    "model, NAME[CLASS]."
+                )
+            extra = list(seen)[2]  # the third label in reading order
+            raise CSVFormatError(
+                f"{source}: label column {col!r} holds {len(universe)} classes {shown} (e.g. "
+                f"{seen[extra][0]!r} first at {seen[extra][1]}), but every model has one column; a "
+                "multiclass file gives one column per class per model, named NAME[CLASS] (see "
+                "'skcal report --help')."
+            )
+        if pos_label is not None:
+            pos = canonical_label(pos_label)
+            if pos not in universe and len(universe) == 2:
+                raise CSVFormatError(
+                    f"{source}: --pos-label {pos_label!r} is not a label in column {col!r}: {shown}."
+                )
+            return cls(col, sorted(set(universe) | {pos}), pos)
+        if set(universe) <= {"true", "false"}:
+            return cls(col, sorted(universe), "true")
+        try:
+            values = {float(c) for c in universe}
         except ValueError:
-            target = None
-        if numeric and target is not None:
-            return (num == target).astype(float)
+            values = None
+        if values is not None and (values <= {0.0, 1.0} or values <= {-1.0, 1.0}):
+            return cls(col, sorted(universe), "1")
+        if values is not None and values <= {-1.0, 0.0, 1.0}:
+            raise CSVFormatError(
+                f"{source}: label column {col!r} mixes 0 and -1 {shown}; expected 0/1 or -1/1 (or name the "
+                "positive class with --pos-label)."
+            )
+        if values is None:
+            raise CSVFormatError(
+                f"{source}: label column {col!r} has labels {shown}; pass --pos-label VALUE to say which "
+                "is the positive class."
+            )
         raise CSVFormatError(
-            f"{path}: --pos-label {pos!r} is not a label in column {col!r}: {values.tolist()}."
+            f"{source}: label column {col!r} has labels {shown}; expected 0/1 (or -1/1, true/false), or pass "
+            "--pos-label VALUE."
         )
-    if set(np.unique(low).tolist()) <= {"true", "false"}:
-        return (low == "true").astype(float)
-    if not numeric:
-        raise CSVFormatError(
-            f"{path}: label column {col!r} has labels {values.tolist()}; pass --pos-label to say which is "
-            "the positive class."
-        )
-    classes = set(np.unique(num).tolist())
-    if classes <= {0.0, 1.0}:
-        return num
-    if classes <= {-1.0, 1.0}:
-        return (num == 1.0).astype(float)
+
+    def encode(self, series, rows):
+        """0/1 floats of a label column; a label outside the set is an error naming its file and row.
+
+        Each distinct value is read once (``pandas.factorize``, a hash pass), then every row
+        takes its value's 0/1 by its code.
+        """
+        s = pd.Series(series).reset_index(drop=True)
+        codes, uniques = pd.factorize(s, use_na_sentinel=False)
+        texts = _as_text(pd.Series(uniques, dtype=s.dtype if len(uniques) else object))
+        canon = [canonical_label(t) for t in texts]
+        known = np.array([c in self.labels for c in canon] + [False], dtype=bool)  # code -1: none
+        if not known[codes].all():
+            i = int(np.flatnonzero(~known[codes])[0])
+            text, c = texts.iloc[codes[i]], canon[codes[i]]
+            what = "an empty or missing label" if c.lower() in _MISSING or text == "" else repr(text)
+            raise CSVFormatError(
+                rows.say(
+                    i,
+                    f"label column {self.column!r} holds {what} at {{at}}, which is not one of the labels "
+                    f"{self.labels} (fixed before the first row was read).",
+                )
+            )
+        positive = np.array([c == self.positive for c in canon] + [False], dtype=np.float64)
+        return positive[codes]
+
+    def state(self):
+        """The rule as JSON types (for a monitor's state)."""
+        return {"column": self.column, "labels": list(self.labels), "positive": self.positive}
+
+
+def _labels(series, rows, col, pos_label, labels=None):
+    """0/1 floats from a binary label column (0/1, true/false, -1/1, or two values and a positive one)."""
+    rule = BinaryLabels.from_seen(
+        col, first_seen(series, rows), pos_label=pos_label, labels=labels, source=rows.source
+    )
+    return rule.encode(series, rows)
+
+
+def scan_labels(path, column, *, time=None, batch_rows=None):
+    """One pass over the label column of a log: its rows, its labels (each with its first row), its time span.
+
+    Only the label column (and the time column) is read (a column projection of a parquet
+    file; one or two parsed columns of a CSV file), so the pass costs a fraction of a pass over
+    the predictions.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The log.
+    column : str
+        The label column.
+    time : str or None, default=None
+        A time column to read too (its cells checked, its first and last time kept).
+    batch_rows : int or None, default=None
+        Rows per batch read (None: :data:`skcal._io.BATCH_ROWS`).
+
+    Returns
+    -------
+    n_rows : int
+    seen : dict
+        Canonical label -> ``(text, where)``, as :func:`first_seen` returns it.
+    span : tuple of str or None
+        The earliest and the latest time (ISO 8601 for datetimes), or None without ``time``.
+    """
+    columns = [column] if time is None or time == column else [column, time]
+    seen, n, file, start, lo, hi = {}, 0, None, 0, None, None
+    for f, first, frame in iter_batches(path, columns=columns, batch_rows=batch_rows or BATCH_ROWS):
+        if f != file:
+            file, start = f, first
+        rows = Rows.of_batch(f, first - start, len(frame), path)
+        first_seen(frame[column], rows, seen)
+        if time is not None:
+            t = parse_times(frame[time], time, rows)
+            if len(t):
+                lo = t.min() if lo is None else min(lo, t.min())
+                hi = t.max() if hi is None else max(hi, t.max())
+        n += len(frame)
+    return n, seen, None if lo is None else _span(lo, hi)
+
+
+def _span(lo, hi):
+    if isinstance(lo, pd.Timestamp):
+        return lo.isoformat(), hi.isoformat()
+    return f"{float(lo):g}", f"{float(hi):g}"
+
+
+def parse_times(series, column, rows):
+    """A time column as datetimes (naive UTC) or float numbers; a bad cell is an error naming its row.
+
+    Parameters
+    ----------
+    series : pandas.Series
+        The cells: datetimes, numbers, or text in ISO 8601.
+    column : str
+        The column's name (``--time``).
+    rows : Rows
+        Where the rows come from.
+
+    Returns
+    -------
+    pandas.Series
+        ``datetime64[ns]`` (time zones converted to UTC) or ``float64``.
+    """
+    s = pd.Series(series).reset_index(drop=True)
+    if isinstance(s.dtype, pd.DatetimeTZDtype):
+        return s.dt.tz_convert("UTC").dt.tz_localize(None)
+    if pd.api.types.is_datetime64_any_dtype(s):
+        bad = s.isna().to_numpy()
+        if not bad.any():
+            return s
+        kind = "an empty cell"
+    elif pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+        values = s.astype(np.float64)
+        bad = ~np.isfinite(values.to_numpy())
+        if not bad.any():
+            return values
+        kind = "a cell that is empty or not finite"
+    else:
+        text = _as_text(s)
+        parsed = pd.to_datetime(text.where(text != ""), format="ISO8601", utc=True, errors="coerce")
+        bad = parsed.isna().to_numpy()
+        if not bad.any():
+            return parsed.dt.tz_localize(None)
+        numbers = pd.to_numeric(text, errors="coerce")
+        if not numbers.isna().any() and np.isfinite(numbers.to_numpy(dtype=float)).all():
+            return numbers.astype(np.float64)
+        kind = None
+    i = int(np.flatnonzero(bad)[0])
+    what = kind or f"{_as_text(s).iloc[i]!r}"
     raise CSVFormatError(
-        f"{path}: label column {col!r} has labels {sorted(classes)}; expected 0/1 (or -1/1, true/false), "
-        "or pass --pos-label."
+        rows.say(
+            i,
+            f"time column {column!r} (--time) holds {what} at {{at}}; expected ISO 8601 datetimes "
+            "(e.g. 2024-06-01T13:45:00) or numbers in every row.",
+        )
     )
 
 
-def parse_predictions(df, rows, *, label="y", pos_label=None, ignore=(), models=None):
+def parse_predictions(df, rows, *, label="y", pos_label=None, ignore=(), models=None, labels=None):
     """Labels and model predictions from a frame that follows the column convention.
 
     Parameters
@@ -389,6 +740,9 @@ def parse_predictions(df, rows, *, label="y", pos_label=None, ignore=(), models=
     rows : Rows
         Where each row comes from, for the messages.
     label, pos_label, ignore, models : see :func:`read_predictions_csv`
+    labels : list of str or None, default=None
+        ``--labels``: the label set given in advance (a binary log), or the classes of the
+        ``NAME[CLASS]`` columns (a multiclass log); a label outside it is an error naming its row.
 
     Returns
     -------
@@ -415,7 +769,10 @@ def parse_predictions(df, rows, *, label="y", pos_label=None, ignore=(), models=
         found = {model_base(c) for c in cols if c not in labelled}
         missing = [m for m in models if m not in found]
         if missing:
-            raise CSVFormatError(f"{path}: --models names models that are not in the file: {missing}.")
+            raise CSVFormatError(
+                f"{path}: --model names models that are not in the log: {missing} (its models: "
+                f"{sorted(found)})."
+            )
         cols = [c for c in cols if c in labelled or model_base(c) in keep]
     snap_cols = [c for c in cols if snap_re.match(c)]
     count_cols = [c for c in cols if count_re.match(c)]
@@ -442,18 +799,84 @@ def parse_predictions(df, rows, *, label="y", pos_label=None, ignore=(), models=
             )
         bracketed = [c for c in model_cols if CLASS_COLUMN.match(c)]
         if bracketed:
-            return _multiclass(df, rows, label, model_cols, bracketed)
-        y = _labels(df[label], rows, label, pos_label)
+            return _multiclass(df, rows, label, model_cols, bracketed, labels)
+        y = _labels(df[label], rows, label, pos_label, labels)
         preds = {c: _model_column(df, c, rows, 0.0, 1.0, "probability", "probabilities") for c in model_cols}
         return y, preds, None
     if len(snap_cols) >= 2:
         Y, preds = _snapshots(df, rows, cols, snap_cols)
         return Y, preds, None
     raise CSVFormatError(
-        f"{path}: no label column; expected a column named {label!r} (one label per row) or snapshot "
-        f"columns {label}1, {label}2, ... (several votes per row). Columns found: {header}. "
+        f"{path}: no label column; expected a column named {label!r} (--label {label}; one label per row) "
+        f"or snapshot columns {label}1, {label}2, ... (several votes per row). Columns found: {header}. "
         "Use --label to name the label column."
     )
+
+
+class Log:
+    """A whole log read by :func:`read_log`: labels, predictions, classes and the time span.
+
+    Attributes
+    ----------
+    y : ndarray or VoteCounts
+        As :func:`read_predictions_csv` returns it.
+    predictions : dict
+        Model name -> array.
+    classes : list of str or None
+        The classes of a multiclass log.
+    n_rows : int
+        The rows.
+    times : pandas.Series or None
+        The ``--time`` column, parsed (:func:`parse_times`).
+    """
+
+    def __init__(self, y, predictions, classes, n_rows, times=None):
+        self.y = y
+        self.predictions = predictions
+        self.classes = classes
+        self.n_rows = int(n_rows)
+        self.times = times
+
+    def time_span(self):
+        """``(first, last)`` times as text (ISO 8601 for datetimes), or None without ``--time``."""
+        if self.times is None or not len(self.times):
+            return None
+        return _span(self.times.min(), self.times.max())
+
+
+def read_log(path, *, label="y", pos_label=None, labels=None, ignore=(), models=None, time=None):
+    """Read a whole log of labels and predictions (a file or a folder, CSV or parquet).
+
+    Parameters
+    ----------
+    path : str or path-like
+        A CSV (``.csv``, ``.csv.gz``) or parquet file, or a folder of them.
+    label, pos_label, ignore, models : see :func:`read_predictions_csv`
+    labels : list of str or None, default=None
+        As in :func:`parse_predictions`.
+    time : str or None, default=None
+        ``--time``: a time column (not a model), parsed and checked.
+
+    Returns
+    -------
+    Log
+    """
+    try:
+        header = read_columns(path)  # every file's header checked, and the same columns in every file
+        if time is not None and time not in header:
+            raise CSVFormatError(f"--time {time}: {path} has no column {time!r} (its columns: {header}).")
+        df, parts = read_table(path, dtype=str)
+    except CSVFormatError:
+        raise
+    except LogFormatError as exc:
+        raise CSVFormatError(str(exc)) from None
+    rows = Rows(parts, path)
+    skip = [*ignore, *([time] if time is not None and time not in ignore else [])]
+    y, preds, classes = parse_predictions(
+        df, rows, label=label, pos_label=pos_label, ignore=skip, models=models, labels=labels
+    )
+    times = None if time is None else parse_times(df[time], time, rows)
+    return Log(y, preds, classes, df.shape[0], times)
 
 
 def read_predictions(path, *, label="y", pos_label=None, ignore=(), models=None):
@@ -470,16 +893,8 @@ def read_predictions(path, *, label="y", pos_label=None, ignore=(), models=None)
     y, predictions, classes
         As :func:`parse_predictions` returns them.
     """
-    try:
-        read_columns(path)  # every file's header checked, and the same columns in every file
-        df, parts = read_table(path, dtype=str)
-    except CSVFormatError:
-        raise
-    except LogFormatError as exc:
-        raise CSVFormatError(str(exc)) from None
-    return parse_predictions(
-        df, Rows(parts, path), label=label, pos_label=pos_label, ignore=ignore, models=models
-    )
+    log = read_log(path, label=label, pos_label=pos_label, ignore=ignore, models=models)
+    return log.y, log.predictions, log.classes
 
 
 @validate_params(
@@ -544,3 +959,120 @@ def read_predictions_csv(path, *, label="y", pos_label=None, ignore=(), models=N
         raise CSVFormatError(f"{path}: no such file.")
     y, preds, classes = read_predictions(path, label=label, pos_label=pos_label, ignore=ignore, models=models)
     return (y, preds, classes) if return_labels else (y, preds)
+
+
+# ----------------------------------------------------------------------------------------------
+# the flags of the convention, the same for every command
+# ----------------------------------------------------------------------------------------------
+def _label_list(text):
+    labels = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not t for t in labels):
+        raise argparse.ArgumentTypeError(f"expected labels separated by commas (e.g. no,yes), got {text!r}")
+    if len(set(labels)) != len(labels):
+        raise argparse.ArgumentTypeError(f"a label is given twice in {text!r}")
+    return labels
+
+
+class _DeprecatedModels(argparse.Action):
+    """``--models a,b``: the old spelling of ``--model a,b``; still works, with a one-line note."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(
+            f"{parser.prog}: note: --models is deprecated; use --model NAME (repeatable, commas "
+            "accepted: --model a,b).",
+            file=sys.stderr,
+        )
+        items = getattr(namespace, self.dest) or []
+        setattr(namespace, self.dest, [*items, values])
+
+
+def add_column_arguments(parser, *, several_models):
+    """Register the flags of the column convention on a command's parser (the same for every command).
+
+    ``--label COL``, ``--pos-label VALUE``, ``--labels A,B,...``, ``--model NAME`` (repeatable,
+    commas accepted), ``--ignore COL`` (repeatable) and ``--time COL``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The command's parser.
+    several_models : bool
+        Whether the command reads several models (``skcal report``: ``--model`` is an
+        allow-list, and ``--models`` its deprecated alias) or one (``skcal monitor``).
+    """
+    parser.add_argument(
+        "--label", default="y", metavar="COL", help="the label column (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--pos-label",
+        default=None,
+        metavar="VALUE",
+        help="the positive class of binary labels other than 0/1, -1/1 or true/false",
+    )
+    parser.add_argument(
+        "--labels",
+        type=_label_list,
+        default=None,
+        metavar="A,B,...",
+        help=(
+            "the full label set, fixed before the first row is read (default: the labels of the whole "
+            "log, read by a first pass over the label column); a label outside it is an error naming "
+            "its file and row"
+        ),
+    )
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help=(
+            "read only model NAME (repeatable, commas accepted: --model a,b; default: every model column)"
+            if several_models
+            else "the model to monitor when the log has several (commas are not needed: one model)"
+        ),
+    )
+    if several_models:
+        parser.add_argument(
+            "--models",
+            action=_DeprecatedModels,
+            dest="model",
+            metavar="NAME,...",
+            help="deprecated: the old spelling of --model (still works, with a note on stderr)",
+        )
+    parser.add_argument(
+        "--ignore", action="append", default=[], metavar="COL", help="skip column COL (repeatable)"
+    )
+    parser.add_argument(
+        "--time",
+        default=None,
+        metavar="COL",
+        help=(
+            "the time column (ISO 8601 datetimes or numbers): not a model; the report states the span "
+            "it covers"
+            if several_models
+            else "the time column (ISO 8601 datetimes or numbers, non-decreasing over the log)"
+        ),
+    )
+
+
+def model_names(values):
+    """The model names of ``--model`` (repeatable, commas accepted), in order, each once; None if not given.
+
+    Parameters
+    ----------
+    values : list of str or None
+        What argparse collected.
+
+    Returns
+    -------
+    list of str or None
+
+    Examples
+    --------
+    >>> model_names(["a,b", "c", "a"])
+    ['a', 'b', 'c']
+    """
+    if values is None:
+        return None
+    names = [n.strip() for v in values for n in v.split(",")]
+    return list(dict.fromkeys(n for n in names if n))

@@ -32,6 +32,8 @@ __all__ = [
     "EDGES",
     "ENGINE_BASIS",
     "LABELS",
+    "NAMES",
+    "Names",
     "NON_NEGATIVE_INT",
     "NON_NEGATIVE_REAL",
     "ORDER",
@@ -130,6 +132,28 @@ class Pair(HasMethods):
         return self.description
 
 
+class Names(HasMethods):
+    """A list or tuple of distinct non-empty strings (column or model names), not one string.
+
+    ``models="ab"`` is a string, which would otherwise be read as the two names ``"a"`` and
+    ``"b"``; a name that is not a string (``models=[1]``) would be matched as ``"1"``.
+    """
+
+    def __init__(self):
+        super().__init__(["__len__", "__getitem__"])
+
+    def is_satisfied_by(self, val):
+        """Whether ``val`` is a list or tuple of distinct non-empty ``str``."""
+        return (
+            isinstance(val, (list, tuple))
+            and all(isinstance(v, str) and v for v in val)
+            and len(set(val)) == len(val)
+        )
+
+    def __str__(self):
+        return "a list or tuple of distinct non-empty names (str)"
+
+
 def check_elements(name, values, constraints, caller_name):
     """Check each element of a sequence argument against the constraints of one element.
 
@@ -164,7 +188,13 @@ ARRAY = ["array-like"]
 SAMPLE_WEIGHT = ["array-like", None]
 POS_LABEL = [Real, str, "boolean", None]
 RANDOM_STATE = ["random_state"]
-N_JOBS = [Integral, None]
+#: Threads or processes: a positive count, or a negative one meaning "all cores but |n| - 1"
+#: (joblib's convention: -1 every core); 0 means nothing and is refused at every size.
+N_JOBS = [
+    StrictInterval(Integral, 1, None, closed="left"),
+    StrictInterval(Integral, None, -1, closed="right"),
+    None,
+]
 VERBOSE = ["verbose"]
 BOOLEAN = ["boolean"]
 POSITIVE_INT = [StrictInterval(Integral, 1, None, closed="left")]
@@ -205,6 +235,8 @@ BINNING_RULE = [StrOptions({"uniform", "quantile"}), callable]
 EDGES = ["array-like", None]
 #: The class of each probability column (``None``: read from the labels).
 LABELS = ["array-like", None]
+#: Column or model names (a list, never one string).
+NAMES = [Names()]
 #: The finest grid of SCDL's dyadic search: a rule, an integer cap, or ``None`` (the "auto" rule).
 SCDL_MAX_BINS = [
     StrOptions({"auto", "theory"}),

@@ -39,6 +39,7 @@ from skcal.ensemble import EnsembleMoments
 from skcal.perturbation import SechPerturber
 from skcal.platt import SecondOrderPlattCalibrator
 from skcal.report import calibration_report
+from skcal.votes import Snapshots
 
 #: Temperature of the simulated ``f*`` in part 2.
 F_STAR_TEMPERATURE = 2.0
@@ -143,9 +144,9 @@ def simulated_second_order_data(random_state):
         "X_train": X[tr],
         "y_train": labels[tr, 0],
         "X_cal": X[cal],
-        "Y_cal": labels[cal],
+        "Y_cal": Snapshots(labels[cal]),
         "X_test": X[te],
-        "Y_test": labels[te],
+        "Y_test": Snapshots(labels[te]),
         "f_test": f_star[te],
         "f_all": f_star,
     }

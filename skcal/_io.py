@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
 import os
 import secrets
 import zlib
@@ -42,6 +43,10 @@ __all__ = [
     "iter_batches",
     "read_table",
     "count_rows",
+    "check_writable",
+    "OutputError",
+    "fingerprint",
+    "sha256_prefix",
     "write_atomic",
 ]
 
@@ -62,6 +67,35 @@ _TMP_MARK = ".skcal-tmp-"
 
 class LogFormatError(ValueError):
     """A log that cannot be read (missing, empty, corrupt, unknown format, missing columns)."""
+
+
+class OutputError(ValueError):
+    """An output file that cannot be written (a folder, a missing folder, no permission)."""
+
+
+def check_writable(path, option):
+    """Fail fast, before any computing, when the output ``path`` cannot be written.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to write.
+    option : str
+        The command-line option that named it (``--out``), for the message.
+
+    Raises
+    ------
+    OutputError
+        Naming the option and the path.
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise OutputError(f"{option} {path}: is a directory; expected a file name.")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise OutputError(f"{option} {path}: the directory {str(parent)!r} does not exist.")
+    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise OutputError(f"{option} {path}: not writable (permission denied).")
 
 
 def file_format(path):
@@ -381,3 +415,54 @@ def write_atomic(path, data):
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+#: Bytes read at a time when hashing a file.
+_HASH_CHUNK = 1 << 20
+
+
+def sha256_prefix(path, n_bytes=None):
+    """The SHA-256 of the first ``n_bytes`` bytes of a file (all of it when None), in hex.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    n_bytes : int or None, default=None
+        How many bytes to hash from the start.
+
+    Returns
+    -------
+    str
+    """
+    h = hashlib.sha256()
+    left = None if n_bytes is None else int(n_bytes)
+    with open(path, "rb") as fh:
+        while left is None or left > 0:
+            chunk = fh.read(_HASH_CHUNK if left is None else min(_HASH_CHUNK, left))
+            if not chunk:
+                break
+            h.update(chunk)
+            if left is not None:
+                left -= len(chunk)
+    return h.hexdigest()
+
+
+def fingerprint(path):
+    """What identifies a file's content: ``{"size", "mtime_ns", "sha256"}``.
+
+    A job that keeps the fingerprints of the files it read can tell a file it has read from a
+    new one, and a file that changed since: a file whose size and modification time are the
+    same is taken as unchanged (as ``rsync`` does), otherwise its content hash is compared.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+
+    Returns
+    -------
+    dict
+    """
+    st = os.stat(path)
+    return {"size": int(st.st_size), "mtime_ns": int(st.st_mtime_ns), "sha256": sha256_prefix(path)}

@@ -9,19 +9,17 @@ numba is missing, and by ``skcal.stats._lipschitz.isotonic_l1_costs`` (smCE and 
 
 * :func:`poisson_weights` draws the Poisson(1) weights of a block of replicates and rows in one
   fused pass (SplitMix64, the table of the top 16 bits, the binary search of the few ambiguous
-  slots); numpy makes about ten passes over a ``uint64`` array of the block's size, about five
-  times slower.
+  slots); numpy makes about ten passes over a ``uint64`` array of the block's size.
 * :func:`isotonic_l1_costs` runs the recursive partitioning of
   ``skcal.stats._lipschitz.isotonic_l1_costs`` one problem at a time, depth first, on a stack of
   segments; numpy runs every problem's segments of one recursion level together, with a dozen
-  temporaries a level, about four times slower.
+  temporaries a level.
 
 * :func:`weighted_abs_gaps` sums each replicate's weighted ``|clipped fit - target|`` of CE2's
   plug-in pass in one pass over the tile; numpy makes a clipped copy and a temporary per order.
 * :func:`running_sum_extremes` walks the sums per distinct prediction of a block of replicates
   once, in row order, keeping each replicate's running sum and its largest and smallest value;
-  numpy needs a cumulative sum along the value axis (strided for this layout), about ten times
-  slower.
+  numpy needs a cumulative sum along the value axis (strided for this layout).
 """
 
 from __future__ import annotations

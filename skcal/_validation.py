@@ -43,6 +43,7 @@ __all__ = [
     "check_sample_weight",
     "check_scores",
     "label_array",
+    "plain",
     "raw_array",
     "reject_nonfinite",
     "reject_strings",
@@ -66,6 +67,37 @@ def _unsigned(y):
 def _is_missing(v):
     """``None``, ``pandas.NA`` or ``pandas.NaT`` (the missing-value markers of object arrays)."""
     return v is None or type(v).__name__ in ("NAType", "NaTType")
+
+
+def plain(v):
+    """``v`` with numpy scalars and arrays as plain Python values, for error messages.
+
+    numpy 2 writes a scalar's ``repr`` as ``np.float64(93.4)`` or ``np.str_('yes')``; a message
+    shows the value as the user wrote it: ``93.4``, ``'yes'``. Arrays, lists and tuples become
+    lists of plain values; anything else is returned as it is.
+
+    Parameters
+    ----------
+    v : object
+        A value quoted in a message.
+
+    Returns
+    -------
+    object
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f"{plain(np.float64(93.4))!r} {plain(np.str_('yes'))!r} {plain(np.array([0, 1]))}"
+    "93.4 'yes' [0, 1]"
+    """
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, (list, tuple)):
+        return [plain(x) for x in v]
+    return v
 
 
 def raw_array(x, name):

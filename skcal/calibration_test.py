@@ -69,14 +69,12 @@ import numpy as np
 from joblib import Parallel, delayed
 from scipy import sparse
 
+from skcal._catalog import measure as catalogue_measure
+from skcal._catalog import measures
 from skcal._compat import StrOptions, validate_params
 from skcal._constraints import BINARY_INPUTS, N_JOBS, RANDOM_STATE, StrictInterval
 from skcal._validation import check_binary_probabilities
-from skcal.binned_ece import binned_ece
-from skcal.cutoff import cutoff_calibration_error
-from skcal.lipschitz import smooth_calibration_error
-from skcal.scdl import scdl_score
-from skcal.smooth_ece import smooth_ece
+from skcal.stats import BinnedStatistics, CutoffStatistics, ScdlStatistics, SmoothECEStatistics
 from skcal.stats._base import effective_sample_size
 from skcal.stats._scdl import node_deposit, resolve_max_bins, scdl_values
 from skcal.stats._smooth_ece import FINE_CELLS, reflected_gaussian, smooth_ece_from_grid
@@ -86,21 +84,11 @@ MAX_RESAMPLES = 10**6
 
 __all__ = ["CalibrationTestResult", "calibration_test", "MEASURES"]
 
-#: Measures known by name.
-MEASURES = ("scdl", "smooth_ece", "cutoff", "binned_ece", "smooth_calibration_error")
-#: The function of each named measure (the loop over replicates calls it; see ``vectorise``).
-_FUNCTIONS = {
-    "scdl": scdl_score,
-    "smooth_ece": smooth_ece,
-    "cutoff": cutoff_calibration_error,
-    "binned_ece": binned_ece,
-    "smooth_calibration_error": smooth_calibration_error,
-}
+#: Measures known by name: the catalogue's binary measures with ``calibration_test``.
+MEASURES = tuple(measures("binary", calibration_test=True))
 
 #: Largest number of label entries (replicates x rows) held in memory at once.
 _BLOCK_ENTRIES = 1 << 22
-#: Measures with a vectorised kernel (the others loop over the measure function).
-_VECTORISED = ("scdl", "smooth_ece", "cutoff", "binned_ece")
 
 #: Quantiles of the null distribution reported.
 NULL_QUANTILES = (0.5, 0.9, 0.95, 0.99)
@@ -556,19 +544,21 @@ class _LoopKernel:
         return out
 
 
-def _named_function(measure):
-    return _FUNCTIONS[measure]
+def _kernel_builder(template):
+    """``build(ps, ws)`` of the vectorised kernel of ``template``'s measure, or None (a loop).
 
-
-def _vectorised_kernel(measure, ps, ws):
-    if measure == "scdl":
-        return _ScdlKernel(ps, ws)
-    if measure == "binned_ece":
-        return _BinnedKernel(ps, ws)
-    if measure == "cutoff":
-        return _CutoffKernel(ps, ws)
-    if measure == "smooth_ece":
-        return _SmoothECEKernel(ps, ws)
+    By the class of the measure's statistics, exactly (a subclass's measure is another) and
+    its parameters (the binned ECE on equal-width bins, the cutoff error, not the KS error).
+    """
+    kind = type(template)
+    if kind is ScdlStatistics:
+        return _ScdlKernel
+    if kind is SmoothECEStatistics:
+        return _SmoothECEKernel
+    if kind is BinnedStatistics and template.measure == "ece" and template.edges is None:
+        return lambda p, w: _BinnedKernel(p, w, template.n_bins)
+    if kind is CutoffStatistics and template.measure == "cutoff":
+        return _CutoffKernel
     return None
 
 
@@ -774,21 +764,19 @@ def calibration_test_sorted(y, p, order, *, measure, n_resamples, random_state):
 
 def _run(y, p, w, measure, n_resamples, random_state, n_jobs, vectorise=True, order=None):
     """The test on validated arrays; ``vectorise=False`` loops over the measure function."""
-    loop = callable(measure) or not vectorise or measure not in _VECTORISED
-    ys, ps, ws, order = _sort_rows(y, p, w, need_order=loop, order=order)
+    build = None if callable(measure) or not vectorise else _kernel_builder(catalogue_measure(measure).make())
+    ys, ps, ws, order = _sort_rows(y, p, w, need_order=build is None, order=order)
     key = int(_seed_sequence(random_state).generate_state(1, np.uint64)[0])
     stream = group_tables(ps, key)
     if n_resamples * stream.L >= 1 << 64:  # pragma: no cover - beyond any memory
         raise ValueError("n_resamples times the number of rows exceeds the label stream (2**64 words).")
-    if loop:
-        func = measure if callable(measure) else _named_function(measure)
-        name = getattr(measure, "__name__", "callable") if callable(measure) else measure
+    if build is None:
+        func = measure if callable(measure) else catalogue_measure(measure).function
         kernel = _LoopKernel(p, w, func, order)
-        statistic = float(kernel(ys[None, :])[0])
     else:
-        name = measure
-        kernel = _vectorised_kernel(measure, ps, ws)
-        statistic = float(kernel(ys[None, :])[0])
+        kernel = build(ps, ws)
+    name = getattr(measure, "__name__", "callable") if callable(measure) else measure
+    statistic = float(kernel(ys[None, :])[0])
     compiled = _kernel_module(stream, n_resamples)
     null = _null_values(kernel, stream, int(n_resamples), n_jobs, compiled)
     # the observed and the resampled values come from the same arithmetic, so exact ties count

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.utils import check_random_state
-from threadpoolctl import ThreadpoolController
 
 from skcal._compat import StrOptions, validate_params
 from skcal._constraints import BANDWIDTH, POSITIVE_REAL, PROBABILITY_OPEN, RANDOM_STATE
+from skcal._threads import one_blas_thread
 from skcal._validation import as_float_array, check_consistent_length, check_scores, reject_nonfinite
 
 __all__ = ["baseline_ce2", "baseline_predict", "C_GRID"]
@@ -305,17 +305,6 @@ def _nw_auto(Z_fit, T_fit, Z_query, b):
     return pred, bound, {"method": "grid", "grid_spacing": 1.0 / G}
 
 
-_CONTROLLER = None
-
-
-def _one_blas_thread():
-    """Limit BLAS to one thread (the controller is created once: its library scan is slow)."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=1, user_api="blas")
-
-
 @validate_params(
     {
         "method": [StrOptions({"bucketing", "nadaraya_watson"})],
@@ -356,9 +345,8 @@ def baseline_predict(method, Z_fit, T_fit, Z_query, c, h):
         pred = _bucketing_predict(Z_fit, T_fit, Z_query, n_buckets(c, n, h))
     else:
         # the (rows x candidates) @ (candidates x 3) products are skinny: one BLAS thread is
-        # several times faster than the default on a loaded machine (measured 3.7 vs 26 ns per
-        # weight for 13 x 20000 blocks at load 7 on 2 cores)
-        with _one_blas_thread():
+        # faster than the default on a loaded machine (docs/benchmarks/ce2_baselines.md)
+        with one_blas_thread():
             pred, _, _ = _nw_auto(Z_fit, T_fit, Z_query, nw_bandwidth(c, n, h))
     return np.clip(pred, 0.0, 1.0)  # the function class of the estimator: values in [0, 1]
 
@@ -453,8 +441,8 @@ def baseline_ce2(
       a grid of spacing ``b / 32`` (at most 2048 cells per axis): the rows deposited
       bilinearly, convolved by FFT, read back bilinearly, with an error kernel convolved beside
       them that bounds every fit's distance to the exact one (``ce2_error_bound``; see
-      :func:`_nw_grid_predict`). At 1e6 rows this takes seconds where the exact sums
-      (``~ 78 c^2 h n^{3/2}`` weights) would take hours.
+      :func:`_nw_grid_predict`). The exact sums need ``~ 78 c^2 h n^{3/2}`` weights, the grid
+      ``O(n + cells log cells)`` operations (times in ``docs/benchmarks/ce2_baselines.md``).
 
     Here ``n`` is the number of samples the regression is fitted on. Each fitted function is
     clipped to [0, 1] (the cell and kernel averages of targets in [0, 1] already are).
@@ -540,7 +528,7 @@ def baseline_ce2(
         c_used, losses = float(c), {}
 
     if method == "nadaraya_watson":
-        with _one_blas_thread():
+        with one_blas_thread():
             eta, bound, info = _nw_auto(Z, T, Z, nw_bandwidth(c_used, n, h))
         eta = np.clip(eta, 0.0, 1.0)
     else:

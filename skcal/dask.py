@@ -13,14 +13,13 @@ the first pass's moment statistics); it is made automatically, for those measure
 
 This module needs Dask (``pip install 'skcal[dask]'``); ``import skcal`` never imports it.
 
-Adding a measure is one line in :data:`MEASURES`: the name, the statistics class (as
-``"module:Class"``, imported when first used), its default constructor arguments, which of
-``evaluate``'s label arguments it takes, the input it expects, and whether it is exact.
+The measures are the catalogue's (:mod:`skcal._catalog`) with a ``dask`` status: a new measure is
+offered here by its entry there (its statistics class, default arguments, label arguments,
+input and how exact it is).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import time
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without dask
 
 import numpy as np
 
+from skcal._catalog import measures
 from skcal._compat import HasMethods, validate_parameter_constraints, validate_params
 from skcal._constraints import (
     ALPHA,
@@ -51,6 +51,7 @@ from skcal._constraints import (
     StrictInterval,
 )
 from skcal._io import file_format, list_files, read_columns
+from skcal._validation import plain
 from skcal.chebyshev import auto_degree, check_auto_sample_size
 from skcal.platt import SecondOrderPlattCalibrator
 from skcal.report._outofcore import (
@@ -58,11 +59,22 @@ from skcal.report._outofcore import (
     REPORT_CONSTRAINTS,
     SAMPLE_ROWS,
     OutOfCorePlan,
+    check_label_set,
     merge_chunk_statistics,
 )
-from skcal.stats._base import BaseStatistics, from_state, merge_all, statistics_class
-from skcal.stats._ce2 import CE1Statistics, CE2Statistics
-from skcal.stats._quantile import QuantileSelector
+from skcal.stats import (
+    BaseStatistics,
+    BinnedStatistics,
+    CE1Statistics,
+    CE2Statistics,
+    ClasswiseStatistics,
+    QuantileSelector,
+    TopLabelStatistics,
+    from_state,
+    merge_all,
+    statistics_class,
+)
+from skcal.votes import Snapshots
 
 __all__ = [
     "MEASURES",
@@ -76,12 +88,12 @@ __all__ = [
 
 @dataclass(frozen=True)
 class MeasureSpec:
-    """How :func:`evaluate` builds the statistics of one measure.
+    """How :func:`evaluate` builds the statistics of one measure (from its catalogue entry).
 
     Parameters
     ----------
     statistics : str
-        ``"module:Class"`` of the :class:`~skcal.stats.BaseStatistics` subclass; its
+        ``"module:Class"``, the name of the :class:`~skcal.stats.BaseStatistics` subclass; its
         ``update(y, p, sample_weight=None)`` takes one partition.
     kwargs : dict
         Default constructor keyword arguments (overridable per call).
@@ -94,14 +106,16 @@ class MeasureSpec:
     status : str
         Exact or approximate, and how (the guide's table is built from it).
     compute_params : tuple of str
-        Constructor arguments that only change what ``compute`` returns, never the state
-        (``"measure"`` of the binned, cutoff and truthful statistics). Measures whose statistics
-        differ only in these share one state in :func:`evaluate`'s pass (the binned family on
-        the same bins is one set of per-bin sums).
+        Constructor arguments that only change what ``compute`` returns, never the state (the
+        class's ``_compute_only_params``: ``"measure"`` of the binned, cutoff and truthful
+        statistics). Measures whose statistics differ only in these share one state in
+        :func:`evaluate`'s pass (the binned family on the same bins is one set of per-bin sums).
     strategy : {"uniform", "quantile"} or None
         The binning rule of the measure's in-memory function when it is given neither
         ``strategy`` nor ``edges`` (``None``: not a binned measure), so that :func:`evaluate`
         returns what the in-memory function returns by default.
+    klass : type
+        The statistics class itself.
     """
 
     statistics: str
@@ -111,6 +125,22 @@ class MeasureSpec:
     status: str = "exact (sums of per-row terms)"
     compute_params: tuple = ()
     strategy: str | None = None
+    klass: type = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, measure):
+        """The spec of a catalogue :class:`~skcal._catalog.Measure` with a ``dask`` status."""
+        k = measure.statistics
+        return cls(
+            f"{k.__module__}:{k.__name__}",
+            dict(measure.params),
+            measure.label_args,
+            "second_order" if measure.input == "second_order" else "first_order",
+            measure.dask,
+            tuple(k._compute_only_params),
+            measure.strategy,
+            k,
+        )
 
     def make(self, **overrides):
         """Return an empty statistics object with the defaults updated by ``overrides``.
@@ -125,106 +155,11 @@ class MeasureSpec:
         BaseStatistics
             A new, empty object.
         """
-        module, name = self.statistics.split(":")
-        klass = getattr(importlib.import_module(module), name)
-        return klass(**{**self.kwargs, **overrides})
+        return self.klass(**{**self.kwargs, **overrides})
 
 
-#: The measures :func:`evaluate` knows. One line per measure; the SCDL / smECE / binned /
-#: cutoff / truthful statistics plug in the same way.
-MEASURES: dict[str, MeasureSpec] = {
-    "brier": MeasureSpec("skcal.stats._scores:BrierScoreStatistics"),
-    "log_loss": MeasureSpec("skcal.stats._scores:LogLossStatistics"),
-    "accuracy": MeasureSpec("skcal.stats._scores:AccuracyStatistics"),
-    "ce1": MeasureSpec(
-        "skcal.stats._ce2:CE1Statistics",
-        {"degree": 12, "alpha": 1e-6},
-        label_args=(),
-        status="exact at a fixed degree and alpha (two passes: moments, then plug-in sums)",
-    ),
-    "ce2": MeasureSpec(
-        "skcal.stats._ce2:CE2Statistics",
-        {"degree": 12, "alpha": 1e-6},
-        label_args=(),
-        inputs="second_order",
-        status="exact at a fixed degree and alpha (two passes: moments, then plug-in sums)",
-    ),
-    "scdl": MeasureSpec(
-        "skcal.stats._scdl:ScdlStatistics",
-        label_args=("pos_label",),
-        status="exact (finest-grid node masses; every coarser dyadic grid is folded from them)",
-    ),
-    "smooth_ece": MeasureSpec(
-        "skcal.stats._smooth_ece:SmoothECEStatistics",
-        label_args=("pos_label",),
-        status="exact to the grid deposit smooth_ece uses in memory (2^18 cells)",
-    ),
-    # binned binary measures: per-bin sums; the default numbers of bins and binning rules are the
-    # in-memory functions' (11 bins for binned_ece, 15 for the others; quantile for debiased l2)
-    **{
-        name: MeasureSpec(
-            "skcal.stats._binned:BinnedStatistics",
-            {"n_bins": n_bins, "measure": measure},
-            label_args=("pos_label",),
-            status=(
-                f"exact, {strategy} bins by default as in memory; uniform bins or given edges in one "
-                "pass (per-bin sums); strategy='quantile': exact percentile edges from extra "
-                "passes (a histogram, then the edge cells' values)"
-            ),
-            compute_params=("measure",),
-            strategy=strategy,
-        )
-        for name, measure, n_bins, strategy in (
-            ("binned_ece", "ece", 11, "uniform"),
-            ("max_calibration_error", "mce", 15, "uniform"),
-            ("rms_calibration_error", "rms", 15, "uniform"),
-            ("average_calibration_error", "ace", 15, "uniform"),
-            ("debiased_l2_calibration_error", "debiased_l2", 15, "quantile"),
-        )
-    },
-    "cutoff": MeasureSpec(
-        "skcal.stats._cutoff:CutoffStatistics",
-        label_args=("pos_label",),
-        status="exact (sorted distinct predictions with their residual sums; state grows with them)",
-        compute_params=("measure",),
-    ),
-    "ks_calibration_error": MeasureSpec(
-        "skcal.stats._cutoff:CutoffStatistics",
-        {"measure": "ks"},
-        label_args=("pos_label",),
-        status="exact (sorted distinct predictions with their residual sums; state grows with them)",
-        compute_params=("measure",),
-    ),
-    "cutoff_grid": MeasureSpec(
-        "skcal.stats._cutoff:CutoffGridStatistics",
-        label_args=("pos_label",),
-        status="approximate: a 65,536-cell grid, within the stated bound (CutoffGridStatistics.bound)",
-        compute_params=("measure",),
-    ),
-    # truthful multiclass errors: quantile bins by default, as in memory
-    **{
-        name: MeasureSpec(
-            f"skcal.stats._truthful:{klass}",
-            {"n_bins": 15, "measure": name},
-            label_args=("labels",),
-            status=(
-                "exact: by default the in-memory quantile bins (equal mass by rank, ties by global "
-                "row index), found by extra passes (a histogram, then the edge cells' values and "
-                "row indices); one pass on uniform bins (strategy='uniform') or given edges / "
-                "thresholds (per-bin sums)"
-            ),
-            compute_params=("measure",),
-            strategy="quantile",
-        )
-        for name, klass in (
-            ("truthful_conf_ce", "TopLabelStatistics"),
-            ("conf_ce", "TopLabelStatistics"),
-            ("conf_ece", "TopLabelStatistics"),
-            ("classwise_lince", "ClasswiseStatistics"),
-            ("classwise_ece", "ClasswiseStatistics"),
-        )
-    },
-}
+#: The measures :func:`evaluate` knows: the catalogue's measures with a ``dask`` status.
+MEASURES: dict[str, MeasureSpec] = {name: MeasureSpec.of(m) for name, m in measures(dask=True).items()}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -322,6 +257,8 @@ def _partition_states(recipes, y, p, w, offset=None):
     threshold-binned truthful statistics)."""
     out = []
     y, p, w = _to_numpy(y), _to_numpy(p), _to_numpy(w)
+    if np.ndim(y) == 2 and np.shape(y)[1] >= 2:
+        y = Snapshots(y)  # evaluate's y of two or more columns is snapshots: said, by its argument
     for r in recipes:
         try:
             target = statistics_class(r["kind"])
@@ -386,17 +323,8 @@ def _label_set(y_parts, split_every):
     return level[0]
 
 
-def _compute_only_params(kind):
-    """The parameters of statistics ``kind`` that do not change its state (see ``MeasureSpec``)."""
-    out = None
-    for spec in MEASURES.values():
-        if f"skcal.{spec.statistics.split(':')[1]}" == kind:
-            out = set(spec.compute_params) if out is None else out & set(spec.compute_params)
-    return out or set()
-
-
 def _share_key(recipe):
-    drop = _compute_only_params(recipe["kind"])
+    drop = set(statistics_class(recipe["kind"])._compute_only_params)
     params = {k: v for k, v in recipe["params"].items() if k not in drop}
     flag = recipe.get("use_offset", False)
     return repr((recipe["kind"], recipe["state_version"], flag, sorted(params.items())))
@@ -431,7 +359,9 @@ def _reduce(templates, partitions, split_every, scheduler, *, offsets=None, use_
     out, used = [], set()
     for t, k in zip(templates, keys, strict=True):
         # the computed states are ours: the first object of a state reads its arrays, the others copy
-        obj = BaseStatistics.from_state({**states[slot[k]], "params": t["params"]}, copy=k in used)
+        state = states[slot[k]]
+        sums = {a: np.array(v) for a, v in state["arrays"].items()} if k in used else state["arrays"]
+        obj = statistics_class(t["kind"]).from_sums(sums, n_updates=state["n_updates"], **t["params"])
         used.add(k)
         out.append(from_state(t).merge(obj) if _holds_rows(t) else obj)
     return out
@@ -444,9 +374,9 @@ def _reduce(templates, partitions, split_every, scheduler, *, offsets=None, use_
 # =============================================================================================
 #: statistics class -> the kind of quantile bins of its in-memory function
 _QUANTILE_KINDS = {
-    "skcal.stats._binned:BinnedStatistics": "percentile",
-    "skcal.stats._truthful:TopLabelStatistics": "top_label",
-    "skcal.stats._truthful:ClasswiseStatistics": "classwise",
+    BinnedStatistics: "percentile",
+    TopLabelStatistics: "top_label",
+    ClasswiseStatistics: "classwise",
 }
 
 
@@ -474,7 +404,7 @@ def _quantile_passes(specs, y, partitions, labels, pos_label, split_every, sched
     for i, (name, spec, kw) in enumerate(specs):
         if "strategy" not in kw:
             continue
-        kind = _QUANTILE_KINDS.get(spec.statistics)
+        kind = _QUANTILE_KINDS.get(spec.klass)
         strategy = kw["strategy"]
         if kind is None:
             raise ValueError(f"{name!r} takes no strategy= (only the binned and truthful measures do).")
@@ -495,7 +425,7 @@ def _quantile_passes(specs, y, partitions, labels, pos_label, split_every, sched
     # bins given as (value, global index) thresholds split ties by global row index: the passes
     # of such measures need each partition's first row index, whoever computed the thresholds
     for i, (_, spec, kw) in enumerate(specs):
-        if kw.get("thresholds") is not None and _QUANTILE_KINDS.get(spec.statistics) != "percentile":
+        if kw.get("thresholds") is not None and _QUANTILE_KINDS.get(spec.klass) != "percentile":
             use_offset[i] = True
     if not selectors:
         return use_offset, (_row_offsets(y, partitions, scheduler) if any(use_offset) else None)
@@ -840,6 +770,16 @@ def _file_rows(path):
     return int(pq.ParquetFile(path).metadata.num_rows)
 
 
+def _file_rows_and_labels(path, y):
+    """The rows of one parquet file and the distinct labels of its column ``y`` (``None``: the rows only)."""
+    if y is None:
+        return _file_rows(path), None
+    import pyarrow.parquet as pq  # pyarrow is optional (the parquet extra)
+
+    labels = np.asarray(pq.read_table(path, columns=[y]).column(y).to_numpy())
+    return int(labels.shape[0]), np.unique(labels)
+
+
 class _OwnPartition:
     """A dask dataframe partition that the task folding it computes itself.
 
@@ -865,6 +805,36 @@ class _OwnPartition:
 
 def _partition_rows(part):
     return len(part.compute())
+
+
+def _partition_rows_and_labels(part, y):
+    """The rows of a partition and the distinct labels of its column ``y`` (``None``: the rows only)."""
+    if y is None:
+        return _partition_rows(part), None
+    frame = part.compute()
+    return len(frame), np.unique(np.asarray(frame[y]))
+
+
+def _label_set_of_parts(uniques, pos_label, names):
+    """The labels of every partition as one set, checked; an invalid set names the first partition
+    (in reading order) whose labels make it invalid."""
+    seen = None
+    for u, name in zip(uniques, names, strict=True):
+        if not len(u):
+            continue
+        try:
+            if seen is not None and (u.dtype.kind in "biuf") != (seen.dtype.kind in "biuf"):
+                raise ValueError("labels of another type than those before them.")
+            union = u if seen is None else np.unique(np.concatenate([seen, u]))
+            check_label_set(union, pos_label)
+        except ValueError as exc:
+            before = [] if seen is None else plain(seen)
+            raise ValueError(
+                f"y: {name} holds the labels {plain(u)}; with those of the partitions before it ({before}) "
+                f"they are not one binary label set: {exc}"
+            ) from None
+        seen = union
+    return seen
 
 
 def _fold_partition(plan, acc, frame, first_row, y, models, block, point):
@@ -936,6 +906,7 @@ def calibration_report_dask(
     n_resamples=1000,
     random_state=None,
     pos_label=None,
+    labels=None,
     exact_rows=EXACT_ROWS,
     sample_rows=SAMPLE_ROWS,
     replicate_block=None,
@@ -952,14 +923,14 @@ def calibration_report_dask(
     The same report as :meth:`skcal.report.CalibrationReport.from_predictions` on the same rows
     (values to round-off, intervals and ``p_best`` equal for the same ``random_state`` up to
     ``exact_rows`` rows), made from statistics merged over the partitions (see
-    :mod:`skcal.report._outofcore` for what is equal and what differs): one pass counts the
-    rows of every partition (the global index of a partition's first row keys its bootstrap
-    weights), then each pass turns every partition into the statistics of every model and
-    metric, with one block of Poisson-bootstrap replicates, folds them along ``chains`` chains
-    of consecutive partitions and merges the chains up a tree; the first pass also computes
-    the values and keeps the rows the calibration tests and the reliability diagrams use
-    (every ``k``-th row, at most ``sample_rows``). A worker holds a partition and a few blocks
-    of statistics, never all rows.
+    :mod:`skcal.report._outofcore` for what is equal and what differs): one pass counts the rows of
+    every partition (the global index of a partition's first row keys its bootstrap weights) and,
+    unless ``labels`` is given, reads their label set, then each pass turns every partition into the
+    statistics of every model and metric, with one block of Poisson-bootstrap replicates, folds them
+    along ``chains`` chains of consecutive partitions and merges the chains up a tree; the first
+    pass also computes the values and keeps the rows the calibration tests and the reliability
+    diagrams use (every ``k``-th row, at most ``sample_rows``). A worker holds a partition and a few
+    blocks of statistics, never all rows.
 
     Parameters
     ----------
@@ -980,6 +951,11 @@ def calibration_report_dask(
         As in :meth:`~skcal.report.CalibrationReport.from_predictions`.
     pos_label : int, float, bool, str or None, default=None
         The positive class of ``y``.
+    labels : array-like of shape (1,) or (2,), default=None
+        The label set, fixed before the first chunk: a label outside it in any partition is an
+        error naming the partition's first row and the row. ``None``: read by a first pass over
+        the label column (with the rows of each partition), and an invalid set (a third label,
+        ``{0, 1}`` beside ``{-1, 1}``) is an error naming the first partition that holds it.
     exact_rows : int, default=10**6
         Rows up to which the cutoff error and smCE use their exact statistics (above: fixed
         grids with a stated bound, written in the report's notes).
@@ -1044,15 +1020,22 @@ def calibration_report_dask(
         raise ValueError(f"models: no column {missing[0]!r} in the data (its columns: {columns}).")
     if not models:
         raise ValueError("models: the data hold no probability column besides y.")
+    # the label set is fixed before the first chunk: given, or read here by a first pass over the
+    # label column (with the rows of every partition), then every chunk is checked against it
+    ycol = y if labels is None else None
     if files is not None:  # a parquet path: one partition per file, read by the task that folds it
-        parts = files
-        lengths = dask.compute(*[dask.delayed(_file_rows)(f) for f in files], scheduler=scheduler)
+        parts, names = files, files
+        tasks = [dask.delayed(_file_rows_and_labels)(f, ycol) for f in files]
     else:
         # each partition computed by the task that uses it (see _OwnPartition)
         parts = [_OwnPartition(part) for part in df[[y, *models]].to_delayed()]
+        names = [f"partition {i}" for i in range(len(parts))]
         # the lengths of the very partitions the passes read (a column projection may regroup them)
-        lengths = dask.compute(*[dask.delayed(_partition_rows)(part) for part in parts], scheduler=scheduler)
-    lengths = np.asarray(lengths, dtype=np.int64)
+        tasks = [dask.delayed(_partition_rows_and_labels)(part, ycol) for part in parts]
+    counted = dask.compute(*tasks, scheduler=scheduler)
+    lengths = np.asarray([c[0] for c in counted], dtype=np.int64)
+    if labels is None:
+        labels = _label_set_of_parts([c[1] for c in counted], pos_label, names)
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     plan = OutOfCorePlan.from_options(
         int(lengths.sum()),
@@ -1067,6 +1050,7 @@ def calibration_report_dask(
         n_resamples=n_resamples,
         random_state=random_state,
         pos_label=pos_label,
+        labels=labels,
         exact_rows=exact_rows,
         sample_rows=sample_rows,
         replicate_block=replicate_block,

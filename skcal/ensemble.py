@@ -25,7 +25,7 @@ __all__ = ["EnsembleMoments", "ensemble_moments"]
 
 
 @validate_params(
-    {"probas": ["array-like"], "layout": [StrOptions({"flat", "classes"})]},
+    {"probas": ["array-like"], "layout": [StrOptions({"flat", "classes", "binary"})]},
     prefer_skip_nested_validation=True,
 )
 def ensemble_moments(probas, *, layout="flat"):
@@ -41,15 +41,20 @@ def ensemble_moments(probas, *, layout="flat"):
     probas : array-like of shape (n_members, n_samples, n_classes)
         Each member's class probabilities (rows summing to 1 within ``1e-6``), at least two
         members and two classes.
-    layout : {"flat", "classes"}, default="flat"
-        ``"flat"``: ``(n, 2k)``, the k means then the k variances (the layout of
-        :class:`EnsembleMoments` and of ``SecondOrderCalibratedClassifier("precomputed")``).
+    layout : {"flat", "classes", "binary"}, default="flat"
+        The layout returned, the same for every number of classes (never chosen by the shape of
+        ``probas``). ``"flat"``: ``(n, 2k)``, the k means then the k variances (the layout of
+        :class:`EnsembleMoments` with several classes and of
+        ``SecondOrderCalibratedClassifier("precomputed")``); ``(n, 4)`` for two classes.
         ``"classes"``: ``(n, k, 2)``, ``m`` at ``[..., 0]`` and ``sigma2`` at ``[..., 1]``.
+        ``"binary"`` (two classes only): ``(n, 2)``, the ``(m, sigma2)`` of class 1, the binary
+        scores of :class:`EnsembleMoments`. Every skcal function gives a two-class predictor the
+        same number in all three layouts (the binary one of class 1).
 
     Returns
     -------
-    ndarray of shape (n_samples, 2 * n_classes) or (n_samples, n_classes, 2)
-        The scores; the means of a row sum to 1.
+    ndarray of shape (n_samples, 2 * n_classes), (n_samples, n_classes, 2) or (n_samples, 2)
+        The scores; the means of a row sum to 1 (``"binary"``: class 1's alone).
 
     Examples
     --------
@@ -60,6 +65,9 @@ def ensemble_moments(probas, *, layout="flat"):
     [[0.6, 0.3, 0.1, 0.02, 0.02, 0.0]]
     >>> ensemble_moments(P, layout="classes").shape
     (1, 3, 2)
+    >>> P2 = np.array([[[0.3, 0.7]], [[0.5, 0.5]]])  # two classes: (n, 4), or class 1's (n, 2)
+    >>> ensemble_moments(P2).shape, ensemble_moments(P2, layout="binary").round(3).tolist()
+    ((1, 4), [[0.6, 0.02]])
     """
     P = as_float_array(probas, "probas", ndim=(3,))
     reject_nonfinite(P, "probas")
@@ -80,7 +88,14 @@ def ensemble_moments(probas, *, layout="flat"):
         )
     m = P.mean(axis=0)
     s2 = np.clip(P.var(axis=0, ddof=1), 0.0, m * (1.0 - m))
+    if layout == "binary" and k != 2:
+        raise ValueError(
+            f"layout='binary' is the (m, sigma2) of class 1 of a two-class ensemble; probas has {k} "
+            "classes: use layout='flat' or 'classes'."
+        )
     S = np.stack([np.clip(m, 0.0, 1.0), s2], axis=2)
+    if layout == "binary":
+        return S[:, 1].copy()
     return S if layout == "classes" else flat_class_scores(S)
 
 _CLONE_HINT = (

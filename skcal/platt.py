@@ -19,7 +19,14 @@ from skcal._constraints import ALPHA, BASIS, DEGREE, ORDER, OUT_OF_BOUNDS
 from skcal._validation import binary_labels, check_sample_weight, check_scores, reject_strings
 from skcal.chebyshev import ChebyshevMoments, ChebyshevRidge
 from skcal.stats._ce2 import MomentStatistics
-from skcal.votes import VoteCounts, check_class_scores, check_snapshots, require_pairs, snapshot_targets
+from skcal.votes import (
+    Snapshots,
+    VoteCounts,
+    check_class_scores,
+    check_snapshots,
+    require_pairs,
+    snapshot_targets,
+)
 
 __all__ = ["SIMPLEX_PROJECTIONS", "SecondOrderPlattCalibrator", "project_moments", "project_to_simplex"]
 
@@ -177,7 +184,9 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         ``y`` may also be a 1-D vector of binary labels (``{0, 1}``, ``{-1, 1}`` or booleans);
         with ``order=2`` a 1-D ``y`` is an error, because a single label cannot estimate
         ``E[f*^2]``. ``y`` may also be a :class:`skcal.votes.VoteCounts` (positive votes out of
-        a total per row), with the same results as the equivalent snapshots. With ``order=2``
+        a total per row), with the same results as the equivalent snapshots, or a
+        :class:`skcal.votes.Snapshots`; a plain ``(n, 2)`` array of 0/1 votes that also reads as
+        counts of two classes is refused (:func:`skcal.votes.refuse_ambiguous_votes`). With ``order=2``
         rows with a single vote may stand beside rows with two or more (the mixed rule:
         ``eta1_hat`` is fitted on every row, ``eta2_hat`` on the rows with pairs, attribute
         ``pairs_engine_``; :meth:`fit` only, not :meth:`partial_fit`). ``order=1`` outputs are
@@ -231,7 +240,8 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
     >>> n = 2000
     >>> S = np.column_stack([rng.uniform(0, 1, n), rng.uniform(0, 0.25, n)])
     >>> f = np.clip(S[:, 0] + rng.normal(0, 0.1, n), 0, 1)  # true P(Y=1|x)
-    >>> Y = (rng.uniform(size=(n, 2)) < f[:, None]).astype(float)  # two snapshots
+    >>> from skcal import Snapshots
+    >>> Y = Snapshots(rng.uniform(size=(n, 2)) < f[:, None])  # two votes a row
     >>> cal = SecondOrderPlattCalibrator(degree=4, alpha=1e-6).fit(S, Y)
     >>> out = cal.transform(S)
     >>> out.shape, bool((out[:, 1] <= out[:, 0] * (1 - out[:, 0]) + 1e-12).all())
@@ -267,11 +277,12 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
                 "(n, k) snapshots (k >= 2 binary labels per input, NaN for a missing vote)"
                 + (" or, with order=1, 1-D binary labels." if self.order == 1 else ".")
             )
-        if isinstance(y, VoteCounts):
-            V = check_snapshots(y, name="y (vote counts)", n_samples=n_samples, min_votes=1)
+        if isinstance(y, (VoteCounts, Snapshots)):
+            name = "y (vote counts)" if isinstance(y, VoteCounts) else "y (snapshots)"
+            V = check_snapshots(y, name=name, n_samples=n_samples, min_votes=1)
             t1, t2, c = snapshot_targets(V)
             if self.order == 2:
-                require_pairs(c, "y (vote counts)")
+                require_pairs(c, name)
                 return np.column_stack([t1, t2]), t1, t2
             return t1[:, None], t1, (t2 if (c >= 2).all() else None)
         arr = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
@@ -303,8 +314,9 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         ----------
         X : array-like of shape (n, 2) or (n, 1)
             Scores ``(m, sigma2)`` or ``m`` alone.
-        y : array-like of shape (n, k)
-            Snapshots (``k >= 2``; NaN marks a missing vote). With ``order=1`` also 1-D labels.
+        y : array-like of shape (n, k), Snapshots or VoteCounts
+            Snapshots (``k >= 2``; NaN marks a missing vote) or vote counts. With ``order=1``
+            also 1-D labels.
         sample_weight : array-like of shape (n,), default=None
             Non-negative weights.
 
@@ -351,8 +363,9 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         ----------
         X : array-like of shape (n, 2) or (n, 1)
             Scores ``(m, sigma2)`` or ``m`` alone.
-        y : array-like of shape (n, k)
-            Snapshots (``k >= 2``; NaN marks a missing vote). With ``order=1`` also 1-D labels.
+        y : array-like of shape (n, k), Snapshots or VoteCounts
+            Snapshots (``k >= 2``; NaN marks a missing vote) or vote counts. With ``order=1``
+            also 1-D labels.
         sample_weight : array-like of shape (n,), default=None
             Non-negative weights.
 
@@ -608,7 +621,7 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         ----------
         X : array-like of shape (n, n_features_in_)
             Second-order scores ``(m, sigma2)`` (or ``m`` alone for a 1-D fit).
-        y : array-like of shape (n,) or (n, k), or skcal.votes.VoteCounts
+        y : array-like of shape (n,) or (n, k), Snapshots or VoteCounts
             Snapshots (``k >= 2`` votes per row, NaN for a missing vote), vote counts, or (for
             ``order=1``) one binary label per row.
         sample_weight : array-like of shape (n,), default=None

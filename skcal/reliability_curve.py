@@ -25,7 +25,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
 
 from skcal._compat import StrOptions, validate_params
 from skcal._constraints import (
@@ -36,6 +35,7 @@ from skcal._constraints import (
     SAMPLE_WEIGHT,
     StrictInterval,
 )
+from skcal._threads import one_blas_thread
 from skcal._validation import check_binary_probabilities
 from skcal.binned_ece import BINNED_CONSTRAINTS, binned_statistics
 from skcal.binning import hat_deposit
@@ -486,7 +486,7 @@ def smooth_reliability_curve(
         kernel = None
     ww = np.ones(n) if w is None else w
     rows = []
-    with threadpool_limits(limits=1):  # small dense products: one BLAS thread is fastest
+    with one_blas_thread(openmp=True):  # small dense products: one BLAS thread is fastest
         sw, sy = _smoothed(hat_deposit(p, n_cells, np.stack([ww, ww * y])), kernel)
         curve, density = (a[0] for a in _curve(sw, sy, min_density))
         n_pos, (ps, ws) = _positives_first(y, p, w)

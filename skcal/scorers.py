@@ -13,9 +13,10 @@ Loss scorers negate, as in scikit-learn: ``scoring="scdl"`` and ``scoring="neg_s
 return ``-scdl_score`` so that greater is better.
 
 The dependency points one way: the metric modules (:mod:`skcal.scdl`, :mod:`skcal.truthful`,
-...) are pure functions that know nothing of scorers; this module sits above them, imports
-them, and holds the one table of skcal's scorers (:data:`SCORER_TABLE`), registered when
-``skcal`` is imported (any ``import skcal...`` runs the package ``__init__`` first).
+...) are pure functions that know nothing of scorers; this module sits above them and builds
+the one table of skcal's scorers (:data:`SCORER_TABLE`) from the catalogue's measures
+(:mod:`skcal._catalog`), registered when ``skcal`` is imported (any ``import skcal...`` runs the
+package ``__init__`` first).
 
 :func:`register_scorer` refuses to replace a scikit-learn scorer (a name in
 ``sklearn.metrics.get_scorer_names()`` before skcal registered anything) or a name registered
@@ -30,6 +31,7 @@ import sys
 
 from sklearn.metrics import get_scorer_names, make_scorer
 
+from skcal._catalog import CATALOG
 from skcal._compat import (
     SKLEARN_MODULES_WITH_SCORING_CONSTRAINTS,
     SklearnScorer,
@@ -37,18 +39,6 @@ from skcal._compat import (
     sklearn_scorer_registry,
     validate_params,
 )
-from skcal.binned_measures import (
-    average_calibration_error,
-    debiased_l2_calibration_error,
-    max_calibration_error,
-    rms_calibration_error,
-)
-from skcal.ce2 import ce2_score
-from skcal.ks_calibration_error import ks_calibration_error
-from skcal.lipschitz import smooth_calibration_error
-from skcal.scdl import scdl_score
-from skcal.smooth_ece import smooth_ece
-from skcal.truthful import classwise_lince, truthful_conf_ce
 
 __all__ = ["SCORER_TABLE", "get_skcal_scorer_names", "make_classes_aware_loss_scorer", "register_scorer"]
 
@@ -225,51 +215,33 @@ def get_skcal_scorer_names():
 
 
 # ---------------------------------------------------------------------------------------------
-# the scorer table: every scorer skcal registers, in one place
+# the scorer table: every scorer skcal registers, built from the catalogue
 # ---------------------------------------------------------------------------------------------
-def _ce2_metric(y_true, y_pred, **kwargs):
-    return ce2_score(y_true, y_pred, **kwargs)
+#: The estimator methods whose second-order output a second-order scorer scores, the first the
+#: estimator has: ``predict_second_order`` (a SecondOrderCalibratedClassifier), ``predict`` (a
+#: pipeline ending in the Platt calibrator), ``transform`` (one ending in ``SechPerturber``).
+_SECOND_ORDER_METHODS = ("predict_second_order", "predict", "transform")
+
+
+def _scorer(m):
+    if m.scorer == "second_order":
+        return make_scorer(m.function, greater_is_better=False, response_method=_SECOND_ORDER_METHODS)
+    return make_classes_aware_loss_scorer(m.function, classes_kwarg=m.scorer)
 
 
 def _build_table():
-    scdl = make_classes_aware_loss_scorer(scdl_score, classes_kwarg="pos_label")
-    smece = make_classes_aware_loss_scorer(smooth_ece, classes_kwarg="pos_label")
-    smce = make_classes_aware_loss_scorer(smooth_calibration_error, classes_kwarg="pos_label")
-    # ``-ce2_score(y, second-order output)``, the output being the first of
-    # ``estimator.predict_second_order(X)`` (a SecondOrderCalibratedClassifier), ``predict(X)``
-    # (a pipeline ending in the Platt calibrator) and ``transform(X)`` (one ending in
-    # ``SechPerturber``) that the estimator has; ``y`` are the snapshots or vote counts.
-    methods = ("predict_second_order", "predict", "transform")
-    ce2 = make_scorer(_ce2_metric, greater_is_better=False, response_method=methods)
-    table = {"scdl": scdl, "neg_scdl": scdl, "smooth_ece": smece, "neg_smooth_ece": smece}
-    table.update({"smooth_calibration_error": smce, "neg_smooth_calibration_error": smce})
-    for func in (
-        max_calibration_error,
-        rms_calibration_error,
-        average_calibration_error,
-        debiased_l2_calibration_error,
-        ks_calibration_error,
-    ):
-        scorer = make_classes_aware_loss_scorer(func, classes_kwarg="pos_label")
-        table.update({func.__name__: scorer, f"neg_{func.__name__}": scorer})
-    table.update({"ce2": ce2, "neg_ce2": ce2})
-    # k classes: ``y`` are counts per class (VoteCounts(counts=C)) or snapshots of class labels,
-    # the output (n, k, 2) scores; "ce2" gives the classwise CE2 there too (multiclass="auto")
-    for task in ("classwise", "top_label"):
-        scorer = make_scorer(
-            _ce2_metric, greater_is_better=False, response_method=methods, multiclass=task
-        )
-        table.update({f"ce2_{task}": scorer, f"neg_ce2_{task}": scorer})
-    for name, func in (("truthful_conf_ce", truthful_conf_ce), ("classwise_lince", classwise_lince)):
-        scorer = make_classes_aware_loss_scorer(func, classes_kwarg="labels")
-        table.update({name: scorer, f"neg_{name}": scorer})
+    table = {}
+    for m in CATALOG:
+        if m.scorer is not None:
+            scorer = _scorer(m)
+            table.update({m.name: scorer, f"neg_{m.name}": scorer})
     return table
 
 
-#: name -> scorer for every scorer skcal registers. All are losses, negated (greater is better);
-#: ``name`` and ``neg_name`` are the same scorer.
+#: name -> scorer for every scorer skcal registers (the catalogue's measures with a ``scorer``).
+#: All are losses, negated (greater is better); ``name`` and ``neg_name`` are the same scorer.
 SCORER_TABLE = _build_table()
 
-for _name, _scorer in SCORER_TABLE.items():
-    register_scorer(_name, _scorer)
-del _name, _scorer
+for _name, _scorer_object in SCORER_TABLE.items():
+    register_scorer(_name, _scorer_object)
+del _name, _scorer_object

@@ -27,7 +27,14 @@ from skcal._validation import binary_labels, check_scores
 from skcal.ensemble import EnsembleMoments
 from skcal.perturbation import SechPerturber
 from skcal.platt import SIMPLEX_PROJECTIONS, SecondOrderPlattCalibrator, project_to_simplex
-from skcal.votes import VoteCounts, check_class_scores, check_class_votes, flat_class_scores, require_pairs
+from skcal.votes import (
+    Snapshots,
+    VoteCounts,
+    check_class_scores,
+    check_class_votes,
+    flat_class_scores,
+    require_pairs,
+)
 
 __all__ = ["SecondOrderCalibratedClassifier"]
 
@@ -36,7 +43,7 @@ PRECOMPUTED = "precomputed"
 
 
 def _is_one_label_per_row(y):
-    if isinstance(y, VoteCounts):
+    if isinstance(y, (VoteCounts, Snapshots)):
         return False
     shape = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y).shape
     return len(shape) == 1 or (len(shape) == 2 and shape[1] == 1)
@@ -96,8 +103,10 @@ class SecondOrderCalibratedClassifier(ClassifierMixin, BaseEstimator):
         wrapped in :class:`sklearn.frozen.FrozenEstimator` (which keeps it fitted under
         ``clone``). ``"precomputed"``: ``X`` holds the ensemble's second-order scores already
         (``(n, 2)`` for two classes, the ``(n, 2k)`` layout of ``EnsembleMoments`` or of
-        :func:`skcal.ensemble_moments` for k), for ensembles whose outputs are stored rather
-        than refitted; the classes are then ``0..k-1`` (or the ``classes`` of vote counts).
+        :func:`skcal.ensemble_moments`, or ``(n, k, 2)``), for ensembles whose outputs are stored
+        rather than refitted; the classes are then ``0..k-1`` (or the ``classes`` of vote
+        counts). Two classes in a k-class layout (``(n, 4)``, ``(n, 2, 2)``) are class 1's
+        ``(m, sigma2)``: the same binary model as from ``(n, 2)`` scores.
     bandwidth : float, default=2**-6
         Sech bandwidth ``h`` of the perturbation (density proportional to ``sech((t - s) / h)``).
     degree : int, default=4
@@ -247,11 +256,17 @@ class SecondOrderCalibratedClassifier(ClassifierMixin, BaseEstimator):
         return S[:, :1] if self.basis == "1d" else S
 
     def _ensemble_scores(self, X, *, fit):
-        """The raw (unperturbed) scores: ``(n, 2)`` for two classes, else ``(n, k, 2)``."""
+        """The raw (unperturbed) scores: ``(n, 2)`` for two classes, else ``(n, k, 2)``.
+
+        Precomputed scores of two classes in a k-class layout (``(n, 2, 2)`` or ``(n, 4)``) are
+        class 1's ``(m, sigma2)`` for ``multiclass="classwise"``: the binary chain, the same
+        model as from ``(n, 2)`` scores (``skcal.ce2``'s rule for two classes).
+        """
         if self._precomputed():
             if np.ndim(X) == 2 and np.shape(X)[1] == 2:
                 return check_scores(X, name="X (precomputed scores)")
-            return check_class_scores(X, name="X (precomputed scores)")
+            S3 = check_class_scores(X, name="X (precomputed scores)")
+            return S3[:, 1] if S3.shape[1] == 2 and self.multiclass == "classwise" else S3
         if fit:
             self.moments_ = EnsembleMoments(self.estimator)
             S = self.moments_.fit_transform(X)
@@ -274,11 +289,13 @@ class SecondOrderCalibratedClassifier(ClassifierMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Held-out raw features (not used to fit the ensemble), or for ``"precomputed"`` the
             ensemble's scores ``(n, 2)`` or ``(n, 2k)``.
-        y : array-like of shape (n_samples, r), VoteCounts, or array-like of shape (n_samples,)
+        y : array-like of shape (n_samples, r), Snapshots, VoteCounts, or array-like of shape (n_samples,)
             Two classes: snapshots (``r >= 2`` binary votes per row, 1 = ``classes_[1]``, NaN for
             a missing vote) or vote counts of the positive class. k classes: counts per class
             (``VoteCounts(counts=C)``) or snapshots of class labels. With ``order=1`` also one
-            label per row (labels of the ensemble's classes).
+            label per row (labels of the ensemble's classes). A plain ``(n, k)`` array that reads
+            both as snapshots and as counts per class of the ``k`` classes is refused: wrap it in
+            ``Snapshots`` or ``VoteCounts(counts=...)``.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the calibration rows.
 

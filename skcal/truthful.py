@@ -403,7 +403,7 @@ def _quantile_column_sums(buf, members, column, n_bins):
 
 
 # from this many entries and rows of P on, the compiled path is used: below, the numpy path is
-# as fast, the first call need not import numba (about 0.5 s once per process), and the
+# as fast, the first call need not import numba (once per process), and the
 # kernel's table of k * N_CELLS entries (12 KB a column) stays small beside P (8 n bytes a column)
 _KERNEL_MIN_SIZE = 1 << 22
 _KERNEL_MIN_ROWS = 1 << 16

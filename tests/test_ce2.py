@@ -10,6 +10,7 @@ from sklearn.pipeline import Pipeline
 from skcal import SechPerturber, SecondOrderPlattCalibrator, ce1_score, ce2_details, ce2_score
 from skcal.chebyshev import ChebyshevRidge
 from skcal.sech import sech_pdf
+from skcal.votes import Snapshots
 
 
 # ------------------------------------------------------------------------------ closed forms
@@ -91,7 +92,7 @@ def test_ce2_against_quadrature_at_the_corner_converges():
         errs = []
         for seed in range(3):
             Sp, Y = _corner_sample(n, p, h, seed)
-            res = ce2_details(Y, Sp, degree=4, bandwidth=h)
+            res = ce2_details(Snapshots(Y), Sp, degree=4, bandwidth=h)
             errs.append(abs(res.ce2 - (t1 + t2)))
             assert res.ce2 == pytest.approx(res.term1 + res.term2)
         errors[n] = np.mean(errs)
@@ -104,8 +105,8 @@ def test_ce2_auto_degree_at_the_corner():
     p, h = 0.95, 1 / 16
     t1, t2 = _corner_ce2(p, h)
     Sp, Y = _corner_sample(50000, p, h, seed=7)
-    res = ce2_details(Y, Sp, bandwidth=h)  # auto: min(cap 44, sample guard d <= n / 100) = 21
-    assert res.degree == 21
+    res = ce2_details(Snapshots(Y), Sp, bandwidth=h)  # auto: cap 44, guard d <= 1.25 n^(1/3) = 46 -> 5
+    assert res.degree == 5
     assert res.term1 == pytest.approx(t1, abs=0.005)
     assert res.term2 == pytest.approx(t2, abs=0.005)
 
@@ -116,7 +117,7 @@ def test_ce2_closed_form_overstated_variance():
     n = 50000
     S = np.column_stack([rng.uniform(0, 1, n), rng.uniform(0, 0.25, n)])
     Y = (rng.uniform(size=(n, 3)) < S[:, :1]).astype(float)
-    res = ce2_details(Y, S, degree=4)
+    res = ce2_details(Snapshots(Y), S, degree=4)
     assert res.term1 < 0.015
     assert res.term2 == pytest.approx(1 / 8, abs=0.01)
     # the plug-in is the mean of the clipped fitted functions at the sample
@@ -125,7 +126,7 @@ def test_ce2_closed_form_overstated_variance():
     assert res.term2 == pytest.approx(np.mean(np.abs(res.eta2(S) - v)), rel=1e-12)
     e = res.eta2(np.array([[0.5, 0.1], [1.0, 0.0]]))
     assert e == pytest.approx([0.25, 1.0], abs=0.03)
-    assert ce2_score(Y, S, degree=4) == res.ce2
+    assert ce2_score(Snapshots(Y), S, degree=4) == res.ce2
 
 
 def test_ce2_is_zero_for_calibrated_scores_up_to_noise():
@@ -136,8 +137,8 @@ def test_ce2_is_zero_for_calibrated_scores_up_to_noise():
     f = m + rng.choice([-1.0, 1.0], n) * np.sqrt(s)  # E[f|S] = m, Var[f|S] = s
     Y = (rng.uniform(size=(n, 2)) < f[:, None]).astype(float)
     S = np.column_stack([m, s])
-    assert ce2_score(Y, S, degree=4) < 0.02
-    assert ce2_score(Y, np.column_stack([m, 4 * s]), degree=4) > 0.04
+    assert ce2_score(Snapshots(Y), S, degree=4) < 0.02
+    assert ce2_score(Snapshots(Y), np.column_stack([m, 4 * s]), degree=4) > 0.04
 
 
 def test_ce1_closed_form_and_label_kinds():
@@ -149,7 +150,7 @@ def test_ce1_closed_form_and_label_kinds():
     assert ce1 == pytest.approx(1 / 6, abs=0.01)  # E|m^2 - m| for m ~ U(0, 1)
     assert ce1_score(Y[:, 0].astype(bool), m[:, None], degree=4) == ce1
     assert ce1_score(2 * Y[:, 0] - 1, np.column_stack([m, np.zeros(n)]), degree=4) == ce1
-    assert ce1_score(Y, m, degree=4) == pytest.approx(1 / 6, abs=0.01)  # snapshots: t1
+    assert ce1_score(Snapshots(Y), m, degree=4) == pytest.approx(1 / 6, abs=0.01)  # snapshots: t1
     assert ce1_score(Y[:, 0], m, degree=4, cv=3, random_state=0) == pytest.approx(1 / 6, abs=0.01)
 
 
@@ -159,8 +160,8 @@ def test_sample_weight_equals_repetition():
     S = np.column_stack([rng.uniform(0, 1, n), rng.uniform(0, 0.25, n)])
     Y = (rng.uniform(size=(n, 2)) < S[:, :1]).astype(float)
     w = rng.integers(0, 3, n)
-    a = ce2_score(Y, S, degree=3, sample_weight=w)
-    b = ce2_score(np.repeat(Y, w, axis=0), np.repeat(S, w, axis=0), degree=3)
+    a = ce2_score(Snapshots(Y), S, degree=3, sample_weight=w)
+    b = ce2_score(Snapshots(np.repeat(Y, w, axis=0)), np.repeat(S, w, axis=0), degree=3)
     assert a == pytest.approx(b, rel=1e-7)
 
 
@@ -198,7 +199,7 @@ def test_cv_from_sufficient_statistics_equals_brute_force(kind):
     else:  # train + test do not cover the data: the training statistics are computed directly
         cv = ShuffleSplit(n_splits=2, test_size=0.2, train_size=0.5, random_state=0)
         splits = list(cv.split(S))
-    res = ce2_details(Y, S, degree=degrees, cv=cv, alphas=alphas, random_state=0)
+    res = ce2_details(Snapshots(Y), S, degree=degrees, cv=cv, alphas=alphas, random_state=0)
     ref = _brute_force_cv(S, Y, splits, degrees, alphas)
     cvr = res.cv_results
     assert len(cvr["degree"]) == 6
@@ -207,22 +208,24 @@ def test_cv_from_sufficient_statistics_equals_brute_force(kind):
     best = min(ref, key=ref.get)
     assert (res.degree, res.alpha) == best
     # the final model is refitted on all data with the selected parameters
-    assert res.ce2 == ce2_score(Y, S, degree=res.degree, alpha=res.alpha)
+    assert res.ce2 == ce2_score(Snapshots(Y), S, degree=res.degree, alpha=res.alpha)
 
 
 def test_cv_default_schedule_holdout_and_reproducibility():
     S, Y = _data(3000, seed=1)
-    res = ce2_details(Y, S, bandwidth=1 / 4, cv="holdout", random_state=0)
+    res = ce2_details(Snapshots(Y), S, bandwidth=1 / 4, cv="holdout", random_state=0)
     # cap 22 at h = 1/4: schedule 22, 11, 5 with the seven ridge values of SPEC 2; degree 22
     # (529 features) is skipped because the 2100 training samples are fewer than 10 per feature
     assert sorted(set(res.cv_results["degree"].tolist())) == [5, 11]
-    big = ce2_details(Y, S, bandwidth=1 / 4, cv="holdout", random_state=0, degree=[22, 5], alphas=[1e-3])
+    big = ce2_details(
+        Snapshots(Y), S, bandwidth=1 / 4, cv="holdout", random_state=0, degree=[22, 5], alphas=[1e-3]
+    )
     assert sorted(big.cv_results["degree"].tolist()) == [5, 22]  # an explicit list is not filtered
     assert sorted(set(res.cv_results["alpha"].tolist())) == [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0]
-    again = ce2_details(Y, S, bandwidth=1 / 4, cv=0.3, random_state=0)
+    again = ce2_details(Snapshots(Y), S, bandwidth=1 / 4, cv=0.3, random_state=0)
     np.testing.assert_array_equal(res.cv_results["mean_test_mse"], again.cv_results["mean_test_mse"])
     assert res.ce2 == again.ce2
-    assert ce2_score(Y, S, bandwidth=1 / 4, cv=KFold(2), degree=[3, 5]) > 0
+    assert ce2_score(Snapshots(Y), S, bandwidth=1 / 4, cv=KFold(2), degree=[3, 5]) > 0
 
 
 # ------------------------------------------------------------------------------ scorers
@@ -236,16 +239,17 @@ def test_scorers_registered_and_cross_val_score():
     assert {"ce2", "neg_ce2"} <= set(get_scorer_names())
     S, Y = _data(3000, seed=2)
     cv = KFold(3, shuffle=True, random_state=0)
-    scores = cross_val_score(_pipe(), S, Y, scoring="ce2", cv=cv)
+    scores = cross_val_score(_pipe(), S, Snapshots(Y), scoring="ce2", cv=cv)
     assert scores.shape == (3,) and (scores < 0).all()
-    np.testing.assert_array_equal(cross_val_score(_pipe(), S, Y, scoring="neg_ce2", cv=cv), scores)
+    np.testing.assert_array_equal(cross_val_score(_pipe(), S, Snapshots(Y), scoring="neg_ce2", cv=cv), scores)
     # fold 0 by hand: -ce2 of the recalibrated output against the held-out snapshots
     tr, te = next(cv.split(S))
-    pipe = _pipe().fit(S[tr], Y[tr])
-    assert scores[0] == pytest.approx(-ce2_score(Y[te], pipe.predict(S[te])))
+    pipe = _pipe().fit(S[tr], Snapshots(Y[tr]))
+    assert scores[0] == pytest.approx(-ce2_score(Snapshots(Y[te]), pipe.predict(S[te])))
     # a pipeline without predict is scored on its transform output (here: perturbed scores)
     sech_only = SechPerturber(random_state=0).fit(S)
-    assert get_scorer("ce2")(sech_only, S, Y) == pytest.approx(-ce2_score(Y, sech_only.transform(S)))
+    expected = -ce2_score(Snapshots(Y), sech_only.transform(S))
+    assert get_scorer("ce2")(sech_only, S, Snapshots(Y)) == pytest.approx(expected)
 
 
 # ------------------------------------------------------------------------------ bad input
@@ -275,9 +279,9 @@ def test_scorers_registered_and_cross_val_score():
 def test_ce2_bad_arguments(kwargs, match):
     S, Y = _data(40)
     with pytest.raises(ValueError, match=match):
-        ce2_score(Y, S, **kwargs)
+        ce2_score(Snapshots(Y), S, **kwargs)
     with pytest.raises(ValueError, match=match):
-        ce2_details(Y, S, **kwargs)
+        ce2_details(Snapshots(Y), S, **kwargs)
 
 
 @pytest.mark.parametrize(
@@ -298,7 +302,7 @@ def test_ce2_bad_data(mod, match):
     y, s = mod(S, Y)
     S0, Y0 = S.copy(), Y.copy()
     with pytest.raises(ValueError, match=match):
-        ce2_score(y, s)
+        ce2_score(Snapshots(y) if np.ndim(y) == 2 else y, s)
     np.testing.assert_array_equal(S, S0)
     np.testing.assert_array_equal(Y, Y0)
 
@@ -308,7 +312,7 @@ def test_ce1_bad_input():
     with pytest.raises(ValueError, match="y_true"):
         ce1_score(np.arange(40), S)  # not binary
     with pytest.raises(ValueError, match="Inconsistent"):
-        ce1_score(Y[:30, 0], S)
+        ce1_score(Snapshots(Y[:30, 0]), S)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         ce1_score(Y[:, 0], S[:, 0] + 2)
     with pytest.raises(ValueError, match="bandwidth"):
@@ -319,7 +323,7 @@ def test_ce1_bad_input():
 
 def test_fitted_functions_validate_scores():
     S, Y = _data(200)
-    res = ce2_details(Y, S, degree=3)
+    res = ce2_details(Snapshots(Y), S, degree=3)
     with pytest.raises(ValueError, match="2 column"):
         res.eta1(S[:, :1])
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
@@ -332,7 +336,7 @@ def test_baseline_methods_delegate_to_baseline_ce2(method):
     from skcal import baseline_ce2
 
     S, Y = _data(3000, seed=5)
-    res = ce2_details(Y, S, method=method, bandwidth=1 / 16, random_state=0)
+    res = ce2_details(Snapshots(Y), S, method=method, bandwidth=1 / 16, random_state=0)
     t1, t2 = Y.mean(axis=1), Y[:, 0] * Y[:, 1]
     ref = baseline_ce2(S, t1, t2, method=method, bandwidth=1 / 16, random_state=0)
     assert res.ce2 == ref["ce2"] and res.term1 == ref["term1"] and res.term2 == ref["term2"]
@@ -343,9 +347,9 @@ def test_baseline_methods_delegate_to_baseline_ce2(method):
     # values at the samples
     np.testing.assert_allclose(res.eta1(S), ref["eta1"], rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(res.eta2(S), ref["eta2"], rtol=1e-12, atol=1e-15)
-    assert ce2_score(Y, S, method=method, bandwidth=1 / 16, random_state=0) == ref["ce2"]
+    assert ce2_score(Snapshots(Y), S, method=method, bandwidth=1 / 16, random_state=0) == ref["ce2"]
     # all three estimators see the same miscalibration (sigma2 > 0 while f* is a function of m)
-    poly = ce2_score(Y, S, bandwidth=1 / 16, degree=4)
+    poly = ce2_score(Snapshots(Y), S, bandwidth=1 / 16, degree=4)
     assert abs(res.ce2 - poly) < 0.05
 
 
@@ -377,26 +381,29 @@ def test_classwise_is_the_mean_of_the_one_vs_rest_ce2():
     assert ce2_score(V, S, degree=3) == res.ce2 == ce2_score(V, S, degree=3, multiclass="classwise")
 
 
-def test_k2_reproduces_the_binary_estimators():
+def test_k2_gives_the_binary_estimate_of_class_1():
+    # two classes are one binary task: every layout gives the binary number of class 1 (issue 37)
     from skcal.votes import VoteCounts
 
     S, Y = _data(800)
     V = VoteCounts.from_snapshots(Y)
-    two = ce2_details(V, S, degree=4, multiclass="classwise")
     binary = ce2_details(V, S, degree=4)
-    assert two.per_class[1].ce2 == binary.ce2  # class 1 is the binary task, exactly
+    two = ce2_details(V, S, degree=4, multiclass="classwise")
+    assert two.ce2 == binary.ce2 and two.per_class is None
     S3 = np.stack([np.column_stack([1 - S[:, 0], S[:, 1]]), S], axis=1)
     C = VoteCounts(counts=np.column_stack([V.total - V.positive, V.positive]))
-    assert ce2_score(C, S3, degree=4) == two.ce2
-    # class 0 is the complement: a different task (term2 compares E[(1 - f)^2] with (1 - m)^2 + s2)
-    np.testing.assert_allclose(two.per_class[0].eta1_values, 1 - binary.eta1_values, atol=1e-4)
-    top = ce2_details(V, S, degree=4, multiclass="top_label")
+    assert ce2_score(C, S3, degree=4) == binary.ce2
+    # the classwise mean of the two complementary tasks would be another number: class 0's second
+    # term compares E[(1 - f)^2] with (1 - m)^2 + s2
+    class0 = ce2_details(C.one_vs_rest(0), S3[:, 0], degree=4)
+    assert class0.ce2 != binary.ce2
+    np.testing.assert_allclose(class0.eta1_values, 1 - binary.eta1_values, atol=1e-4)
+    top = ce2_details(V, S, degree=4, multiclass="top_label")  # the top label is its own task
     assert top.multiclass == "top_label"
     np.testing.assert_array_equal(top.extra["top_class"], (S[:, 0] > 0.5).astype(int))
-    # ce1: the classwise mean of the binary CE1 of the two classes
-    assert ce1_score(V, S, degree=3, multiclass="classwise") == pytest.approx(
-        np.mean([ce1_score(C.one_vs_rest(j), S3[:, j], degree=3) for j in range(2)]), rel=1e-12
-    )
+    # ce1: the binary CE1 of class 1 as well
+    assert ce1_score(V, S, degree=3, multiclass="classwise") == ce1_score(V, S, degree=3)
+    assert ce1_score(C, S3, degree=3) == ce1_score(V, S, degree=3)
 
 
 def test_top_label_is_the_binary_estimate_of_each_rows_top_class():
@@ -418,9 +425,9 @@ def test_class_counts_snapshots_and_layouts_give_identical_results():
     flat = flat_class_scores(S)
     for kw in ({}, {"multiclass": "top_label"}, {"average": "weighted"}, {"cv": 3, "random_state": 0}):
         ref = ce2_score(V, S, **kw)
-        assert ce2_score(Y, S, **kw) == ref
+        assert ce2_score(Snapshots(Y), S, **kw) == ref
         assert ce2_score(V, flat, **kw) == ref
-    assert ce1_score(Y, S) == ce1_score(V, S) == ce1_score(V, flat) == ce1_score(V, S[..., :1])
+    assert ce1_score(Snapshots(Y), S) == ce1_score(V, S) == ce1_score(V, flat) == ce1_score(V, S[..., :1])
 
 
 def test_classwise_average_weights():
@@ -476,7 +483,7 @@ def test_mixed_rule_fits_eta2_on_the_rows_with_pairs():
     np.testing.assert_allclose(res.eta2(S), e2, atol=1e-9)
     # snapshots with NaN give the same; every row with pairs is the ordinary estimator
     Yn = np.where(pairs[:, None], Y, np.column_stack([Y[:, 0], np.full(4000, np.nan)]))
-    assert ce2_score(Yn, S, alpha=1e-6) == pytest.approx(res.ce2, rel=1e-12)
+    assert ce2_score(Snapshots(Yn), S, alpha=1e-6) == pytest.approx(res.ce2, rel=1e-12)
     with pytest.raises(ValueError, match="needs two votes on every row"):
         ce2_score(V, S, method="bucketing")
     # k classes: every class by the same rule
@@ -492,7 +499,7 @@ def test_mixed_rule_fits_eta2_on_the_rows_with_pairs():
 
 
 def test_a_cv_split_is_a_partition_only_when_it_covers_every_row_once():
-    from skcal.ce2 import _is_partition
+    from skcal.ce2._fit import is_partition as _is_partition
 
     n = 10
     rows = np.arange(n)

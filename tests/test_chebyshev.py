@@ -53,17 +53,26 @@ def test_auto_degree_is_the_spec_rule_when_no_cap_binds():
         rule = math.ceil(2 * math.log(n) / math.log(theta(h)))
         got = auto_degree(n, h, basis="1d", samples_per_feature=None)
         assert got == min(rule, degree_cap(h, "1d"))
-    assert auto_degree(10**6, 1 / 64) == 88
-    assert auto_degree(10**6, 1 / 16) == 44
+    # the spec's capped rule without a guard: the cap at every practical n
+    assert auto_degree(10**6, 1 / 64, samples_per_feature=None) == 88
+    assert auto_degree(10**6, 1 / 16, samples_per_feature=None) == 44
 
 
 def test_auto_degree_sample_size_guard():
-    for n in [10, 100, 1000, 20000, 792099, 792100]:
-        deg = auto_degree(n, 1 / 64)
-        assert deg == 1 or n_basis_functions(deg) * 100 <= n
-        assert deg == 88 or n_basis_functions(deg + 1) * 100 > n
-    assert auto_degree(792100, 1 / 64) == 88
-    assert auto_degree(792099, 1 / 64) == 87
+    # the default guard: the basis has at most c n^(1/3) features (c per basis, AUTO_FEATURES)
+    from skcal.chebyshev import AUTO_FEATURES
+
+    for basis in ("tensor", "total", "1d"):
+        for n in [10, 100, 1000, 20000, 10**6, 10**8]:
+            deg = auto_degree(n, 1 / 64, basis)
+            limit = AUTO_FEATURES[basis] * np.cbrt(n)
+            assert deg == 1 or n_basis_functions(deg, basis) <= limit
+            assert deg == degree_cap(1 / 64, basis) or n_basis_functions(deg + 1, basis) > limit
+    assert [auto_degree(n, 1 / 64) for n in (10**4, 10**5, 10**6)] == [4, 6, 10]
+    assert auto_degree(10**6, 1 / 64, basis="1d") == 34
+    # the linear guard of skcal 0.1 (n / s features) on request
+    assert auto_degree(792100, 1 / 64, samples_per_feature=100) == 88
+    assert auto_degree(792099, 1 / 64, samples_per_feature=100) == 87
     assert auto_degree(20000, 1 / 64, samples_per_feature=10) == 43
     assert auto_degree(1000, 1 / 64, samples_per_feature=None) == 88
 
@@ -422,10 +431,10 @@ def test_replicate_moments_with_rows_whose_targets_are_all_zero(layout, zero_sha
     that path forced on and off, every share of such rows, in either memory order of the
     weights, gives each weighting's moments.
     """
-    import skcal.chebyshev
+    import skcal.chebyshev._replicate
     from skcal.chebyshev import replicate_moments
 
-    monkeypatch.setattr(skcal.chebyshev, "_SPARSE_TARGETS", threshold)
+    monkeypatch.setattr(skcal.chebyshev._replicate, "_SPARSE_TARGETS", threshold)
 
     rng = np.random.default_rng(int(100 * zero_share))
     n, degree, R = 700, 4, 12  # R > 2L + 1 = 9: the weights times the rows' products

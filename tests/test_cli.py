@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -41,7 +42,7 @@ def test_read_first_order(tmp_path):
 def test_read_second_order_with_missing_votes(tmp_path):
     text = "y1,y2,y3,ens:m,ens:sigma2,cal:sigma2,cal:m\n1,0,,0.4,0.01,0.02,0.5\n1,1,1,0.9,0.0,0.0,0.8\n"
     Y, preds = read_predictions_csv(_write(tmp_path, text))
-    assert Y.shape == (2, 3) and np.isnan(Y[0, 2])
+    assert Y.shape == (2, 3) and np.isnan(Y.votes[0, 2])  # a Snapshots: the columns say votes
     np.testing.assert_allclose(preds["ens"], [[0.4, 0.01], [0.9, 0.0]])
     np.testing.assert_allclose(preds["cal"], [[0.5, 0.02], [0.8, 0.0]])
 
@@ -185,7 +186,7 @@ def test_main_argument_errors(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["report"])
     assert exc.value.code == 2
-    assert "give PREDICTIONS.csv (or --demo" in capsys.readouterr().err
+    assert "skcal report: error: give PREDICTIONS (a log file or folder; or --demo" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["report", "x.csv", "--demo"])
     with pytest.raises(SystemExit):
@@ -218,7 +219,7 @@ def test_help_documents_the_csv_convention(capsys):
         main(["report", "--help"])
     assert exc.value.code == 0
     out = capsys.readouterr().out
-    assert "CSV column convention" in out and "NAME:sigma2" in out and "--pos-label" in out
+    assert "Log column convention" in out and "NAME:sigma2" in out and "--pos-label" in out
 
 
 def test_python_dash_m_skcal_subprocess(tmp_path):
@@ -322,7 +323,7 @@ def test_models_allow_list(tmp_path):
     assert list(preds) == ["shifted"]
     _, preds = read_predictions_csv(path, models=["honest"])  # the id column is not read either
     assert list(preds) == ["honest"]
-    with pytest.raises(CSVFormatError, match="--models names models that are not in the file: \\['nope'\\]"):
+    with pytest.raises(CSVFormatError, match="--model names models that are not in the log: \\['nope'\\]"):
         read_predictions_csv(path, models=["nope"])
 
 
@@ -365,7 +366,8 @@ def test_help_documents_the_multiclass_convention(capsys):
     with pytest.raises(SystemExit):
         main(["report", "--help"])
     out = capsys.readouterr().out
-    assert "NAME[CLASS]" in out and "--format" in out and "--models" in out
+    assert "NAME[CLASS]" in out and "--format" in out and "--model NAME" in out
+    assert "deprecated: the old spelling of --model" in out
 
 
 def test_json_from_csv_has_smce_and_the_scdl_grid(tmp_path):
@@ -498,3 +500,341 @@ def test_report_reads_a_mixed_folder_whole(tmp_path, capsys):
     assert "400 rows in 2 file(s)" in capsys.readouterr().err
     doc = json.loads(out.read_text())
     assert doc["n_samples"] == 400
+
+
+# ----------------------------------------------------------------------------------------------
+# one command-line convention for report and monitor (issue 37, item 4)
+# ----------------------------------------------------------------------------------------------
+N_LOG = 240
+_NUMPY_REPR = re.compile(r"\bnp\.(float|int|uint|str_|bool)\w*\(")
+_API_WORDS = re.compile(r"\b(pos_label|labels|models|y_true|y_prob)=")
+
+
+def _log_frame(label="y", values=("no", "yes"), seed=5):
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.05, 0.95, N_LOG)
+    y = (rng.uniform(size=N_LOG) < p).astype(int)
+    return pd.DataFrame(
+        {
+            "ts": pd.date_range("2024-06-01", periods=N_LOG, freq="h").strftime("%Y-%m-%dT%H:%M:%S"),
+            "id": [f"r{i}" for i in range(N_LOG)],
+            label: np.asarray(values, dtype=object)[y],
+            "a": p,
+            "b": np.clip(p + 0.1, 0, 1),
+        }
+    )
+
+
+def _write_log(tmp_path, reader, frame, name="log"):
+    """The same rows as a CSV, gzip CSV or parquet file, or a folder of CSV, parquet or both."""
+    half = N_LOG // 2
+    if reader in ("csv", "gz"):
+        path = tmp_path / f"{name}.csv{'.gz' if reader == 'gz' else ''}"
+        frame.to_csv(path, index=False)
+        return path
+    if reader == "parquet":
+        path = tmp_path / f"{name}.parquet"
+        frame.to_parquet(path, index=False)
+        return path
+    path = tmp_path / name
+    path.mkdir()
+    kinds = {
+        "csv-folder": ("csv", "csv"),
+        "parquet-folder": ("parquet", "parquet"),
+        "mixed": ("csv", "parquet"),
+    }
+    for i, (part, kind) in enumerate(zip((frame.iloc[:half], frame.iloc[half:]), kinds[reader], strict=True)):
+        if kind == "csv":
+            part.to_csv(path / f"2024-06-0{i + 1}.csv", index=False)
+        else:
+            part.to_parquet(path / f"2024-06-0{i + 1}.parquet", index=False)
+    return path
+
+
+def _cli(capsys, tmp_path, command, log, *flags):
+    """Run one command: ``(status, out, err, rows read, a number comparable across readers)``."""
+    out_file = tmp_path / f"{command}.json"
+    argv = [command, str(log), *flags, "--format", "json", "--out", str(out_file), "-q"]
+    if command == "report":
+        argv += ["--n-bootstrap", "0", "--n-resamples", "0", "--metrics", "brier,smooth_ece"]
+    else:
+        argv += ["--block-size", "40"] + ([] if "--model" in flags else ["--model", "a"])
+    code = main(argv)
+    out, err = capsys.readouterr()
+    rows = number = None
+    if code in (0, 1):
+        doc = json.loads(out_file.read_text())
+        if command == "report":
+            rows = doc["n_samples"]
+            number = [r["value"] for r in doc["results"] if r["metric"] == "brier"]
+        else:
+            rows, number = doc["status"]["rows"], doc["status"]["e_value"]
+    return code, out, err, rows, number
+
+
+def _assert_cli_words(err):
+    assert not _NUMPY_REPR.search(err), err
+    assert not _API_WORDS.search(err), err
+    assert "Traceback" not in err, err
+
+
+COMMANDS = ["report", "monitor"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("reader", ["csv", "gz", "parquet", "csv-folder", "parquet-folder", "mixed"])
+def test_convention_every_reader_reads_every_row_the_same(tmp_path, capsys, command, reader):
+    pytest.importorskip("pyarrow", reason="pyarrow (the parquet extra) is not installed")
+    frame = _log_frame()
+    ref = _write_log(tmp_path, "csv", frame, name="ref")
+    flags = ["--pos-label", "yes", "--ignore", "id", "--time", "ts"]
+    code, _, err, rows, ref_number = _cli(capsys, tmp_path, command, ref, *flags)
+    assert code == 0, err
+    log = _write_log(tmp_path, reader, frame)
+    code, _, err, rows, number = _cli(capsys, tmp_path, command, log, *flags)
+    assert code == 0, err
+    assert rows == N_LOG  # never half a mixed folder
+    np.testing.assert_allclose(number, ref_number, rtol=1e-12)
+
+
+# (flags, report's status and message, monitor's status and message); "ok" means status 0
+FLAG_TABLE = [
+    (["--pos-label", "yes", "--ignore", "id", "--time", "ts"], "ok", "ok"),
+    (["--pos-label", "yes", "--ignore", "id", "--ignore", "ts"], "ok", "ok"),
+    (["--pos-label", "yes", "--labels", "no,yes", "--ignore", "id", "--time", "ts"], "ok", "ok"),
+    (["--pos-label", "yes", "--ignore", "id", "--time", "ts", "--model", "b"], "ok", "ok"),
+    (
+        ["--pos-label", "yes", "--ignore", "id", "--time", "ts", "--model", "a,b"],
+        "ok",
+        "--model: a monitor watches one model; got 2: a, b",
+    ),
+    (
+        ["--pos-label", "yes", "--ignore", "id", "--time", "ts", "--model", "a", "--model", "b"],
+        "ok",
+        "--model: a monitor watches one model; got 2: a, b",
+    ),
+    (["--pos-label", "yes", "--ignore", "id", "--time", "ts", "--model", "zz"], "--model", "--model zz"),
+    (["--pos-label", "yes", "--ignore", "zz", "--time", "ts"], "--ignore: ", "--ignore: "),
+    (["--pos-label", "yes", "--ignore", "id", "--time", "zz"], "--time: ", "--time: "),
+    (["--pos-label", "yes", "--label", "target"], "--label target", "--label: "),
+    (["--ignore", "id", "--time", "ts"], "pass --pos-label VALUE", "pass --pos-label VALUE"),
+    (
+        ["--labels", "no,yes", "--ignore", "id", "--time", "ts"],
+        "pass --pos-label VALUE",
+        "pass --pos-label VALUE",
+    ),
+    (
+        ["--pos-label", "no", "--labels", "no,maybe", "--ignore", "id", "--time", "ts"],
+        "holds 'yes', which is not one of --labels no,maybe",
+        "holds 'yes', which is not one of --labels no,maybe",
+    ),
+    (
+        ["--pos-label", "maybe", "--ignore", "id", "--time", "ts"],
+        "--pos-label 'maybe' is not a label in column 'y'",
+        "--pos-label 'maybe' is not a label in column 'y'",
+    ),
+    (
+        ["--pos-label", "yes", "--ignore", "id"],
+        "give it with --time ts",
+        "ok",
+    ),  # the monitor reads y and a only
+    (["--pos-label", "yes", "--time", "ts"], "skip it with --ignore id", "ok"),
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("flags, report, monitor", FLAG_TABLE, ids=[" ".join(f[0]) for f in FLAG_TABLE])
+def test_convention_each_flag_means_the_same_in_both_commands(
+    tmp_path, capsys, command, flags, report, monitor
+):
+    log = _write_log(tmp_path, "csv", _log_frame())
+    expect = report if command == "report" else monitor
+    code, _, err, rows, _ = _cli(capsys, tmp_path, command, log, *flags)
+    if expect == "ok":  # (the monitor may alarm on model b, 0.1 above the truth)
+        assert code in ((0,) if command == "report" else (0, 1)) and rows == N_LOG, err
+    else:
+        assert code == 2 and err.startswith(f"skcal {command}: error: ") and expect in err, err
+        _assert_cli_words(err)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("values", [("0", "1"), ("-1", "1"), ("false", "true"), ("0.0", "1.0")])
+def test_convention_the_same_labels_need_no_pos_label_in_both_commands(tmp_path, capsys, command, values):
+    log = _write_log(tmp_path, "csv", _log_frame(values=values))
+    code, _, err, rows, _ = _cli(capsys, tmp_path, command, log, "--ignore", "id", "--time", "ts")
+    assert code == 0 and rows == N_LOG, err
+
+
+def _truncated_gzip(tmp_path):
+    import gzip
+
+    raw = gzip.compress(_log_frame().to_csv(index=False).encode())
+    path = tmp_path / "cut.csv.gz"
+    path.write_bytes(raw[: len(raw) // 2])
+    return path
+
+
+def _corrupt_parquet(tmp_path):
+    path = tmp_path / "bad.parquet"
+    path.write_bytes(b"PAR1" + b"\0" * 64)
+    return path
+
+
+def _folder_with(tmp_path, make_bad):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    _log_frame().to_csv(folder / "2024-06-01.csv", index=False)
+    bad = make_bad(folder)
+    return folder, bad
+
+
+CORRUPT = {
+    "truncated gzip": lambda t: (_truncated_gzip(t),) * 2,
+    "corrupt parquet": lambda t: (_corrupt_parquet(t),) * 2,
+    "truncated gzip in a folder": lambda t: _folder_with(t, _truncated_gzip),
+    "corrupt parquet in a folder": lambda t: _folder_with(t, _corrupt_parquet),
+    "other columns in a folder": lambda t: _folder_with(
+        t,
+        lambda d: (
+            _log_frame().drop(columns="b").to_csv(d / "2024-06-02.csv", index=False),
+            d / "2024-06-02.csv",
+        )[1],
+    ),
+    "an empty file": lambda t: _folder_with(
+        t, lambda d: ((d / "2024-06-02.csv").write_text(""), d / "2024-06-02.csv")[1]
+    ),
+    "no such file": lambda t: (t / "absent.csv",) * 2,
+}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("case", sorted(CORRUPT))
+def test_convention_corrupt_files_are_named_with_status_2(tmp_path, capsys, command, case):
+    if "parquet" in case:
+        pytest.importorskip("pyarrow", reason="pyarrow (the parquet extra) is not installed")
+    log, bad = CORRUPT[case](tmp_path)
+    code, out, err, _, _ = _cli(
+        capsys, tmp_path, command, log, "--pos-label", "yes", "--ignore", "id", "--time", "ts"
+    )
+    assert code == 2 and str(bad) in err, err
+    _assert_cli_words(err)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_convention_an_internal_error_is_status_3_with_its_traceback(tmp_path, capsys, command, monkeypatch):
+    import skcal.monitor._monitor as mm
+    import skcal.report._report as rr
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(rr.CalibrationReport, "from_predictions", classmethod(boom))
+    monkeypatch.setattr(mm.CalibrationMonitor, "update", boom)
+    log = _write_log(tmp_path, "csv", _log_frame())
+    code, _, err, _, _ = _cli(
+        capsys, tmp_path, command, log, "--pos-label", "yes", "--ignore", "id", "--time", "ts"
+    )
+    assert code == 3
+    assert "Traceback" in err and "RuntimeError: a bug" in err and "internal error (exit status 3)" in err
+
+
+def test_report_fewer_rows_than_a_report_needs(tmp_path, capsys):
+    path = _write(tmp_path, "y,a\n1,0.9\n0,0.2\n")
+    assert main(["report", path, "--out", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert "2 rows; a report needs at least 10" in err and "Traceback" not in err
+    rows = "\n".join(f"{i % 2},{0.3 + 0.04 * i:.2f}" for i in range(12))
+    path = _write(tmp_path, f"y,a\n{rows}\n", name="twelve.csv")
+    assert main(["report", path, "--n-bins", "20", "--out", str(tmp_path / "r.html")]) == 2
+    assert "a report needs at least 20" in capsys.readouterr().err
+
+
+def test_the_help_examples_run_as_written(tmp_path, capsys, monkeypatch):
+    """Every example of both --help texts: its file is written as shown and its commands exit 0."""
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    ran = 0
+    for command in COMMANDS:
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        example = capsys.readouterr().out.split("\nexample: ", 1)[1].splitlines()
+        target = tmp_path / example[0].rsplit("a file ", 1)[1].strip()  # "... a file NAME"
+        cells = [ln.strip() for ln in example[1:] if ln.strip() and not ln.strip().startswith("$")]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("\n".join(cells) + "\n")
+        for ln in example[1:]:
+            if ln.strip().startswith("$ skcal "):
+                code = main(shlex.split(ln.strip()[len("$ skcal ") :]))
+                _, err = capsys.readouterr()
+                assert code == 0, (ln, err)
+                ran += 1
+    assert ran >= 3
+
+
+# ----------------------------------------------------------------------------------------------
+# --fail-on: a report that fails a CI step
+# ----------------------------------------------------------------------------------------------
+def _fail_on(tmp_path, capsys, *flags, n=600):
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.05, 0.95, n)
+    y = (rng.uniform(size=n) < p).astype(int)
+    frame = pd.DataFrame(
+        {"y": y, "honest": p, "close": np.clip(p + 0.005, 0, 1), "off": np.clip(p + 0.25, 0, 1)}
+    )
+    path = tmp_path / "val.csv"
+    frame.to_csv(path, index=False)
+    argv = [
+        "report",
+        str(path),
+        "--out",
+        str(tmp_path / "r.json"),
+        "--format",
+        "json",
+        "--n-resamples",
+        "200",
+    ]
+    code = main([*argv, "--n-bootstrap", "100", "-q", *flags])
+    return code, capsys.readouterr()
+
+
+def test_fail_on_miscalibrated(tmp_path, capsys):
+    code, printed = _fail_on(tmp_path, capsys, "--fail-on", "miscalibrated")
+    assert code == 1 and "--fail-on miscalibrated holds: off (p = " in printed.err
+    assert "fails the calibration test at the 5% level" in printed.err and "honest" not in printed.err
+    assert (tmp_path / "r.json").exists() and "honest" in printed.out  # the report is written all the same
+    code, printed = _fail_on(tmp_path, capsys, "--fail-on", "miscalibrated", "--model", "honest,close")
+    assert code == 0 and "--fail-on" not in printed.err
+
+
+def test_fail_on_worse_than_a_baseline(tmp_path, capsys):
+    code, printed = _fail_on(tmp_path, capsys, "--fail-on", "worse-than=honest")
+    assert code == 1 and "--fail-on worse-than=honest holds: off is worse (smECE" in printed.err
+    assert "close is worse" not in printed.err  # a difference the bootstrap cannot tell from zero passes
+    code, printed = _fail_on(tmp_path, capsys, "--fail-on", "worse-than=off")
+    assert code == 0, printed.err
+    code, printed = _fail_on(tmp_path, capsys, "--fail-on", "worse-than=off", "--n-bootstrap", "0")
+    assert code == 0  # without the bootstrap, the values
+    code, printed = _fail_on(tmp_path, capsys, "--fail-on", "worse-than=honest", "--primary", "brier")
+    assert code == 1 and "off is worse (Brier" in printed.err  # the report's primary measure
+
+
+@pytest.mark.parametrize(
+    "flags, match",
+    [
+        (["--fail-on", "worse-than=nope"], "--fail-on worse-than=nope: the report has no model 'nope'"),
+        (
+            ["--fail-on", "miscalibrated", "--n-resamples", "0"],
+            "--fail-on miscalibrated needs the calibration",
+        ),
+    ],
+)
+def test_fail_on_usage_errors_exit_2(tmp_path, capsys, flags, match):
+    code, printed = _fail_on(tmp_path, capsys, *flags)
+    assert code == 2 and match in printed.err
+
+
+def test_fail_on_bad_condition_is_a_usage_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["report", str(tmp_path / "x.csv"), "--fail-on", "slow"])
+    assert exc.value.code == 2 and "expected 'miscalibrated' or 'worse-than=NAME'" in capsys.readouterr().err

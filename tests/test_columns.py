@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from skcal._columns import CSVFormatError, model_base, read_predictions
+from skcal._columns import CSVFormatError, model_base, read_log, read_predictions
 from skcal.votes import VoteCounts
 
 pytest.importorskip("pyarrow", reason="pyarrow (the parquet extra) is not installed")
@@ -48,10 +48,14 @@ def test_errors_name_the_file_and_its_own_line_or_row(tmp_path):
 def test_a_time_column_is_recognised_and_skipping_it_suggested(tmp_path):
     path = tmp_path / "log.csv"
     path.write_text("when,y,m\n2024-01-01T10:00:00,1,0.7\n2024-01-01T11:00:00,0,0.2\n")
-    with pytest.raises(CSVFormatError, match="It looks like a time column: skip it with --ignore when"):
+    hint = r"It looks like a time column: give it with --time when \(or skip it with --ignore when\)"
+    with pytest.raises(CSVFormatError, match=hint):
         read_predictions(path)
     y, preds, _ = read_predictions(path, ignore=["when"])
     assert np.array_equal(y, [1.0, 0.0]) and np.allclose(preds["m"], [0.7, 0.2])
+    log = read_log(path, time="when")
+    assert np.array_equal(log.y, [1.0, 0.0])
+    assert log.time_span() == ("2024-01-01T10:00:00", "2024-01-01T11:00:00")
 
 
 def test_numeric_parquet_labels_and_pos_label(tmp_path):

@@ -12,6 +12,7 @@ from sklearn.metrics import accuracy_score, brier_score_loss, log_loss  # noqa: 
 from skcal.ce2 import ce1_score, ce2_score  # noqa: E402
 from skcal.dask import MEASURES, evaluate, evaluate_dataframe, fit_second_order_calibrator  # noqa: E402
 from skcal.platt import SecondOrderPlattCalibrator  # noqa: E402
+from skcal.votes import Snapshots  # noqa: E402
 
 RAGGED = (1, 0, 250, 17, 1, 431, 300)  # an empty and one-row blocks
 
@@ -67,10 +68,10 @@ def test_ce2_two_passes_and_calibrator_from_distributed_statistics():
     out, stats = evaluate(
         Yd, Sd, [("ce2", {"degree": 6, "alpha": 1e-6})], scheduler="sync", return_statistics=True
     )
-    assert out["ce2"] == pytest.approx(ce2_score(Y, S, degree=6, alpha=1e-6), rel=1e-10)
+    assert out["ce2"] == pytest.approx(ce2_score(Snapshots(Y), S, degree=6, alpha=1e-6), rel=1e-10)
     assert stats["ce2"].n_updates_ == 2  # the row chunks of y rule; scores are rechunked to them
     cal = fit_second_order_calibrator(Yd, Sd, degree=5, alpha=1e-8, scheduler="sync")
-    ref = SecondOrderPlattCalibrator(degree=5, alpha=1e-8).fit(S, Y)
+    ref = SecondOrderPlattCalibrator(degree=5, alpha=1e-8).fit(S, Snapshots(Y))
     np.testing.assert_allclose(cal.transform(S), ref.transform(S), atol=1e-9)
 
 
@@ -86,7 +87,7 @@ def test_auto_degree_counts_the_effective_sample_size_first():
         scheduler="sync",
         return_statistics=True,
     )
-    ref = ce2_score(Y, S, bandwidth=1 / 16, sample_weight=w)
+    ref = ce2_score(Snapshots(Y), S, bandwidth=1 / 16, sample_weight=w)
     assert out["ce2"] == pytest.approx(ref, rel=1e-10)
     y = (Y[:, 0] > 0).astype(int)
     got = evaluate(
@@ -109,9 +110,9 @@ def test_dask_dataframe_from_pandas():
     res = evaluate_dataframe(
         sdf, y=["y1", "y2"], p=["m", "s2"], measures=[("ce2", {"degree": 4})], scheduler="sync"
     )
-    assert res["ce2"] == pytest.approx(ce2_score(Y, S, degree=4), rel=1e-10)
+    assert res["ce2"] == pytest.approx(ce2_score(Snapshots(Y), S, degree=4), rel=1e-10)
     cal = fit_second_order_calibrator(sdf[["y1", "y2"]], sdf[["m", "s2"]], degree=3, scheduler="sync")
-    ref = SecondOrderPlattCalibrator(degree=3).fit(S, Y)
+    ref = SecondOrderPlattCalibrator(degree=3).fit(S, Snapshots(Y))
     np.testing.assert_allclose(cal.transform(S), ref.transform(S), atol=1e-9)
 
 

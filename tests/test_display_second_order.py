@@ -14,6 +14,7 @@ from sklearn.preprocessing import FunctionTransformer
 import skcal
 from skcal.display import SecondOrderDisplay
 from skcal.platt import SecondOrderPlattCalibrator
+from skcal.votes import Snapshots
 
 
 @pytest.fixture(autouse=True)
@@ -59,7 +60,7 @@ def test_second_order_from_predictions_truth_prob_bins():
 
 def test_second_order_from_estimator_surfaces_match_calibrator():
     S, Y, f = _second_order_problem()
-    cal = SecondOrderPlattCalibrator(degree=3, alpha=1e-4).fit(S, Y)
+    cal = SecondOrderPlattCalibrator(degree=3, alpha=1e-4).fit(S, Snapshots(Y))
     disp = SecondOrderDisplay.from_estimator(cal, S, true_prob=f, grid_size=11)
     assert disp.eta1_grid.shape == (11, 11) and len(disp.axes_) == 3
     MM, SS = np.meshgrid(disp.grid_m, disp.grid_sigma2)
@@ -76,7 +77,7 @@ def test_second_order_from_pipeline_uses_prefix_as_raw_scores():
     S, Y, _ = _second_order_problem(n=1000)
     shift = FunctionTransformer(lambda Z: np.column_stack([Z[:, 0], Z[:, 1] / 2]))
     pipe = Pipeline([("shift", shift), ("cal", SecondOrderPlattCalibrator(degree=2, alpha=1e-3))])
-    pipe.fit(S, Y)
+    pipe.fit(S, Snapshots(Y))
     disp = SecondOrderDisplay.from_estimator(pipe, S, grid_size=5)
     np.testing.assert_allclose(disp.raw_scores[:, 1], S[:, 1] / 2)
     np.testing.assert_allclose(disp.recalibrated_scores, pipe.transform(S))
@@ -102,7 +103,7 @@ def test_second_order_errors():
 
 def test_second_order_maps_are_drawn():
     S, Y, f = _second_order_problem(n=800)
-    cal = SecondOrderPlattCalibrator(degree=2, alpha=1e-3).fit(S, Y)
+    cal = SecondOrderPlattCalibrator(degree=2, alpha=1e-3).fit(S, Snapshots(Y))
     disp = SecondOrderDisplay.from_estimator(cal, S, true_prob=f, grid_size=7, name="cal")
     assert len(disp.surfaces_) == 2 and disp.axes_[0].get_title().startswith("cal: ")
     fig, axes = plt.subplots(1, 3)
@@ -188,7 +189,7 @@ def test_drawing_arguments_are_checked(call, error, match):
 
 def test_from_estimator_drawing_arguments():
     S, Y, _ = _second_order_problem(n=300)
-    cal = SecondOrderPlattCalibrator(degree=2, alpha=1e-3).fit(S, Y)
+    cal = SecondOrderPlattCalibrator(degree=2, alpha=1e-3).fit(S, Snapshots(Y))
     with pytest.raises(TypeError, match="ax of SecondOrderDisplay.from_estimator must be a matplotlib Axes"):
         SecondOrderDisplay.from_estimator(cal, S, ax=5)
     with pytest.raises(TypeError, match="from_estimator got 'ax' with plot=False"):

@@ -23,6 +23,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.validation import check_array
 
 from skcal import EnsembleMoments, SechPerturber
+from skcal.votes import Snapshots
 
 
 class _FixedMember(ClassifierMixin, BaseEstimator):
@@ -288,8 +289,8 @@ def test_grid_search_over_the_full_pipeline_is_reproducible(data):
         ]
     )
     grid = {"platt__degree": [2, 4], "platt__alpha": [1e-6, 1e-2]}
-    a = GridSearchCV(pipe, grid, cv=3).fit(X[100:], Y[100:])
-    b = GridSearchCV(pipe, grid, cv=3).fit(X[100:], Y[100:])
+    a = GridSearchCV(pipe, grid, cv=3).fit(X[100:], Snapshots(Y[100:]))
+    b = GridSearchCV(pipe, grid, cv=3).fit(X[100:], Snapshots(Y[100:]))
     np.testing.assert_array_equal(a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"])
     out = a.best_estimator_.transform(X[:5])
     assert out.shape == (5, 2) and np.all(out[:, 1] <= out[:, 0] * (1 - out[:, 0]) + 1e-15)

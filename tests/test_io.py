@@ -183,3 +183,19 @@ def test_write_atomic_interrupted_leaves_the_old_file_and_no_temporary(tmp_path,
         write_atomic(target, "new")
     assert target.read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["page.html"]
+
+
+def test_fingerprint_and_the_hash_of_a_prefix(tmp_path):
+    import hashlib
+
+    from skcal._io import fingerprint, sha256_prefix
+
+    path = tmp_path / "a.csv"
+    path.write_bytes(b"y,m\n1,0.5\n")
+    fp = fingerprint(path)
+    assert fp["size"] == 10 and fp["sha256"] == hashlib.sha256(b"y,m\n1,0.5\n").hexdigest()
+    assert isinstance(fp["mtime_ns"], int)
+    with open(path, "ab") as fh:  # appended to: the old bytes hash as before
+        fh.write(b"0,0.2\n")
+    assert sha256_prefix(path, fp["size"]) == fp["sha256"] != fingerprint(path)["sha256"]
+    assert sha256_prefix(path, 0) == hashlib.sha256(b"").hexdigest()

@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from skcal import SechPerturber, SecondOrderPlattCalibrator
 from skcal.chebyshev import chebyshev_design
 from skcal.platt import project_moments
+from skcal.votes import Snapshots
 
 # ------------------------------------------------------------------------------ common checks
 # The estimator's input X is a second-order score: (m, sigma2) in [0, 1] x [0, 1/4], or m alone.
@@ -105,14 +106,14 @@ def test_init_is_keyword_only_and_out_of_bounds():
     bad = S.copy()
     bad[0] = [1.3, 0.4]
     with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
-        SecondOrderPlattCalibrator(degree=2).fit(bad, Y)
-    clipped = SecondOrderPlattCalibrator(degree=2, out_of_bounds="clip").fit(bad, Y)
+        SecondOrderPlattCalibrator(degree=2).fit(bad, Snapshots(Y))
+    clipped = SecondOrderPlattCalibrator(degree=2, out_of_bounds="clip").fit(bad, Snapshots(Y))
     fixed = np.clip(bad, 0, [1, 0.25])
-    ref = SecondOrderPlattCalibrator(degree=2).fit(fixed, Y)
+    ref = SecondOrderPlattCalibrator(degree=2).fit(fixed, Snapshots(Y))
     np.testing.assert_array_equal(clipped.coef_, ref.coef_)
     np.testing.assert_array_equal(clipped.transform(bad), ref.transform(fixed))
     with pytest.raises(ValueError, match="out_of_bounds"):
-        SecondOrderPlattCalibrator(out_of_bounds="ignore").fit(S, Y)
+        SecondOrderPlattCalibrator(out_of_bounds="ignore").fit(S, Snapshots(Y))
 
 
 def test_order1_never_outputs_0_or_1_and_log_loss_stays_finite():
@@ -160,7 +161,7 @@ def test_projection_is_feasible(pairs):
 
 def test_predicted_moments_feasible_and_transform_consistent():
     S, Y, _ = simulate(600, seed=1)
-    cal = SecondOrderPlattCalibrator(degree=9, alpha=1e-10).fit(S, Y)  # rough fit: clipping matters
+    cal = SecondOrderPlattCalibrator(degree=9, alpha=1e-10).fit(S, Snapshots(Y))  # rough fit: clips
     rng = np.random.default_rng(2)
     grid = np.column_stack([rng.uniform(0, 1, 5000), rng.uniform(0, 0.25, 5000)])
     E = cal.predict_moments(grid)
@@ -217,7 +218,7 @@ def test_fitted_platt_is_exactly_calibrated_on_its_sample():
     Y = (rng.uniform(size=(n, 3)) < f[:, None]).astype(float)
     Y[rng.uniform(size=n) < 0.2, 2] = np.nan  # some rows have only 2 votes
     S = S_atoms[idx]
-    cal = SecondOrderPlattCalibrator(degree=4, alpha=0.0, basis="tensor").fit(S, Y)
+    cal = SecondOrderPlattCalibrator(degree=4, alpha=0.0, basis="tensor").fit(S, Snapshots(Y))
     T = cal.transform(S)
     a = np.nansum(Y, axis=1)
     c = np.sum(~np.isnan(Y), axis=1)
@@ -236,9 +237,9 @@ def test_recalibration_reduces_ce2_on_fresh_data():
 
     S, Y, _ = simulate(20000, seed=3)
     S_bad = np.column_stack([np.clip(S[:, 0] ** 1.5, 0, 1), np.clip(4 * S[:, 1], 0, 0.25)])
-    cal = SecondOrderPlattCalibrator(degree=6, alpha=1e-8).fit(S_bad[:10000], Y[:10000])
-    before = ce2_score(Y[10000:], S_bad[10000:], degree=6)
-    after = ce2_score(Y[10000:], cal.transform(S_bad[10000:]), degree=6)
+    cal = SecondOrderPlattCalibrator(degree=6, alpha=1e-8).fit(S_bad[:10000], Snapshots(Y[:10000]))
+    before = ce2_score(Snapshots(Y[10000:]), S_bad[10000:], degree=6)
+    after = ce2_score(Snapshots(Y[10000:]), cal.transform(S_bad[10000:]), degree=6)
     assert after < 0.5 * before
 
 
@@ -260,8 +261,8 @@ def test_order1_accepts_labels_and_snapshots():
     np.testing.assert_array_equal(lab2.coef_, lab.coef_)
     np.testing.assert_array_equal(lab3.coef_, lab.coef_)
     # with snapshots, order=1 regresses t1 = mean vote: same as order=2's first column
-    snap1 = SecondOrderPlattCalibrator(degree=5, order=1).fit(S, Y)
-    snap2 = SecondOrderPlattCalibrator(degree=5, order=2).fit(S, Y)
+    snap1 = SecondOrderPlattCalibrator(degree=5, order=1).fit(S, Snapshots(Y))
+    snap2 = SecondOrderPlattCalibrator(degree=5, order=2).fit(S, Snapshots(Y))
     raw1 = snap1.predict_moments(S, project=False)[:, 0]
     np.testing.assert_allclose(raw1, snap2.predict_moments(S, project=False)[:, 0], atol=1e-8)
     # score with labels: -MSE of t1 only
@@ -278,7 +279,7 @@ def test_order2_rejects_1d_y():
 
 def test_one_column_scores_use_1d_basis():
     S, Y, _ = simulate(1000, seed=5)
-    cal = SecondOrderPlattCalibrator(degree=6).fit(S[:, :1], Y)
+    cal = SecondOrderPlattCalibrator(degree=6).fit(S[:, :1], Snapshots(Y))
     assert cal.basis_ == "1d" and cal.coef_.shape == (7, 2) and cal.n_features_in_ == 1
     assert cal.transform(S[:, :1]).shape == (1000, 2)
     with pytest.raises(ValueError, match="features"):
@@ -287,44 +288,44 @@ def test_one_column_scores_use_1d_basis():
 
 def test_score_is_negated_mse_of_both_moments():
     S, Y, _ = simulate(500, seed=6)
-    cal = SecondOrderPlattCalibrator(degree=3).fit(S, Y)
+    cal = SecondOrderPlattCalibrator(degree=3).fit(S, Snapshots(Y))
     E = cal.predict_moments(S)
     t1, t2 = Y.mean(axis=1), Y[:, 0] * Y[:, 1]
     expected = -(np.mean((t1 - E[:, 0]) ** 2) + np.mean((t2 - E[:, 1]) ** 2))
-    assert cal.score(S, Y) == pytest.approx(expected, rel=1e-12)
+    assert cal.score(S, Snapshots(Y)) == pytest.approx(expected, rel=1e-12)
     w = np.random.default_rng(0).uniform(0, 2, 500)
     expected_w = -(np.average((t1 - E[:, 0]) ** 2, weights=w) + np.average((t2 - E[:, 1]) ** 2, weights=w))
-    assert cal.score(S, Y, sample_weight=w) == pytest.approx(expected_w, rel=1e-12)
+    assert cal.score(S, Snapshots(Y), sample_weight=w) == pytest.approx(expected_w, rel=1e-12)
 
 
 def test_dual_form_when_degree_exceeds_samples():
     S, Y, _ = simulate(30, seed=7)
-    cal = SecondOrderPlattCalibrator(degree=12).fit(S, Y)  # d = 169 > 30
+    cal = SecondOrderPlattCalibrator(degree=12).fit(S, Snapshots(Y))  # d = 169 > 30
     assert cal.solver_ == "dual"
     assert np.isfinite(cal.transform(S)).all()
     with pytest.raises(ValueError, match="minimum of 2"):
-        SecondOrderPlattCalibrator().fit(S[:1], Y[:1])
+        SecondOrderPlattCalibrator().fit(S[:1], Snapshots(Y[:1]))
 
 
 # ------------------------------------------------------------------------------ invariants
 def test_partial_fit_equals_fit():
     S, Y, _ = simulate(3000, seed=8)
-    full = SecondOrderPlattCalibrator(degree=8, alpha=1e-8).fit(S, Y)
+    full = SecondOrderPlattCalibrator(degree=8, alpha=1e-8).fit(S, Snapshots(Y))
     inc = SecondOrderPlattCalibrator(degree=8, alpha=1e-8)
     for part in np.array_split(np.arange(3000), 5):
-        inc.partial_fit(S[part], Y[part])
+        inc.partial_fit(S[part], Snapshots(Y[part]))
     # coefficients of a nearly singular system agree to ~1e-6 relative; the fits much closer
     np.testing.assert_allclose(inc.coef_, full.coef_, rtol=1e-4, atol=1e-6)
     raw = full.predict_moments(S, project=False)
     np.testing.assert_allclose(inc.predict_moments(S, project=False), raw, atol=1e-8)
     inc.set_params(degree=9)
     with pytest.raises(ValueError, match="cannot change"):
-        inc.partial_fit(S, Y)
+        inc.partial_fit(S, Snapshots(Y))
 
 
 def test_partial_fit_only_accumulates_and_solves_lazily(monkeypatch):
     """No ridge solve per batch (issue 11): one solve when a fitted quantity is needed."""
-    import skcal.chebyshev as cheb
+    import skcal.chebyshev._ridge as cheb  # where ChebyshevRidge finds ridge_solve
 
     S, Y, _ = simulate(2000, seed=11)
     calls = []
@@ -332,14 +333,14 @@ def test_partial_fit_only_accumulates_and_solves_lazily(monkeypatch):
     monkeypatch.setattr(cheb, "ridge_solve", lambda *a: calls.append(1) or orig(*a))
     inc = SecondOrderPlattCalibrator(degree=6, alpha=1e-8)
     for part in np.array_split(np.arange(2000), 4):
-        inc.partial_fit(S[part], Y[part])
+        inc.partial_fit(S[part], Snapshots(Y[part]))
     assert calls == []
     check_is_fitted(inc)
     out = inc.transform(S[:10])
     assert len(calls) == 1
     inc.coef_, inc.lam_, inc.predict(S[:5])  # cached: no new solve
     assert len(calls) == 1 and inc.solver_ == "primal"
-    inc.partial_fit(S[:100], Y[:100])  # new data invalidates the solution
+    inc.partial_fit(S[:100], Snapshots(Y[:100]))  # new data invalidates the solution
     assert len(calls) == 1
     assert not np.allclose(inc.transform(S[:10]), out) and len(calls) == 2
     fresh = SecondOrderPlattCalibrator()
@@ -353,9 +354,9 @@ def test_fit_statistics_equals_fit_and_partial_fit():
 
     S, Y, _ = simulate(3000, seed=12)
     w = np.random.default_rng(0).uniform(0, 2, 3000)
-    full = SecondOrderPlattCalibrator(degree=5, alpha=1e-6).fit(S, Y, sample_weight=w)
+    full = SecondOrderPlattCalibrator(degree=5, alpha=1e-6).fit(S, Snapshots(Y), sample_weight=w)
     parts = [
-        CE2Statistics(degree=7, alpha=1e-6).update(Y[p], S[p], sample_weight=w[p])
+        CE2Statistics(degree=7, alpha=1e-6).update(Snapshots(Y[p]), S[p], sample_weight=w[p])
         for p in np.array_split(np.arange(3000), 3)
     ]
     stats = sum(parts)  # degree 7 statistics, restricted to degree 5 without a data pass
@@ -383,8 +384,9 @@ def test_sample_weight_equals_repetition_and_inputs_untouched():
     S, Y, _ = simulate(300, seed=9)
     w = np.random.default_rng(1).integers(0, 4, 300)
     S0, Y0, w0 = S.copy(), Y.copy(), w.copy()
-    a = SecondOrderPlattCalibrator(degree=4, alpha=1e-8).fit(S, Y, sample_weight=w)
-    b = SecondOrderPlattCalibrator(degree=4, alpha=1e-8).fit(np.repeat(S, w, axis=0), np.repeat(Y, w, axis=0))
+    a = SecondOrderPlattCalibrator(degree=4, alpha=1e-8).fit(S, Snapshots(Y), sample_weight=w)
+    Sr, Yr = np.repeat(S, w, axis=0), Snapshots(np.repeat(Y, w, axis=0))
+    b = SecondOrderPlattCalibrator(degree=4, alpha=1e-8).fit(Sr, Yr)
     np.testing.assert_allclose(
         a.predict_moments(S, project=False), b.predict_moments(S, project=False), atol=1e-8
     )
@@ -392,15 +394,15 @@ def test_sample_weight_equals_repetition_and_inputs_untouched():
     np.testing.assert_array_equal(Y, Y0)
     np.testing.assert_array_equal(w, w0)
     with pytest.raises(ValueError, match="sums to zero"):
-        SecondOrderPlattCalibrator().fit(S, Y, sample_weight=np.zeros(300))
+        SecondOrderPlattCalibrator().fit(S, Snapshots(Y), sample_weight=np.zeros(300))
 
 
 def test_pickle_idempotence_subset_and_order_invariance():
     S, Y, _ = simulate(400, seed=10)
-    cal = SecondOrderPlattCalibrator(degree=5).fit(S, Y)
+    cal = SecondOrderPlattCalibrator(degree=5).fit(S, Snapshots(Y))
     out = cal.transform(S)
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(cal)).transform(S), out)
-    np.testing.assert_allclose(clone(cal).fit(S, Y).transform(S), out, atol=1e-12)
+    np.testing.assert_allclose(clone(cal).fit(S, Snapshots(Y)).transform(S), out, atol=1e-12)
     np.testing.assert_allclose(cal.transform(S[:37]), out[:37], atol=1e-12)
     perm = np.random.default_rng(0).permutation(400)
     np.testing.assert_allclose(cal.transform(S[perm]), out[perm], atol=1e-12)
@@ -411,7 +413,7 @@ def test_pickle_idempotence_subset_and_order_invariance():
 def test_pandas_in_and_out():
     S, Y, _ = simulate(200, seed=11)
     X = pd.DataFrame(S, columns=["mean", "var"])
-    cal = SecondOrderPlattCalibrator(degree=3).fit(X, pd.DataFrame(Y))
+    cal = SecondOrderPlattCalibrator(degree=3).fit(X, Snapshots(pd.DataFrame(Y)))
     assert list(cal.feature_names_in_) == ["mean", "var"]
     cal.set_output(transform="pandas")
     out = cal.transform(X)
@@ -437,6 +439,7 @@ def test_bad_input(X_mod, y_mod, match):
     S, Y, _ = simulate(50, seed=12)
     X = X_mod(S) if X_mod else S
     y = y_mod(Y) if y_mod else Y
+    y = Snapshots(y) if np.ndim(y) == 2 else y
     with pytest.raises(ValueError, match=match):
         SecondOrderPlattCalibrator(degree=2).fit(X, y)
 
@@ -445,12 +448,12 @@ def test_bad_parameters_and_not_fitted():
     S, Y, _ = simulate(50)
     for params in [{"degree": -1}, {"alpha": -1.0}, {"basis": "1d"}, {"order": 3}]:
         with pytest.raises(ValueError, match=list(params)[0]):
-            SecondOrderPlattCalibrator(**params).fit(S, Y)
+            SecondOrderPlattCalibrator(**params).fit(S, Snapshots(Y))
     from sklearn.exceptions import NotFittedError
 
     with pytest.raises(NotFittedError):
         SecondOrderPlattCalibrator().transform(S)
-    cal = SecondOrderPlattCalibrator(degree=2).fit(S, Y)
+    cal = SecondOrderPlattCalibrator(degree=2).fit(S, Snapshots(Y))
     with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
         cal.transform(S + 1)
 
@@ -464,30 +467,31 @@ def test_grid_search_over_pipeline_is_reproducible():
     S, Y, _ = simulate(3000, seed=13)
     grid = {"platt__degree": [2, 4, 8], "platt__alpha": [1e-8, 1e-4, 1e-1]}
     cv = KFold(3, shuffle=True, random_state=0)
-    a = GridSearchCV(_pipe(), grid, cv=cv).fit(S, Y)
-    b = GridSearchCV(_pipe(), grid, cv=cv).fit(S, Y)
+    a = GridSearchCV(_pipe(), grid, cv=cv).fit(S, Snapshots(Y))
+    b = GridSearchCV(_pipe(), grid, cv=cv).fit(S, Snapshots(Y))
     np.testing.assert_array_equal(a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"])
     assert a.best_params_ == b.best_params_
     assert np.isfinite(a.cv_results_["mean_test_score"]).all()
     # the default criterion is the calibrator's score on the perturbed held-out scores
     tr, te = next(cv.split(S))
-    est = clone(_pipe()).set_params(platt__degree=2, platt__alpha=1e-8).fit(S[tr], Y[tr])
+    est = clone(_pipe()).set_params(platt__degree=2, platt__alpha=1e-8).fit(S[tr], Snapshots(Y[tr]))
     Xte = est.named_steps["sech"].transform(S[te])
-    assert a.cv_results_["split0_test_score"][0] == pytest.approx(est.named_steps["platt"].score(Xte, Y[te]))
+    score = est.named_steps["platt"].score(Xte, Snapshots(Y[te]))
+    assert a.cv_results_["split0_test_score"][0] == pytest.approx(score)
     out = a.predict(S)
     assert out.shape == (3000, 2) and (out[:, 1] <= out[:, 0] * (1 - out[:, 0]) + 1e-15).all()
 
 
 def test_chebyshev_design_not_needed_by_fit(monkeypatch):
     # the primal fit path must not build the n x d design matrix
-    import skcal.chebyshev as cheb
+    import skcal.chebyshev._ridge as cheb  # where ChebyshevRidge finds chebyshev_design
 
     def boom(*args, **kwargs):
         raise AssertionError("design matrix built")
 
     monkeypatch.setattr(cheb, "chebyshev_design", boom)
     S, Y, _ = simulate(500, seed=14)
-    SecondOrderPlattCalibrator(degree=10).fit(S, Y).transform(S)
+    SecondOrderPlattCalibrator(degree=10).fit(S, Snapshots(Y)).transform(S)
     assert chebyshev_design is not boom
 
 
@@ -511,10 +515,10 @@ def test_pipeline_from_raw_features_with_ensemble_moments():
             ("platt", SecondOrderPlattCalibrator(degree=4, alpha=1e-6)),
         ]
     )
-    pipe.fit(X[1000:2000], Y[1000:2000])
+    pipe.fit(X[1000:2000], Snapshots(Y[1000:2000]))
     out = pipe.predict(X[2000:])
     assert out.shape == (1000, 2) and (out[:, 1] <= out[:, 0] * (1 - out[:, 0]) + 1e-15).all()
-    scores = cross_val_score(pipe, X[1000:], Y[1000:], scoring="ce2", cv=2)
+    scores = cross_val_score(pipe, X[1000:], Snapshots(Y[1000:]), scoring="ce2", cv=2)
     assert np.isfinite(scores).all() and (scores < 0).all()
 
 

@@ -35,7 +35,7 @@ def _data(seed, n=None, k=None, nan=True):
 
 
 def test_snapshot_targets():
-    from skcal.ce2 import snapshot_targets
+    from skcal.votes import snapshot_targets
 
     _, Y, _ = _data(0, n=50, k=5)
     t1, t2 = R.snapshot_targets(Y)
@@ -71,9 +71,9 @@ def test_ce2_score_fixed_degree(seed, degree, alpha, weighted):
     S, Y, rng = _data(seed)
     w = rng.uniform(0.2, 3.0, size=len(S)) if weighted else None
     ce2, t1, t2, e1, e2 = R.ce2_hat(Y, S, degree, alpha, sample_weight=w)
-    got = skcal.ce2_score(Y, S, degree=degree, alpha=alpha, sample_weight=w)
+    got = skcal.ce2_score(skcal.Snapshots(Y), S, degree=degree, alpha=alpha, sample_weight=w)
     assert got == pytest.approx(ce2, abs=1e-8)
-    res = skcal.ce2_details(Y, S, degree=degree, alpha=alpha, sample_weight=w)
+    res = skcal.ce2_details(skcal.Snapshots(Y), S, degree=degree, alpha=alpha, sample_weight=w)
     assert res.degree == degree and res.alpha == alpha
     assert res.term1 == pytest.approx(t1, abs=1e-8) and res.term2 == pytest.approx(t2, abs=1e-8)
     np.testing.assert_allclose(res.eta1(S), e1, atol=1e-8)
@@ -88,7 +88,8 @@ def test_ce2_score_fixed_degree(seed, degree, alpha, weighted):
 def test_ce2_score_total_basis(seed, degree):
     S, Y, _ = _data(seed)
     ce2 = R.ce2_hat(Y, S, degree, 1e-4, basis="total")[0]
-    assert skcal.ce2_score(Y, S, degree=degree, alpha=1e-4, basis="total") == pytest.approx(ce2, abs=1e-8)
+    got = skcal.ce2_score(skcal.Snapshots(Y), S, degree=degree, alpha=1e-4, basis="total")
+    assert got == pytest.approx(ce2, abs=1e-8)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -101,7 +102,7 @@ def test_ce2_dual_form_when_d_exceeds_n(seed):
         R.design(S, degree) @ R.dual_ridge(S, t, degree, alpha), primal.predict(S), atol=1e-9
     )
     ce2 = R.ce2_hat(Y, S, degree, alpha)[0]
-    assert skcal.ce2_score(Y, S, degree=degree, alpha=alpha) == pytest.approx(ce2, abs=1e-7)
+    assert skcal.ce2_score(skcal.Snapshots(Y), S, degree=degree, alpha=alpha) == pytest.approx(ce2, abs=1e-7)
 
 
 @settings(**SETTINGS)
@@ -123,7 +124,8 @@ def test_second_order_platt(seed, degree, alpha, basis, weighted):
         ]
     )
     out, moments, raw = R.platt_transform(Y, S, S_new, degree, alpha, basis, sample_weight=w)
-    cal = skcal.SecondOrderPlattCalibrator(degree=degree, alpha=alpha, basis=basis).fit(S, Y, sample_weight=w)
+    cal = skcal.SecondOrderPlattCalibrator(degree=degree, alpha=alpha, basis=basis)
+    cal.fit(S, skcal.Snapshots(Y), sample_weight=w)
     np.testing.assert_allclose(cal.transform(S_new), out, atol=1e-8)
     np.testing.assert_allclose(cal.predict(S_new), out, atol=1e-8)
     np.testing.assert_allclose(cal.predict_moments(S_new), moments, atol=1e-8)
@@ -137,7 +139,7 @@ def test_second_order_platt(seed, degree, alpha, basis, weighted):
     _, mom, _ = R.platt_transform(Y, S, S, degree, alpha, basis, sample_weight=w)
     ww = np.ones(len(S)) if w is None else w
     expect = -(np.sum(ww * (t1 - mom[:, 0]) ** 2) + np.sum(ww * (t2 - mom[:, 1]) ** 2)) / ww.sum()
-    assert cal.score(S, Y, sample_weight=w) == pytest.approx(expect, abs=1e-9)
+    assert cal.score(S, skcal.Snapshots(Y), sample_weight=w) == pytest.approx(expect, abs=1e-9)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -149,14 +151,14 @@ def test_first_order_and_one_dimensional_platt(seed):
     # and 1 (n fitted rows; Laplace's rule of succession), so log loss stays finite
     margin = 1.0 / (S.shape[0] + 2)
     out[:, 0] = np.clip(out[:, 0], margin, 1.0 - margin)
-    cal = skcal.SecondOrderPlattCalibrator(degree=3, alpha=1e-4, order=1).fit(S, Y)
+    cal = skcal.SecondOrderPlattCalibrator(degree=3, alpha=1e-4, order=1).fit(S, skcal.Snapshots(Y))
     assert cal.margin_ == margin
     np.testing.assert_allclose(cal.transform(S_new), out, atol=1e-9)
     np.testing.assert_allclose(cal.predict_moments(S_new), moments, atol=1e-9)
     assert np.all(out[:, 1] == 0)
     # 1-D scores (m alone): basis T_i(2m - 1)
     out1, mom1, _ = R.platt_transform(Y, S[:, :1], S_new[:, :1], 5, 1e-4)
-    cal1 = skcal.SecondOrderPlattCalibrator(degree=5, alpha=1e-4).fit(S[:, :1], Y)
+    cal1 = skcal.SecondOrderPlattCalibrator(degree=5, alpha=1e-4).fit(S[:, :1], skcal.Snapshots(Y))
     np.testing.assert_allclose(cal1.transform(S_new[:, :1]), out1, atol=1e-9)
     np.testing.assert_allclose(cal1.predict_moments(S_new[:, :1]), mom1, atol=1e-9)
 
@@ -226,7 +228,7 @@ def test_ce2_score_auto_degree():
     S, Y, _ = _data(2, n=1600, k=2)
     for h in (1 / 4, 1 / 64):
         deg = R.auto_degree(len(S), h)
-        res = skcal.ce2_details(Y, S, bandwidth=h)
+        res = skcal.ce2_details(skcal.Snapshots(Y), S, bandwidth=h)
         assert res.degree == deg
         assert res.ce2 == pytest.approx(R.ce2_hat(Y, S, deg, 1e-6)[0], abs=1e-8)
 
@@ -240,7 +242,7 @@ def test_ce2_cv_selection_with_explicit_folds():
     S, Y, _ = _data(5, n=400, k=3)
     degrees, alphas = [1, 2, 4], [1e-4, 1e-1]
     table, best = R.cv_select(Y, S, degrees, alphas, list(KFold(3).split(S)))
-    res = skcal.ce2_details(Y, S, degree=degrees, alphas=alphas, cv=KFold(3))
+    res = skcal.ce2_details(skcal.Snapshots(Y), S, degree=degrees, alphas=alphas, cv=KFold(3))
     got = {
         (int(d), float(a)): v
         for d, a, v in zip(
@@ -265,7 +267,7 @@ def test_ce1_score_fixed_degree(seed):
     t1, _ = R.snapshot_targets(Y)
     model = R.DenseRidge(4, 1e-5).fit(m[:, None], t1)
     ref = np.mean(np.abs(np.clip(model.predict(m[:, None])[:, 0], 0, 1) - m))
-    assert skcal.ce1_score(Y, m, degree=4, alpha=1e-5) == pytest.approx(ref, abs=1e-9)
+    assert skcal.ce1_score(skcal.Snapshots(Y), m, degree=4, alpha=1e-5) == pytest.approx(ref, abs=1e-9)
 
 
 # ---------------------------------------------------------------- SPEC 2 baselines (fixed c)
@@ -315,14 +317,14 @@ def test_weighted_dual_min_norm_and_partial_fit(seed):
     S, Y, rng = _data(seed, n=20, k=3)
     w = rng.uniform(0.2, 3, size=20)
     # d = 36 > n = 20 with weights: the dual form must give the weighted primal minimiser
-    assert skcal.ce2_score(Y, S, degree=5, alpha=1e-2, sample_weight=w) == pytest.approx(
+    assert skcal.ce2_score(skcal.Snapshots(Y), S, degree=5, alpha=1e-2, sample_weight=w) == pytest.approx(
         R.ce2_hat(Y, S, 5, 1e-2, sample_weight=w)[0], abs=1e-9
     )
     # alpha = 0 with d > n: the minimum-norm least-squares fit (pseudo-inverse)
     t = np.column_stack(R.snapshot_targets(Y))
     beta = np.linalg.pinv(R.design(S, 5)) @ t
     S_new = np.column_stack([rng.uniform(size=5), rng.uniform(0, 0.25, size=5)])
-    cal = skcal.SecondOrderPlattCalibrator(degree=5, alpha=0).fit(S, Y)
+    cal = skcal.SecondOrderPlattCalibrator(degree=5, alpha=0).fit(S, skcal.Snapshots(Y))
     np.testing.assert_allclose(
         cal.predict_moments(S_new, project=False), R.design(S_new, 5) @ beta, atol=1e-6
     )
@@ -337,10 +339,10 @@ def test_boolean_snapshots_are_numeric():
     """SPEC 0: boolean votes are converted to numbers before any arithmetic."""
     S, Y, _ = _data(3, n=100, k=3, nan=False)
     Yb = Y.astype(bool)
-    assert skcal.ce2_score(Yb, S, degree=2, alpha=1e-4) == pytest.approx(
+    assert skcal.ce2_score(skcal.Snapshots(Yb), S, degree=2, alpha=1e-4) == pytest.approx(
         R.ce2_hat(Y, S, 2, 1e-4)[0], abs=1e-10
     )
-    cal = skcal.SecondOrderPlattCalibrator(degree=2, alpha=1e-4).fit(S, Yb)
+    cal = skcal.SecondOrderPlattCalibrator(degree=2, alpha=1e-4).fit(S, skcal.Snapshots(Yb))
     np.testing.assert_allclose(cal.transform(S), R.platt_transform(Y, S, S, 2, 1e-4)[0], atol=1e-10)
 
 

@@ -27,6 +27,7 @@ from skcal.report._kinds import KINDS
 from skcal.scdl import scdl_curve, scdl_score
 from skcal.smooth_ece import smooth_ece
 from skcal.truthful import classwise_lince, conf_ece, truthful_conf_ce
+from skcal.votes import Snapshots
 
 FIELDS = ["value", "low", "high", "rank", "p_best"]
 FAST = {"n_bootstrap": 20, "n_resamples": 100, "random_state": 0}
@@ -46,7 +47,7 @@ def _binary(n=400, seed=0):
 def _snapshots(n=300, seed=0):
     rng = np.random.default_rng(seed)
     f = rng.uniform(0.05, 0.95, size=n)
-    Y = (rng.uniform(size=(n, 2)) < f[:, None]).astype(float)
+    Y = Snapshots((rng.uniform(size=(n, 2)) < f[:, None]).astype(float))
     honest = np.column_stack([np.clip(f + rng.normal(0, 0.05, n), 0, 1), np.full(n, 0.0025)])
     shifted = np.column_stack([np.clip(f + 0.2, 0, 1), np.full(n, 0.0001)])
     return Y, {"honest": honest, "shifted": shifted}
@@ -243,7 +244,7 @@ def test_argument_errors(kwargs, match):
 def test_one_column_y_is_named_not_blamed_on_the_predictions():
     y, preds = _snapshots(n=40)
     with pytest.raises(ValueError, match=r"y has shape \(40, 1\): one column.*second-order"):
-        CalibrationReport.from_predictions(y[:, :1], preds)
+        CalibrationReport.from_predictions(y.votes[:, :1], preds)
 
 
 def test_calibration_report_from_estimators_uses_classes():
@@ -296,14 +297,14 @@ def test_verdict_small_sample_suggests_sigmoid_and_no_test_without_tests():
 
 def test_second_order_report_values_and_advice():
     Y, preds = _snapshots()
-    rep = CalibrationReport.from_predictions(Y, preds, **FAST)
+    rep = CalibrationReport.from_predictions(Snapshots(Y), preds, **FAST)
     assert rep.order == "second-order"
     s = preds["shifted"]
     params = rep.metric_params["shifted"]["ce2"]
     assert rep.table.loc["shifted", ("ce2", "value")] == pytest.approx(
-        ce2_score(Y, s, degree=params["degree"], alpha=params["alpha"], bandwidth=2**-6)
+        ce2_score(Snapshots(Y), s, degree=params["degree"], alpha=params["alpha"], bandwidth=2**-6)
     )
-    votes, m = Y.ravel(), np.repeat(s[:, 0], 2)
+    votes, m = Y.votes.ravel(), np.repeat(s[:, 0], 2)
     assert rep.table.loc["shifted", ("brier", "value")] == pytest.approx(brier_score_loss(votes, m))
     text = " ".join(rep.verdict)
     assert "Best calibrated by CE2 (the primary measure): honest" in text
@@ -349,7 +350,7 @@ def test_smce_in_the_multiclass_and_second_order_kinds():
         Y, spreds, metrics=["smooth_calibration_error", "scdl"], n_bootstrap=0, test_calibration=False
     )
     s = spreds["shifted"]
-    votes, m = Y.ravel(), np.repeat(s[:, 0], 2)
+    votes, m = Y.votes.ravel(), np.repeat(s[:, 0], 2)
     assert rep.table.loc["shifted", ("smooth_calibration_error", "value")] == pytest.approx(
         smooth_calibration_error(votes, m)
     )

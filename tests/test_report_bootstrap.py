@@ -11,11 +11,18 @@ import io
 import numpy as np
 import pytest
 
+from skcal._catalog import measure
 from skcal.report import CalibrationReport
 from skcal.report._bootstrap import Progress
-from skcal.report._metrics import quantile_bin_thresholds, smce_grid_cells
-from skcal.stats import ScdlStatistics, SmoothCEGridStatistics, poisson_weights
+from skcal.stats import (
+    ScdlStatistics,
+    SmoothCEGridStatistics,
+    poisson_weights,
+    smce_grid_cells,
+)
 from skcal.stats._scdl import resolve_max_bins
+from skcal.stats._truthful import quantile_bin_thresholds
+from skcal.votes import Snapshots
 
 B = 6
 
@@ -25,7 +32,7 @@ def _second_order(n, seed):
     rng = np.random.default_rng(seed)
     m = rng.uniform(0.05, 0.95, n)
     f = np.clip(m + rng.normal(0, 0.15, n), 0, 1)
-    Y = (rng.uniform(size=(n, 2)) < f[:, None]).astype(float)
+    Y = Snapshots((rng.uniform(size=(n, 2)) < f[:, None]).astype(float))
     return Y, {"honest": np.column_stack([m, np.full(n, 0.02)]), "zero": np.column_stack([m, np.zeros(n)])}
 
 
@@ -48,7 +55,6 @@ def test_first_order_replicates_equal_the_measures_on_each_resample():
     from skcal.binned_ece import binned_ece
     from skcal.cutoff import cutoff_calibration_error
     from skcal.lipschitz import smooth_calibration_error
-    from skcal.report._metrics import BINARY
     from skcal.smooth_ece import smooth_ece
 
     y, preds = _binary()
@@ -66,7 +72,7 @@ def test_first_order_replicates_equal_the_measures_on_each_resample():
                 "smooth_calibration_error": SmoothCEGridStatistics(n_cells=G).update(yr, pr).compute(),
                 "cutoff": cutoff_calibration_error(yr, pr),
                 "binned_ece": binned_ece(yr, pr, n_bins=11),
-                **{m: BINARY[m][1](yr, pr) for m in ("accuracy", "brier", "log_loss")},
+                **{m: measure(m).function(yr, pr) for m in ("accuracy", "brier", "log_loss")},
             }
             for j, m in enumerate(names):
                 np.testing.assert_allclose(rep.bootstrap_values[r, i, j], direct[m], rtol=1e-12, err_msg=m)
@@ -81,14 +87,11 @@ def test_first_order_replicates_equal_the_measures_on_each_resample():
     [({"n_bootstrap": B}, B), ({"n_bootstrap": 0}, 0), ({"n_bootstrap": 40, "max_seconds": 1e-6}, 10)],
 )
 def test_values_from_the_replicate_statistics_equal_the_measures(kwargs, made):
-    """SCDL, smECE, the cutoff error and ECE-11 take their values from the bootstrap's statistics
-    with unit weights (beside the first block, or alone without replicates), and smCE from the
-    rows the bootstrap's engine sorted: the measures themselves to round-off, and the replicates
-    are those of a report without that weighting."""
+    """The values of SCDL, smECE, smCE, the cutoff error and ECE-11 are the measures themselves
+    (with or without replicates), and the replicates are the resamples'."""
     from skcal.binned_ece import binned_ece
     from skcal.cutoff import cutoff_calibration_error
     from skcal.lipschitz import smooth_calibration_error
-    from skcal.report._metrics import VALUES_FROM_REPLICATES, VALUES_FROM_SORTED
     from skcal.scdl import scdl_score
     from skcal.smooth_ece import smooth_ece
 
@@ -102,9 +105,7 @@ def test_values_from_the_replicate_statistics_equal_the_measures(kwargs, made):
         "cutoff": cutoff_calibration_error,
         "binned_ece": lambda y, p: binned_ece(y, p, n_bins=11),
     }
-    assert set(funcs) == VALUES_FROM_REPLICATES
     funcs["smooth_calibration_error"] = smooth_calibration_error
-    assert set(VALUES_FROM_SORTED) == {"smooth_calibration_error"}
     for name, f in funcs.items():
         expected = [f(y, p) for p in preds.values()]
         np.testing.assert_allclose(rep.table[(name, "value")], expected, rtol=1e-13, err_msg=name)
@@ -121,20 +122,18 @@ def test_values_from_the_replicate_statistics_equal_the_measures(kwargs, made):
 
 @pytest.mark.parametrize("n_bootstrap", [0, B])
 def test_second_order_ce2_value_from_the_replicate_statistics(n_bootstrap):
-    """CE2's report value is its replicate statistics with unit weights: ``ce2_score`` at the
-    degree and ridge chosen once, to round-off, with or without replicates (a first-order model
-    too, whose ``sigma2`` is one number)."""
+    """CE2's report value is ``ce2_score`` at the degree and ridge chosen once, with or without
+    replicates (a first-order model too, whose ``sigma2`` is one number)."""
     from skcal.ce2 import ce2_score
-    from skcal.report._kinds import CE2_BANDWIDTH, SecondOrderKind
+    from skcal.report._kinds import CE2_BANDWIDTH
 
-    assert SecondOrderKind().catalog()["ce2"].value_from_replicates
     n = 800
     Y, preds = _second_order(n, seed=6)
     rep = CalibrationReport.from_predictions(
         Y, preds, n_bootstrap=n_bootstrap, random_state=3, test_calibration=False
     )
     for model, S in preds.items():
-        expected = ce2_score(Y, S, bandwidth=CE2_BANDWIDTH, **rep.metric_params[model]["ce2"])
+        expected = ce2_score(Snapshots(Y), S, bandwidth=CE2_BANDWIDTH, **rep.metric_params[model]["ce2"])
         np.testing.assert_allclose(rep.table.loc[model, ("ce2", "value")], expected, rtol=1e-12)
     assert rep.bootstrap_values.shape[0] == n_bootstrap
 
@@ -178,27 +177,16 @@ def test_multiclass_replicates_use_the_full_samples_bins():
             np.testing.assert_allclose(rep.bootstrap_values[r, i], direct, rtol=1e-12)
 
 
-def test_measures_of_the_same_statistics_share_one_update(monkeypatch):
+def test_measures_of_the_same_statistics_beside_each_other_equal_each_alone():
     """ConfCE-corr and ConfECE of one model bin the same top-label residuals: their replicates
-    come from one bootstrap's statistics (``compute_as``), updated once, equal to each alone."""
-    import skcal.report._bootstrap as rb
-
+    beside each other equal each alone."""
     rng = np.random.default_rng(4)
     n, k = 700, 4
     P = rng.dirichlet(np.ones(k), size=n)
     y = (P.cumsum(axis=1) < rng.uniform(size=(n, 1))).sum(axis=1)
     preds = {"a": P, "b": np.roll(P, 1, axis=1)}
-    updated = []
-    real = rb.update_together
-
-    def counting(jobs, *args, **kwargs):
-        updated.extend(type(b.template).__name__ for b, _ in jobs)
-        return real(jobs, *args, **kwargs)
-
-    monkeypatch.setattr(rb, "update_together", counting)
     kw = dict(n_bootstrap=B, random_state=2, test_calibration=False)
     both = CalibrationReport.from_predictions(y, preds, metrics=["truthful_conf_ce", "conf_ece"], **kw)
-    assert updated.count("TopLabelStatistics") == 2 * -(-B // 64)  # one a model and block
     for j, name in enumerate(["truthful_conf_ce", "conf_ece"]):
         alone = CalibrationReport.from_predictions(y, preds, metrics=[name], **kw)
         np.testing.assert_array_equal(both.bootstrap_values[:, :, j], alone.bootstrap_values[:, :, 0])
@@ -241,14 +229,16 @@ def test_second_order_replicates_equal_the_measures_on_each_resample():
 
     n = 700
     Y, preds = _second_order(n, seed=4)
-    rep = CalibrationReport.from_predictions(Y, preds, n_bootstrap=B, random_state=2, test_calibration=False)
+    rep = CalibrationReport.from_predictions(
+        Snapshots(Y), preds, n_bootstrap=B, random_state=2, test_calibration=False
+    )
     names = rep.metric_names
     for i, (model, S) in enumerate(preds.items()):
         kw = rep.metric_params[model]["ce2"]
         for r, idx in enumerate(_resample(rep, n)):
             Yr, Sr = Y[idx], S[idx]
             t1, t2, _ = snapshot_targets(Yr)
-            votes = Yr.ravel()
+            votes = Yr.votes.ravel()
             mv = np.repeat(Sr[:, 0], 2)
             M = resolve_max_bins("auto", float(2 * n), 2 * n)  # the full sample's votes
             v = Sr[:, 0] ** 2 + Sr[:, 1]
@@ -263,24 +253,6 @@ def test_second_order_replicates_equal_the_measures_on_each_resample():
                 np.testing.assert_allclose(
                     rep.bootstrap_values[r, i, j], direct[name], rtol=1e-12, atol=1e-15, err_msg=name
                 )
-
-
-def test_second_order_data_counts_give_the_snapshots_targets():
-    """CE2's replicates validate the snapshots as counts: the same targets, bit for bit, for
-    NaN-padded snapshots of 2 to 4 votes; given counts are used as they are."""
-    from skcal.report._kinds import SecondOrderData
-    from skcal.votes import VoteCounts, check_snapshots, snapshot_targets
-
-    rng = np.random.default_rng(5)
-    n = 500
-    Y = (rng.uniform(size=(n, 4)) < rng.uniform(size=(n, 1))).astype(float)
-    Y[np.arange(4)[None, :] >= rng.integers(2, 5, n)[:, None]] = np.nan  # 2 to 4 votes a row
-    data = SecondOrderData(check_snapshots(Y, name="y"))
-    assert isinstance(data.counts, VoteCounts) and data.counts is data.counts  # made once
-    for a, b in zip(snapshot_targets(data.counts), snapshot_targets(Y), strict=True):
-        np.testing.assert_array_equal(a, b)
-    V = VoteCounts(np.array([1, 0, 2]), np.array([2, 2, 3]))
-    assert SecondOrderData(V).counts is V
 
 
 @pytest.mark.parametrize("kind", ["binary", "multiclass", "second-order"])
@@ -524,47 +496,16 @@ def test_coverage_and_p_best_with_a_known_truth():
     assert all(a == b for a, b in pb_twin)  # tied in every replicate
 
 
-def test_jobs_share_statistics_only_with_arrays_alive_together(monkeypatch):
-    """Jobs of one model whose arrays are the same objects share one update; the arrays are named
-    by ``id``, which CPython reuses once an object is freed. A mean's per-row losses are copied by
-    its plan, so the engine keeps every job's arrays alive until all jobs are made: with ids
-    recycled as soon as an array is freed (a deterministic stand-in for the allocator, which did
-    it now and then), the log loss once took the accuracy's statistics."""
-    import builtins
-    import weakref
+def test_the_reports_calibration_tests_are_calibration_tests_statistics():
+    from skcal.calibration_test import calibration_test
 
-    from skcal.report._metrics import BINARY
-
-    class Recycled:
-        def __init__(self):
-            self.live, self.free, self.count = {}, [], 0
-
-        def __call__(self, obj):
-            if obj is None:
-                return 0
-            key = builtins.id(obj)
-            if key not in self.live:
-                if self.free:
-                    self.live[key] = self.free.pop()
-                else:
-                    self.count += 1
-                    self.live[key] = self.count
-                weakref.finalize(obj, lambda k=key: self.free.append(self.live.pop(k)))
-            return self.live[key]
-
-    monkeypatch.setattr("skcal.report._bootstrap.id", Recycled(), raising=False)
-    y, preds = _binary(n=400)
-    rep = CalibrationReport.from_predictions(
-        y,
-        preds,
-        metrics=["accuracy", "brier", "log_loss"],
-        n_bootstrap=B,
-        random_state=0,
-        test_calibration=False,
-    )
-    for r, idx in enumerate(_resample(rep, 400)):
-        for i, p in enumerate(preds.values()):
-            for j, m in enumerate(rep.metric_names):
-                np.testing.assert_allclose(
-                    rep.bootstrap_values[r, i, j], BINARY[m][1](y[idx], p[idx]), rtol=1e-12
-                )
+    rng = np.random.default_rng(1)
+    n = 700
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p).astype(int)
+    preds = {"a": p, "ties": np.round(p, 1), "b": np.clip(p + 0.05, 0, 1)}
+    rep = CalibrationReport.from_predictions(y, preds, n_bootstrap=8, n_resamples=99, random_state=0)
+    for model, q in preds.items():
+        # the statistic does not depend on the test's seed
+        direct = calibration_test(y, q, measure="cutoff", n_resamples=99, random_state=0)
+        assert rep.calibration_tests.loc[model, "statistic"] == direct.statistic

@@ -1,10 +1,10 @@
 """The report's shortcuts give what they replace, bit for bit.
 
-The report's log loss and Brier score (binary and multiclass) and binary accuracy are computed
+The catalogue's log loss and Brier score (binary and multiclass) and binary accuracy are computed
 directly (not through scikit-learn's validation and one-hot matrices), the quantile thresholds
-from the linear-time bin ids, the truthful replicate plans from ids lent by the report
-(``_hint_plan``), and :func:`skcal.binning.threshold_bin_ids` counts the thresholds below each
-value by comparisons. Each is checked against the computation it replaces with exact equality.
+from the linear-time bin ids, and :func:`skcal.binning.threshold_bin_ids` counts the thresholds
+below each value by comparisons. Each is checked against the computation it replaces with exact
+equality.
 """
 
 from __future__ import annotations
@@ -15,16 +15,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
 
-from skcal.binning import _count_below, assign_bins, quantile_bin_starts, threshold_bin_ids
-from skcal.report._kinds import MulticlassData, mc_brier, mc_log_loss, mc_log_loss_rows
-from skcal.report._metrics import (
-    TruthfulReplicates,
+from skcal._catalog import (
     accuracy,
-    binary_log_loss,
     brier,
-    quantile_bin_thresholds,
+    measure,
+    multiclass_brier,
+    multiclass_log_loss,
+    multiclass_log_loss_rows,
 )
-from skcal.stats import ClasswiseStatistics, PoissonBootstrap, TopLabelStatistics
+from skcal._catalog import log_loss as binary_log_loss
+from skcal.binning import _count_below, assign_bins, quantile_bin_starts, threshold_bin_ids
+from skcal.report._kinds import MulticlassData
+from skcal.stats import ClasswiseStatistics, TopLabelStatistics
+from skcal.stats._truthful import quantile_bin_thresholds
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -48,10 +51,9 @@ def test_log_loss_and_brier_are_scikit_learns_bit_for_bit(k, variant):
     if variant == "fortran":
         P = np.asfortranarray(P)
     y = rng.integers(0, k, n)
-    d = MulticlassData(y, k)
     labels = np.arange(k)
-    assert mc_log_loss(d, P) == log_loss(y, P, labels=labels)
-    assert mc_brier(d, P) == brier_score_loss(y, P, labels=labels)
+    assert multiclass_log_loss(y, P) == log_loss(y, P, labels=labels)
+    assert multiclass_brier(y, P) == brier_score_loss(y, P, labels=labels)
 
 
 @pytest.mark.parametrize("variant", ["plain", "ends", "tiny", "ties", "one_class"])
@@ -79,10 +81,10 @@ def test_binary_log_loss_brier_and_accuracy_are_scikit_learns_bit_for_bit(varian
 @pytest.mark.parametrize("n", [5, 14, 15, 16, 3000])
 @pytest.mark.parametrize("variant", ["plain", "zeros", "ties"])
 def test_top_label_values_and_accuracy_are_the_public_functions_bit_for_bit(n, variant):
-    # the report's ConfCE-corr, ConfECE and accuracy from the kept top classes and bins
+    # the report's ConfCE-corr, ConfECE and accuracy: the catalogue's functions of the class codes
     from sklearn.metrics import accuracy_score
 
-    from skcal.report._kinds import mc_accuracy, mc_conf_ece, mc_truthful_conf_ce
+    from skcal.report._kinds import MulticlassKind
     from skcal.truthful import conf_ece, truthful_conf_ce
 
     rng = np.random.default_rng(n)
@@ -91,13 +93,10 @@ def test_top_label_values_and_accuracy_are_the_public_functions_bit_for_bit(n, v
     y = rng.integers(0, k, n)
     d = MulticlassData(y, k)
     labels = np.arange(k)
-    top_before = d.top(P)[1].copy()
-    assert mc_truthful_conf_ce(d, P) == truthful_conf_ce(y, P, labels=labels)
-    assert mc_conf_ece(d, P) == conf_ece(y, P, labels=labels)
-    assert mc_accuracy(d, P) == accuracy_score(y, np.argmax(P, axis=1))
-    np.testing.assert_array_equal(d.top(P)[1], top_before)  # the kept arrays are not modified
-    if n >= 15:  # the bins are found once for both measures and the replicates' thresholds
-        assert d.top_bins(P, 15)[0] is d.top_bins(P, 15)[0]
+    catalog = MulticlassKind().catalog()
+    assert catalog["truthful_conf_ce"].func(d, P) == truthful_conf_ce(y, P, labels=labels)
+    assert catalog["conf_ece"].func(d, P) == conf_ece(y, P, labels=labels)
+    assert catalog["accuracy"].func(d, P) == accuracy_score(y, np.argmax(P, axis=1))
 
 
 @pytest.mark.parametrize("variant", ["plain", "zeros", "fortran"])
@@ -109,11 +108,10 @@ def test_log_loss_rows_are_the_terms_of_the_value(variant):
     if variant == "fortran":
         P = np.asfortranarray(P)
     y = rng.integers(0, 6, 4000)
-    d = MulticlassData(y, 6)
     eps = np.finfo(np.float64).eps
-    rows = mc_log_loss_rows(d, P)
+    rows = multiclass_log_loss_rows(y, P)
     np.testing.assert_array_equal(rows, -np.log(np.clip(P[np.arange(4000), y], eps, 1 - eps)))
-    assert np.mean(rows) == mc_log_loss(d, P) == log_loss(y, P, labels=np.arange(6))
+    assert np.mean(rows) == multiclass_log_loss(y, P) == log_loss(y, P, labels=np.arange(6))
     w = rng.integers(0, 4, 4000).astype(float)
     np.testing.assert_allclose(
         np.average(rows, weights=w), log_loss(y, P, sample_weight=w, labels=np.arange(6)), rtol=1e-12
@@ -167,57 +165,8 @@ def test_count_below_is_the_left_search(m, n, pool, nan, seed):
     np.testing.assert_array_equal(got, np.searchsorted(tv, v, side="left"))
 
 
-def _plan_arrays(plan):
-    keep = ("rows", "vals", "resid", "corr")
-    return {k: np.asarray(getattr(plan, k)) for k in keep if hasattr(plan, k)}
-
-
-def _spec(measure, P, y, n_bins=15):
-    return TruthfulReplicates(measure, n_bins)(MulticlassData(y, P.shape[1]), P)
-
-
-@pytest.mark.parametrize("measure", ["truthful_conf_ce", "conf_ece", "classwise_lince"])
-@pytest.mark.parametrize("ties", [False, True])
-def test_lent_ids_give_the_plan_the_thresholds_give(measure, ties):
-    rng = np.random.default_rng(7)
-    n, k = 3000, 5
-    P = _probabilities(rng, n, k, ties=ties)
-    y = rng.integers(0, k, n)
-    spec = _spec(measure, P, y)
-    template = spec.template
-    assert "_plan_parts" in template.__dict__
-    lent = template._replicate_plan(P, y, None, index=np.arange(n))
-    assert "_plan_parts" not in template.__dict__  # used once, then dropped
-    found = template._replicate_plan(P, y, None, index=np.arange(n))  # from the thresholds
-    a, b = _plan_arrays(lent), _plan_arrays(found)
-    assert a.keys() == b.keys() and a
-    for key in a:
-        np.testing.assert_array_equal(a[key], b[key])
-    # the replicates of the report's spec equal a fresh template's (no lent ids)
-    fresh = type(template)(**template.get_params())
-    assert "_plan_parts" not in fresh.__dict__
-    boots = []
-    for tpl in (_spec(measure, P, y).template, fresh):
-        boot = PoissonBootstrap(tpl, n_replicates=20, seed=3)
-        boots.append(boot.update(boot.prepare(*spec.arrays)).compute())
-    np.testing.assert_array_equal(boots[0], boots[1])
-
-
-@pytest.mark.parametrize("measure", ["truthful_conf_ce", "classwise_lince"])
-def test_lent_ids_are_ignored_for_another_array_or_other_rows(measure):
-    rng = np.random.default_rng(11)
-    n, k = 2000, 4
-    P = _probabilities(rng, n, k, ties=True)
-    y = rng.integers(0, k, n)
-    # another array object with the same values: the ids are found again (the same ones)
-    template = _spec(measure, P, y).template
-    copy = P.copy()
-    assert template._hinted(copy, None) is None
-    # the ids were computed for global rows 0..n-1: other indices break ties otherwise
-    template = _spec(measure, P, y).template
-    assert template._hinted(P, np.arange(n) + 5) is None
-    template = _spec(measure, P, y).template
-    assert template._hinted(P, None) is not None
+def _template(measure_name, P, y):
+    return measure(measure_name, "multiclass").replicates(y, P)
 
 
 def test_classwise_plan_with_weights_is_one_entry_per_class():
@@ -241,12 +190,12 @@ def test_top_label_template_from_the_report_keeps_its_parameters():
     rng = np.random.default_rng(4)
     P = _probabilities(rng, 1000, 3, ties=True)
     y = rng.integers(0, 3, 1000)
-    template = _spec("conf_ece", P, y).template
+    template = _template("conf_ece", P, y)
     c = P[np.arange(1000), np.argmax(P, axis=1)]
     tv, tg = quantile_bin_thresholds(c, 15)
     want = TopLabelStatistics(labels=[0, 1, 2], n_bins=15, measure="conf_ece", thresholds=(tv, tg))
     assert template.get_params() == want.get_params()
-    assert _spec("classwise_lince", P[:10], y[:10]) is None
+    assert _template("classwise_lince", P[:10], y[:10]) is None
 
 
 @pytest.mark.parametrize(
@@ -263,23 +212,3 @@ def test_top_label_template_from_the_report_keeps_its_parameters():
 def test_quantile_bin_starts_rejects_bad_input(values, ids, n_bins, match):
     with pytest.raises(ValueError, match=match):
         quantile_bin_starts(values, ids, n_bins)
-
-
-def test_the_top_class_is_kept_per_prediction_and_not_pickled():
-    import pickle
-
-    rng = np.random.default_rng(5)
-    P = _probabilities(rng, 500, 4, ties=True)
-    y = rng.integers(0, 4, 500)
-    d = MulticlassData(y, 4)
-    r, c = d.top(P)
-    np.testing.assert_array_equal(r, np.argmax(P, axis=1))
-    np.testing.assert_array_equal(c, P.max(axis=1))
-    assert d.top(P)[0] is r  # kept for this array
-    assert d.top(P.copy())[0] is not r  # an equal array of its own is another prediction
-    back = pickle.loads(pickle.dumps(d))
-    assert back._top == {} and back.top(P)[0].tolist() == r.tolist()
-    # a report pickled before the top classes were kept (no "_top" in its state) still works
-    old = MulticlassData.__new__(MulticlassData)
-    old.__setstate__({k: v for k, v in vars(d).items() if k != "_top"})
-    np.testing.assert_array_equal(old.top(P)[0], r)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from skcal._catalog import measure
 from skcal.report._compute import ReportSettings
-from skcal.report._metrics import BINARY_POINTWISE
 from skcal.report._outofcore import OutOfCorePlan, merge_chunk_statistics
 from skcal.report._replicate_grid import (
     CHANNELS_PER_UNIT,
@@ -41,8 +41,8 @@ def _per_measure(plan, y, preds, offset, r0=0, count=B):
             boot = PoissonBootstrap(
                 plan.replicate_template(name), n_replicates=count, first_replicate=r0, seed=plan.seed
             )
-            if name in BINARY_POINTWISE:
-                boot.update(BINARY_POINTWISE[name](y, p), row_offset=offset)
+            if measure(name).rows is not None:
+                boot.update(measure(name).rows(y, p), row_offset=offset)
             else:
                 boot.update(y, p, row_offset=offset)
             out[:, i, j] = boot.compute()
@@ -167,4 +167,4 @@ def test_the_one_logarithm_log_loss_rows_equal_the_reports():
     rng = np.random.default_rng(3)
     p = np.concatenate([rng.uniform(size=1000), [0.0, 1.0, 1e-300, 1 - 1e-17]])
     y = (rng.uniform(size=p.size) < 0.5).astype(float)
-    np.testing.assert_array_equal(_binary_log_loss_rows(y, p), BINARY_POINTWISE["log_loss"](y, p))
+    np.testing.assert_array_equal(_binary_log_loss_rows(y, p), measure("log_loss").rows(y, p))

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skcal.stats import AccuracyStatistics, BaseStatistics, BrierScoreStatistics, from_state, merge_all
+from skcal.votes import Snapshots
 
 
 @settings(max_examples=30, deadline=None)
@@ -216,16 +217,16 @@ def test_from_validated_equals_update_on_the_raw_inputs():
             np.testing.assert_array_equal(a.stats_[k], b.stats_[k])
     S = np.column_stack([p, rng.uniform(0, 0.25, 300)])
     Y = (rng.uniform(size=(300, 2)) < p[:, None]).astype(float)
-    t1, t2, _ = snapshot_targets(Y)
+    t1, t2, _ = snapshot_targets(Snapshots(Y))
     a = CE2Statistics.from_validated(np.column_stack([t1, t2]), check_scores(S), wv, degree=3)
-    b = CE2Statistics(degree=3).update(Y, S, sample_weight=w)
+    b = CE2Statistics(degree=3).update(Snapshots(Y), S, sample_weight=w)
     np.testing.assert_array_equal(a.stats_["M"], b.stats_["M"])
     a1 = CE1Statistics.from_validated(yv[:, None], check_scores(p), wv, degree=3)
     b1 = CE1Statistics(degree=3).update(y, p, sample_weight=w)
     np.testing.assert_array_equal(a1.stats_["AtB"], b1.stats_["AtB"])
     plug = b.plug_in()
     a2 = CE2PlugInStatistics.from_validated(check_scores(S), wv, coef=plug.coef, order=2)
-    b2 = plug.update(Y, S, sample_weight=w)
+    b2 = plug.update(Snapshots(Y), S, sample_weight=w)
     np.testing.assert_array_equal(a2.stats_["sum_abs"], b2.stats_["sum_abs"])
 
 

@@ -38,6 +38,7 @@ from skcal.stats._replicate import (
     tile_copies,
     tile_rows,
 )
+from skcal.votes import Snapshots
 
 R = 6
 
@@ -224,13 +225,14 @@ def test_ce2_replicates_through_the_moments_and_the_plug_in_pass(compiled, monke
     if not compiled:  # the numpy path of the plug-in pass's weighted gaps
         monkeypatch.setattr("skcal.stats._ce2.load_replicate_kernel", lambda: None)
     Y, S = _second_order()
-    boot = PoissonBootstrap(CE2Statistics(degree=3, alpha=1e-3), n_replicates=4, seed=2).update(Y, S)
+    boot = PoissonBootstrap(CE2Statistics(degree=3, alpha=1e-3), n_replicates=4, seed=2)
+    boot = boot.update(Snapshots(Y), S)
     coefs = boot.compute()
     assert coefs.shape == (4, 2, 4, 4)
-    values = boot.plug_in().update(Y, S).compute()
+    values = boot.plug_in().update(Snapshots(Y), S).compute()
     W = boot.replicate_weights(Y.shape[0]).astype(int)
     direct = [
-        ce2_score(np.repeat(Y, W[r], axis=0), np.repeat(S, W[r], axis=0), degree=3, alpha=1e-3)
+        ce2_score(Snapshots(np.repeat(Y, W[r], axis=0)), np.repeat(S, W[r], axis=0), degree=3, alpha=1e-3)
         for r in range(4)
     ]
     np.testing.assert_allclose(values, direct, rtol=1e-12)
@@ -241,7 +243,7 @@ def test_ce2_replicates_through_the_moments_and_the_plug_in_pass(compiled, monke
     with pytest.raises(ValueError, match="one fit per bootstrap replicate"):
         from skcal.stats import CE2PlugInStatistics
 
-        CE2PlugInStatistics(coef=coefs).update(Y, S)
+        CE2PlugInStatistics(coef=coefs).update(Snapshots(Y), S)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,17 +337,22 @@ def test_ce2_replicates_in_any_chunking_equal_the_whole(data):
     Y, S = _second_order(n=600)
     n = Y.shape[0]
     make = lambda: CE2Statistics(degree=3, alpha=1e-3)  # noqa: E731
-    whole = PoissonBootstrap(make(), n_replicates=4, seed=7).update(Y, S)
+    whole = PoissonBootstrap(make(), n_replicates=4, seed=7).update(Snapshots(Y), S)
     cuts = data.draw(chunkings(n))
     spans = list(zip(cuts[:-1], cuts[1:], strict=True))
     boots = [PoissonBootstrap(make(), n_replicates=4, seed=7) for _ in spans]
     first = merge_tree(
-        [b.update(Y[lo:hi], S[lo:hi], row_offset=lo) for b, (lo, hi) in zip(boots, spans, strict=True)], data
+        [
+            b.update(Snapshots(Y[lo:hi]), S[lo:hi], row_offset=lo)
+            for b, (lo, hi) in zip(boots, spans, strict=True)
+        ],
+        data,
     )
     coef = whole.compute()  # the fits' coefficients: to 1e-12 of their scale (sums in another order)
     np.testing.assert_allclose(first.compute(), coef, rtol=1e-12, atol=1e-12 * np.abs(coef).max())
-    second = merge_tree([first.plug_in().update(Y[a:b], S[a:b], row_offset=a) for a, b in spans], data)
-    expected = whole.plug_in().update(Y, S).compute()
+    parts = [first.plug_in().update(Snapshots(Y[a:b]), S[a:b], row_offset=a) for a, b in spans]
+    second = merge_tree(parts, data)
+    expected = whole.plug_in().update(Snapshots(Y), S).compute()
     np.testing.assert_allclose(second.compute(), expected, rtol=1e-12, atol=1e-15)
 
 

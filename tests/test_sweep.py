@@ -133,6 +133,21 @@ def _report(y, p, **kw):
     return skcal.CalibrationReport.from_predictions(y, {"model": p}, **kw)
 
 
+def _batched_report(y, p, **kw):
+    """:func:`skcal.report.report_from_batches` of the rows in two chunks (one when not 1-D)."""
+    from skcal.report import report_from_batches
+
+    n = max([np.shape(a)[0] for a in (y, p) if np.ndim(a)] or [0])
+    cut = n // 2 if np.ndim(y) == 1 and np.ndim(p) >= 1 and np.shape(y)[0] == np.shape(p)[0] else n
+
+    def batches():
+        yield 0, y[:cut] if cut < n else y, {"model": p[:cut] if cut < n else p}
+        if cut < n:
+            yield cut, y[cut:], {"model": p[cut:]}
+
+    return report_from_batches(batches, n_samples=n, models=["model"], **kw)
+
+
 def _close(result):
     import matplotlib.pyplot as plt
 
@@ -409,6 +424,14 @@ CASES: dict[str, Entry] = {
         arrays={"positive": "numeric", "total": "numeric"},
         samples=("positive", "total"),
     ),
+    # declared votes: the container, then counted (which reads the votes' values)
+    "Snapshots": Entry(
+        lambda votes: skcal.Snapshots(votes).to_counts(),
+        {"votes": SNAPSHOTS},
+        arrays={"votes": "votes"},
+        samples=("votes",),
+        names={"votes": "vote"},
+    ),
     "SechPerturber": Entry(
         _fit_transform(skcal.SechPerturber),
         {"X": SCORES, "bandwidth": 0.1, "random_state": 0},
@@ -609,6 +632,17 @@ CASES: dict[str, Entry] = {
         none_ok=("random_state", "pos_label", "labels", "metrics", "n_jobs", "title", "max_seconds"),
         names={"p": "predictions"},
     ),
+    "report.report_from_batches": Entry(  # the chunked report
+        _batched_report,
+        {"y": Y01, "p": P01, "n_bootstrap": 3, "n_resamples": 20, "random_state": 0},
+        arrays={"y": "labels", "p": "proba"},
+        samples=("y", "p"),
+        ints={"n_bootstrap": 10**12, "n_resamples": 10**12},
+        floats=("confidence_level",),
+        options=("interval_method", "strategy"),
+        none_ok=("random_state", "pos_label", "labels", "metrics", "title", "n_bins", "replicate_block"),
+        names={"p": "column 'model'"},
+    ),
     "calibration_report": Entry(
         skcal.calibration_report,
         {"estimators": {"lr": MEMBERS[1]}, "X": X3, "y": Y01, "n_bootstrap": 3, "random_state": 0},
@@ -644,7 +678,7 @@ CASES: dict[str, Entry] = {
 }
 
 #: public functions of a submodule (not in ``skcal.__all__``) that the sweep covers too
-SUBMODULE_ENTRIES = ("platt.project_to_simplex",)
+SUBMODULE_ENTRIES = ("platt.project_to_simplex", "report.report_from_batches")
 
 #: public classes that are results, not entry points (built by the functions above)
 NOT_CALLED = {
@@ -854,6 +888,11 @@ def _assert_clear_error(exc, names):
     assert any(n in msg for n in names) or any(s in msg for s in _SKLEARN_CLEAR), (
         f"the message does not name {' or '.join(names)}: {msg!r}"
     )
+    # numbers and labels as the user wrote them, never numpy's repr (np.float64(93.4), np.str_('yes'))
+    assert not _NUMPY_REPR.search(msg), f"the message shows a numpy repr: {msg!r}"
+
+
+_NUMPY_REPR = re.compile(r"\bnp\.(float|int|uint|str_|bool|complex|datetime64|timedelta64)\w*\(")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1140,3 +1179,21 @@ def test_cli_count_columns_bad_values(tmp_path, form, bad):
         path.write_text("\n".join([",".join(count_cols + model_cols), *rows]) + "\n", encoding="utf-8")
         with pytest.raises(CSVFormatError, match=rf"{re.escape(col)}.*line 4|line 4.*{re.escape(col)}"):
             read_predictions_csv(str(path))
+
+
+@pytest.mark.parametrize("n", [40, 5_000])
+def test_n_jobs_zero_is_refused_at_every_size(n):
+    """``n_jobs=0`` means nothing; it was accepted wherever the work fitted in one block."""
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p).astype(int)
+    calls = {
+        "calibration_test": lambda: skcal.calibration_test(y, p, n_resamples=20, n_jobs=0),
+        "CalibrationReport.from_predictions": lambda: skcal.CalibrationReport.from_predictions(
+            y, {"m": p}, n_bootstrap=3, n_resamples=20, n_jobs=0
+        ),
+    }
+    for call in calls.values():
+        with pytest.raises(ValueError, match="'n_jobs' parameter .* an int in the range \\[1, inf\\)"):
+            call()
+    assert skcal.calibration_test(y, p, n_resamples=20, n_jobs=-1).pvalue >= 0  # -1: every core

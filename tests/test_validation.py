@@ -9,7 +9,7 @@ from skcal._validation import (
     check_sample_weight,
     check_scores,
 )
-from skcal.votes import check_snapshots, snapshot_targets
+from skcal.votes import Snapshots, check_snapshots, snapshot_targets
 
 
 def test_binary_accepts_list_numpy_pandas_identically():
@@ -102,7 +102,7 @@ def test_scores():
 
 
 def test_snapshots_and_targets():
-    Y = check_snapshots(np.array([[True, True], [True, False]]))
+    Y = check_snapshots(Snapshots(np.array([[True, True], [True, False]])))  # two votes: said
     t1, t2, c = snapshot_targets(Y)
     np.testing.assert_allclose(t1, [1.0, 0.5])
     np.testing.assert_allclose(t2, [1.0, 0.0])
@@ -111,10 +111,12 @@ def test_snapshots_and_targets():
     np.testing.assert_allclose(t1, [2 / 3, 0.5])
     np.testing.assert_allclose(t2, [2 * 1 / (3 * 2), 0.0])
     with pytest.raises(ValueError, match="at least 2 votes"):
-        check_snapshots([[1, np.nan], [0, 1]])
+        check_snapshots(Snapshots([[1, np.nan], [0, 1]]))
+    with pytest.raises(ValueError, match="reads two ways"):  # plain, 2 columns: votes or counts
+        check_snapshots([[1, 0], [0, 1]])
     with pytest.raises(ValueError, match="at least 2 columns"):
         check_snapshots([[1], [0]])
-    with pytest.raises(ValueError, match="binary labels"):
+    with pytest.raises(ValueError, match="binary votes"):
         check_snapshots([[1, 2], [0, 1]])
 
 

@@ -18,6 +18,7 @@ from skcal import (
 )
 from skcal.report import CalibrationReport
 from skcal.votes import (
+    Snapshots,
     VoteCounts,
     check_class_scores,
     check_class_votes,
@@ -66,11 +67,11 @@ def test_targets_match_the_snapshot_formula(pairs):
     c = np.array([c for _, c in pairs])
     v = VoteCounts(a, c)
     Y = v.to_snapshots()
-    ta = snapshot_targets(check_snapshots(Y))
+    ta = snapshot_targets(check_snapshots(Snapshots(Y)))
     tv = snapshot_targets(check_snapshots(v))
     for x, y in zip(ta, tv, strict=True):
         np.testing.assert_array_equal(x, y)
-    rows_a, vals_a = snapshot_votes(check_snapshots(Y))
+    rows_a, vals_a = snapshot_votes(check_snapshots(Snapshots(Y)))
     rows_v, vals_v = snapshot_votes(v)
     np.testing.assert_array_equal(rows_a, rows_v)
     np.testing.assert_array_equal(vals_a, vals_v)
@@ -383,7 +384,7 @@ def test_class_votes_from_snapshots_match_counts_property(seed, k):
     Y = np.full((n, 5), np.nan)
     for i in range(n):
         Y[i, : c[i]] = rng.integers(0, k, c[i])
-    V = check_class_votes(Y, k)
+    V = check_class_votes(Snapshots(Y), k)
     np.testing.assert_array_equal(V.total, c)
     for j in range(k):
         np.testing.assert_array_equal(V.counts[:, j], (Y == j).sum(axis=1))

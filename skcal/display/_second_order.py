@@ -132,6 +132,8 @@ def _select_task(raw, new, true_sigma2, true_prob, pos_label, multiclass):
             raise ValueError("pass pos_label or multiclass='top_label', not both.")
         col = np.argmax(R[..., 0], axis=1)  # the raw scores' top class, for both
     else:
+        if pos_label is None and k == 2:
+            pos_label = 1  # two classes: class 1's scores, as the binary (n, 2) scores give them
         if pos_label is None:
             raise ValueError(
                 f"raw_scores hold {k} classes: pass pos_label (a column 0..{k - 1}) or "
@@ -353,7 +355,9 @@ class SecondOrderDisplay:
         plot : bool, default=True
             Draw the display (``False`` only computes it; ``ax`` is then refused).
         pos_label : int, default=None
-            For k-class scores, the class (column) whose one-vs-rest scores are shown.
+            For k-class scores, the class (column) whose one-vs-rest scores are shown. Two classes
+            (``(n, 2, 2)`` or ``(n, 4)``) show class 1 by default: the same display as their
+            binary ``(n, 2)`` scores.
         multiclass : {"classwise", "top_label"}, default="classwise"
             For k-class scores, ``"top_label"`` shows, per row, the class of largest raw ``m`` (in
             both the raw and the recalibrated scores) instead of one class.

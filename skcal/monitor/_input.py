@@ -15,6 +15,7 @@ from skcal._validation import (
     check_multiclass_labels,
     check_multiclass_probabilities,
     label_array,
+    plain,
     raw_array,
 )
 
@@ -43,7 +44,7 @@ def check_probabilities_batch(p):
             if not (lo >= 0.0 and hi <= 1.0):  # also catches NaN
                 i, k = _first_bad(~((arr >= 0.0) & (arr <= 1.0)))
                 raise ValueError(
-                    f"p must hold probabilities in [0, 1]; row {i} of this batch holds {arr[i]!r} "
+                    f"p must hold probabilities in [0, 1]; row {i} of this batch holds {plain(arr[i])!r} "
                     f"({k} rows are NaN or outside [0, 1])."
                 )
         return "binary", arr
@@ -89,13 +90,13 @@ def binary_labels(y, n, labels):
             )
     else:
         raise ValueError(
-            f"y holds labels of dtype {raw.dtype} (e.g. {raw[0]!r}); without labels= the labels must be "
-            "0/1 or booleans. Pass labels=[negative, positive] to name the two classes."
+            f"y holds labels of dtype {raw.dtype} (e.g. {plain(raw[0])!r}); without labels= the labels "
+            "must be 0/1 or booleans. Pass labels=[negative, positive] to name the two classes."
         )
     i, k = _first_bad(bad)
     shown = np.unique(raw[bad])[:5].tolist()
     raise ValueError(
-        f"y holds labels outside {{0, 1}}: row {i} of this batch holds {raw[i]!r} ({k} rows; values "
+        f"y holds labels outside {{0, 1}}: row {i} of this batch holds {plain(raw[i])!r} ({k} rows; values "
         f"{shown}). Pass labels=[negative, positive] for other label values."
     )
 
@@ -132,7 +133,9 @@ def check_time(time, n):
         values = np.asarray(raw, dtype=np.float64)
         if not np.isfinite(values).all():
             i, k = _first_bad(~np.isfinite(values))
-            raise ValueError(f"time must be finite; row {i} of this batch holds {values[i]!r} ({k} rows).")
+            raise ValueError(
+                f"time must be finite; row {i} of this batch holds {plain(values[i])!r} ({k} rows)."
+            )
         kind = "numeric"
     else:
         raise ValueError(

@@ -45,11 +45,9 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn import config_context
-from threadpoolctl import ThreadpoolController
 
-from skcal.report._orders import SortOrders
+from skcal._threads import one_blas_thread
 from skcal.stats import PoissonBootstrap
-from skcal.stats._base import same_statistics
 from skcal.stats._bootstrap import poisson_weights_into, update_together
 
 #: Interval methods (see the module docstring).
@@ -65,17 +63,11 @@ def prepare_all(data, preds, metrics):
     return [[m.prepare(data, p) if m.prepare is not None else {} for m in metrics] for p in preds]
 
 
-def score_all(data, preds, metrics, params, skip=()):
-    """Array (n_models, n_metrics) of every metric for every model on one (re)sample.
-
-    The metrics of the indices ``skip`` are left NaN (their values come from elsewhere).
-    """
+def score_all(data, preds, metrics, params):
+    """Array (n_models, n_metrics) of every metric for every model on one (re)sample."""
     return np.array(
         [
-            [
-                np.nan if j in skip else m.func(data, p, **kw)
-                for j, (m, kw) in enumerate(zip(metrics, pk, strict=True))
-            ]
+            [m.func(data, p, **kw) for m, kw in zip(metrics, pk, strict=True)]
             for p, pk in zip(preds, params, strict=True)
         ],
         dtype=float,
@@ -85,7 +77,7 @@ def score_all(data, preds, metrics, params, skip=()):
 #: Largest number of replicate weights (replicates x rows) drawn for one block of replicates: a
 #: block holds them as bytes (a row's weights side by side), 128 MiB at most; the statistics
 #: convert them to float a tile at a time. Larger blocks make CE2's replicate moments one product
-#: with more rows of weights (39 GFlop/s with 100 rows, 17 with 16, on one core here).
+#: with more rows of weights (a BLAS product is more efficient the more rows it has).
 BLOCK_ENTRIES = 1 << 27
 #: Most replicates in one block (200 replicates: two blocks of 100).
 MAX_BLOCK = 100
@@ -105,16 +97,12 @@ class BootstrapRun:
         Wall time of the bootstrap.
     budget_limited : bool
         Whether ``max_seconds`` lowered the number of replicates.
-    point : ndarray of shape (n_models, n_metrics) or None
-        The values of the metrics with ``value_from_replicates`` (their statistics with unit
-        weights; NaN for the other metrics), or None without such metrics.
     """
 
     values: np.ndarray
     n_requested: int
     seconds: float = 0.0
     budget_limited: bool = False
-    point: object = None
 
 
 class Progress:
@@ -171,83 +159,51 @@ class _Job(NamedTuple):
     i: int  # the model
     j: int  # the metric
     prepared: object  # PreparedRows (None: a user's callable, recomputed on each resample)
-    key: object  # the weights key of its rows (None: the validation rows in order)
-    second: object  # the second pass's scores (CE2), or None
-    leader: object  # index of the job whose statistics it is computed from, or None
+    key: object  # the rows' key: their validation rows are ``rows[key]`` (None: the rows in order)
     template: object  # its statistics template
+    second: object  # the second pass's scores (CE2's plug-in sums on the same rows), or None
 
 
 class _Replicates:
     """One report's replicate machinery: per model and metric a prepared statistics template."""
 
-    def __init__(self, data, preds, metrics, params, seed, orders=None):
+    def __init__(self, data, preds, metrics, params, seed):
         self.data, self.preds, self.metrics, self.params, self.seed = data, preds, metrics, params, int(seed)
         self.n = int(data.n)
-        self._rows = {}  # weights key -> the validation row of each array row
+        self.rows = {}  # key -> the validation row of each array row
         self._buffers = {}  # reused weight arrays
         self.workspace = {}  # reused accumulators of the statistics (each block's are discarded)
-        # one scan of the loaded libraries per report (about 4 ms each): the engine's limits and
-        # run_bootstrap's one-thread limit share it
-        self.blas = ThreadpoolController()
-        orders = SortOrders() if orders is None else orders
-        sorted_views = {}
-        # (model, metric) -> the spec's arrays sorted by its ``sort_by`` (Metric.value_from_sorted)
-        self._sorted_arrays = {}
-        # one _Job per model and metric (prepared None: a user's callable); a job whose template
-        # holds the same statistics of the same arrays as an earlier job's (two measures of one
-        # binning, ``same_statistics``) names that job as its leader and is computed from the
-        # leader's replicate statistics (``compute_as``), not updated again
+        sorted_views = {}  # (model, view) -> its arrays and rows sorted by the prediction
         self.jobs = []
-        leaders = {}  # (model, arrays, rows) -> indices of the jobs updated with them
-        # the arrays whose ids name them, alive until every job is made: a job's temporary (a
-        # mean's per-row losses, which its plan may copy) freed early could lend its id to the
-        # next job's, whose replicates would then be computed from the wrong statistics
-        alive = []
         largest = self.n
         for i, p in enumerate(preds):
             for j, m in enumerate(metrics):
                 spec = m.replicates(data, p, **params[i][j]) if m.replicates is not None else None
                 if spec is None:
-                    self.jobs.append(_Job(i, j, None, None, None, None, None))
+                    self.jobs.append(_Job(i, j, None, None, None, None))
                     continue
                 arrays, rows = spec.arrays, spec.rows
-                key = None if rows is None else ("rows", i, id(rows))
+                key = None if rows is None else (i, j)
                 if spec.sort_by is not None:
-                    share = (i, spec.share)
-                    if share not in sorted_views:
-                        order = orders.of(arrays[spec.sort_by])
+                    # the binary measures of a view share one stable sort of the model's rows by
+                    # the prediction: their plans find the rows sorted
+                    key = (i, spec.view)
+                    if key not in sorted_views:
+                        order = np.argsort(arrays[spec.sort_by], kind="stable")
                         srows = order if rows is None else np.asarray(rows)[order]
-                        sorted_views[share] = (tuple(a[order] for a in arrays), srows)
-                    arrays, rows = sorted_views[share]
-                    key = ("sorted", share)
-                    if m.value_from_sorted is not None:
-                        self._sorted_arrays[(i, j)] = arrays
+                        sorted_views[key] = (tuple(a[order] for a in arrays), srows)
+                    arrays, rows = sorted_views[key]
                 if rows is not None:
-                    self._rows[key] = rows
+                    self.rows[key] = rows
                     largest = max(largest, rows.shape[0])
-                alive.append((arrays, rows))
-                same = (i, tuple(id(a) for a in arrays), id(rows))
-                if not spec.two_pass:
-                    t = spec.template
-                    alike = [k for k in leaders.get(same, ()) if same_statistics(t, self.jobs[k].template)]
-                    leader = alike[0] if alike else None
-                    if leader is not None:
-                        prepared = self.jobs[leader].prepared
-                        self.jobs.append(_Job(i, j, prepared, key, None, leader, spec.template))
-                        continue
-                    leaders.setdefault(same, []).append(len(self.jobs))
                 boot = PoissonBootstrap(spec.template, n_replicates=1, seed=self.seed)
                 prepared = boot.prepare(*arrays, row_index=rows)
-                second = arrays[1] if spec.two_pass else None
-                self.jobs.append(_Job(i, j, prepared, key, second, None, spec.template))
+                second = arrays[1] if boot.two_pass else None
+                self.jobs.append(_Job(i, j, prepared, key, spec.template, second))
         self.block = int(np.clip(BLOCK_ENTRIES // max(1, largest), 4, MAX_BLOCK))
 
     def fork(self):
-        """An engine for another thread: the same prepared jobs, its own scratch arrays.
-
-        The prepared rows and plans are only read during a block; the one thing an update lends
-        a plan, its workspace, is kept per thread (``ReplicatePlan.workspace``).
-        """
+        """An engine for another thread: the same prepared jobs, its own scratch arrays."""
         other = copy.copy(self)
         other._buffers = {}
         other.workspace = {}
@@ -261,128 +217,60 @@ class _Replicates:
             buf = self._buffers[(key, np.dtype(dtype))] = np.empty(size, dtype=dtype)
         return buf[:size].reshape(shape)
 
-    def weights(self, r0, count, unit=False):
+    def weights(self, r0, count):
         """The block's Poisson weights of the validation rows, ``(count, n)`` uint8.
 
         The ``(replicates, rows)`` view of a reused ``(rows, replicates)`` array, a row's weights
         side by side (the layout the statistics gather and convert a tile at a time), drawn a
-        slice of rows at a time and transposed into it. ``unit`` appends a last weighting of
-        ones (``(count + 1, n)``): :meth:`run_block`'s values of the rows themselves.
+        slice of rows at a time and transposed into it.
         """
-        WT = self._buffer("weights8T", (self.n, count + int(unit)), np.uint8)
+        WT = self._buffer("weights8T", (self.n, count), np.uint8)
         step = max(1, (1 << 20) // count)
         reps = np.arange(r0, r0 + count)
         for a in range(0, self.n, step):
             rows = np.arange(a, min(self.n, a + step))
             poisson_weights_into(self.seed, reps, rows, WT[a : a + step, :count])
-        if unit:
-            WT[:, count] = 1
         return WT.T
 
-    def sorted_values(self, metric_indices):
-        """``(n_models, n_metrics)``: the metrics ``metric_indices`` from the sorted views (else NaN).
-
-        Each is ``Metric.value_from_sorted`` of its replicate spec's arrays in the sorted order
-        the engine made for its replicates; a model without that view gets ``func``'s value.
-        """
-        out = np.full((len(self.preds), len(self.metrics)), np.nan)
-        for j in metric_indices:
-            m = self.metrics[j]
-            for i, p in enumerate(self.preds):
-                arrays = self._sorted_arrays.get((i, j))
-                if arrays is None:
-                    out[i, j] = m.func(self.data, p, **self.params[i][j])
-                else:
-                    out[i, j] = m.value_from_sorted(*arrays)
-        return out
-
-    def point_values(self, metric_indices):
-        """``(n_models, n_metrics)``: the metrics ``metric_indices`` with every row's weight 1 (else NaN).
-
-        One block of one replicate of unit weights through the jobs of those metrics (and their
-        leaders): each value is its statistics' own value on the validation rows, the exact
-        measure up to floating-point round-off (``Metric.value_from_replicates``).
-        """
-        wanted = set(metric_indices)
-        only = {k for k, job in enumerate(self.jobs) if job.j in wanted and job.prepared is not None}
-        only |= {self.jobs[k].leader for k in only if self.jobs[k].leader is not None}
-        ones = np.ones((self.n, 1), dtype=np.uint8).T  # the (replicates, rows) view the blocks use
-        with self.blas.limit(limits=1):
-            return self.run_block(0, 1, weights=ones, only=only)[0]
-
-    def run_block(self, r0, count, weights=None, only=None, unit=False):
+    def run_block(self, r0, count):
         """Every metric of every model on replicates ``r0 .. r0 + count - 1``.
-
-        ``weights`` (``(count, n)`` counts) replaces the drawn Poisson weights, and ``only`` (job
-        indices) limits the jobs computed (the others stay NaN): :meth:`point_values`. ``unit``
-        adds a last row to the result, every metric with unit weights (the values of
-        ``Metric.value_from_replicates``, made with the block at about a replicate's cost).
 
         Runs inside :func:`run_bootstrap`'s one-thread limit of the BLAS and OpenMP pools, taken
         once in the calling thread: the limit is the whole process's, so threads that entered and
         left limiters of their own would restore each other's saved counts and could leave the
         process pinned to one thread after the report.
         """
-        drawn = count  # replicates (the weighting of ones, if any, is the row after them)
-        if weights is None:
-            W8 = self.weights(r0, count, unit)
-            count += int(unit)
-        else:
-            W8 = weights
+        W = self.weights(r0, count)
         out = np.full((count, len(self.preds), len(self.metrics)), np.nan)
-        # the statistics read the counts as (replicates, rows) views of the (rows, replicates)
-        # array: update_together converts them to float a tile at a time (gathered into a
-        # model's sorted order where its rows are sorted), while the tile is in cache
-        W = W8
-        groups = {}  # weights key -> its jobs, in the order of the jobs (model by model)
-        followers = {}  # leader's index -> the jobs computed from its statistics
+        groups = {}  # rows' key -> its jobs, in the order of the jobs (model by model)
         with config_context(skip_parameter_validation=True):
-            for index, job in enumerate(self.jobs):
-                i, j, prepared, key, _, leader, _ = job
-                if only is not None and index not in only:
-                    continue
-                if prepared is None:  # a user's callable: its value is func's, not recomputed here
-                    out[:drawn, i, j] = self._resampled(i, j, W8[:drawn])
-                elif leader is not None:
-                    followers.setdefault(leader, []).append(job)
+            for job in self.jobs:
+                if job.prepared is None:  # a user's callable: recomputed on each resample's rows
+                    out[:, job.i, job.j] = self._resampled(job.i, job.j, W)
                 else:
-                    groups.setdefault(key, []).append((index, job))
+                    groups.setdefault(job.key, []).append(job)
             for key, members in groups.items():
-                # one BLAS thread for the many small products (a pool fighting other processes is
-                # 10 to 50 times slower); set again before each job's compute: a nested limiter
-                # (the Chebyshev solve's) may restore the pool it saw when it was made
-                self.blas.limit(limits=1, user_api="blas")
+                rows = None if key is None else self.rows[key]
                 boots = [
                     PoissonBootstrap(job.template, n_replicates=count, first_replicate=r0, seed=self.seed)
-                    for _, job in members
+                    for job in members
                 ]
-                # the tiles of the weights are read once for every statistic of these rows (the
-                # weights are Poisson counts: nothing to check)
-                update_together(
-                    [(b, job.prepared) for b, (_, job) in zip(boots, members, strict=True)],
-                    W,
-                    rows=None if key is None else self._rows[key],
-                    workspace=self.workspace,
-                )
+                # the tiles of the weights are read once for every statistic of these rows
+                jobs = [(b, job.prepared) for b, job in zip(boots, members, strict=True)]
+                update_together(jobs, W, rows=rows, workspace=self.workspace)
                 # the one-pass values first: their statistics live in the workspace's arrays, which
                 # a second pass must not reuse before they are computed
-                for boot, (index, (i, j, _, _, second, _, _)) in zip(boots, members, strict=True):
-                    if second is None:
-                        self.blas.limit(limits=1, user_api="blas")
-                        out[:, i, j] = boot.compute()
-                        for fi, fj, *_, template in followers.get(index, ()):
-                            out[:, fi, fj] = boot.compute_as(template)
-                for boot, (_, (i, j, _, _, second, _, _)) in zip(boots, members, strict=True):
-                    if second is not None:  # CE2: each replicate's fit, evaluated for its own weights
-                        self.blas.limit(limits=1, user_api="blas")
-                        boot = boot.plug_in()
+                for boot, job in zip(boots, members, strict=True):
+                    if job.second is None:
+                        out[:, job.i, job.j] = boot.compute()
+                for boot, job in zip(boots, members, strict=True):
+                    if job.second is not None:  # CE2: each replicate's fit, evaluated for its own weights
+                        second = boot.plug_in()
+                        scratch = self.workspace.setdefault("second pass", {})
                         update_together(
-                            [(boot, boot.prepare(None, second))],
-                            W,
-                            rows=None if key is None else self._rows[key],
-                            workspace=self.workspace.setdefault("second pass", {}),
+                            [(second, second.prepare(None, job.second))], W, rows=rows, workspace=scratch
                         )
-                        out[:, i, j] = boot.compute()
+                        out[:, job.i, job.j] = second.compute()
         return out
 
     def _resampled(self, i, j, W):
@@ -408,7 +296,6 @@ def run_bootstrap(
     verbose=0,
     max_seconds=None,
     started=None,
-    orders=None,
 ):
     """Every metric of every model on ``n_bootstrap`` paired Poisson-bootstrap replicates.
 
@@ -425,11 +312,6 @@ def run_bootstrap(
     With ``max_seconds``, the first block (a quarter of a block: 25 of 200 replicates up to about
     1.3e6 rows) is timed and the number of replicates lowered so that the report (counted from
     ``started``) ends within ``max_seconds``; never below that first block.
-
-    The metrics with ``value_from_replicates`` get their values too (``BootstrapRun.point``):
-    one more weighting, of ones, beside the first block's replicates (every caller's first
-    block is the same, so the replicates are too), or alone without replicates. So do the
-    metrics with ``value_from_sorted``, from the rows the engine sorted for their replicates.
 
     Parameters
     ----------
@@ -457,9 +339,6 @@ def run_bootstrap(
         Time budget of the report.
     started : float, default=None
         ``time.perf_counter()`` when the report started (default: now).
-    orders : SortOrders, default=None
-        The report's sorts of its prediction arrays (:mod:`skcal.report._orders`), shared with
-        its other stages; a fresh cache by default.
 
     Returns
     -------
@@ -468,32 +347,19 @@ def run_bootstrap(
     """
     t0 = time.perf_counter()
     started = t0 if started is None else started
-    n_models, n_metrics = len(preds), len(metrics)
-    point_metrics = [j for j, m in enumerate(metrics) if m.value_from_replicates]
-    sorted_metrics = [j for j, m in enumerate(metrics) if m.value_from_sorted is not None]
-    if n_bootstrap == 0 and not point_metrics and not sorted_metrics:
-        return BootstrapRun(np.empty((0, n_models, n_metrics)), 0)
-    engine = _Replicates(data, preds, metrics, params, seed, orders)
-    sorted_point = engine.sorted_values(sorted_metrics)
     if n_bootstrap == 0:
-        point = engine.point_values(point_metrics) if point_metrics else sorted_point
-        point[:, sorted_metrics] = sorted_point[:, sorted_metrics]
-        return BootstrapRun(np.empty((0, n_models, n_metrics)), 0, time.perf_counter() - t0, point=point)
+        return BootstrapRun(np.empty((0, len(preds), len(metrics))), 0)
+    engine = _Replicates(data, preds, metrics, params, seed)
     # blocks of equal size (a short last block costs a block's fixed work for a few replicates)
     size = -(-n_bootstrap // -(-n_bootstrap // engine.block))
     progress = Progress("bootstrap", n_bootstrap, "replicates", verbose)
     # one BLAS / OpenMP thread for the many small products (a pool fighting other processes is
-    # 10 to 50 times slower), set once here in the calling thread for every block (see run_block)
-    with engine.blas.limit(limits=1):
+    # many times slower), set once here in the calling thread for every block (see run_block)
+    with one_blas_thread(openmp=True):
         # under a budget the first (timed) block is a quarter of a block, so that the budget can
         # cut the replicates finely (the replicates do not depend on the blocks but for round-off)
         first = min(size if max_seconds is None else max(4, size // 4), n_bootstrap)
-        parts = [engine.run_block(0, first, unit=bool(point_metrics))]
-        point = sorted_point if sorted_metrics else None
-        if point_metrics:  # the first block's last row: unit weights
-            point = sorted_point
-            point[:, point_metrics] = parts[0][-1][:, point_metrics]
-            parts[0] = parts[0][:-1]
+        parts = [engine.run_block(0, first)]
         target = n_bootstrap
         if max_seconds is not None:
             per_replicate = (time.perf_counter() - t0) / first
@@ -536,7 +402,6 @@ def run_bootstrap(
         int(n_bootstrap),
         time.perf_counter() - t0,
         target < n_bootstrap,
-        point,
     )
 
 

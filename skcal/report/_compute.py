@@ -39,7 +39,6 @@ from skcal.report._bootstrap import (
     run_bootstrap,
     score_all,
 )
-from skcal.report._orders import SortOrders
 from skcal.report._pvalues import calibration_pvalue
 
 
@@ -207,18 +206,13 @@ def build_table(point, replicates, metrics, model_names, confidence_level, inter
     return table
 
 
-def run_calibration_tests(test_inputs, n_resamples, seeds, verbose=0, orders=None):
-    """Per model, the calibration test of its binary ``(y, p)``: a DataFrame indexed by model.
-
-    ``orders`` (a :class:`~skcal.report._orders.SortOrders`) shares the sort of each ``p`` with
-    the report's other stages.
-    """
+def run_calibration_tests(test_inputs, n_resamples, seeds, verbose=0):
+    """Per model, the calibration test of its binary ``(y, p)``: a DataFrame indexed by model."""
     rows = {}
     progress = Progress("calibration tests", len(test_inputs), "models", verbose)
     for k, (model, (y, p)) in enumerate(test_inputs.items()):
         seed = None if seeds is None else int(seeds.randint(0, np.iinfo(np.int32).max))
-        order = None if orders is None else orders.of(p)
-        res = calibration_pvalue(y, p, n_resamples=n_resamples, random_state=seed, order=order)
+        res = calibration_pvalue(y, p, n_resamples=n_resamples, random_state=seed)
         rows[model] = {
             "statistic": res.statistic,
             "pvalue": res.pvalue,
@@ -234,12 +228,9 @@ def run_calibration_tests(test_inputs, n_resamples, seeds, verbose=0, orders=Non
 def compute_results(kind, data, predictions, metrics, settings, *, verbose=0, started=None):
     """Compute a report's results from validated data and predictions.
 
-    The values, details and calibration tests first, then the paired bootstrap (whose number of
-    replicates ``settings.max_seconds`` may lower; see :func:`~skcal.report._bootstrap.run_bootstrap`).
-    The values of metrics with ``value_from_replicates`` come from the bootstrap: one weighting
-    of ones beside its first block (or alone, without replicates); those with
-    ``value_from_sorted`` from the rows its engine sorts. Each model's predictions are sorted
-    once for the engine and the calibration tests (:class:`~skcal.report._orders.SortOrders`).
+    The values (each metric's function), details and calibration tests first, then the paired
+    bootstrap (whose number of replicates ``settings.max_seconds`` may lower; see
+    :func:`~skcal.report._bootstrap.run_bootstrap`).
 
     Parameters
     ----------
@@ -270,14 +261,7 @@ def compute_results(kind, data, predictions, metrics, settings, *, verbose=0, st
     names = tuple(predictions)
     plist = list(predictions.values())
     params = prepare_all(data, plist, metrics)
-    # the exact measures with statistics take their values from the bootstrap (a weighting of
-    # ones beside its first block's replicates, or the rows its engine sorted), not from a
-    # second pass of each function
-    from_replicates = [
-        j for j, m in enumerate(metrics) if m.value_from_replicates or m.value_from_sorted is not None
-    ]
-    orders = SortOrders()
-    point = score_all(data, plist, metrics, params, skip=set(from_replicates))
+    point = score_all(data, plist, metrics, params)
     details = {
         m.name: {model: m.details(data, p) for model, p in predictions.items()}
         for m in metrics
@@ -293,7 +277,7 @@ def compute_results(kind, data, predictions, metrics, settings, *, verbose=0, st
             )
         t0 = time.perf_counter()
         tests = run_calibration_tests(
-            kind.test_inputs(data, predictions), settings.n_resamples, test_seeds, verbose, orders
+            kind.test_inputs(data, predictions), settings.n_resamples, test_seeds, verbose
         )
         if verbose:
             print(f"[skcal] calibration tests done ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
@@ -316,10 +300,7 @@ def compute_results(kind, data, predictions, metrics, settings, *, verbose=0, st
         verbose=verbose,
         max_seconds=settings.max_seconds,
         started=started,
-        orders=orders,
     )
-    if from_replicates:
-        point[:, from_replicates] = run.point[:, from_replicates]
     if verbose and settings.n_bootstrap:
         print(
             f"[skcal] bootstrap done: {run.values.shape[0]} replicates ({run.seconds:.1f} s)",

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from skcal._catalog import measures, top_label_task
 from skcal._validation import (
     check_binary_probabilities,
     check_multiclass_labels,
@@ -25,19 +26,9 @@ from skcal._validation import (
 )
 from skcal.ce2 import ce2_details, ce2_score
 from skcal.report import _figures
-from skcal.report._metrics import (
-    BINARY,
-    CE2Replicates,
-    MeanReplicates,
-    Metric,
-    TruthfulReplicates,
-    binary_metric,
-    quantile_bins,
-    user_metric,
-)
-from skcal.stats._truthful import top_label_value
-from skcal.truthful import classwise_lince, conf_ece, truthful_conf_ce
+from skcal.report._metrics import catalog_metric, user_metric
 from skcal.votes import (
+    Snapshots,
     VoteCounts,
     check_class_scores,
     check_class_votes,
@@ -84,21 +75,13 @@ class SecondOrderData:
     """Snapshots ``Y`` (or :class:`~skcal.votes.VoteCounts`) with their unbiased targets and votes."""
 
     def __init__(self, Y):
+        # the measures get the votes as said (a plain array of two votes a row reads two ways)
+        Y = Y if isinstance(Y, (VoteCounts, Snapshots)) else Snapshots(Y)
         self.Y = Y
         self.target = Y
         self.n = Y.shape[0]
         self.t1, self.t2, self.c = snapshot_targets(Y)
         self.vote_rows, self.votes = snapshot_votes(Y)  # row of each observed vote (row-major order)
-        self._counts = Y if isinstance(Y, VoteCounts) else None
-
-    @property
-    def counts(self):
-        """``Y`` as :class:`~skcal.votes.VoteCounts`, made once: the same targets (its counts are
-        ``a = t1 c`` and ``c``), validated by the statistics about ten times faster than the
-        snapshots (once per model and pass)."""
-        if self._counts is None:
-            self._counts = VoteCounts(np.rint(self.t1 * self.c).astype(np.int64), self.c.astype(np.int64))
-        return self._counts
 
     def take(self, idx):
         return SecondOrderData(self.Y[idx])
@@ -122,76 +105,16 @@ class ClassVotesData:
 
 
 class MulticlassData:
-    """Class labels as column indices ``0..k-1`` of the probability matrices.
-
-    :meth:`top` keeps each prediction's top class and its probability, which the report's
-    top-label measures, their replicates and the top-label test all need (an ``argmax`` over
-    ``(n, k)`` is about 20 ms at 1e6 rows and ``k = 10``; it was formed 11 times per model).
-    """
+    """Class labels as column indices ``0..k-1`` of the probability matrices."""
 
     def __init__(self, codes, n_classes):
         self.codes = codes
         self.target = codes
         self.n_classes = n_classes
         self.n = codes.shape[0]
-        self._top = {}  # id(P) -> (P, r, c); P is kept, so its id is not reused while it is here
-        self._bins = {}  # (id(P), n_bins) -> (P, (ids, thresholds), top-label sums or None)
 
     def take(self, idx):
         return MulticlassData(self.codes[idx], self.n_classes)
-
-    def top(self, P):
-        """``(r, c)``: the most probable class of each row (ties: the lowest index) and its probability.
-
-        Kept per prediction array (by identity: the report's validated arrays, which it never
-        modifies); the arrays returned are shared, so callers must not modify them.
-        """
-        hit = self._top.get(id(P))
-        if hit is not None and hit[0] is P:
-            return hit[1], hit[2]
-        r = np.argmax(P, axis=1)
-        c = P[np.arange(P.shape[0]), r]
-        self._top[id(P)] = (P, r, c)
-        return r, c
-
-    def top_bins(self, P, n_bins):
-        """``(ids, (values, indices))``: equal-mass bins of the top-class probabilities (kept per ``P``).
-
-        :func:`~skcal.report._metrics.quantile_bins` of the probabilities of :meth:`top`, the
-        bins of the truthful top-label measures (their values and their replicates' thresholds);
-        ``(None, None)`` with fewer rows than bins. Shared arrays: callers must not modify them.
-        """
-        hit = self._bins.get((id(P), int(n_bins)))
-        if hit is not None and hit[0] is P:
-            return hit[1]
-        value = quantile_bins(self.top(P)[1], int(n_bins))
-        self._bins[(id(P), int(n_bins))] = [P, value, None]
-        return value
-
-    def top_label_sums(self, P, n_bins):
-        """``(sums, corr, W)`` of :func:`skcal.truthful.truthful_conf_ce` in the bins of :meth:`top_bins`.
-
-        The same operations as the public functions' (so their values, bit for bit, through
-        :func:`~skcal.stats._truthful.top_label_value`): per bin the sum of ``c - z``, the count
-        of top-class misses and the row count. ``None`` with fewer rows than bins.
-        """
-        ids, _ = self.top_bins(P, n_bins)
-        entry = self._bins[(id(P), int(n_bins))]
-        if ids is None:
-            return None
-        if entry[2] is None:
-            r, c = self.top(P)
-            miss = self.codes != r  # 1 - z
-            resid = c - 1.0
-            resid[miss] = c[miss]  # c - z
-            entry[2] = (np.bincount(ids, weights=resid), float(np.count_nonzero(miss)), float(self.n))
-        return entry[2]
-
-    def __getstate__(self):  # a process backend gets the labels, not the kept top classes
-        return {**self.__dict__, "_top": {}, "_bins": {}}
-
-    def __setstate__(self, state):  # a report pickled before the top classes were kept has none
-        self.__dict__.update({"_top": {}, "_bins": {}, **state})
 
 
 # views: (data, prediction) -> the arguments of a measure
@@ -210,8 +133,18 @@ def snapshots_view(d, s):
     return d.Y, s
 
 
+def snapshots_user_view(d, s):
+    """A user's callable gets the votes as an array (counts as they are)."""
+    return (d.Y.votes if isinstance(d.Y, Snapshots) else d.Y), s
+
+
 def codes_view(d, P):
     return d.codes, P
+
+
+def column_labels(d):
+    """The class of each column of a multiclass prediction: the codes themselves."""
+    return {"labels": np.arange(d.n_classes)}
 
 
 def top_label_votes_view(d, S):
@@ -229,20 +162,14 @@ def classwise_votes_view(d, S):
     return y.ravel(), S[d.vote_rows, :, 0].ravel()
 
 
-def top_label_task(d, S):
-    """The top-label task of k-class scores: ``((n, 2) scores, VoteCounts of the top class)``."""
-    top = np.argmax(S[..., 0], axis=1)
-    return S[np.arange(d.n), top], d.Y.one_vs_rest(top)
-
-
 def top_label_view(d, P):
     """Whether the most probable class (ties: the lowest index) is right, and its probability."""
-    top, c = d.top(P)
-    return (top == d.codes).astype(float), c
+    top = np.argmax(P, axis=1)
+    return (top == d.codes).astype(float), P[np.arange(P.shape[0]), top]
 
 
 # ----------------------------------------------------------------------------------------------
-# metrics of the second-order and multiclass kinds
+# how the second-order kinds compute CE2: degree and ridge chosen once per model by CV
 # ----------------------------------------------------------------------------------------------
 #: Sech bandwidth assumed for second-order scores in the report's CE2 (the package default).
 CE2_BANDWIDTH = 2**-6
@@ -257,50 +184,13 @@ def ce2_prepare(d, s):
     return {"degree": int(res.degree), "alpha": float(res.alpha)}
 
 
-def ce2(d, s, degree=None, alpha=1e-6):
-    kw = {} if degree is None else {"degree": degree}
-    return float(ce2_score(d.Y, s, alpha=alpha, bandwidth=CE2_BANDWIDTH, **kw))
-
-
-def second_moment_mse(d, s):
-    v = s[:, 0] ** 2 + s[:, 1]
-    return float(np.mean((v - d.t2) ** 2))
-
-
-def squared_error_estimate(d, s):
-    """Per row, ``t2 - 2 m t1 + m^2``: unbiased for ``(f* - m)^2`` given the input."""
-    m = s[:, 0]
-    return d.t2 - 2.0 * m * d.t1 + m**2
-
-
-def variance_bias(d, s):
-    return float(np.mean(s[:, 1]) - np.mean(squared_error_estimate(d, s)))
-
-
-def second_moment_mse_rows(d, s):
-    """Per row, ``(m^2 + sigma2 - t2)^2`` (the bootstrap's rows of ``second_moment_mse``)."""
-    return (s[:, 0] ** 2 + s[:, 1] - d.t2) ** 2
-
-
-def variance_bias_rows(d, s):
-    """Per row, ``sigma2 - (t2 - 2 m t1 + m^2)`` (the bootstrap's rows of ``variance_bias``)."""
-    return s[:, 1] - squared_error_estimate(d, s)
-
-
 def ce2_classwise_prepare(d, S):
     """Per class, CE2's degree and ridge chosen once per model by 5-fold CV (as for two classes)."""
     out = {"degree": [], "alpha": []}
     for j in range(d.n_classes):
-        res = ce2_details(
-            d.Y.one_vs_rest(j),
-            S[:, j],
-            degree=list(CE2_DEGREES),
-            cv=CE2_FOLDS,
-            bandwidth=CE2_BANDWIDTH,
-            random_state=0,
-        )
-        out["degree"].append(int(res.degree))
-        out["alpha"].append(float(res.alpha))
+        params = ce2_prepare(SimpleNamespace(Y=d.Y.one_vs_rest(j)), S[:, j])
+        out["degree"].append(params["degree"])
+        out["alpha"].append(params["alpha"])
     return out
 
 
@@ -319,6 +209,7 @@ def _ce2_per_class(d, S, degree=None, alpha=None):
 
 
 def ce2_classwise(d, S, degree=None, alpha=None):
+    """The classwise CE2 with each class's own degree and ridge."""
     return float(np.mean(_ce2_per_class(d, S, degree, alpha)))
 
 
@@ -329,105 +220,19 @@ def ce2_classwise_details(d, S):
 
 
 def ce2_top_prepare(d, S):
-    St, Vt = top_label_task(d, S)
+    St, Vt = top_label_task(d.Y, S)
     return ce2_prepare(SimpleNamespace(Y=Vt), St)
 
 
 def ce2_top_label(d, S, degree=None, alpha=1e-6):
-    St, Vt = top_label_task(d, S)
-    return ce2(SimpleNamespace(Y=Vt), St, degree, alpha)
+    """The top-label CE2 at the degree and ridge chosen for its task."""
+    St, Vt = top_label_task(d.Y, S)
+    kw = {} if degree is None else {"degree": degree}
+    return float(ce2_score(Vt, St, alpha=alpha, bandwidth=CE2_BANDWIDTH, **kw))
 
 
-def classwise_second_moment_mse(d, S):
-    v = S[..., 0] ** 2 + S[..., 1]
-    return float(np.mean((v - d.t2) ** 2))
-
-
-def top_label_variance_bias(d, S):
-    St, Vt = top_label_task(d, S)
-    t1, t2 = Vt.targets()
-    m = St[:, 0]
-    return float(np.mean(St[:, 1]) - np.mean(t2 - 2.0 * m * t1 + m**2))
-
-
-#: Bins of the report's truthful top-label and classwise measures (the public functions' default).
-TRUTHFUL_BINS = 15
-
-
-def _top_label(d, P, measure, public):
-    """A truthful top-label measure of validated rows: the public function's value, bit for bit.
-
-    From the sums :meth:`MulticlassData.top_label_sums` keeps per prediction (the top classes and
-    the quantile bins the replicates use too), with the public function's arithmetic; the public
-    function itself when there are fewer rows than bins.
-    """
-    parts = d.top_label_sums(P, TRUTHFUL_BINS) if hasattr(d, "top_label_sums") else None
-    if parts is None:
-        return float(public(d.codes, P, n_bins=TRUTHFUL_BINS, labels=np.arange(d.n_classes)))
-    return float(top_label_value(*parts, measure))
-
-
-def mc_truthful_conf_ce(d, P):
-    return _top_label(d, P, "truthful_conf_ce", truthful_conf_ce)
-
-
-def mc_classwise_lince(d, P):
-    return float(classwise_lince(d.codes, P, n_bins=TRUTHFUL_BINS, labels=np.arange(d.n_classes)))
-
-
-def mc_conf_ece(d, P):
-    return _top_label(d, P, "conf_ece", conf_ece)
-
-
-def mc_accuracy(d, P):
-    """:func:`sklearn.metrics.accuracy_score` of the top classes: the mean of the matches, bit for bit."""
-    return float(np.mean(d.codes == d.top(P)[0]))
-
-
-def mc_accuracy_rows(d, P):
-    return (d.top(P)[0] == d.codes).astype(float)
-
-
-def mc_brier_rows(d, P):
-    # sum_j p_j^2 - 2 p_y + 1, the squares summed without an (n, k) temporary
-    return np.einsum("ij,ij->i", P, P) - 2 * P[np.arange(d.n), d.codes] + 1.0
-
-
-def mc_log_loss_rows(d, P):
-    """Per-row log losses whose mean is :func:`mc_log_loss` (the same operations, bit for bit).
-
-    As scikit-learn's: the true class's probability clipped to ``[eps, 1 - eps]``, not
-    renormalised (a weighted replicate is then the weighted recomputation of the value).
-    """
-    eps = np.finfo(np.float64).eps  # as sklearn.metrics.log_loss
-    return -np.log(np.clip(P[np.arange(d.n), d.codes], eps, 1 - eps))
-
-
-def mc_brier(d, P):
-    """:func:`sklearn.metrics.brier_score_loss` of the class labels, computed directly.
-
-    The same operations as scikit-learn's, ``mean(sum_j (1[y = j] - p_j)^2)`` over C-ordered rows,
-    without its one-hot matrix: ``(0 - p)^2`` is ``p^2`` exactly, so the value is bit for bit
-    scikit-learn's (``tests/test_report_multiclass_direct.py``).
-    """
-    rows = np.arange(d.n)
-    D = np.square(P, order="C")
-    D[rows, d.codes] = (1.0 - P[rows, d.codes]) ** 2
-    value = np.mean(D.sum(axis=1))
-    return float(value * 0.5 if P.shape[1] < 3 else value)  # scikit-learn's scale_by_half="auto"
-
-
-def mc_log_loss(d, P):
-    """:func:`sklearn.metrics.log_loss` of the class labels, computed directly.
-
-    scikit-learn (from 1.5) clips every probability to ``[eps, 1 - eps]`` and averages
-    ``-log`` of the true class's; the same operations on the true class's column alone give its
-    value bit for bit (``tests/test_report_multiclass_direct.py``) without its one-hot ``(n, k)``
-    temporaries.
-    """
-    eps = np.finfo(np.float64).eps
-    q = np.clip(P[np.arange(d.n), d.codes], eps, 1 - eps)
-    return float(np.mean(-np.log(q)))
+def _squared_errors(t1, t2, m):
+    return t2 - 2.0 * m * t1 + m**2
 
 
 # ----------------------------------------------------------------------------------------------
@@ -565,8 +370,10 @@ class ReportKind:
         return []
 
 
-def _first_order_metrics():
-    return {name: binary_metric(name, labels_view, rowwise=True) for name in BINARY}
+def _binary_metrics(view, suffix=""):
+    """The catalogue's binary report measures applied through ``view``."""
+    binary = measures("binary", report=True)
+    return {name: catalog_metric(m, view, suffix=suffix) for name, m in binary.items()}
 
 
 class _ClassifierKind(ReportKind):
@@ -641,7 +448,7 @@ class FirstOrderKind(_ClassifierKind):
         return FirstOrderData(yv), preds
 
     def catalog(self):
-        return _first_order_metrics()
+        return _binary_metrics(labels_view)
 
     def reliability_inputs(self, data, predictions):
         return (
@@ -702,66 +509,16 @@ class MulticlassKind(_ClassifierKind):
         return MulticlassData(codes, k), preds
 
     def catalog(self):
-        spec = {
-            "truthful_conf_ce": (
-                "ConfCE-corr",
-                mc_truthful_conf_ce,
-                False,
-                "corrected squared top-label calibration error, truthful (15 quantile bins)",
-                True,
-            ),
-            "classwise_lince": (
-                "LinCE-cw",
-                mc_classwise_lince,
-                False,
-                "classwise linear calibration error, truthful (15 quantile bins per class)",
-                True,
-            ),
-            "conf_ece": (
-                "ConfECE",
-                mc_conf_ece,
-                False,
-                "top-label ECE (not truthful; for comparison; 15 quantile bins)",
-                True,
-            ),
-            "accuracy": ("accuracy", mc_accuracy, True, "accuracy of the most probable class", False),
-            "brier": (
-                "Brier",
-                mc_brier,
-                False,
-                "mean over rows of sum_j (p_j - 1[y = j])^2 (sklearn.metrics.brier_score_loss)",
-                False,
-            ),
-            "log_loss": (
-                "log loss",
-                mc_log_loss,
-                False,
-                "mean negative log-probability of the true class (sklearn.metrics.log_loss)",
-                False,
-            ),
-        }
-        rows = {"accuracy": mc_accuracy_rows, "brier": mc_brier_rows, "log_loss": mc_log_loss_rows}
-        out = {
-            name: Metric(
-                name,
-                label,
-                func,
-                gib,
-                desc,
-                is_calibration=is_cal,
-                bounds=(0.0, None),
-                pointwise=rows.get(name),
-                replicates=MeanReplicates(rows[name]) if name in rows else TruthfulReplicates(name),
-            )
-            for name, (label, func, gib, desc, is_cal) in spec.items()
-        }
+        multiclass = measures("multiclass", report=True)
+        out = {name: catalog_metric(m, codes_view, keywords=column_labels) for name, m in multiclass.items()}
         # the Lipschitz smCE on the top-label view of the reliability diagrams and the test
-        smce = binary_metric(
-            "smooth_calibration_error",
+        smce = measures("binary", report=True)["smooth_calibration_error"]
+        out["smooth_calibration_error"] = catalog_metric(
+            smce,
             top_label_view,
             suffix="; of the top-label confidence against whether the top class is right (not truthful)",
+            label="smCE-top",
         )
-        out["smooth_calibration_error"] = replace(smce, label="smCE-top", bounds=(0.0, 1.0))
         return out
 
     def reliability_inputs(self, data, predictions):
@@ -795,13 +552,13 @@ class SecondOrderKind(ReportKind):
     default_title = "Second-order calibration report"
     default_metrics = ("ce2", "scdl", "brier", "second_moment_mse", "variance_bias")
     headline = "ce2"
-    user_view = staticmethod(snapshots_view)
+    user_view = staticmethod(snapshots_user_view)
 
     @classmethod
     def accepts_target(cls, y):
-        if isinstance(y, VoteCounts):
+        if isinstance(y, (VoteCounts, Snapshots)):  # said: counts or votes
             return True
-        arr = _array(y)
+        arr = _array(y)  # a plain array: snapshots, refused by check_snapshots where it reads two ways
         return arr.ndim == 2 and arr.shape[1] >= 2
 
     @classmethod
@@ -831,7 +588,10 @@ class SecondOrderKind(ReportKind):
         data = SecondOrderData(check_snapshots(y, name="y"))
         preds = {}
         for name, s in predictions.items():
-            S = check_scores(s, name=f"predictions[{name!r}]")
+            if _class_count(s):  # two classes in a k-class layout: class 1's, the binary number
+                S = check_class_scores(s, name=f"predictions[{name!r}]", n_classes=2)[:, 1]
+            else:
+                S = check_scores(s, name=f"predictions[{name!r}]")
             if S.shape[1] != 2:
                 raise ValueError(
                     f"predictions[{name!r}] has one column; a second-order report (snapshots as y) needs "
@@ -845,40 +605,10 @@ class SecondOrderKind(ReportKind):
         return data, preds
 
     def catalog(self):
-        out = {name: binary_metric(name, votes_view, suffix="; m against each vote") for name in BINARY}
-        out["ce2"] = Metric(
-            "ce2",
-            "CE2",
-            ce2,
-            False,
-            "second-order calibration error E|eta1 - m| + E|eta2 - (m^2 + sigma2)|: tensor-Chebyshev ridge "
-            "estimate, degree and ridge chosen once per model by 5-fold CV on the full validation set",
-            prepare=ce2_prepare,
-            is_calibration=True,
-            replicates=CE2Replicates(),
-            # the replicates' statistics with unit weights: ce2_score at the chosen degree and
-            # ridge, to round-off, without a third pass over the rows
-            value_from_replicates=True,
-        )
-        out["second_moment_mse"] = Metric(
-            "second_moment_mse",
-            "MSE(m^2+s2)",
-            second_moment_mse,
-            False,
-            "mean of (m^2 + sigma2 - t2)^2, a proper loss for E[f*^2] (includes label noise)",
-            replicates=MeanReplicates(second_moment_mse_rows),
-        )
-        out["variance_bias"] = Metric(
-            "variance_bias",
-            "mean s2 - (f*-m)^2",
-            variance_bias,
-            False,
-            "mean stated variance sigma2 minus the unbiased estimate of the mean squared error (f* - m)^2 "
-            "(positive: the model overstates its uncertainty; negative: over-confident); ranked by |value|",
-            rank_by_abs=True,
-            bounds=(None, None),
-            replicates=MeanReplicates(variance_bias_rows),
-        )
+        out = _binary_metrics(votes_view, suffix="; m against each vote")
+        own = {"ce2": {"prepare": ce2_prepare}}  # CE2's degree and ridge chosen once per model by CV
+        for name, m in measures("second_order", report=True).items():
+            out[name] = catalog_metric(m, snapshots_view, **own.get(name, {}))
         return out
 
     def reliability_inputs(self, data, predictions):
@@ -898,8 +628,8 @@ class SecondOrderKind(ReportKind):
             y = (pick < d.Y.positive).astype(float)
         else:
             # the first observed vote of each row (votes of a row correlate)
-            first = np.argmax(~np.isnan(d.Y), axis=1)
-            y = d.Y[np.arange(d.n), first]
+            first = np.argmax(~np.isnan(d.Y.votes), axis=1)
+            y = d.Y.votes[np.arange(d.n), first]
         return {name: (y, s[:, 0]) for name, s in predictions.items()}
 
     def test_description(self):
@@ -910,8 +640,10 @@ class SecondOrderKind(ReportKind):
 
     def figures(self, report):
         figs = super().figures(report)
+        d = report.data
         figs["Is the stated uncertainty right?"] = _figures.variance_figure(
-            report, {name: squared_error_estimate(report.data, s) for name, s in report.predictions.items()}
+            report,
+            {name: _squared_errors(d.t1, d.t2, s[:, 0]) for name, s in report.predictions.items()},
         )
         return figs
 
@@ -981,7 +713,8 @@ class ClassSecondOrderKind(SecondOrderKind):
             return True
         if not SecondOrderKind.accepts_target(y):
             return False
-        return any(class_scores_layout(_array(s)) is not None for s in predictions.values())
+        # two classes are one binary task (the second-order kind reads class 1's scores)
+        return any(_class_count(s) > 2 for s in predictions.values())
 
     def validate(self, y, predictions, *, pos_label=None, labels=None):
         preds, k = {}, None
@@ -998,49 +731,18 @@ class ClassSecondOrderKind(SecondOrderKind):
         return data, preds
 
     def catalog(self):
-        out = {
-            name: binary_metric(name, top_label_votes_view, suffix="; the top label's m against each vote")
-            for name in BINARY
+        out = _binary_metrics(top_label_votes_view, suffix="; the top label's m against each vote")
+        # CE2 with a degree and ridge chosen per class (classwise) or for the top-label task
+        own = {
+            "ce2_classwise": {
+                "func": ce2_classwise,
+                "prepare": ce2_classwise_prepare,
+                "details": ce2_classwise_details,
+            },
+            "ce2_top_label": {"func": ce2_top_label, "prepare": ce2_top_prepare},
         }
-        out["ce2_classwise"] = Metric(
-            "ce2_classwise",
-            "CE2-cw",
-            ce2_classwise,
-            False,
-            "classwise second-order calibration error: the mean over classes of the one-vs-rest CE2 "
-            "E|eta1 - m_j| + E|eta2 - (m_j^2 + sigma2_j)|, each class's degree and ridge chosen once per "
-            "model by 5-fold CV",
-            prepare=ce2_classwise_prepare,
-            details=ce2_classwise_details,
-            is_calibration=True,
-        )
-        out["ce2_top_label"] = Metric(
-            "ce2_top_label",
-            "CE2-top",
-            ce2_top_label,
-            False,
-            "top-label second-order calibration error: CE2 of each row's class of largest m, its "
-            "(m, sigma2) and its votes (degree and ridge by 5-fold CV)",
-            prepare=ce2_top_prepare,
-            is_calibration=True,
-        )
-        out["second_moment_mse"] = Metric(
-            "second_moment_mse",
-            "MSE(m^2+s2)",
-            classwise_second_moment_mse,
-            False,
-            "mean over rows and classes of (m_j^2 + sigma2_j - t2_j)^2, a proper loss for E[f*_j^2]",
-        )
-        out["variance_bias"] = Metric(
-            "variance_bias",
-            "mean s2 - (f*-m)^2",
-            top_label_variance_bias,
-            False,
-            "top label: mean stated variance sigma2 minus the unbiased estimate of the mean squared error "
-            "(f* - m)^2 (positive: overstated uncertainty; negative: over-confident); ranked by |value|",
-            rank_by_abs=True,
-            bounds=(None, None),
-        )
+        for name, m in measures("class_second_order", report=True).items():
+            out[name] = catalog_metric(m, snapshots_view, **own.get(name, {}))
         return out
 
     def reliability_inputs(self, data, predictions):
@@ -1072,12 +774,11 @@ class ClassSecondOrderKind(SecondOrderKind):
     def figures(self, report):
         inputs, xlabel, ylabel, title = self.reliability_inputs(report.data, report.predictions)
         classwise = {name: classwise_votes_view(report.data, s) for name, s in report.predictions.items()}
-        top = {name: top_label_task(report.data, s)[0] for name, s in report.predictions.items()}
+        top = {name: top_label_task(report.data.Y, s)[0] for name, s in report.predictions.items()}
         errors = {}
         for name, s in report.predictions.items():
-            St, Vt = top_label_task(report.data, s)
-            t1, t2 = Vt.targets()
-            errors[name] = t2 - 2.0 * St[:, 0] * t1 + St[:, 0] ** 2
+            St, Vt = top_label_task(report.data.Y, s)
+            errors[name] = _squared_errors(*Vt.targets(), St[:, 0])
         view = SimpleNamespace(predictions=top)
         return {
             title: _figures.reliability_figure(report, inputs, xlabel=xlabel, ylabel=ylabel),
@@ -1132,8 +833,17 @@ def _names(models):
 KINDS = (ClassSecondOrderKind, SecondOrderKind, MulticlassKind, FirstOrderKind)
 
 
+def _class_count(s):
+    """The number of classes of k-class second-order scores (0 for any other shape)."""
+    layout = class_scores_layout(_array(s))
+    if layout is None:
+        return 0
+    shape = np.shape(_array(s))
+    return shape[1] if layout == "classes" else shape[1] // 2
+
+
 def _check_target_shape(y):
-    if isinstance(y, VoteCounts):
+    if isinstance(y, (VoteCounts, Snapshots)):
         return
     arr = _array(y)
     if arr.ndim == 2 and arr.shape[1] == 1:

@@ -57,17 +57,21 @@ from numbers import Integral
 
 import numpy as np
 
+from skcal._catalog import measures
 from skcal._compat import StrOptions, validate_params
 from skcal._constraints import (
+    LABELS,
     MAX_BINS_LIMIT,
     N_BOOTSTRAP,
+    NAMES,
     POS_LABEL,
     PROBABILITY_OPEN,
     RANDOM_STATE,
     VERBOSE,
     StrictInterval,
 )
-from skcal._validation import check_binary_probabilities
+from skcal._validation import binary_labels, check_binary_probabilities, label_array, plain
+from skcal.calibration_test import MAX_RESAMPLES
 from skcal.report._bootstrap import INTERVAL_METHODS, prepare_all, run_bootstrap
 from skcal.report._compute import (
     ReportResults,
@@ -77,21 +81,10 @@ from skcal.report._compute import (
     run_calibration_tests,
 )
 from skcal.report._kinds import FirstOrderData, FirstOrderKind
-from skcal.report._metrics import BINARY_POINTWISE, BINARY_TEMPLATES, smce_grid_cells
-from skcal.report._orders import SortOrders
 from skcal.report._replicate_grid import GridReplicates, ReplicateGrid
 from skcal.report._report import CalibrationReport
 from skcal.report._verdict import build_verdict, primary_metric
-from skcal.stats import (
-    CutoffGridStatistics,
-    MeanStatistics,
-    PoissonBootstrap,
-    SmoothCEGridStatistics,
-    SmoothCEStatistics,
-    merge_all,
-    poisson_weights,
-)
-from skcal.stats._replicate import stable_argsort
+from skcal.stats import MeanStatistics, PoissonBootstrap, merge_all, poisson_weights
 
 __all__ = [
     "BLOCK_BYTES",
@@ -106,17 +99,9 @@ __all__ = [
     "report_from_batches",
 ]
 
-#: The metrics an out-of-core report computes (the first-order defaults).
-OUT_OF_CORE_METRICS = (
-    "scdl",
-    "smooth_ece",
-    "smooth_calibration_error",
-    "cutoff",
-    "binned_ece",
-    "accuracy",
-    "brier",
-    "log_loss",
-)
+#: The metrics an out-of-core report computes: the catalogue's binary measures with ``out_of_core``
+#: (the first-order defaults).
+OUT_OF_CORE_METRICS = tuple(measures("binary", out_of_core=True))
 #: Rows up to which the cutoff error and smCE use their exact statistics.
 EXACT_ROWS = 10**6
 #: Rows at most kept for the calibration tests and the reliability diagrams.
@@ -141,9 +126,10 @@ REPORT_CONSTRAINTS = {
     "n_bins": [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both"), None],
     "strategy": [StrOptions({"uniform", "quantile", "soft"})],
     "test_calibration": ["boolean"],
-    "n_resamples": _POSITIVE_INT,
+    "n_resamples": [StrictInterval(Integral, 1, MAX_RESAMPLES, closed="both")],
     "random_state": RANDOM_STATE,
     "pos_label": POS_LABEL,
+    "labels": LABELS,
     "exact_rows": _POSITIVE_INT,
     "sample_rows": _POSITIVE_INT,
     "replicate_block": [StrictInterval(Integral, 1, None, closed="left"), None],
@@ -162,6 +148,157 @@ def _replicate_bytes(n, n_models, exact):
     # SCDL's finest grid (two sums a node), then binned ECE and the means
     per += 2 * (1 << max(0, math.ceil(math.log2(4 * math.sqrt(max(n, 1)))))) + 64
     return 8 * per * n_models
+
+
+def check_label_set(labels, pos_label):
+    """The label set of an out-of-core report, checked: at most two labels, mapped to 0/1 as in memory.
+
+    ``pos_label`` must be one of two labels; without it the labels must be ``{0, 1}``,
+    ``{-1, 1}`` or booleans (the in-memory report's rule).
+
+    Parameters
+    ----------
+    labels : array-like of shape (1,) or (2,)
+        The labels.
+    pos_label : int, float, bool, str or None
+        The positive class.
+
+    Returns
+    -------
+    ndarray
+        The labels.
+    """
+    arr = label_array(labels, "labels")
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"labels must be a non-empty list of labels; got an array of shape {arr.shape}.")
+    if np.unique(arr).size != arr.size:
+        raise ValueError(f"labels has duplicates: {plain(arr)}.")
+    binary_labels(arr, pos_label, "labels")  # at most two, and which one is positive
+    return arr
+
+
+def _same_kind(a, b):
+    return (a.dtype.kind in "biuf") == (b.dtype.kind in "biuf")
+
+
+def _chunk_labels(y):
+    """The chunk's labels as a 1-D array (other shapes are left to the chunk's own check)."""
+    yl = label_array(y, "y")
+    return yl[:, 0] if yl.ndim == 2 and yl.shape[1] == 1 else yl
+
+
+def check_chunk_labels(y, labels, first_row):
+    """Raise naming the chunk and the row when a label of the chunk is not in ``labels``.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        The chunk's labels.
+    labels : ndarray
+        The label set (:func:`check_label_set`).
+    first_row : int
+        The global index of the chunk's first row.
+    """
+    yl = _chunk_labels(y)
+    if yl.ndim != 1 or yl.size == 0:
+        return
+    out = ~np.isin(yl, labels) if _same_kind(yl, labels) else np.ones(yl.shape, dtype=bool)
+    if yl.dtype.kind == "f":
+        out &= ~np.isnan(yl)  # a missing label is the chunk's own error (check_binary_probabilities)
+    if out.any():
+        i = int(np.flatnonzero(out)[0])
+        raise ValueError(
+            f"y: the chunk whose first row is {first_row} holds the label {plain(yl[i])!r} at row "
+            f"{first_row + i}, which is not in labels {plain(labels)} (the label set is fixed before the "
+            f"first chunk; {int(out.sum())} rows of this chunk hold labels outside it)."
+        )
+
+
+def _unique(y):
+    """The distinct labels of a 1-D array (numbers: two reductions when there are at most two)."""
+    if y.dtype.kind in "biuf" and y.size and not (y.dtype.kind == "f" and np.isnan(y).any()):
+        lo, hi = y.min(), y.max()
+        if lo == hi or np.all((y == lo) | (y == hi)):
+            return np.unique(np.array([lo, hi], dtype=y.dtype))
+    return np.unique(y)
+
+
+class SeenLabels:
+    """The labels of the chunks so far, checked chunk by chunk against the in-memory rule.
+
+    Without a label set given in advance, each chunk's labels are mapped to 0/1 by the same rule
+    as in memory (``pos_label``, else ``{0, 1}``, ``{-1, 1}`` or booleans), which gives every
+    valid label set the same mapping whichever of its labels a chunk holds; what a chunk cannot
+    see is a label of another chunk that makes the whole set invalid (a third label, ``{0, 1}``
+    in one chunk and ``{-1, 1}`` in another, two labels without ``pos_label`` among them). This
+    keeps the union of the labels seen and raises, naming the chunk and the row, when a chunk's
+    label makes it invalid: the report's labels are those of all chunks, as in memory, without
+    a pass of their own.
+
+    Parameters
+    ----------
+    pos_label : int, float, bool, str or None
+        The positive class.
+    """
+
+    def __init__(self, pos_label):
+        self.pos_label = pos_label
+        self.classes = None
+
+    def add(self, y, first_row):
+        """Fold in one chunk's labels (the global index of its first row names it in errors)."""
+        yl = _chunk_labels(y)
+        if yl.ndim != 1 or yl.size == 0:
+            return
+        u = _unique(yl)
+        if self.classes is None:
+            try:
+                binary_labels(u, self.pos_label, "y")
+            except ValueError:
+                return  # the chunk's own labels are wrong: its check says so, as in memory
+            self.classes = u
+            return
+        old = self.classes
+        if not _same_kind(u, old):
+            new, reason = None, "labels of another type than those of the chunks before it"
+        else:
+            new, reason = np.unique(np.concatenate([old, u])), None
+            try:
+                binary_labels(new, self.pos_label, "y")
+            except ValueError as exc:
+                reason = str(exc)
+        if reason is not None:
+            fresh = ~np.isin(yl, old) if new is not None else np.ones(yl.shape, dtype=bool)
+            i = int(np.flatnonzero(fresh)[0])
+            raise ValueError(
+                f"y: the chunk whose first row is {first_row} holds the label {plain(yl[i])!r} at row "
+                f"{first_row + i}, which the chunks before it did not hold (their labels: {plain(old)}); "
+                f"with it the labels are not one binary label set: {reason} Pass labels= to fix the "
+                "label set before the first chunk."
+            )
+        self.classes = new
+
+
+def _check_first_row(first_row, delivered, n_samples, n):
+    """The chunk's ``first_row`` as an int, checked against the rows the chunks before it delivered."""
+    if isinstance(first_row, bool) or not isinstance(first_row, Integral):
+        raise ValueError(
+            f"batches: a chunk's first_row must be an integer (the global index of its first row); got "
+            f"{plain(first_row)!r}."
+        )
+    first_row = int(first_row)
+    if first_row != delivered:
+        raise ValueError(
+            f"batches: a chunk says its first row is {first_row}, but the chunks before it delivered "
+            f"{delivered} rows; first_row must be the index of the chunk's first row in the whole data "
+            "(the chunks in order, without gaps or overlaps: it keys the bootstrap weights)."
+        )
+    if delivered + n > n_samples:
+        raise ValueError(
+            f"batches: the chunk whose first row is {first_row} holds {n} rows, so the data hold more than "
+            f"n_samples={n_samples} rows."
+        )
+    return first_row
 
 
 @dataclass
@@ -261,6 +398,9 @@ class OutOfCorePlan:
         The report's settings.
     pos_label : int, float, bool, str or None
         The positive class of the labels.
+    labels : sequence or None, default=None
+        The label set, fixed before the first chunk (see :func:`report_from_batches`): a label
+        outside it in any chunk is an error naming the chunk and the row.
     exact_rows, sample_rows : int
         See the module docstring.
     replicate_block : int or None
@@ -277,13 +417,14 @@ class OutOfCorePlan:
         settings,
         *,
         pos_label=None,
+        labels=None,
         exact_rows=EXACT_ROWS,
         sample_rows=SAMPLE_ROWS,
         replicate_block=None,
     ):
         n = int(n_samples)
         if n < 1:
-            raise ValueError("the data hold no rows; a report needs at least one row.")
+            raise ValueError(f"the data hold no rows (n_samples={n}); a report needs at least one row.")
         if settings.max_seconds is not None:
             raise ValueError("max_seconds is not available for an out-of-core report.")
         self.n_samples = n
@@ -310,8 +451,10 @@ class OutOfCorePlan:
         self.metrics = tuple(kind.resolve_metrics(names))
         primary_metric(kind, names, {m.name: m.is_calibration for m in self.metrics}, settings.primary)
         self.base_names = tuple(names)
+        self.measures = tuple(m.measure for m in self.metrics)
         self.settings = settings
         self.pos_label = pos_label
+        self.labels = None if labels is None else check_label_set(labels, pos_label)
         self.exact_rows = int(exact_rows)
         self.exact = n <= self.exact_rows
         self.seeds = ReportSeeds(settings.random_state)
@@ -331,8 +474,8 @@ class OutOfCorePlan:
         self.grid = None
         if self.mode == "grid":
             self.grid = ReplicateGrid(
-                {b: self.replicate_template(b) for b in self.base_names},
-                {b: BINARY_POINTWISE[b] for b in self.base_names if b in BINARY_POINTWISE},
+                {m.name: self.replicate_template(m.name) for m in self.measures},
+                {m.name: m.rows for m in self.measures if m.rows is not None},
             )
         if replicate_block is None:
             if self.mode == "grid":
@@ -366,6 +509,7 @@ class OutOfCorePlan:
         exact_rows,
         sample_rows,
         replicate_block,
+        labels=None,
         primary=None,
     ):
         """The plan of the report options the public functions take (their settings built here)."""
@@ -386,6 +530,7 @@ class OutOfCorePlan:
             metrics,
             settings,
             pos_label=pos_label,
+            labels=labels,
             exact_rows=exact_rows,
             sample_rows=sample_rows,
             replicate_block=replicate_block,
@@ -411,30 +556,22 @@ class OutOfCorePlan:
 
     # -- templates -------------------------------------------------------------------------
     def point_template(self, name):
-        """The statistics object of metric ``name``'s value."""
-        if name in BINARY_POINTWISE:
-            return MeanStatistics()
-        if name == "smooth_calibration_error":
-            return (
-                SmoothCEStatistics()
-                if self.exact
-                else SmoothCEGridStatistics(n_cells=smce_grid_cells(self.n_samples))
-            )
-        if name == "cutoff" and not self.exact:
-            return CutoffGridStatistics()
-        return BINARY_TEMPLATES[name](self.n_samples)
+        """The statistics object of metric ``name``'s value (a mean's: of its per-row losses)."""
+        m = self.measures[self.base_names.index(name)]
+        return MeanStatistics() if m.rows is not None else m.value_template(self.n_samples, exact=self.exact)
 
     def replicate_template(self, name):
         """The statistics object of metric ``name``'s bootstrap replicates (the in-memory report's)."""
-        if name in BINARY_POINTWISE:
+        m = self.measures[self.base_names.index(name)]
+        if m.rows is not None:
             return MeanStatistics()
-        if name == "cutoff" and not self.exact:
-            return CutoffGridStatistics()
-        return BINARY_TEMPLATES[name](self.n_samples)
+        return m.replicate_template(self.n_samples, exact=self.exact)
 
     # -- one chunk -------------------------------------------------------------------------
-    def check_chunk(self, y, predictions):
-        """Validate one chunk: ``(y as float 0/1, {model: p})``."""
+    def check_chunk(self, y, predictions, first_row=0):
+        """Validate one chunk: ``(y as float 0/1, {model: p})``; ``first_row`` names it in errors."""
+        if self.labels is not None:
+            check_chunk_labels(y, self.labels, first_row)
         yv, preds = None, {}
         for name in self.model_names:
             if name not in predictions:
@@ -494,28 +631,28 @@ class OutOfCorePlan:
         -------
         ChunkStatistics
         """
-        yv, preds = self.check_chunk(y, predictions)
+        yv, preds = self.check_chunk(y, predictions, first_row)
         n = yv.shape[0]
         offset = int(first_row)
         arrays, orders = {}, {}
         for name in self.model_names if point or self.mode != "grid" else ():
             p = preds[name]
             # one stable sort of the model's rows by p, shared by every measure that sorts (as in
-            # memory): their plans find the rows sorted and skip their own sorts
+            # memory): their plans find the rows sorted
             order = (
-                stable_argsort(p)
-                if self.exact and any(b not in BINARY_POINTWISE for b in self.base_names)
+                np.argsort(p, kind="stable")
+                if self.exact and any(m.rows is None for m in self.measures)
                 else None
             )
             orders[name] = order
             rows = (yv, p) if order is None else (yv[order], p[order])  # one copy, every measure's
-            for base in self.base_names:
-                arrays[(name, base)] = (BINARY_POINTWISE[base](yv, p),) if base in BINARY_POINTWISE else rows
+            for m in self.measures:
+                arrays[(name, m.name)] = (m.rows(yv, p),) if m.rows is not None else rows
         point_stats = sample = None
         if point:
             point_stats = [
-                [self.point_template(b).update(*arrays[(m, b)]) for b in self.base_names]
-                for m in self.model_names
+                [self.point_template(m.name).update(*arrays[(model, m.name)]) for m in self.measures]
+                for model in self.model_names
             ]
             rows = np.arange(offset, offset + n, dtype=np.int64)
             keep = rows % self.sample_step == 0
@@ -536,14 +673,13 @@ class OutOfCorePlan:
                 Ws = None if order is None else np.ascontiguousarray(W[:, order])
                 index = None if order is None else order.astype(np.int64) + offset
                 row = []
-                for b in self.base_names:
-                    bs = PoissonBootstrap(
-                        self.replicate_template(b), n_replicates=count, first_replicate=r0, seed=self.seed
-                    )
-                    if b in BINARY_POINTWISE:
-                        row.append(bs.update(*arrays[(m, b)], row_offset=offset, replicate_weights=W))
+                for ms in self.measures:
+                    template = self.replicate_template(ms.name)
+                    bs = PoissonBootstrap(template, n_replicates=count, first_replicate=r0, seed=self.seed)
+                    if ms.rows is not None:
+                        row.append(bs.update(*arrays[(m, ms.name)], row_offset=offset, replicate_weights=W))
                     else:
-                        row.append(bs.update(*arrays[(m, b)], row_index=index, replicate_weights=Ws))
+                        row.append(bs.update(*arrays[(m, ms.name)], row_index=index, replicate_weights=Ws))
                 boot.append(row)
         return ChunkStatistics(point_stats, boot, sample or [], n)
 
@@ -645,24 +781,16 @@ class OutOfCorePlan:
                 for i in range(K):
                     for j in range(M):
                         reps[r0 : r0 + count, i, j] = st.boot[i][j].compute()
-        details = {}
-        if "scdl" in self.base_names:
-            j = self.base_names.index("scdl")
-            det = {}
-            for i, m in enumerate(self.model_names):
-                curve = first.point[i][j].curve()
-                det[m] = {
-                    "m*": int(curve.selected_n_bins),
-                    "SCDL_m*": float(curve.selected_scdl_m),
-                    "at_floor": bool(curve.at_floor),
-                }
-            details[self.metrics[j].name] = det
+        details = {
+            metric.name: {model: m.details(first.point[i][j]) for i, model in enumerate(self.model_names)}
+            for j, (metric, m) in enumerate(zip(self.metrics, self.measures, strict=True))
+            if m.details is not None
+        }
         sample = sorted(first.sample, key=lambda s: int(s[0][0]) if s[0].size else -1)
         ys = np.concatenate([s[1] for s in sample]) if sample else np.zeros(0)
         ps = {
             m: np.concatenate([s[2][m] for s in sample]) if sample else np.zeros(0) for m in self.model_names
         }
-        orders = SortOrders()  # one sort of each model's sample, for the bootstrap and the tests
         if self.mode == "sample" and B:
             # every row is in the sample: the in-memory report's bootstrap on them
             data, plist = FirstOrderData(ys), [ps[m] for m in self.model_names]
@@ -679,7 +807,6 @@ class OutOfCorePlan:
                 self.seed,
                 n_jobs=self.settings.n_jobs,
                 verbose=verbose,
-                orders=orders,
             ).values
             bootstrap_seconds += time.perf_counter() - t0
         tests = None
@@ -691,7 +818,6 @@ class OutOfCorePlan:
                 self.settings.n_resamples,
                 self.test_seeds,
                 verbose,
-                orders,
             )
         s = self.settings
         table = build_table(
@@ -752,21 +878,18 @@ class OutOfCorePlan:
                 f"The calibration tests and the reliability diagrams use every {self.sample_step}-th row "
                 f"({n_kept} of {self.n_samples} rows); the table, the intervals and the verdict use all rows."
             )
-        if not self.exact:
+        approximate = [j for j, m in enumerate(self.measures) if m.approximate is not None]
+        if not self.exact and approximate:
             bounds = []
-            for base, label in (("cutoff", "cutoff"), ("smooth_calibration_error", "smCE")):
-                if base in self.base_names:
-                    j = self.base_names.index(base)
-                    b = ", ".join(
-                        f"{m}: {first.point[i][j].bound():.2g}" for i, m in enumerate(self.model_names)
-                    )
-                    bounds.append(f"{label} ({b})")
-            if bounds:
-                out.append(
-                    f"Above {self.exact_rows} rows the cutoff error and smCE are computed on fixed grids "
-                    "(CutoffGridStatistics, SmoothCEGridStatistics); the exact value differs from the one "
-                    "shown by at most the stated bound: " + "; ".join(bounds) + "."
-                )
+            for j in approximate:
+                b = ", ".join(f"{m}: {first.point[i][j].bound():.2g}" for i, m in enumerate(self.model_names))
+                bounds.append(f"{self.metrics[j].label} ({b})")
+            labels = " and ".join(self.metrics[j].label for j in approximate)
+            classes = ", ".join(type(first.point[0][j]).__name__ for j in approximate)
+            out.append(
+                f"Above {self.exact_rows} rows {labels} are computed on fixed grids ({classes}); the exact "
+                "value differs from the one shown by at most the stated bound: " + "; ".join(bounds) + "."
+            )
         return out
 
 
@@ -774,7 +897,7 @@ class OutOfCorePlan:
     {
         "batches": [callable],
         "n_samples": [StrictInterval(Integral, 0, None, closed="left")],
-        "models": [list, tuple],
+        "models": NAMES,
         **REPORT_CONSTRAINTS,
     },
     prefer_skip_nested_validation=True,
@@ -794,6 +917,7 @@ def report_from_batches(
     n_resamples=1000,
     random_state=None,
     pos_label=None,
+    labels=None,
     exact_rows=EXACT_ROWS,
     sample_rows=SAMPLE_ROWS,
     replicate_block=None,
@@ -814,11 +938,13 @@ def report_from_batches(
         ``batches()`` returns an iterable of ``(first_row, y, predictions)``: the global index of
         the chunk's first row, its binary labels and a dict model -> probabilities. Called once
         per pass over the data (the first pass computes the values, the sample and the first
-        block of replicates; each further block of replicates is one more pass).
+        block of replicates; each further block of replicates is one more pass). The chunks
+        come in order: each ``first_row`` is the number of rows of the chunks before it (it keys
+        the bootstrap weights, so it is checked), and every pass delivers ``n_samples`` rows.
     n_samples : int
         Rows of the whole data (the sum of the chunks' lengths).
-    models : sequence of str
-        The models (keys of every chunk's predictions).
+    models : list or tuple of str
+        The models (keys of every chunk's predictions), a list of names even for one model.
     metrics : sequence of str or None, default=None
         Among :data:`OUT_OF_CORE_METRICS` (None: all, the first-order defaults).
     n_bootstrap, confidence_level, interval_method, n_bins, strategy : see from_predictions
@@ -827,6 +953,14 @@ def report_from_batches(
         As in :meth:`CalibrationReport.from_predictions`.
     pos_label : int, float, bool, str or None, default=None
         The positive class of ``y``.
+    labels : array-like of shape (1,) or (2,), default=None
+        The label set, fixed before the first chunk: a label of any chunk outside it is an
+        error naming the chunk and the row. ``None``: the labels of all chunks, as in memory:
+        each chunk's labels are checked against those of the chunks before it, so a third label
+        (``'maybe'`` beside ``'yes'`` and ``'no'``), ``{0, 1}`` in one chunk and ``{-1, 1}``
+        in another, or two labels without ``pos_label`` among them are errors naming the chunk
+        and the row where the set stops being one binary label set, and need no pass of
+        their own.
     exact_rows : int, default=EXACT_ROWS
         Rows up to which the cutoff error and smCE are exact (above: fixed grids with a bound).
     sample_rows : int, default=SAMPLE_ROWS
@@ -879,6 +1013,7 @@ def report_from_batches(
         n_resamples=n_resamples,
         random_state=random_state,
         pos_label=pos_label,
+        labels=labels,
         exact_rows=exact_rows,
         sample_rows=sample_rows,
         replicate_block=replicate_block,
@@ -886,11 +1021,22 @@ def report_from_batches(
     )
 
     def run_pass(block, point):
-        acc = None
+        acc, delivered = None, 0
+        seen = SeenLabels(pos_label) if point and plan.labels is None else None
         for first_row, y, preds in batches():
+            n = np.shape(y)[0] if np.ndim(y) else 0
+            first_row = _check_first_row(first_row, delivered, plan.n_samples, n)
+            if seen is not None:
+                seen.add(y, first_row)
             acc = plan.fold(acc, first_row, y, preds, block=block, point=point)
+            delivered += n
         if acc is None:
             raise ValueError("the data hold no rows; a report needs at least one row.")
+        if delivered != plan.n_samples:
+            raise ValueError(
+                f"the data held {delivered} rows in the report's pass, but {plan.n_samples} were given as "
+                "n_samples; every pass over the batches must deliver n_samples rows."
+            )
         return acc
 
     return plan.run(run_pass, title=title, notes=notes, verbose=verbose, started=started)

@@ -40,9 +40,9 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import sparse
-from threadpoolctl import threadpool_limits
 
-from skcal.stats import MeanStatistics, PoissonBootstrap, from_state, poisson_weights
+from skcal._threads import one_blas_thread
+from skcal.stats import MeanStatistics, PoissonBootstrap, poisson_weights
 from skcal.stats._replicate import add_sparse_sums
 from skcal.stats._smooth_ece import FINE_CELLS, smece_grid_points, special_fine_cells
 
@@ -317,12 +317,7 @@ def replicate_values(template, stats, n_replicates):
     ndarray of shape (n_replicates,)
         One value per replicate.
     """
-    empty = PoissonBootstrap(template, n_replicates=n_replicates)
-    empty.stats_  # noqa: B018 - the empty statistics, so that the object has a state
-    state = empty.get_state(copy=False)
-    state["arrays"] = stats
-    state["n_updates"] = 1
-    return from_state(state, copy=False).compute()
+    return PoissonBootstrap.from_sums(stats, template=template, n_replicates=n_replicates).compute()
 
 
 class GridReplicates:
@@ -362,7 +357,7 @@ class GridReplicates:
         reps = np.arange(self.first_replicate, self.first_replicate + R)
         W8T = np.empty((n, R), dtype=np.uint8)
         WT = np.empty((min(n, TILE_ROWS), R))
-        with threadpool_limits(limits=1, user_api="blas"):
+        with one_blas_thread():
             for a in range(0, n, TILE_ROWS):
                 b = min(n, a + TILE_ROWS)
                 W8T[a:b] = poisson_weights(self.seed, reps, np.arange(first_row + a, first_row + b)).T

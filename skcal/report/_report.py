@@ -820,7 +820,7 @@ def calibration_report(
         weights for every model and metric (paired). The built-in metrics' replicates are their
         statistics on those weights (:class:`skcal.stats.PoissonBootstrap`; smCE's on its fine
         grid, within a stated bound far below the interval's width, see
-        :func:`skcal.report._metrics.smce_grid_cells`); a metric given as a callable is
+        :func:`skcal.stats.smce_grid_cells`); a metric given as a callable is
         recomputed on each replicate's rows (row ``i`` repeated ``W[r, i]`` times).
     confidence_level : float, default=0.9
         Nominal coverage of the intervals.

@@ -10,12 +10,12 @@ and builds its object with :meth:`BaseStatistics.from_validated`. Each class dec
 parameters' constraints (``_parameter_constraints``), checked when an object is constructed.
 """
 
-from skcal.stats._base import BaseStatistics, from_state, merge_all
+from skcal.stats._base import BaseStatistics, from_state, merge_all, statistics_class
 from skcal.stats._binned import BinnedStatistics
 from skcal.stats._bootstrap import PoissonBootstrap, poisson_weights
 from skcal.stats._ce2 import CE1Statistics, CE2PlugInStatistics, CE2Statistics
 from skcal.stats._cutoff import CutoffGridStatistics, CutoffStatistics, SortedCutoffStatistics
-from skcal.stats._lipschitz import SmoothCEGridStatistics, SmoothCEStatistics
+from skcal.stats._lipschitz import SmoothCEGridStatistics, SmoothCEStatistics, smce_grid_cells
 from skcal.stats._quantile import (
     QuantileCellStatistics,
     QuantileHistogramStatistics,
@@ -33,6 +33,7 @@ __all__ = [
     "BaseStatistics",
     "from_state",
     "merge_all",
+    "statistics_class",
     # bootstrap replicates of any statistics object
     "PoissonBootstrap",
     "poisson_weights",
@@ -46,9 +47,10 @@ __all__ = [
     "CutoffGridStatistics",
     "CutoffStatistics",
     "SortedCutoffStatistics",
-    # the Lipschitz smCE, exact and on a grid
+    # the Lipschitz smCE, exact and on a grid (and the grid its bootstrap replicates use)
     "SmoothCEGridStatistics",
     "SmoothCEStatistics",
+    "smce_grid_cells",
     # SCDL (and its curve, SoftBinRounder.fit_statistics) and smECE
     "ScdlStatistics",
     "SmoothECEStatistics",

@@ -34,7 +34,7 @@ import numbers
 import numpy as np
 
 from skcal._compat import HasMethods, validate_parameter_constraints, validate_params
-from skcal._constraints import SAMPLE_WEIGHT, SPLIT_EVERY
+from skcal._constraints import NON_NEGATIVE_INT, SAMPLE_WEIGHT, SPLIT_EVERY
 from skcal._validation import check_binary_probabilities
 from skcal.stats._replicate import LoopPlan, stack_empty
 
@@ -111,6 +111,10 @@ class BaseStatistics:
     _parameter_constraints: dict = {}
     #: Bump when the meaning or layout of the arrays changes; ``from_state`` refuses others.
     _state_version: int = 1
+    #: Whether the statistics' shapes grow with the rows (sums are checked by keys, not shapes).
+    _variable_shape: bool = False
+    #: Whether the replicate statistics' shapes grow with the rows (see ``PoissonBootstrap``).
+    _replicate_variable_shape: bool = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -357,16 +361,68 @@ class BaseStatistics:
         if hasattr(target, "_from_state"):  # a state that nests another (PoissonBootstrap)
             return target._from_state(state, copy)
         obj = target(**state["params"])
-        empty = obj._empty()
-        arrays = {k: np.asarray(v) for k, v in state["arrays"].items()}
-        if set(arrays) != set(empty):
-            raise ValueError(
-                f"state arrays {sorted(arrays)} do not match {sorted(empty)} for {state['kind']!r}."
-            )
-        mode = True if copy else None  # None: copy only where the dtype must change
-        obj._stats = {k: np.array(arrays[k], dtype=np.asarray(empty[k]).dtype, copy=mode) for k in empty}
+        obj._stats = obj._checked_sums(state["arrays"], copy)
         obj.n_updates_ = int(state.get("n_updates", 0))
         return obj
+
+    @classmethod
+    @validate_params(
+        {"sums": [dict], "n_updates": NON_NEGATIVE_INT},
+        prefer_skip_nested_validation=True,
+    )
+    def from_sums(cls, sums, *, n_updates=1, **params):
+        """Build a statistics object that holds the given sums: the documented way to make one from sums.
+
+        For code that forms a measure's sums itself (per-bin sums kept by a monitor, the
+        replicate statistics of a block summed on a grid) and wants the class's own formula of
+        the measure: ``sums`` must hold exactly the arrays of the class's layout, the keys of
+        ``cls(**params).get_state()["arrays"]`` with their shapes (a class whose statistics grow
+        with the rows, such as :class:`CutoffStatistics`, checks the keys only). They are
+        converted to the layout's dtypes and not copied where they have them.
+
+        Parameters
+        ----------
+        sums : dict of array-like
+            The statistics, by name.
+        n_updates : int, default=1
+            The count of updates the object reports (``n_updates_``).
+        **params : dict
+            The constructor's arguments.
+
+        Returns
+        -------
+        BaseStatistics
+            A new object holding ``sums``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skcal.stats import BinnedStatistics
+        >>> st = BinnedStatistics.from_sums(
+        ...     {"count": np.array([2, 2]), "weight": np.array([2.0, 2.0]), "sum_wp": np.array([0.3, 1.8]),
+        ...      "sum_wy": np.array([1.0, 2.0]), "sum_w2": np.array([2.0, 2.0])}, n_bins=2)
+        >>> round(st.compute(), 6)
+        0.225
+        """
+        obj = cls(**params)
+        obj._stats = obj._checked_sums(sums, copy=False)
+        obj.n_updates_ = int(n_updates)
+        return obj
+
+    def _checked_sums(self, sums, copy):
+        """``sums`` in this object's layout (keys, shapes unless ``_variable_shape``, dtypes)."""
+        empty = self._empty()
+        arrays = {k: np.asarray(v) for k, v in sums.items()}
+        if set(arrays) != set(empty):
+            raise ValueError(
+                f"the arrays {sorted(arrays)} do not match the layout {sorted(empty)} of {self!r}."
+            )
+        for k in () if self._variable_shape else empty:
+            if arrays[k].shape != np.shape(empty[k]):
+                shape = np.shape(empty[k])
+                raise ValueError(f"array {k!r} has shape {arrays[k].shape}; {self!r} holds {shape}.")
+        mode = True if copy else None  # None: copy only where the dtype must change
+        return {k: np.array(arrays[k], dtype=np.asarray(empty[k]).dtype, copy=mode) for k in empty}
 
     def __repr__(self):
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())

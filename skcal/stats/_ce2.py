@@ -24,11 +24,11 @@ import numpy as np
 
 from skcal._compat import validate_params
 from skcal._constraints import ALPHA, BASIS, DEGREE, ORDER, SAMPLE_WEIGHT
-from skcal._validation import binary_labels, check_consistent_length, check_sample_weight, check_scores
+from skcal._validation import check_consistent_length, check_sample_weight, check_scores
 from skcal.chebyshev import ChebyshevMoments, ChebyshevRidge, chebyshev_evaluate, replicate_moments
 from skcal.stats._base import BaseStatistics, count_rows
 from skcal.stats._replicate import ReplicatePlan, load_replicate_kernel, stack_empty, tile_copies
-from skcal.votes import check_snapshots, snapshot_targets
+from skcal.votes import check_snapshots, first_order_targets, snapshot_targets
 
 __all__ = ["CE1Statistics", "CE2PlugInStatistics", "CE2Statistics", "MomentStatistics"]
 
@@ -36,13 +36,8 @@ _UPDATE = {"y_true": ["array-like", None], "scores": ["array-like"], "sample_wei
 
 
 def _first_order_targets(y_true):
-    """``t1`` from binary labels or from snapshots (an ``(n, k >= 2)`` array)."""
-    arr = y_true.to_numpy() if hasattr(y_true, "to_numpy") else np.asarray(y_true)
-    if arr.ndim == 2 and arr.shape[1] >= 2:
-        return snapshot_targets(check_snapshots(arr, name="y_true (snapshots)"))[0]
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    return binary_labels(arr, None, "y_true")
+    """``t1`` from binary labels, snapshots (``Snapshots`` or an ``(n, k >= 2)`` array) or counts."""
+    return first_order_targets(y_true, "y_true")
 
 
 class MomentStatistics(BaseStatistics):
@@ -225,8 +220,8 @@ class _MomentPlan(ReplicatePlan):
         out["M"] += M
         out["AtB"] += AtB
         out["tt"] += X @ (T * T)
-        # W @ 1 shared by the tile's plans (a sum along the strided axis of W is several times
-        # slower); exact for counts
+        # W @ 1 shared by the tile's plans (a product, not a sum along the strided axis of W);
+        # exact for counts
         copies = tile_copies(W)
         out["sum_weight"] += copies if self.w is None else W @ self.w[sl]
         out["sum_weight_sq"] += copies if self.w is None else X @ self.w[sl]
@@ -271,7 +266,8 @@ class CE2Statistics(MomentStatistics):
     >>> from skcal.stats import CE2Statistics
     >>> rng = np.random.default_rng(0)
     >>> S = np.column_stack([rng.uniform(0, 1, 400), rng.uniform(0, 0.25, 400)])
-    >>> Y = (rng.uniform(size=(400, 2)) < S[:, :1]).astype(float)
+    >>> from skcal import Snapshots
+    >>> Y = Snapshots(rng.uniform(size=(400, 2)) < S[:, :1])  # two votes a row
     >>> a, b = slice(0, 150), slice(150, None)
     >>> st = CE2Statistics(degree=2).update(Y[a], S[a]) + CE2Statistics(degree=2).update(Y[b], S[b])
     >>> plug = st.plug_in().update(Y[a], S[a]) + st.plug_in().update(Y[b], S[b])

@@ -123,8 +123,8 @@ def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
     ``_KERNEL_MIN_ROWS`` (2^16) rows on, the keys are packed from the caller's arrays and the sorted
     keys walked once by :mod:`skcal._cutoff_kernel` (no validated copies; the same extremes bit for
     bit, since both add ``y - p`` one row at a time in increasing ``p``); below that size a process
-    that has not imported numba keeps the numpy passes, since the import (about 0.5 s) would cost
-    more than the call. Weighted, one argsort orders ``p`` and ``w (y - p)`` together, gathered as
+    that has not imported numba keeps the numpy passes, since the import would cost more than
+    the call. Weighted, one argsort orders ``p`` and ``w (y - p)`` together, gathered as
     the two columns of one ``(n, 2)`` array. The other rows' running sums are masked out of the
     max / min, not copied.
 
@@ -200,7 +200,7 @@ def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
 
 
 #: From this many rows on, the compiled passes are used when numba is installed even if it is not
-#: yet imported: below, importing numba (about 0.5 s, once per process) costs more than the call.
+#: yet imported: below, importing numba (once per process) costs more than the call.
 _KERNEL_MIN_ROWS = 1 << 16
 
 
@@ -310,7 +310,7 @@ class CutoffStatistics(BinaryStatistics):
         sums = np.empty((p.shape[0], 2))
         sums[:, 0] = r
         sums[:, 1] = w
-        sums = np.take(sums, order, axis=0)  # 5x faster than sums[order] on (n, 2)
+        sums = np.take(sums, order, axis=0)  # a gather of whole rows, not fancy indexing
         return _sorted_runs(p[order], sums[:, 0], sums[:, 1])
 
     def _sums(self, y, p, w):
@@ -340,7 +340,7 @@ class CutoffStatistics(BinaryStatistics):
         sums = np.empty((values.size, 2))
         np.concatenate([s["resid"] for s in parts], out=sums[:, 0])
         np.concatenate([s["weight"] for s in parts], out=sums[:, 1])
-        sums = np.take(sums, order, axis=0)  # 5x faster than sums[order] on (n, 2)
+        sums = np.take(sums, order, axis=0)  # a gather of whole rows, not fancy indexing
         return _sorted_runs(values[order], sums[:, 0], sums[:, 1])
 
     def _compute(self):
@@ -348,8 +348,8 @@ class CutoffStatistics(BinaryStatistics):
         return cutoff_from_running_sums(np.cumsum(s["resid"]), float(s["weight"].sum()), self.measure)
 
     # -- bootstrap replicates: the running sums of every replicate on one sort of the chunk --
-    #: the replicate statistics keep one column per distinct prediction (they grow with the rows)
-    _replicate_variable_shape = True
+    #: the statistics and their replicates keep one entry per distinct prediction (they grow with the rows)
+    _variable_shape = _replicate_variable_shape = True
 
     def _replicate_empty(self, n_replicates):
         # ``resid`` is (values, replicates): the layout of the running sums' column blocks
@@ -436,7 +436,7 @@ def replicate_running_extremes(resid, use_kernel=None):
     """Largest and smallest running sum of each column of ``resid`` (the replicates' walk).
 
     With numba installed and ``resid`` large (at least ``2^20`` entries) the walk is
-    :func:`skcal._replicate_kernel.running_sum_extremes` (one pass, about ten times faster);
+    :func:`skcal._replicate_kernel.running_sum_extremes` (one pass over the values);
     otherwise numpy, a tile of values at a time: each tile transposed to replicate-major order
     (a contiguous cumulative sum per replicate) and offset by the running sum so far. The two
     differ only in the order of the floating-point additions.

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from skcal._constraints import N_BINS, POS_LABEL
+from skcal._compat import validate_params
+from skcal._constraints import N_BINS, POS_LABEL, Integral, StrictInterval
 from skcal.stats._base import BinaryStatistics
 from skcal.stats._cutoff import CutoffStatistics
 from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, load_replicate_kernel, tile_copies
@@ -31,12 +32,14 @@ __all__ = [
     "SmoothCEStatistics",
     "isotonic_l1_costs",
     "smce_from_sorted",
+    "smce_grid_cells",
     "smce_of_sorted_rows",
 ]
 
 
 #: From this many values (problems x points) on, the compiled partitioning is used when numba is
-#: installed (about four times faster); below, numpy is fast enough and need not import numba.
+#: installed (one problem at a time, depth first, without numpy's temporaries per level); below,
+#: numpy is fast enough and need not import numba.
 _KERNEL_MIN_ENTRIES = 1 << 14
 
 
@@ -272,6 +275,39 @@ class SmoothCEStatistics(CutoffStatistics):
         elif ok.any():  # resid is (values, replicates)
             out[ok] = smce_from_sorted(stats["resid"][:, ok].T / W[ok, None], stats["values"])
         return out
+
+
+_ROWS = [StrictInterval(Integral, 0, None, closed="left")]
+
+
+@validate_params({"n": _ROWS}, prefer_skip_nested_validation=True)
+def smce_grid_cells(n):
+    """Cells of the grid on which smCE's bootstrap replicates are computed for ``n`` rows.
+
+    The smallest power of two ``>= 4 sqrt(n)`` (SCDL's ``"auto"`` rule), between 1024 and
+    ``2**16``. A replicate's grid value is within ``E[|y - p| |p - x_c|]`` of its exact smCE
+    (:class:`SmoothCEGridStatistics`, whose ``bound()`` states it per replicate), which is at
+    most ``E|y - p| / (2 G)``.
+
+    Parameters
+    ----------
+    n : int
+        Rows.
+
+    Returns
+    -------
+    int
+        ``G``.
+
+    Examples
+    --------
+    >>> smce_grid_cells(300), smce_grid_cells(10**5), smce_grid_cells(10**6)
+    (1024, 2048, 4096)
+    """
+    G = 1024
+    while G < 4.0 * np.sqrt(max(int(n), 0)) and G < 1 << 16:
+        G *= 2
+    return G
 
 
 class SmoothCEGridStatistics(BinaryStatistics):

@@ -443,6 +443,9 @@ class QuantileCellStatistics(_PassBase):
                 "modes": frozenset(np.unique(bx[:, 5]).tolist()),
             }
 
+    #: the values collected in the edge cells grow with the rows
+    _variable_shape = True
+
     def _empty(self):
         e = np.zeros(0, dtype=np.int64)
         return {

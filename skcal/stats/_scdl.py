@@ -32,7 +32,9 @@ from skcal._constraints import (
     NON_NEGATIVE_REAL,
     POS_LABEL,
     SCDL_MAX_BINS,
+    Integral,
     PowerOfTwoInterval,
+    StrictInterval,
 )
 from skcal.binning import hat_deposit, hat_neighbours
 from skcal.stats._base import BinaryStatistics, effective_sample_size, kish_size
@@ -346,11 +348,11 @@ def _fold_cell_sums(total, share, m):
 
 
 #: From this many masses (replicates x nodes) on, the replicates' grid maxima are compiled when numba
-#: is installed (:func:`skcal._scdl_kernel.scdl_grid_maxima`, about three times faster).
+#: is installed (:func:`skcal._scdl_kernel.scdl_grid_maxima`: no ``(R, m + 1)`` temporaries).
 _KERNEL_MIN_GRID = 1 << 12
 
 #: From this many rows on, the compiled deposit is used when numba is installed: below, numpy is
-#: about as fast and the first call need not import numba (about 0.5 s once per process); below
+#: about as fast and the first call need not import numba (once per process); below
 #: it the compiled deposit is used where numba is imported already (a report, a bootstrap or a
 #: test has run), since it needs no temporaries of ``n`` rows (numpy's take about 32 bytes a row)
 _KERNEL_MIN_ROWS = 1 << 16
@@ -813,8 +815,8 @@ def scdl_score_of_validated(y, p, sample_weight=None, max_bins="auto"):
     where the compiled deposit would be used (:func:`_deposit_kernel`).
 
     The deposit, the fold to node masses and the whole dyadic search run in
-    :func:`skcal._scdl_kernel.scdl_of_rows` (about 5 us at 1e3 rows against 125 us for the numpy
-    search, which builds every grid's arrays for :class:`SCDLCurve`), with the numpy path's
+    :func:`skcal._scdl_kernel.scdl_of_rows` (the numpy search builds every grid's arrays for
+    :class:`SCDLCurve`), with the numpy path's
     arithmetic operation for operation: the same value bit for bit, the same grid selected.
     Without numba, or below ``2^16`` rows before numba is imported, it is
     ``scdl_curve_of_validated(...).scdl``. The parameters are :func:`scdl_curve_of_validated`'s;
@@ -899,6 +901,36 @@ class ScdlStatistics(BinaryStatistics):
             "sum_w2": np.array(float(n) if w is None else float(np.dot(w, w))),
             "n_rows": np.array(n, dtype=np.int64),
         }
+
+    @classmethod
+    @validate_params(
+        {"n_rows": [StrictInterval(Integral, 1, None, closed="left")], "pos_label": POS_LABEL},
+        prefer_skip_nested_validation=True,
+    )
+    def for_rows(cls, n_rows, *, pos_label=None):
+        """Empty statistics whose finest grid is the ``"auto"`` rule's for ``n_rows`` unweighted rows.
+
+        The grid :func:`skcal.scdl.scdl_score` searches up to on those rows, so the statistics of
+        a resample of about ``n_rows`` rows search the same grids (a bootstrap's replicates).
+
+        Parameters
+        ----------
+        n_rows : int
+            The rows.
+        pos_label : int, float, bool, str or None, default=None
+            The positive class.
+
+        Returns
+        -------
+        ScdlStatistics
+            The template.
+
+        Examples
+        --------
+        >>> ScdlStatistics.for_rows(10_000).max_bins
+        512
+        """
+        return cls(max_bins=resolve_max_bins("auto", float(n_rows), int(n_rows)), pos_label=pos_label)
 
     @property
     def n_effective_(self):

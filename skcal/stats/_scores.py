@@ -142,9 +142,8 @@ class _ScorePlan(ReplicatePlan):
     """Replicates of a mean of per-row losses: matrix-vector products of the tile's weights.
 
     The copies of the tile (shared with the other plans of the tile, :func:`tile_copies`), the
-    weight (only with row weights) and the weighted loss of every replicate, one product each:
-    a product with one column is about a third of the time of one with two columns side by
-    side (31 and 110 us for 16 x 16,384 weights, one BLAS thread, measured here).
+    weight (only with row weights) and the weighted loss of every replicate, one product each
+    (a product with one column is cheaper than a third of one with two columns side by side).
     """
 
     def __init__(self, stats, loss, w):

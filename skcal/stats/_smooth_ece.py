@@ -261,8 +261,8 @@ def _reflected_fft_size(E):
     The ``2E - 1`` points of :func:`_reflected_rows` convolved with the ``E``-point kernel: with
     a circular convolution of length ``N >= 2E - 1`` the outputs ``E - 1 .. 2E - 2`` (those kept)
     wrap around nothing, since each reads inputs ``0 .. 2E - 2`` only; the same values as
-    relplot's linear convolution of the whole extension (``3E - 2 + E - 1`` points, transforms
-    2.5 times slower) up to floating-point round-off.
+    relplot's linear convolution of the whole extension (``3E - 2 + E - 1`` points, longer
+    transforms) up to floating-point round-off.
     """
     return next_fast_len(2 * E - 1, real=True)
 

@@ -26,11 +26,23 @@ import numpy as np
 from skcal._compat import StrOptions, validate_params
 from skcal._constraints import EDGES, LABELS, N_BINS, NON_NEGATIVE_INT, SAMPLE_WEIGHT, Pair
 from skcal._validation import check_bin_edges, check_multiclass_inputs
-from skcal.binning import right_closed_bin_ids, threshold_bin_ids, uniform_bin_ids
+from skcal.binning import (
+    column_bin_ids,
+    quantile_bin_starts,
+    right_closed_bin_ids,
+    threshold_bin_ids,
+    uniform_bin_ids,
+)
 from skcal.stats._base import BaseStatistics, count_rows
 from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, tile_copies
 
-__all__ = ["TopLabelStatistics", "ClasswiseStatistics", "classwise_value", "top_label_value"]
+__all__ = [
+    "TopLabelStatistics",
+    "ClasswiseStatistics",
+    "classwise_value",
+    "quantile_bin_thresholds",
+    "top_label_value",
+]
 
 _TOP = ("truthful_conf_ce", "conf_ce", "conf_ece")
 _CW = ("classwise_lince", "classwise_ece")
@@ -131,6 +143,35 @@ def _check_thresholds(thresholds, k):
     return tv, tg
 
 
+def quantile_bin_thresholds(values, n_bins):
+    """``(values, indices)`` thresholds reproducing the equal-mass bins of ``values`` (or None).
+
+    The thresholds of :class:`TopLabelStatistics` (``thresholds=``): the ``(value, row)`` of the
+    first row of every bin but the first in the stable order by value, so that
+    :func:`skcal.binning.threshold_bin_ids` gives the ids of :func:`skcal.binning.assign_bins`
+    with ``strategy="quantile"``; found from those ids by :func:`skcal.binning.quantile_bin_starts`
+    (two passes, no sort). None when a bin is empty (fewer rows than bins).
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,)
+        The binned values.
+    n_bins : int
+        Bins.
+
+    Returns
+    -------
+    tuple of ndarray or None
+        ``(threshold values, threshold row indices)``, each of shape ``(n_bins - 1,)``.
+    """
+    n, n_bins = values.shape[0], int(n_bins)
+    if n < n_bins:
+        return None
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    rows = quantile_bin_starts(values, column_bin_ids(values, n_bins, "quantile", "values"), n_bins)
+    return values[rows], rows
+
+
 class _TruthfulBase(BaseStatistics):
     def _setup(self, labels, n_bins, edges, thresholds=None, per_class=False):
         if labels is None:
@@ -213,28 +254,45 @@ class _TruthfulBase(BaseStatistics):
             return None
         return np.arange(n, dtype=np.int64) if index is None else np.asarray(index, dtype=np.int64)
 
-    def _hint_plan(self, P, **parts):
-        """Lend the next :meth:`_replicate_plan` of ``P`` (rows ``0..n-1``) parts computed already.
+    @classmethod
+    @validate_params(
+        {"P": ["array-like"], "measure": [StrOptions(set(_TOP + _CW))], "n_bins": N_BINS},
+        prefer_skip_nested_validation=True,
+    )
+    def with_quantile_bins(cls, P, *, measure, n_bins=15):
+        """Empty statistics of ``measure`` on the equal-mass bins of ``P`` (None: fewer rows than bins).
 
-        The report finds the quantile thresholds from the bin ids of ``P`` (and the top label
-        of each row); the plan of the same array would find the same ids again from the
-        thresholds. ``parts`` are those arrays (``ids``; for the top label also ``r`` and ``c``),
-        which the caller guarantees are what this template computes for ``P``. They are used
-        once, only for this very array object and the global row indices ``0..n-1`` (the ties
-        at a threshold are broken by them), and then dropped.
+        The bins of :func:`skcal.binning.assign_bins` with ``strategy="quantile"`` of the top-label
+        confidences (:class:`TopLabelStatistics`) or of every column (:class:`ClasswiseStatistics`)
+        of these rows, as ``thresholds``: the bootstrap replicates of the rows keep the full
+        sample's bins, the choice the in-memory measure makes once.
+
+        Parameters
+        ----------
+        P : ndarray of shape (n, k)
+            Validated probabilities; the labels are the column indices ``0..k-1``.
+        measure : str
+            The measure (see the class).
+        n_bins : int, default=15
+            Bins.
+
+        Returns
+        -------
+        TopLabelStatistics, ClasswiseStatistics or None
+            The template.
         """
-        self._plan_parts = (P, parts)
-        return self
-
-    def _hinted(self, P, index):
-        """The parts lent by :meth:`_hint_plan` for ``P`` and ``index``, else None (and drop them)."""
-        lent = self.__dict__.pop("_plan_parts", None)
-        if lent is None or lent[0] is not P:
+        k = P.shape[1]
+        if cls is TopLabelStatistics:
+            columns = [P[np.arange(P.shape[0]), np.argmax(P, axis=1)]]
+        else:
+            columns = [P[:, j] for j in range(k)]
+        found = [quantile_bin_thresholds(v, n_bins) for v in columns]
+        if found[0] is None:
             return None
-        n = P.shape[0]
-        if index is not None and not np.array_equal(index, np.arange(n)):
-            return None
-        return lent[1]
+        thresholds = tuple(np.asarray([f[i] for f in found]) for i in (0, 1))
+        if cls is TopLabelStatistics:
+            thresholds = (thresholds[0][0], thresholds[1][0])
+        return cls(labels=list(range(k)), n_bins=int(n_bins), measure=measure, thresholds=thresholds)
 
 
 class TopLabelStatistics(_TruthfulBase):
@@ -303,13 +361,9 @@ class TopLabelStatistics(_TruthfulBase):
     # -- bootstrap replicates: one bincount over (replicate, bin) per tile -----------------
     def _replicate_plan(self, P, codes, w, index=None):
         n = P.shape[0]
-        lent = self._hinted(P, index)
-        if lent is None:
-            r = np.argmax(P, axis=1)
-            c = P[np.arange(n), r]
-            ids = self._ids(c, self._plan_index(n, index))
-        else:
-            r, c, ids = lent["r"], lent["c"], lent["ids"]
+        r = np.argmax(P, axis=1)
+        c = P[np.arange(n), r]
+        ids = self._ids(c, self._plan_index(n, index))
         miss = (codes != r).astype(np.float64)
         return _TopLabelPlan(self, ids, c - 1.0 + miss, miss, w)
 
@@ -423,14 +477,10 @@ class ClasswiseStatistics(_TruthfulBase):
         itype = np.int32 if k * nb < 2**31 else np.int64
         rows = np.empty((n, k), dtype=itype)
         offsets = np.arange(k, dtype=itype) * nb
-        lent = self._hinted(P, index)
-        if lent is None:
-            idx = self._plan_index(n, index)
-            for j in range(k):
-                rows[:, j] = self._ids(np.ascontiguousarray(P[:, j]), idx, j)
-            rows += offsets
-        else:
-            np.add(lent["ids"], offsets, out=rows, casting="unsafe")
+        idx = self._plan_index(n, index)
+        for j in range(k):
+            rows[:, j] = self._ids(np.ascontiguousarray(P[:, j]), idx, j)
+        rows += offsets
         return _ClasswisePlan(self, rows, P, np.asarray(codes, dtype=np.int64), w)
 
     def _replicate_compute(self, stats):

@@ -114,11 +114,13 @@ def n_features(degree, basis):
     return degree + 1  # "1d"
 
 
-def auto_degree(n, h, basis="tensor", samples_per_feature=100):
+def auto_degree(n, h, basis="tensor", samples_per_feature="auto"):
     """SPEC 2: l = ceil(2 log n / log theta), theta = h pi + sqrt(h^2 pi^2 + 1), capped.
     skcal's documented caps (the SPEC leaves them open beyond 44 at h=1/16 and 88 at h=1/64):
     ceil(11 / sqrt(h)), at most 88 for the 2-D bases; then lowered until the basis has at most
-    n / samples_per_feature features; at least 1."""
+    c n^(1/3) features (samples_per_feature="auto": c = 1.25 for the 2-D bases, 0.35 for 1-D, the
+    constants skcal measured in benchmarks/ce2_degree.py) or n / samples_per_feature (a number);
+    at least 1."""
     import math
 
     theta = h * math.pi + math.sqrt(h * h * math.pi * math.pi + 1)
@@ -127,9 +129,14 @@ def auto_degree(n, h, basis="tensor", samples_per_feature=100):
     if basis != "1d":
         cap = min(cap, 88)
     l = min(l, cap)
-    if samples_per_feature is not None:
-        while l > 1 and n_features(l, basis) > n / samples_per_feature:
-            l -= 1
+    if samples_per_feature == "auto":
+        limit = (0.35 if basis == "1d" else 1.25) * round(n ** (1 / 3), 12)
+    elif samples_per_feature is not None:
+        limit = n / samples_per_feature
+    else:
+        limit = math.inf
+    while l > 1 and n_features(l, basis) > limit:
+        l -= 1
     return max(l, 1)
 
 
