@@ -89,6 +89,8 @@ SCENARIOS = ("bias_0.02", "bias_0.05", "overconfident", "underconfident", "regio
 SHAPES = ("bias", "overconfident", "adversarial")
 PRIOR_MODEL = "cifar10_wide_resnet_brier"
 BLOCK_SIZES = (250, 500, 1000, 2000)
+#: Every part of the benchmark; ``--parts`` runs a subset, written beside the full result.
+DEFAULT_PARTS = "null,coverage,horizon,delay,tolerance,real,design,speed"
 TEMPERATURE = 1.5
 
 
@@ -665,7 +667,15 @@ def tolerance_part(args, parallel, delay):
             for nm in looks_calibrated
         }
         worst = max((v["rate"] for v in per_model.values()), default=0.0)
-        entry = {"models_with_smooth_ece_at_most_half": per_model, "worst_alarm_rate": worst}
+        every_model = {
+            nm: rate([r[key] for (m, _), r in zip(jobs, runs, strict=True) if m == nm])
+            for nm in dict.fromkeys(m for m, _ in jobs)
+        }
+        entry = {
+            "models_with_smooth_ece_at_most_half": per_model,
+            "worst_alarm_rate": worst,
+            "alarm_rate_per_model": every_model,
+        }
         for name in ("bias_0.02", "bias_0.05"):
             d = delay.get(name, {}).get("detectors", {}).get(f"skcal_test_tol_{eps:g}")
             if d is not None:
@@ -890,6 +900,24 @@ def tables(result):
                 f"{_fmt_rows(c.get('bias_0.05_median_delay'))} ({c.get('bias_0.05_missed', '-')}) |"
             )
         lines.append("")
+        cands = list(tol["candidates"])
+        run = list(next(iter(tol["candidates"].values())).get("alarm_rate_per_model", {}))
+        if run:
+            lines.append(
+                f"| model | l1 error | smooth ECE | alarms over {tol['rows']:,} rows at tolerance "
+                + " | ".join(cands)
+                + " |"
+            )
+            lines.append("|---|---:|---:|" + "---|" * len(cands))
+            for nm in run:
+                m = tol["models"][nm]
+                cells = []
+                for eps in cands:
+                    r = tol["candidates"][eps]["alarm_rate_per_model"][nm]
+                    cells.append(f"{r['alarms']}/{r['streams']}")
+                head = f"| {nm} | {m['l1_error']:.4f} | {m['smooth_ece']:.4f} | "
+                lines.append(head + " | ".join(cells) + " |")
+            lines.append("")
     real = result.get("real", {})
     if real and "skipped" not in real:
         lines.append(
@@ -923,7 +951,7 @@ def main(argv=None):
         __file__, __doc__, quick="smoke-test sizes (CI), no river", n_jobs="joblib workers over streams"
     )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="multiclass_logits folder")
-    parser.add_argument("--parts", default="null,coverage,horizon,delay,tolerance,real,design,speed")
+    parser.add_argument("--parts", default=DEFAULT_PARTS)
     parser.add_argument("--tolerances", type=float, nargs="+", default=[0.01, 0.02])
     parser.add_argument("--null-streams", type=int, default=1000)
     parser.add_argument("--null-rows", type=int, default=100_000)
@@ -997,6 +1025,8 @@ def main(argv=None):
     if "speed" in parts:
         result["speed"] = speed_part(args, block_sizes=block_sizes)
     stem = "monitor_quick" if args.quick else "monitor"
+    if not args.quick and parts != set(DEFAULT_PARTS.split(",")):
+        stem = "monitor_" + "_".join(sorted(parts))  # a partial run never replaces the full result
     harness.write_result(
         __file__, argv, args.out / f"{stem}.json", result, config=harness.args_config(args), clock=clock
     )
