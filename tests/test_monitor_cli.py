@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from skcal.cli import main
-from skcal.monitor import CalibrationMonitor
+from skcal.monitor import DEFAULT_TOLERANCE, CalibrationMonitor
 
 pytest.importorskip("pyarrow", reason="pyarrow (the parquet extra) is not installed")
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,7 +85,9 @@ def test_csv_and_parquet_give_the_same_monitor(tmp_path, capsys):
 
 def test_state_resumes_where_the_last_run_stopped(tmp_path, capsys):
     df = _log(shift_from=20_000, shift=0.04)
-    whole = CalibrationMonitor().update(df["y"], df["model"], time=pd.to_datetime(df["ts"]))
+    whole = CalibrationMonitor(tolerance=DEFAULT_TOLERANCE).update(
+        df["y"], df["model"], time=pd.to_datetime(df["ts"])
+    )
     logs = tmp_path / "logs"
     logs.mkdir()
     df.iloc[:12_345].to_csv(logs / "2024-01-01.csv", index=False)
@@ -173,7 +175,9 @@ def test_multiclass_logs_top_label_and_classwise(tmp_path, capsys):
         argv = [tmp_path / "mc.csv", "--ignore", "id", "--format", "json", "--out", out_file, *extra]
         code, out, _ = _run(capsys, *argv)
         assert code == 0
-        expected = CalibrationMonitor(labels=list(names), multiclass=multiclass).update(names[y], P)
+        expected = CalibrationMonitor(
+            labels=list(names), multiclass=multiclass, tolerance=DEFAULT_TOLERANCE
+        ).update(names[y], P)
         assert json.loads(out)["log10_evidence"] == pytest.approx(expected.log10_evidence_, rel=1e-12)
 
 
@@ -268,7 +272,9 @@ def test_the_same_folder_twice_reads_nothing_new_and_a_grown_one_only_the_new_fi
     _night(logs, df.iloc[5_000:9_000], 3)
     code, out, _ = _nightly(capsys, logs, state, *extra)
     assert code == 0 and json.loads(out)["rows"] == 9_000
-    whole = CalibrationMonitor().update(df["y"], df["model"], time=pd.to_datetime(df["ts"]) if time else None)
+    whole = CalibrationMonitor(tolerance=DEFAULT_TOLERANCE).update(
+        df["y"], df["model"], time=pd.to_datetime(df["ts"]) if time else None
+    )
     resumed = CalibrationMonitor.from_state(json.loads(state.read_text()))
     assert np.array_equal(resumed._block("log_e"), whole._block("log_e"))
     files = resumed.source_["files"]
@@ -304,7 +310,9 @@ def test_a_file_appended_to_is_read_from_its_first_new_row(tmp_path, capsys):
     df.iloc[2_000:].to_csv(path, index=False, header=False, mode="a")  # a logger appends
     code, out, _ = _nightly(capsys, logs, state, "--time", "ts")
     assert code == 0 and json.loads(out)["rows"] == 5_000
-    whole = CalibrationMonitor().update(df["y"], df["model"], time=pd.to_datetime(df["ts"]))
+    whole = CalibrationMonitor(tolerance=DEFAULT_TOLERANCE).update(
+        df["y"], df["model"], time=pd.to_datetime(df["ts"])
+    )
     resumed = CalibrationMonitor.from_state(json.loads(state.read_text()))
     assert np.array_equal(resumed._block("log_e"), whole._block("log_e"))
 
@@ -490,6 +498,8 @@ def test_tolerance_and_false_alarm_flags(tmp_path, capsys):
     df.to_csv(tmp_path / "log.csv", index=False)
     args = [tmp_path / "log.csv", "--time", "ts", "--format", "json", "--out", tmp_path / "m.json"]
     code, out, _ = _run(capsys, *args)
+    assert code == 1 and json.loads(out)["tolerance"] == DEFAULT_TOLERANCE == 0.01  # the default
+    code, out, _ = _run(capsys, *args, "--tolerance", "0")
     assert code == 1 and json.loads(out)["tolerance"] == 0  # the exact test alarms
     code, out, _ = _run(capsys, *args, "--tolerance", "0.05")
     assert code == 0 and json.loads(out)["tolerance"] == 0.05  # within a tolerance of 0.05
