@@ -111,7 +111,7 @@ example: a folder logs/ with a file logs/2024-06-01.csv
   2024-06-01T00:10:00,1,0.64
 
   $ skcal monitor logs --time ts --out monitor.html --state monitor.json
-  $ skcal monitor logs --time ts --tolerance 0.02 --format prometheus --out skcal.prom --state strict.json
+  $ skcal monitor logs --time ts --tolerance 0.02 --format prometheus --out skcal.prom --state monitor-0.02.json
 """
 
 #: ``--block-size``'s default, the monitor's.
