@@ -111,7 +111,7 @@ example: a folder logs/ with a file logs/2024-06-01.csv
   2024-06-01T00:10:00,1,0.64
 
   $ skcal monitor logs --time ts --out monitor.html --state monitor.json
-  $ skcal monitor logs --time ts --tolerance 0.02 --format prometheus --out skcal.prom --state monitor-0.02.json
+  $ skcal monitor logs --time ts --tolerance 0.02 --format prometheus --out skcal.prom --state loose.json
 """
 
 #: ``--block-size``'s default, the monitor's.
@@ -289,7 +289,10 @@ def add_parser(subparsers):
         "detect: has it changed to exceed it? (default: test, or the state's)",
     )
     p.add_argument(
-        "--block-size", type=_count, default=None, help=f"rows per block (default: {_BLOCK_SIZE:,}, or the state's)"
+        "--block-size",
+        type=_count,
+        default=None,
+        help=f"rows per block (default: {_BLOCK_SIZE:,}, or the state's)",
     )
     p.add_argument(
         "--n-bins",
