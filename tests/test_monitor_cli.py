@@ -533,3 +533,49 @@ def test_a_state_saved_by_a_program_is_not_resumed(tmp_path, capsys):
     state.write_text(json.dumps(monitor.get_state()))
     code, _, err = _nightly(capsys, logs, state, "--time", "ts")
     assert code == 2 and "a monitor saved by a program" in err and "count rows twice" in err
+
+
+def test_a_corrupt_parquet_file_exits_2_naming_it_and_keeps_the_state(tmp_path, capsys):
+    logs, state = tmp_path / "logs", tmp_path / "state.json"
+    logs.mkdir()
+    _night(logs, _log(n=3_000), 1, fmt="parquet")
+    assert _nightly(capsys, logs, state, "--ignore", "ts")[0] == 0
+    saved = state.read_text()
+    cut = _night(logs, _log(n=1_000), 2, fmt="parquet")
+    cut.write_bytes(cut.read_bytes()[:-100])  # a parquet file cut short (its footer lost)
+    code, out, err = _nightly(capsys, logs, state, "--ignore", "ts")
+    assert code == 2 and "2024-01-02.parquet" in err and out == ""
+    assert state.read_text() == saved
+
+
+def test_an_interrupted_state_write_keeps_the_old_state_and_no_temporary(tmp_path, capsys, monkeypatch):
+    import skcal._io as io_module
+
+    logs, state = tmp_path / "logs", tmp_path / "state.json"
+    logs.mkdir()
+    _night(logs, _log(n=3_000), 1)
+    assert _nightly(capsys, logs, state, "--time", "ts")[0] == 0
+    saved = state.read_text()
+    _night(logs, _log(n=3_000).assign(ts=lambda d: d["ts"].str.replace("2024-01-0", "2024-02-0")), 2)
+    real_replace = io_module.os.replace
+
+    def replace(src, dst):
+        if Path(dst) == state:
+            raise OSError(28, "No space left on device", str(dst))  # after its temporary is written
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(io_module.os, "replace", replace)
+    code, _, err = _nightly(capsys, logs, state, "--time", "ts")
+    assert code == 2 and f"{state} No space left on device" in err  # an output error, never the alarm's 1
+    assert state.read_text() == saved
+    assert not [p for p in tmp_path.iterdir() if ".skcal-tmp-" in p.name]
+    monkeypatch.setattr(io_module.os, "replace", real_replace)
+    # a killed run's temporary beside the state is removed by the next run, which reads the rows
+    (tmp_path / ".state.json.skcal-tmp-0123456789ab").write_text("left by a killed run")
+    code, out, _ = _nightly(capsys, logs, state, "--time", "ts")
+    assert code == 0 and json.loads(out)["rows"] == 6_000
+    assert not [p for p in tmp_path.iterdir() if ".skcal-tmp-" in p.name]
+    umask = os.umask(0o022)
+    os.umask(umask)
+    for written in (state, tmp_path / "monitor.json"):  # the permissions of any new file
+        assert written.stat().st_mode & 0o777 == 0o666 & ~umask

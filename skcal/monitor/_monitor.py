@@ -49,8 +49,9 @@ __all__ = [
 #: ``false_alarm_rows``): ``1e7``, about a year of a model scoring a row every three seconds.
 DEFAULT_HORIZON = 10_000_000
 #: The tolerance the command line uses unless told otherwise (the class's own default is 0, the
-#: exact test): the smallest candidate at which models whose smooth ECE is at most half of it stay
-#: silent over 1e7 rows (benchmarks/monitor.py, part "tolerance"; docs/benchmarks/monitor.md).
+#: exact test): the smallest candidate at which every practically calibrated model of the
+#: benchmark (smooth ECE at most 0.0075) stays silent over 1e7 rows (benchmarks/monitor.py, part
+#: "tolerance"; docs/benchmarks/monitor.md).
 DEFAULT_TOLERANCE = 0.01
 #: Rows the patterns of ``mode="detect"`` look back on (``memory="auto"``), rounded up to blocks:
 #: short enough that the patterns follow a change within a few blocks.
@@ -171,7 +172,7 @@ class CalibrationMonitor(BaseEstimator):
         block boundaries, the e-detector restarts at each, and the history holds one row per
         block. The rows of an incomplete block wait in a buffer (part of the state). Smaller
         blocks detect sooner at more CPU per row (``250`` finds a 0.05 bias about a quarter
-        sooner at twice the cost; see the monitoring benchmark); larger ones make a smaller
+        sooner at 2.6 times the cost; see the monitoring benchmark); larger ones make a smaller
         history and state (use ``100_000`` for a year of ``1e9`` rows).
     n_bins : int, default=16
         Finest number of equal-width bins, a power of two: the patterns' resolutions are
