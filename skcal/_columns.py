@@ -29,18 +29,13 @@ import numpy as np
 import pandas as pd
 
 from skcal._compat import validate_params
-from skcal._io import BATCH_ROWS, LogFormatError, file_format, iter_batches, read_columns, read_table
+from skcal._io import BATCH_ROWS, CSVFormatError, LogFormatError, Rows, iter_batches, read_columns, read_table
+from skcal._labels import MISSING, as_text, binary_labels, class_codes, first_seen
 from skcal.votes import Snapshots, VoteCounts
 
 __all__ = [
-    "CSVFormatError",
     "CLASS_COLUMN",
-    "BinaryLabels",
     "Log",
-    "Rows",
-    "canonical_label",
-    "class_codes",
-    "first_seen",
     "looks_like_time",
     "model_base",
     "parse_predictions",
@@ -55,52 +50,11 @@ __all__ = [
 ]
 
 
-class CSVFormatError(LogFormatError):
-    """A log of predictions that does not follow the column convention (``skcal report --help``)."""
-
-
 #: ``NAME[CLASS]``: a model's column for one class.
 CLASS_COLUMN = re.compile(r"^(.+)\[(.+)\]$")
 
 _ID_NAME = re.compile(r"^(id|ids|index|idx|key|name|names|uid|uuid|row|rows|sample|example)$|[_ -]id$", re.I)
 _TIME_NAME = re.compile(r"^(t|ts|time|timestamp|date|datetime|day|hour|when)$|[_ -](time|ts|at|date)$", re.I)
-_MISSING = ["nan", "na", "n/a", "null", "none"]
-
-
-class Rows:
-    """Where the rows of a log's frame come from: each row's file and line (CSV) or row (parquet).
-
-    Parameters
-    ----------
-    parts : list of tuple
-        ``(file, first_row, n_rows)`` per file, as :func:`skcal._io.read_table` returns them.
-    source : str
-        The log as the user named it (a file or a folder).
-    """
-
-    def __init__(self, parts, source):
-        self.parts = list(parts)
-        self.source = str(source)
-        self._firsts = np.array([first for _, first, _ in self.parts], dtype=np.int64)
-
-    @classmethod
-    def of_batch(cls, file, first_in_file, n_rows, source):
-        """The rows of a batch of ``n_rows`` rows of ``file`` from its row ``first_in_file`` (0-based)."""
-        return cls([(file, -int(first_in_file), int(n_rows) + int(first_in_file))], source)
-
-    def at(self, i):
-        """``(file, "line 5")`` of row ``i`` of the frame (the header is line 1 of a CSV file)."""
-        j = int(np.searchsorted(self._firsts, i, side="right")) - 1
-        f, first, _ = self.parts[j]
-        within = int(i) - first
-        if file_format(f) == "csv":
-            return str(f), f"line {within + 2}"
-        return str(f), f"row {within + 1}"
-
-    def say(self, i, text):
-        """``"{file}: {text}"`` with ``{at}`` in ``text`` replaced by row ``i``'s line or row."""
-        f, where = self.at(i)
-        return f"{f}: {text.format(at=where)}"
 
 
 def model_base(col):
@@ -158,20 +112,14 @@ def _looks_like_time(col, raw, bad):
     return True
 
 
-def _as_text(series):
-    if pd.api.types.is_string_dtype(series) or series.dtype == object:
-        return series.astype(str).str.strip()
-    return series.astype(str)
-
-
 def _parse_numeric(df, col, rows):
     """``(values, empty)`` of a numeric column: floats (NaN where empty) and the empty cells."""
     s = df[col]
     if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
         values = s.to_numpy(dtype=float, na_value=np.nan)
         return values, np.isnan(values)
-    raw = _as_text(s)
-    empty = (raw == "") | raw.str.lower().isin(_MISSING)
+    raw = as_text(s)
+    empty = (raw == "") | raw.str.lower().isin(MISSING)
     values = pd.to_numeric(raw.where(~empty), errors="coerce")
     bad = values.isna() & ~empty
     if bad.any():
@@ -339,46 +287,6 @@ def _snapshots(df, rows, cols, snap_cols):
     return Snapshots(Y), preds  # the columns y1, y2, ... say these are votes, not counts
 
 
-def class_codes(series, classes, column, rows):
-    """A multiclass label column as ``(text, codes)``: each label's text and its index in ``classes``.
-
-    Parameters
-    ----------
-    series : pandas.Series
-        The label column.
-    classes : list of str
-        The classes (of the ``NAME[CLASS]`` columns).
-    column : str
-        The label column's name.
-    rows : Rows
-        Where the rows come from.
-
-    Returns
-    -------
-    text : ndarray of object
-    codes : ndarray of intp
-
-    Raises
-    ------
-    CSVFormatError
-        Naming the file and row of the first label that is not a class.
-    """
-    raw = _as_text(pd.Series(series).reset_index(drop=True)).to_numpy(dtype=object)
-    codes = pd.Index(classes).get_indexer(raw)
-    unknown_rows = np.flatnonzero(codes < 0)
-    if unknown_rows.size:
-        i = int(unknown_rows[0])
-        unknown = sorted({str(v) for v in raw[unknown_rows]})
-        raise CSVFormatError(
-            rows.say(
-                i,
-                f"label column {column!r} holds {raw[i]!r} at {{at}}, which is not one of the classes of "
-                f"the NAME[CLASS] columns {list(classes)} ({len(unknown)} unknown labels: {unknown[:5]}).",
-            )
-        )
-    return raw, codes.astype(np.intp)
-
-
 def _multiclass(df, rows, label, model_cols, bracketed, labels=None):
     """Class codes and ``(n, k)`` probabilities from NAME[CLASS] columns."""
     path = rows.source
@@ -420,214 +328,6 @@ def _multiclass(df, rows, label, model_cols, bracketed, labels=None):
             ]
         )
     return y, preds, list(classes)
-
-
-def canonical_label(text):
-    """The form two spellings of one label share: ``"1"``, ``"1.0"`` -> ``"1"``; ``"True"`` -> ``"true"``.
-
-    Parameters
-    ----------
-    text : str
-        A label as text (stripped).
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> [canonical_label(t) for t in ["1.0", "1", "-1", "TRUE", "yes", "0.50"]]
-    ['1', '1', '-1', 'true', 'yes', '0.5']
-    """
-    text = str(text).strip()
-    low = text.lower()
-    if low in ("true", "false"):
-        return low
-    try:
-        v = float(text)
-    except ValueError:
-        return text
-    if not np.isfinite(v):
-        return low
-    if v == int(v) and abs(v) < 1e15:
-        return str(int(v))
-    return repr(v)
-
-
-def first_seen(series, rows, seen=None):
-    """Add the labels of a label column to ``seen``: canonical label -> ``(text, where)`` of its first row.
-
-    Parameters
-    ----------
-    series : pandas.Series
-        The label column of a frame (text or typed cells).
-    rows : Rows
-        Where the frame's rows come from.
-    seen : dict or None, default=None
-        The labels of earlier frames (updated in place; None: a new dict).
-
-    Returns
-    -------
-    dict
-    """
-    seen = {} if seen is None else seen
-    # the distinct values first (a hash pass over the typed column), then each one's text
-    uniq = _as_text(pd.Series(series).reset_index(drop=True).drop_duplicates())
-    for i, t in uniq.items():
-        c = canonical_label(t)
-        if c not in seen:
-            f, where = rows.at(int(i))
-            seen[c] = (t, f"{f}: {where}")
-    return seen
-
-
-def _shown(labels, limit=10):
-    labels = list(labels)
-    return f"{labels[:limit]}{'...' if len(labels) > limit else ''}"
-
-
-class BinaryLabels:
-    """How the labels of a binary log become 0/1: one rule for every command, file and chunk.
-
-    The label set is fixed before the rows are read: given (``--labels``) or the labels of the
-    whole log (read by a first pass over the label column, or from the rows in memory). The
-    positive class is ``--pos-label``; without it the labels must be 0/1, -1/1 or true/false.
-    Two spellings of one label (``1`` and ``1.0``, ``True`` and ``true``) are one label.
-
-    Parameters
-    ----------
-    column : str
-        The label column.
-    labels : list of str
-        The canonical labels of the set.
-    positive : str or None
-        The canonical positive label.
-    """
-
-    def __init__(self, column, labels, positive):
-        self.column = column
-        self.labels = list(labels)
-        self.positive = positive
-
-    @classmethod
-    def from_seen(cls, column, seen, *, pos_label=None, labels=None, source=""):
-        """The rule for the labels ``seen`` (canonical -> ``(text, where)``, from :func:`first_seen`).
-
-        Parameters
-        ----------
-        column : str
-            The label column.
-        seen : dict
-            The labels of the log, each with its first row.
-        pos_label : str or None, default=None
-            ``--pos-label``.
-        labels : list of str or None, default=None
-            ``--labels``: the label set given in advance.
-        source : str, default=""
-            The log, for messages.
-
-        Returns
-        -------
-        BinaryLabels
-        """
-        col = column
-        for c, (text, where) in seen.items():
-            if text == "" or c.lower() in _MISSING:
-                raise CSVFormatError(
-                    f"{where}: label column {col!r} has an empty or missing label ({text!r})."
-                )
-        if labels is not None:
-            given = list(dict.fromkeys(canonical_label(t) for t in labels))
-            for c, (text, where) in seen.items():
-                if c not in given:
-                    raise CSVFormatError(
-                        f"{where}: label column {col!r} holds {text!r}, which is not one of --labels "
-                        f"{','.join(labels)}."
-                    )
-            universe = given
-        else:
-            universe = list(seen)
-        shown = _shown(sorted(universe))
-        if len(universe) > 2:
-            if labels is not None:
-                raise CSVFormatError(
-                    f"--labels {','.join(labels)}: {len(universe)} labels, but every model has one "
-                    "probability column (two labels); a multiclass log gives one column per class per "
-                    "model, NAME[CLASS]."
-                )
-            extra = list(seen)[2]  # the third label in reading order
-            raise CSVFormatError(
-                f"{source}: label column {col!r} holds {len(universe)} classes {shown} (e.g. "
-                f"{seen[extra][0]!r} first at {seen[extra][1]}), but every model has one column; a "
-                "multiclass file gives one column per class per model, named NAME[CLASS] (see "
-                "'skcal report --help')."
-            )
-        if pos_label is not None:
-            pos = canonical_label(pos_label)
-            if pos not in universe and len(universe) == 2:
-                raise CSVFormatError(
-                    f"{source}: --pos-label {pos_label!r} is not a label in column {col!r}: {shown}."
-                )
-            return cls(col, sorted(set(universe) | {pos}), pos)
-        if set(universe) <= {"true", "false"}:
-            return cls(col, sorted(universe), "true")
-        try:
-            values = {float(c) for c in universe}
-        except ValueError:
-            values = None
-        if values is not None and (values <= {0.0, 1.0} or values <= {-1.0, 1.0}):
-            return cls(col, sorted(universe), "1")
-        if values is not None and values <= {-1.0, 0.0, 1.0}:
-            raise CSVFormatError(
-                f"{source}: label column {col!r} mixes 0 and -1 {shown}; expected 0/1 or -1/1 (or name the "
-                "positive class with --pos-label)."
-            )
-        if values is None:
-            raise CSVFormatError(
-                f"{source}: label column {col!r} has labels {shown}; pass --pos-label VALUE to say which "
-                "is the positive class."
-            )
-        raise CSVFormatError(
-            f"{source}: label column {col!r} has labels {shown}; expected 0/1 (or -1/1, true/false), or pass "
-            "--pos-label VALUE."
-        )
-
-    def encode(self, series, rows):
-        """0/1 floats of a label column; a label outside the set is an error naming its file and row.
-
-        Each distinct value is read once (``pandas.factorize``, a hash pass), then every row
-        takes its value's 0/1 by its code.
-        """
-        s = pd.Series(series).reset_index(drop=True)
-        codes, uniques = pd.factorize(s, use_na_sentinel=False)
-        texts = _as_text(pd.Series(uniques, dtype=s.dtype if len(uniques) else object))
-        canon = [canonical_label(t) for t in texts]
-        known = np.array([c in self.labels for c in canon] + [False], dtype=bool)  # code -1: none
-        if not known[codes].all():
-            i = int(np.flatnonzero(~known[codes])[0])
-            text, c = texts.iloc[codes[i]], canon[codes[i]]
-            what = "an empty or missing label" if c.lower() in _MISSING or text == "" else repr(text)
-            raise CSVFormatError(
-                rows.say(
-                    i,
-                    f"label column {self.column!r} holds {what} at {{at}}, which is not one of the labels "
-                    f"{self.labels} (fixed before the first row was read).",
-                )
-            )
-        positive = np.array([c == self.positive for c in canon] + [False], dtype=np.float64)
-        return positive[codes]
-
-    def state(self):
-        """The rule as JSON types (for a monitor's state)."""
-        return {"column": self.column, "labels": list(self.labels), "positive": self.positive}
-
-
-def _labels(series, rows, col, pos_label, labels=None):
-    """0/1 floats from a binary label column (0/1, true/false, -1/1, or two values and a positive one)."""
-    rule = BinaryLabels.from_seen(
-        col, first_seen(series, rows), pos_label=pos_label, labels=labels, source=rows.source
-    )
-    return rule.encode(series, rows)
 
 
 def scan_labels(path, column, *, time=None, batch_rows=None):
@@ -710,7 +410,7 @@ def parse_times(series, column, rows):
             return values
         kind = "a cell that is empty or not finite"
     else:
-        text = _as_text(s)
+        text = as_text(s)
         parsed = pd.to_datetime(text.where(text != ""), format="ISO8601", utc=True, errors="coerce")
         bad = parsed.isna().to_numpy()
         if not bad.any():
@@ -720,7 +420,7 @@ def parse_times(series, column, rows):
             return numbers.astype(np.float64)
         kind = None
     i = int(np.flatnonzero(bad)[0])
-    what = kind or f"{_as_text(s).iloc[i]!r}"
+    what = kind or f"{as_text(s).iloc[i]!r}"
     raise CSVFormatError(
         rows.say(
             i,
@@ -800,7 +500,7 @@ def parse_predictions(df, rows, *, label="y", pos_label=None, ignore=(), models=
         bracketed = [c for c in model_cols if CLASS_COLUMN.match(c)]
         if bracketed:
             return _multiclass(df, rows, label, model_cols, bracketed, labels)
-        y = _labels(df[label], rows, label, pos_label, labels)
+        y = binary_labels(df[label], rows, label, pos_label, labels)
         preds = {c: _model_column(df, c, rows, 0.0, 1.0, "probability", "probabilities") for c in model_cols}
         return y, preds, None
     if len(snap_cols) >= 2:
@@ -1000,9 +700,7 @@ def add_column_arguments(parser, *, several_models):
         Whether the command reads several models (``skcal report``: ``--model`` is an
         allow-list, and ``--models`` its deprecated alias) or one (``skcal monitor``).
     """
-    parser.add_argument(
-        "--label", default="y", metavar="COL", help="the label column (default: %(default)s)"
-    )
+    parser.add_argument("--label", default="y", metavar="COL", help="the label column (default: %(default)s)")
     parser.add_argument(
         "--pos-label",
         default=None,

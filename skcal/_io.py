@@ -32,10 +32,13 @@ import secrets
 import zlib
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 __all__ = [
     "LogFormatError",
+    "CSVFormatError",
+    "Rows",
     "BATCH_ROWS",
     "list_files",
     "file_format",
@@ -71,6 +74,46 @@ class LogFormatError(ValueError):
 
 class OutputError(ValueError):
     """An output file that cannot be written (a folder, a missing folder, no permission)."""
+
+
+class CSVFormatError(LogFormatError):
+    """A log of predictions that does not follow the column convention (``skcal report --help``)."""
+
+
+class Rows:
+    """Where the rows of a log's frame come from: each row's file and line (CSV) or row (parquet).
+
+    Parameters
+    ----------
+    parts : list of tuple
+        ``(file, first_row, n_rows)`` per file, as :func:`skcal._io.read_table` returns them.
+    source : str
+        The log as the user named it (a file or a folder).
+    """
+
+    def __init__(self, parts, source):
+        self.parts = list(parts)
+        self.source = str(source)
+        self._firsts = np.array([first for _, first, _ in self.parts], dtype=np.int64)
+
+    @classmethod
+    def of_batch(cls, file, first_in_file, n_rows, source):
+        """The rows of a batch of ``n_rows`` rows of ``file`` from its row ``first_in_file`` (0-based)."""
+        return cls([(file, -int(first_in_file), int(n_rows) + int(first_in_file))], source)
+
+    def at(self, i):
+        """``(file, "line 5")`` of row ``i`` of the frame (the header is line 1 of a CSV file)."""
+        j = int(np.searchsorted(self._firsts, i, side="right")) - 1
+        f, first, _ = self.parts[j]
+        within = int(i) - first
+        if file_format(f) == "csv":
+            return str(f), f"line {within + 2}"
+        return str(f), f"row {within + 1}"
+
+    def say(self, i, text):
+        """``"{file}: {text}"`` with ``{at}`` in ``text`` replaced by row ``i``'s line or row."""
+        f, where = self.at(i)
+        return f"{f}: {text.format(at=where)}"
 
 
 def check_writable(path, option):

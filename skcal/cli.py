@@ -39,9 +39,6 @@ import numpy as np
 from skcal import __version__, _io
 from skcal._columns import (
     CLASS_COLUMN,
-    BinaryLabels,
-    CSVFormatError,
-    Rows,
     add_column_arguments,
     model_names,
     probability_column,
@@ -52,6 +49,8 @@ from skcal._columns import (
 from skcal._compat import validate_params
 from skcal._constraints import open_unit_interval
 from skcal._demo import run_demo
+from skcal._io import CSVFormatError, Rows
+from skcal._labels import BinaryLabels
 from skcal._validation import plain
 from skcal.monitor._cli import add_parser as add_monitor_parser
 from skcal.monitor._cli import run as run_monitor

@@ -33,6 +33,7 @@ LAYERS = {
         "skcal.datasets",
         "skcal._plotting",
         "skcal._html",
+        "skcal._labels",
         "skcal._columns",
     ],
     2: ["skcal.stats"],

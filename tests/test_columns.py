@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from skcal._columns import CSVFormatError, model_base, read_log, read_predictions
+from skcal._columns import model_base, read_log, read_predictions
+from skcal._io import CSVFormatError
 from skcal.votes import VoteCounts
 
 pytest.importorskip("pyarrow", reason="pyarrow (the parquet extra) is not installed")

@@ -50,19 +50,15 @@ import pandas as pd
 from skcal import _io
 from skcal._columns import (
     CLASS_COLUMN,
-    BinaryLabels,
-    CSVFormatError,
-    Rows,
     add_column_arguments,
-    canonical_label,
-    class_codes,
-    first_seen,
     looks_like_time,
     model_names,
     parse_times,
     probability_column,
 )
 from skcal._constraints import open_unit_interval
+from skcal._io import CSVFormatError, Rows
+from skcal._labels import BinaryLabels, canonical_label, class_codes, first_seen
 from skcal.monitor._monitor import DEFAULT_TOLERANCE, CalibrationMonitor
 from skcal.monitor._page import render_html
 from skcal.monitor._prometheus import render_prometheus
