@@ -56,6 +56,7 @@ EXPERIMENTS = {
     "calibration_tests": ([], "calibration_tests_quick.json"),
     "report_scale": ([], "report_scale_quick.json"),
     "primary_measure": ([], "primary_measure_quick.json"),
+    "monitor": ([], "monitor_quick.json"),
 }
 
 #: Experiments whose quick result depends on the BLAS kernels numpy runs, kept once per kernel
@@ -94,6 +95,7 @@ def stored_quick_path(name):
 #: name -> data folders (relative to the repository) the quick mode reads; absent -> skipped
 REQUIRES = {
     "cifar10h": ("../shared/data/cifar10h", "../shared/data/multiclass_logits"),
+    "monitor": ("../shared/data/multiclass_logits",),
 }
 
 #: keys whose values are not results: timings, machine state, provenance

@@ -285,10 +285,6 @@ def test_no_private_name_is_imported_from_another_module():
 # ---------------------------------------------------------------------------------------------
 #: (module, function) -> why a state dict is still written there; a stale entry fails the test
 STATE_WRITES_PENDING: dict = {
-    ("skcal.monitor._monitor", "block_measures"): (
-        "the monitor builds BinnedStatistics and BrierScoreStatistics from its per-bin sums through "
-        "their states: it is to call their from_sums (issue 39; the monitor's owner makes the change)"
-    ),
 }
 #: The keys of a statistics state (``get_state()``) a module may not write.
 STATE_KEYS = ("arrays", "n_updates")

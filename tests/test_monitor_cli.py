@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from skcal.cli import main
-from skcal.monitor import CalibrationMonitor
+from skcal.monitor import DEFAULT_TOLERANCE, CalibrationMonitor
 
 pytest.importorskip("pyarrow", reason="pyarrow (the parquet extra) is not installed")
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,7 +85,9 @@ def test_csv_and_parquet_give_the_same_monitor(tmp_path, capsys):
 
 def test_state_resumes_where_the_last_run_stopped(tmp_path, capsys):
     df = _log(shift_from=20_000, shift=0.04)
-    whole = CalibrationMonitor().update(df["y"], df["model"], time=pd.to_datetime(df["ts"]))
+    whole = CalibrationMonitor(tolerance=DEFAULT_TOLERANCE).update(
+        df["y"], df["model"], time=pd.to_datetime(df["ts"])
+    )
     logs = tmp_path / "logs"
     logs.mkdir()
     df.iloc[:12_345].to_csv(logs / "2024-01-01.csv", index=False)
@@ -173,7 +175,9 @@ def test_multiclass_logs_top_label_and_classwise(tmp_path, capsys):
         argv = [tmp_path / "mc.csv", "--ignore", "id", "--format", "json", "--out", out_file, *extra]
         code, out, _ = _run(capsys, *argv)
         assert code == 0
-        expected = CalibrationMonitor(labels=list(names), multiclass=multiclass).update(names[y], P)
+        expected = CalibrationMonitor(
+            labels=list(names), multiclass=multiclass, tolerance=DEFAULT_TOLERANCE
+        ).update(names[y], P)
         assert json.loads(out)["log10_evidence"] == pytest.approx(expected.log10_evidence_, rel=1e-12)
 
 
@@ -268,7 +272,9 @@ def test_the_same_folder_twice_reads_nothing_new_and_a_grown_one_only_the_new_fi
     _night(logs, df.iloc[5_000:9_000], 3)
     code, out, _ = _nightly(capsys, logs, state, *extra)
     assert code == 0 and json.loads(out)["rows"] == 9_000
-    whole = CalibrationMonitor().update(df["y"], df["model"], time=pd.to_datetime(df["ts"]) if time else None)
+    whole = CalibrationMonitor(tolerance=DEFAULT_TOLERANCE).update(
+        df["y"], df["model"], time=pd.to_datetime(df["ts"]) if time else None
+    )
     resumed = CalibrationMonitor.from_state(json.loads(state.read_text()))
     assert np.array_equal(resumed._block("log_e"), whole._block("log_e"))
     files = resumed.source_["files"]
@@ -304,7 +310,9 @@ def test_a_file_appended_to_is_read_from_its_first_new_row(tmp_path, capsys):
     df.iloc[2_000:].to_csv(path, index=False, header=False, mode="a")  # a logger appends
     code, out, _ = _nightly(capsys, logs, state, "--time", "ts")
     assert code == 0 and json.loads(out)["rows"] == 5_000
-    whole = CalibrationMonitor().update(df["y"], df["model"], time=pd.to_datetime(df["ts"]))
+    whole = CalibrationMonitor(tolerance=DEFAULT_TOLERANCE).update(
+        df["y"], df["model"], time=pd.to_datetime(df["ts"])
+    )
     resumed = CalibrationMonitor.from_state(json.loads(state.read_text()))
     assert np.array_equal(resumed._block("log_e"), whole._block("log_e"))
 
@@ -490,6 +498,8 @@ def test_tolerance_and_false_alarm_flags(tmp_path, capsys):
     df.to_csv(tmp_path / "log.csv", index=False)
     args = [tmp_path / "log.csv", "--time", "ts", "--format", "json", "--out", tmp_path / "m.json"]
     code, out, _ = _run(capsys, *args)
+    assert code == 1 and json.loads(out)["tolerance"] == DEFAULT_TOLERANCE == 0.01  # the default
+    code, out, _ = _run(capsys, *args, "--tolerance", "0")
     assert code == 1 and json.loads(out)["tolerance"] == 0  # the exact test alarms
     code, out, _ = _run(capsys, *args, "--tolerance", "0.05")
     assert code == 0 and json.loads(out)["tolerance"] == 0.05  # within a tolerance of 0.05
@@ -523,3 +533,49 @@ def test_a_state_saved_by_a_program_is_not_resumed(tmp_path, capsys):
     state.write_text(json.dumps(monitor.get_state()))
     code, _, err = _nightly(capsys, logs, state, "--time", "ts")
     assert code == 2 and "a monitor saved by a program" in err and "count rows twice" in err
+
+
+def test_a_corrupt_parquet_file_exits_2_naming_it_and_keeps_the_state(tmp_path, capsys):
+    logs, state = tmp_path / "logs", tmp_path / "state.json"
+    logs.mkdir()
+    _night(logs, _log(n=3_000), 1, fmt="parquet")
+    assert _nightly(capsys, logs, state, "--ignore", "ts")[0] == 0
+    saved = state.read_text()
+    cut = _night(logs, _log(n=1_000), 2, fmt="parquet")
+    cut.write_bytes(cut.read_bytes()[:-100])  # a parquet file cut short (its footer lost)
+    code, out, err = _nightly(capsys, logs, state, "--ignore", "ts")
+    assert code == 2 and "2024-01-02.parquet" in err and out == ""
+    assert state.read_text() == saved
+
+
+def test_an_interrupted_state_write_keeps_the_old_state_and_no_temporary(tmp_path, capsys, monkeypatch):
+    import skcal._io as io_module
+
+    logs, state = tmp_path / "logs", tmp_path / "state.json"
+    logs.mkdir()
+    _night(logs, _log(n=3_000), 1)
+    assert _nightly(capsys, logs, state, "--time", "ts")[0] == 0
+    saved = state.read_text()
+    _night(logs, _log(n=3_000).assign(ts=lambda d: d["ts"].str.replace("2024-01-0", "2024-02-0")), 2)
+    real_replace = io_module.os.replace
+
+    def replace(src, dst):
+        if Path(dst) == state:
+            raise OSError(28, "No space left on device", str(dst))  # after its temporary is written
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(io_module.os, "replace", replace)
+    code, _, err = _nightly(capsys, logs, state, "--time", "ts")
+    assert code == 2 and f"{state} No space left on device" in err  # an output error, never the alarm's 1
+    assert state.read_text() == saved
+    assert not [p for p in tmp_path.iterdir() if ".skcal-tmp-" in p.name]
+    monkeypatch.setattr(io_module.os, "replace", real_replace)
+    # a killed run's temporary beside the state is removed by the next run, which reads the rows
+    (tmp_path / ".state.json.skcal-tmp-0123456789ab").write_text("left by a killed run")
+    code, out, _ = _nightly(capsys, logs, state, "--time", "ts")
+    assert code == 0 and json.loads(out)["rows"] == 6_000
+    assert not [p for p in tmp_path.iterdir() if ".skcal-tmp-" in p.name]
+    umask = os.umask(0o022)
+    os.umask(umask)
+    for written in (state, tmp_path / "monitor.json"):  # the permissions of any new file
+        assert written.stat().st_mode & 0o777 == 0o666 & ~umask

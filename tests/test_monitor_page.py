@@ -61,9 +61,9 @@ def test_the_page_has_every_section(alarm_page, tmp_path):
 
 
 def test_calendar_periods_are_days_or_weeks_by_the_span():
-    short = _monitor(n=20_000, freq="min")  # 14 days
+    short = _monitor(n=20_000, freq="min", block_size=500)  # 14 days
     assert list(short.measures_by_period()["freq"].unique()) == ["day"]
-    long = _monitor(n=20_000, freq="10min")  # 139 days: weeks from Monday
+    long = _monitor(n=20_000, freq="10min", block_size=500)  # 139 days: weeks from Monday
     per = long.measures_by_period()
     assert list(per["freq"].unique()) == ["week"] and len(per) == 21
     assert per["period"].iloc[0] == "week of 2024-04-29" and per["period"].iloc[1] == "week of 2024-05-06"
@@ -79,7 +79,7 @@ def test_calendar_periods_are_days_or_weeks_by_the_span():
 
 
 def test_periods_of_rows_without_datetimes():
-    m = _monitor(times=False, shift=0.05)
+    m = _monitor(times=False, shift=0.05, block_size=500)
     per = m.measures_by_period(n_periods=4)
     assert (
         list(per["first_row"]) == [0, 10_000, 20_000, 30_000]

@@ -4,6 +4,7 @@ import re
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from skcal.scorers import SCORER_TABLE
@@ -41,3 +42,17 @@ def test_the_readme_lists_every_registered_scorer_name():
         assert f"`{base}`" in listed, f"the README does not list the scorer {base!r}"
         assert f"neg_{base}" in names  # "each also with a neg_ prefix"
     assert set(re.findall(r"`([a-z0-9_]+)`", listed)) - {"neg_"} <= bases  # and no name that is not one
+
+
+def test_the_monitoring_snippet_runs_with_batches_of_a_calibrated_stream():
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("**Monitoring calibration in production.**") :]
+    code = section[section.index("```python\n") + len("```python\n") : section.index("\n```\n")]
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=20_000)
+    y = (rng.uniform(size=p.size) < p).astype(int)
+    batches = [(y[i : i + 5_000], p[i : i + 5_000]) for i in range(0, p.size, 5_000)]
+    scope = {"__name__": "readme", "batches": batches}
+    exec(compile(code, "README.md (monitoring)", "exec"), scope)
+    monitor = scope["monitor"]
+    assert monitor.tolerance == 0.01 and monitor.n_seen_ == 20_000 and not monitor.alarm_

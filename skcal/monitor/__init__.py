@@ -28,7 +28,9 @@ The formulas and the choices are stated in the private modules, one concept each
 * ``_bands``: the confidence sequences of the bins' mean residuals;
 * ``_blocks``: the per-block per-bin sums (the hot path, a few ``np.bincount`` passes);
 * ``_engine``: re-blocking, the buffer, segments, the pipeline and the stored history;
-* ``_input``: validation of a batch; ``_state``: the JSON state;
+* ``_input``: validation of a batch; ``_state``: the JSON encoding of arrays and floats;
+  ``_engine_state``: the engine to and from its JSON state;
+* ``_tables``: the monitor's tables (history, segments, calendar periods, reliability bands);
 * ``_monitor``: :class:`CalibrationMonitor`; ``_page``: the HTML page (:func:`render_html`);
   ``_prometheus``: the status as Prometheus metrics (:func:`render_prometheus`);
 * ``_cli``: the ``skcal monitor`` command.
@@ -37,6 +39,7 @@ The formulas and the choices are stated in the private modules, one concept each
 from skcal.monitor._monitor import (
     DAILY_SPAN_DAYS,
     DEFAULT_HORIZON,
+    DEFAULT_TOLERANCE,
     DETECT_MEMORY_ROWS,
     CalibrationMonitor,
 )
@@ -48,6 +51,7 @@ __all__ = [
     "CalibrationMonitor",
     "DAILY_SPAN_DAYS",
     "DEFAULT_HORIZON",
+    "DEFAULT_TOLERANCE",
     "DETECT_MEMORY_ROWS",
     "STATE_VERSION",
     "render_html",

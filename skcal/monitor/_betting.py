@@ -19,7 +19,7 @@ under-confidence (residuals of opposite signs below and above some ``p``) and mi
 confined to a region, which the constant functions cannot see. Every ``g`` is predictable (fixed
 within a block, computed from the blocks before it) and ``|g| <= 1``.
 
-Bets. Each test function bets every value ``lambda`` of ``GRID`` (``1/2, 1/4, ..., 1/64``), fixed
+Bets. Each test function bets every value ``lambda`` of ``GRID`` (``1/2, 1/4, ..., 1/32``), fixed
 in advance: a *component* ``c = (g, lambda)``. The capital of a component at tolerance ``eps``
 is
 
@@ -94,7 +94,7 @@ __all__ = [
 ]
 
 #: The bets every test function places, fixed in advance (the mixture over them adapts).
-GRID = 2.0 ** -np.arange(1, 7)
+GRID = 2.0 ** -np.arange(1, 6)
 #: Total prior weight of the two constant test functions (a global bias up or down).
 CONSTANT_WEIGHT = 0.75
 #: A pattern bets on a bin only when its memory's residual sum is this many standard errors from 0.
@@ -260,16 +260,17 @@ def log_factors(stats, signs, n_bins):
     K = int(n_bins)
     # per finest bin, the chord sums of g = +1 (first G) and g = -1 (last G): a sequential sum
     # over the four statistics of each bin (einsum's loop; it does not depend on the other blocks)
-    v = np.einsum("nckS,kSg->nckg", stats, chord_tables(K))
-    f = to_functions(v, axis=-2)  # (nb, k, 2K - 1, 2G): the sums over every bin of every level
+    cur = np.einsum("nckS,kSg->nckg", stats, chord_tables(K))
     nb, k = stats.shape[:2]
     out = np.empty((nb, k, n_components(K)))
-    out[..., : 2 * G] = f[..., 0, :]  # g = +1, then g = -1: the two constant functions
-    if K > 1:
-        g = signs[..., 1:, None]
-        lean = f[..., 1:, :G] * (g > 0) + f[..., 1:, G:] * (g < 0)  # (nb, k, 2K - 2, G)
-        starts = (1 << np.arange(1, _levels(K) + 1)) - 2  # level l starts at 2**l - 1, less level 0
-        out[..., 2 * G :] = np.add.reduceat(lean, starts, axis=-2).reshape(nb, k, -1)
+    for level in range(_levels(K), 0, -1):  # finest first; then the sums of adjacent pairs
+        g = signs[..., (1 << level) - 1 : (1 << (level + 1)) - 1, None]
+        lean = cur[..., :G] * (g > 0)  # each bin's chord sum on the side its pattern leans to
+        lean += cur[..., G:] * (g < 0)
+        c = (1 + level) * G
+        out[..., c : c + G] = lean.sum(axis=-2)
+        cur = cur[..., 0::2, :] + cur[..., 1::2, :]
+    out[..., : 2 * G] = cur[..., 0, :]  # g = +1, then g = -1: the two constant functions
     return out
 
 

@@ -59,7 +59,7 @@ from skcal._columns import (
 from skcal._constraints import open_unit_interval
 from skcal._io import CSVFormatError, Rows
 from skcal._labels import BinaryLabels, canonical_label, class_codes, first_seen
-from skcal.monitor._monitor import CalibrationMonitor
+from skcal.monitor._monitor import DEFAULT_TOLERANCE, CalibrationMonitor
 from skcal.monitor._page import render_html
 from skcal.monitor._prometheus import render_prometheus
 
@@ -106,10 +106,12 @@ example: a folder logs/ with a file logs/2024-06-01.csv
   2024-06-01T00:05:00,0,0.12
   2024-06-01T00:10:00,1,0.64
 
-  $ skcal monitor logs --time ts --tolerance 0.02 --out monitor.html --state monitor.json
-  $ skcal monitor logs --time ts --tolerance 0.02 --format prometheus --out skcal.prom --state monitor.json
+  $ skcal monitor logs --time ts --out monitor.html --state monitor.json
+  $ skcal monitor logs --time ts --tolerance 0.02 --format prometheus --out skcal.prom --state loose.json
 """
 
+#: ``--block-size``'s default, the monitor's.
+_BLOCK_SIZE = CalibrationMonitor().block_size
 #: The time units of ``--false-alarm-every``, in days.
 _SPAN_UNITS = {
     "h": 1 / 24,
@@ -255,8 +257,10 @@ def add_parser(subparsers):
         "--tolerance",
         type=_tolerance,
         default=None,
-        help="the calibration error the alarm tolerates, in [0, 1): 0 tests exact calibration, which every "
-        "real model fails given enough rows (default: 0, or the state's)",
+        help="the l1 calibration error the alarm tolerates, in [0, 1); 0 tests exact calibration, which "
+        f"every real model fails given enough rows (default: {DEFAULT_TOLERANCE:g}, or the state's: the "
+        "smallest tolerance at which the practically calibrated models of the benchmark, l1 error 0.006 to "
+        "0.007, stayed silent over 1e7 rows; docs/benchmarks/monitor.md)",
     )
     p.add_argument(
         "--false-alarm-every",
@@ -281,7 +285,10 @@ def add_parser(subparsers):
         "detect: has it changed to exceed it? (default: test, or the state's)",
     )
     p.add_argument(
-        "--block-size", type=_count, default=None, help="rows per block (default: 500, or the state's)"
+        "--block-size",
+        type=_count,
+        default=None,
+        help=f"rows per block (default: {_BLOCK_SIZE:,}, or the state's)",
     )
     p.add_argument(
         "--n-bins",
@@ -562,7 +569,7 @@ def _false_alarm_rows(args, n_rows, span):
 
 def _new_monitor(args, name, classes, n_rows, span):
     params = {
-        "tolerance": args.tolerance,
+        "tolerance": DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance,
         "alpha": args.alpha,
         "mode": args.mode,
         "block_size": args.block_size,

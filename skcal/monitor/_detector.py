@@ -19,24 +19,28 @@ tolerance ``eps`` is ``L_{c, t}(eps) = L_{c, t} - n_t pi_c(eps)``, and:
   row and the delay grows with the calibrated stretch). Recursively, per component,
   ``S_t = (S_{t-1} + pi_t) * factor_t``; the anytime-valid p-value is
   ``min(1, 1 / max_{s <= t} R_s(tol))``.
-* **Lower confidence bound** (both modes): every start ``j`` and component ``c`` give
-  ``R_t(eps) >= w_c pi_j K^{(j)}_{c, t}(eps)``, deterministically and for all of them at once,
-  so for starts ``j_c(t)`` chosen in any way from the data,
-  ``E'_t(eps) = sum_c w_c pi_{j_c(t)} K^{(j_c(t))}_{c, t}(eps) <= R_t(eps)``. The start of each
-  component is the latest boundary near the running minimum of its exact test's log capital
-  ``L_c`` (``eps = 0``; within ``log 2``, as for the change below): the segment's start while the
-  capital grows, the start of the excess after a calibrated stretch (where the exact capital
-  drifts down), whatever the tolerance. So ``E'`` follows a late excess as ``R`` does, and it is a
-  sum of ``C`` terms, each decreasing in ``eps`` and known in closed form at every ``eps``. With
+* **Lower confidence bound** (both modes): ``R_t(eps)`` is a sum of nonnegative terms
+  ``w_c pi_j K^{(j)}_{c, t}(eps)``, so for any starts chosen in any way from the data, the sum of a
+  few of its terms is below it: ``E'_t(eps) = sum_c w_c (pi_1 K^{(1)}_{c, t}(eps) + pi_{j_c(t)}
+  K^{(j_c(t))}_{c, t}(eps)) <= R_t(eps)`` (the second term left out where ``j_c(t) = 1``). The
+  start ``j_c(t)`` of each component is the latest boundary near the running minimum of its exact
+  test's log capital ``L_c`` (``eps = 0``; within ``log 2``, as for the change below): the start of
+  an excess after a calibrated stretch (where the exact capital drifts down), whatever the
+  tolerance. So ``E'`` follows a stationary excess through ``K^{(1)}`` and a late one as ``R``
+  does, and it is a sum of ``2 C`` terms, each decreasing in ``eps`` and known in closed form at
+  every ``eps``. With
   ``r_s = sup {eps : E'_s(eps) >= 1 / alpha}``, ``LCB_t`` is the running maximum of ``r_s``,
   raised to the tolerance once ``R_t(tol)`` has crossed (the alarm): ``LCB_t > CE`` implies
   ``sup_s R_s(CE) >= 1 / alpha``, so ``P(exists t: LCB_t > CE) <= alpha`` whenever ``CE_t <= CE``
   at every step. Only blocks with
-  ``E'_s(LCB_{s-1}) >= 1 / alpha`` can raise ``r``; for those ``r_s`` is found by ``LCB_STEPS``
-  bisection steps on ``[0, 1]`` (``E'_s(1) <= 1``: no factor exceeds one at ``eps = 1``) split
-  first at the tolerance, the same for every block whatever the batching. The bisection keeps the
-  end whose mixture is above the threshold, so the reported bound is one whose process has
-  crossed. The bound reaches the tolerance exactly when the test alarms.
+  ``E'_s(LCB_{s-1}) >= 1 / alpha`` can raise ``r``. For those, ``f(eps) = log E'_s(eps) -
+  log(1 / alpha)`` is convex (a log-sum-exp of the convex ``-n log(1 + lambda eps)``) and
+  decreasing, with ``f(1) < 0`` (``E'_s(1) <= 1``: no factor exceeds one at ``eps = 1``), so
+  Newton's method started at the left end of the bracket, the tolerance when ``f(tol) >= 0`` and 0
+  otherwise, stays left of the root (the tangent of a convex function lies below it) and
+  converges to it from there: ``LCB_STEPS`` steps, each keeping ``f >= 0``, the same for every
+  block whatever the batching. The reported bound is therefore one whose process has crossed, and
+  it reaches the tolerance exactly when the test alarms.
 * **e-detector** (``mode="detect"``, Shin, Ramdas and Rinaldo): per component the
   Shiryaev-Roberts statistic of the capitals started at every block with shared bets,
   ``M_{c, t} = sum_{j = 1..t} K_{c, t}(tol) / K_{c, j - 1}(tol) = (M_{c, t - 1} + 1) *
@@ -80,14 +84,15 @@ __all__ = [
     "change_start",
     "lower_bounds",
     "log_e_at",
+    "bound_terms",
     "CHANGE_TOLERANCE",
     "LCB_STEPS",
 ]
 
 #: A start of the change is "near the best" when its evidence is at least half the best's.
 CHANGE_TOLERANCE = float(np.log(2.0))
-#: Bisection steps of the lower bound (its precision is ``2**-LCB_STEPS``).
-LCB_STEPS = 30
+#: Newton steps of the lower bound (from the left of the root: each keeps the crossing).
+LCB_STEPS = 12
 
 
 def start_weights(j):
@@ -111,6 +116,7 @@ class PathCarry:
     min_log_capital0: np.ndarray  # min_{j <= t} L_{c, j} at eps = 0 (the bound's starts)
     start_block: np.ndarray  # the latest boundary near it (int64)
     start_log_capital0: np.ndarray  # L_{c, j} at eps = 0 at that boundary
+    max_start0: np.ndarray  # max_{j <= t} (log pi_j - L_{c, j - 1}) at eps = 0 (-inf at first)
     max_log_e: float  # max_{s <= t} log R_s(tol) (0 before the first block: no evidence)
     lcb: float  # LCB_t (0 before any crossing)
 
@@ -126,6 +132,7 @@ class PathCarry:
             min_log_capital0=np.zeros(shape),
             start_block=np.zeros(shape, dtype=np.int64),
             start_log_capital0=np.zeros(shape),
+            max_start0=np.full(shape, -np.inf),
             max_log_e=0.0,
             lcb=0.0,
         )
@@ -174,7 +181,8 @@ def advance_paths(carry, lf, logw, bets, tolerance, block_size, detect, log_thre
     blocks = np.arange(carry.n_blocks, carry.n_blocks + nb + 1)
     rows = (blocks * block_size).astype(np.float64)
     L = _at(L0, rows, np.log1p(bets * tolerance))
-    starts = np.concatenate([carry.log_starts[None], start_weights(blocks[1:])[:, None, None] - L[:-1]])
+    log_pi = start_weights(blocks[1:])  # the start at new block i is block n + i + 1
+    starts = np.concatenate([carry.log_starts[None], log_pi[:, None, None] - L[:-1]])
     acc = np.logaddexp.accumulate(starts, axis=0)[1:]
     log_e = log_mixture(L[1:] + acc, logw)
     if detect:
@@ -185,18 +193,38 @@ def advance_paths(carry, lf, logw, bets, tolerance, block_size, detect, log_thre
         log_m = np.full(nb, np.nan)
         log_sr = carry.log_sr.copy()
     low, at = _running_min(carry, L, nb)
-    low0, start_L0, start_block = _starts(carry, L0, nb)
-    base = logw + start_weights(start_block + 1)
-    lcb = lower_bounds(
-        L0[1:] - start_L0,
-        rows[1:, None, None] - start_block * float(block_size),
-        base,
-        bets,
-        tolerance,
-        log_e,
-        log_threshold,
-        carry.lcb,
-    )
+    # the bound: first a cheap upper bound of log E'_s(LCB_{s-1}): R(tol) itself once the bound has
+    # reached the tolerance (E' <= R, decreasing in eps), else every start's weighted capital
+    # bounded by the best one, max_j (log pi_j - L0_{j-1}) + L0_s (a running maximum, carried);
+    # without a block that can reach the threshold, only the floor at the tolerance moves and only
+    # the carried start is updated
+    run0 = np.minimum.accumulate(np.concatenate([carry.min_log_capital0[None], L0[1:]]), axis=0)[1:]
+    best = np.maximum.accumulate(
+        np.concatenate([carry.max_start0[None], log_pi[:, None, None] - L0[:-1]]), axis=0
+    )[1:]
+    if carry.lcb >= tolerance:
+        upper = log_e
+    else:
+        top = logw + L0[1:] + np.maximum(np.log(0.5), best)
+        upper = top.reshape(nb, -1).max(axis=1) + np.log(2 * top[0].size)
+    if np.any(upper >= log_threshold):
+        low0, start_L0, start_block, start_pi = _starts(carry, L0, nb)
+        D0, drows, base = bound_terms(L0[1:], rows[1:], start_L0, start_block, start_pi, logw, block_size)
+        lcb = lower_bounds(
+            D0, drows, base, np.concatenate([bets, bets]), tolerance, log_e, log_threshold, carry.lcb
+        )
+        start_block, start_L0 = start_block[-1].copy(), start_L0[-1].copy()
+    else:
+        alarmed = np.maximum.accumulate(log_e >= log_threshold)
+        lcb = np.where(alarmed, max(carry.lcb, tolerance), carry.lcb)
+        low0 = run0[-1].copy()
+        near = L0[1:] <= run0 + CHANGE_TOLERANCE
+        last = nb - 1 - np.argmax(near[::-1], axis=0)
+        fresh = near.any(axis=0)
+        start_block = np.where(fresh, carry.n_blocks + 1 + last, carry.start_block).astype(np.int64)
+        start_L0 = np.where(
+            fresh, np.take_along_axis(L0, (last + 1)[None], axis=0)[0], carry.start_log_capital0
+        )
     new = PathCarry(
         n_blocks=carry.n_blocks + nb,
         log_capital=L0[-1].copy(),
@@ -205,12 +233,50 @@ def advance_paths(carry, lf, logw, bets, tolerance, block_size, detect, log_thre
         min_log_capital=low,
         argmin_log_capital=at,
         min_log_capital0=low0,
-        start_block=start_block[-1].copy(),
-        start_log_capital0=start_L0[-1].copy(),
+        start_block=start_block,
+        start_log_capital0=start_L0,
+        max_start0=best[-1].copy(),
         max_log_e=max(carry.max_log_e, float(np.max(log_e))),
         lcb=float(lcb[-1]),
     )
     return {"log_e": log_e, "log_m": log_m, "lcb": lcb, "log_capital": L}, new
+
+
+def _terms(D0, drows, base, bets, eps):
+    eps = np.asarray(eps, dtype=np.float64).reshape(-1, 1, 1)
+    drows = np.asarray(drows, dtype=np.float64)
+    if drows.ndim == 1:
+        drows = drows[:, None, None]
+    return base + D0 - drows * np.log1p(bets * eps), drows
+
+
+def bound_terms(L0, rows, start_L0, start_block, log_pi, logw, block_size):
+    """The ``2 C`` terms of the bound's mixture ``E'``: each component since the segment's start
+    and since its own start (see the module docstring), as ``(D0, drows, base)`` for
+    :func:`log_e_at` with the bets repeated twice.
+
+    Parameters
+    ----------
+    L0 : ndarray of shape (nb, k, C)
+        Log capitals at ``eps = 0`` since the segment's start.
+    rows : ndarray of shape (nb,)
+        Rows since the segment's start.
+    start_L0, start_block, log_pi : ndarray of shape (nb, k, C)
+        ``L0`` at each component's start boundary, the boundary, and ``log pi`` of the start.
+    logw : ndarray of shape (k, C)
+    block_size : int
+
+    Returns
+    -------
+    D0, drows, base : ndarray of shape (nb, k, 2 C)
+    """
+    full = np.broadcast_to(rows[:, None, None], L0.shape).astype(np.float64)
+    D0 = np.concatenate([L0, L0 - start_L0], axis=-1)
+    drows = np.concatenate([full, full - start_block * float(block_size)], axis=-1)
+    # the start near the minimum is left out where it is the segment's start (counted once)
+    own = np.where(start_block > 0, logw + log_pi, -np.inf)
+    base = np.concatenate([np.broadcast_to(logw + np.log(0.5), L0.shape), own], axis=-1)
+    return D0, drows, base
 
 
 def log_e_at(D0, drows, base, bets, eps):
@@ -232,12 +298,25 @@ def log_e_at(D0, drows, base, bets, eps):
     -------
     ndarray of shape (nb,)
     """
-    eps = np.asarray(eps, dtype=np.float64).reshape(-1, 1, 1)
-    drows = np.asarray(drows, dtype=np.float64)
-    if drows.ndim == 1:
-        drows = drows[:, None, None]
-    a = base + D0 - drows * np.log1p(bets * eps)
+    a, _ = _terms(D0, drows, base, bets, eps)
     return log_mixture(a, np.zeros(a.shape[1:]))
+
+
+def _newton_step(D0, drows, base, bets, eps, level):
+    """``f(eps)`` and the Newton step ``eps - f / f'`` of ``f = log E'(eps) - level``, per block."""
+    a, dr = _terms(D0, drows, base, bets, eps)
+    flat = a.reshape(a.shape[0], -1)
+    m = np.max(flat, axis=1)
+    m = np.where(np.isfinite(m), m, 0.0)
+    w = np.exp(flat - m[:, None])
+    total = w.sum(axis=1)
+    with np.errstate(divide="ignore"):
+        f = m + np.log(total) - level
+    slope = -dr * bets / (1.0 + bets * eps.reshape(-1, 1, 1))  # d a_c / d eps
+    df = (w * np.broadcast_to(slope, a.shape).reshape(flat.shape)).sum(axis=1) / total
+    with np.errstate(divide="ignore", invalid="ignore"):
+        step = np.where(df < 0, eps - f / df, eps)
+    return f, step
 
 
 def lower_bounds(D0, drows, base, bets, tolerance, log_r_tol, log_threshold, lcb_before):
@@ -271,22 +350,27 @@ def lower_bounds(D0, drows, base, bets, tolerance, log_r_tol, log_threshold, lcb
         return np.empty(0)
     alarmed = np.maximum.accumulate(log_r_tol >= log_threshold)
     floor = np.where(alarmed, max(lcb_before, tolerance), lcb_before)
-    start = log_e_at(D0, drows, base, bets, np.full(nb, lcb_before))
-    cand = np.flatnonzero(start >= log_threshold)
+    # candidates: E'(LCB_{s-1}) >= 1 / alpha; a block whose largest term is below the threshold
+    # by more than log(terms) cannot be one, and needs no exponential
+    a, _ = _terms(D0, drows, base, bets, np.full(1, lcb_before))
+    flat = a.reshape(nb, -1)
+    near = np.flatnonzero(flat.max(axis=1) + np.log(flat.shape[1]) >= log_threshold)
+    cand = near[log_mixture(a[near], np.zeros(a.shape[1:])) >= log_threshold] if near.size else near
     r = floor.copy()
     if cand.size:
-        # the bracket of every block is [0, 1] split at the tolerance, whatever came before: a
-        # block's r_s depends on the block alone, so the bound does not depend on the batching
+        # start at the left end of the bracket [0, 1] split at the tolerance, whatever came
+        # before: a block's r_s depends on the block alone, so the bound does not depend on the
+        # batching; every Newton iterate stays left of the root (f convex and decreasing)
         Dc, rc, bc = D0[cand], drows[cand], base[cand]
         above = log_e_at(Dc, rc, bc, bets, np.full(cand.size, tolerance)) >= log_threshold
-        lo = np.where(above, tolerance, 0.0)
-        hi = np.where(above, 1.0, tolerance) if tolerance > 0 else np.ones(cand.size)
-        for _ in range(LCB_STEPS):
-            mid = 0.5 * (lo + hi)
-            ok = log_e_at(Dc, rc, bc, bets, mid) >= log_threshold
-            lo = np.where(ok, mid, lo)
-            hi = np.where(ok, hi, mid)
-        r[cand] = np.maximum(lo, floor[cand])
+        x = np.where(above, tolerance, 0.0)
+        best = np.full(cand.size, -1.0)  # the last iterate whose mixture crossed (none yet)
+        for _ in range(LCB_STEPS + 1):
+            f, step = _newton_step(Dc, rc, bc, bets, x, log_threshold)
+            ok = f >= 0  # past the root by a rounding error: keep the last iterate that crossed
+            best = np.where(ok, x, best)
+            x = np.where(ok, np.minimum(np.maximum(step, x), 1.0), x)
+        r[cand] = np.maximum(best, floor[cand])
     return np.maximum.accumulate(np.maximum(r, lcb_before))
 
 
@@ -301,15 +385,22 @@ def _starts(carry, L0, nb):
         ``L0`` at the start boundary as of each new block.
     block : ndarray of int64 of shape (nb, k, C)
         The start boundary (blocks of the segment before the start) as of each new block.
+    log_pi : ndarray of shape (nb, k, C)
+        ``log pi`` of the start (block ``block + 1``).
     """
     new = L0[1 : nb + 1]
     run = np.minimum.accumulate(np.concatenate([carry.min_log_capital0[None], new]), axis=0)[1:]
     near = new <= run + CHANGE_TOLERANCE
     idx = np.where(near, np.arange(nb)[:, None, None], -1)
     last = np.maximum.accumulate(idx, axis=0)  # the latest near new boundary up to each block
-    block = np.where(last >= 0, carry.n_blocks + 1 + last, carry.start_block).astype(np.int64)
-    at0 = np.take_along_axis(L0, np.maximum(last, 0) + 1, axis=0)
-    return run[-1].copy(), np.where(last >= 0, at0, carry.start_log_capital0), block
+    fresh = last >= 0
+    block = np.where(fresh, carry.n_blocks + 1 + last, carry.start_block).astype(np.int64)
+    safe = np.maximum(last, 0)
+    at0 = np.take_along_axis(L0, safe + 1, axis=0)
+    # log pi of the starts: one per new boundary and one per carried start, then gathered
+    new_pi = start_weights(carry.n_blocks + 2 + np.arange(nb))[safe]
+    log_pi = np.where(fresh, new_pi, start_weights(carry.start_block + 1))
+    return run[-1].copy(), np.where(fresh, at0, carry.start_log_capital0), block, log_pi
 
 
 def _running_min(carry, L, upto):

@@ -41,7 +41,7 @@ from skcal.monitor._detector import PathCarry, advance_paths, change_start
 __all__ = ["Engine", "SUPER_ROWS", "BLOCK_FIELDS", "PATH_FIELDS"]
 
 #: Rows per pass of the pipeline (whole blocks, at least one): bounds the temporaries' memory.
-SUPER_ROWS = 1 << 18
+SUPER_ROWS = 1 << 19
 #: The paths the engine stores per block (beside the sums and the times).
 PATH_FIELDS = ("log_e", "log_m", "lcb")
 #: What the engine stores per block.

@@ -13,11 +13,8 @@ from sklearn.base import BaseEstimator
 
 from skcal._compat import StrOptions
 from skcal._constraints import PROBABILITY_OPEN, Pair, StrictInterval
-from skcal.monitor._bands import residual_bands
-from skcal.monitor._betting import n_components
-from skcal.monitor._blocks import SUM_NAMES, sum_x
-from skcal.monitor._detector import PathCarry
-from skcal.monitor._engine import BLOCK_FIELDS, Engine
+from skcal.monitor._engine import Engine
+from skcal.monitor._engine_state import decode_engine, encode_engine
 from skcal.monitor._input import (
     binary_labels,
     check_probabilities_batch,
@@ -29,23 +26,36 @@ from skcal.monitor._state import (
     STATE_KIND,
     STATE_VERSION,
     check_source,
-    decode_array,
-    decode_float,
-    encode_array,
-    encode_float,
 )
-from skcal.stats import BinnedStatistics, BrierScoreStatistics, from_state
+from skcal.monitor._tables import (
+    DAILY_SPAN_DAYS,
+    bands_table,
+    block_measures,
+    history_table,
+    period_table,
+    segments_table,
+)
 
-__all__ = ["CalibrationMonitor", "DAILY_SPAN_DAYS", "DEFAULT_HORIZON", "DETECT_MEMORY_ROWS", "MAX_BINS"]
+__all__ = [
+    "CalibrationMonitor",
+    "DAILY_SPAN_DAYS",
+    "DEFAULT_HORIZON",
+    "DEFAULT_TOLERANCE",
+    "DETECT_MEMORY_ROWS",
+    "MAX_BINS",
+]
 
 #: Rows the default ``mode="detect"`` keeps silent with probability ``1 - alpha`` (see
 #: ``false_alarm_rows``): ``1e7``, about a year of a model scoring a row every three seconds.
 DEFAULT_HORIZON = 10_000_000
+#: The tolerance the command line uses unless told otherwise (the class's own default is 0, the
+#: exact test): the smallest candidate at which every practically calibrated model of the
+#: benchmark (smooth ECE at most 0.0075) stays silent over 1e7 rows (benchmarks/monitor.py, part
+#: "tolerance"; docs/benchmarks/monitor.md).
+DEFAULT_TOLERANCE = 0.01
 #: Rows the patterns of ``mode="detect"`` look back on (``memory="auto"``), rounded up to blocks:
 #: short enough that the patterns follow a change within a few blocks.
 DETECT_MEMORY_ROWS = 5_000
-#: ``measures_by_period(freq="auto")`` shows calendar days up to this span of time, weeks beyond.
-DAILY_SPAN_DAYS = 62
 #: Largest ``n_bins`` (the state holds five numbers per bin and block).
 MAX_BINS = 1024
 
@@ -114,7 +124,7 @@ class CalibrationMonitor(BaseEstimator):
     ``2, 4, ..., n_bins`` equal-width bins, a *pattern*: the sign of the residual of each bin
     learned from the blocks before (0 where it is not yet clear), which catches over- and
     under-confidence and miscalibration confined to a region. Each bets each ``lambda`` of a
-    fixed grid ``1/2, 1/4, ..., 1/64``; the capital of a component at tolerance ``eps`` is
+    fixed grid ``1/2, 1/4, ..., 1/32``; the capital of a component at tolerance ``eps`` is
     ``K_t(eps) = prod_{s <= t} (1 + lambda g_s(p_s) x_s) / (1 + lambda eps)``, a bet
     ``b = lambda / (1 + lambda eps)`` in ``[0, 1/2]`` on ``x'_s = g_s(p_s) x_s - eps``. The evidence
     ``E_t(eps)`` is the mixture of the components' capitals with prior weights summing to one
@@ -157,12 +167,13 @@ class CalibrationMonitor(BaseEstimator):
     mode : {"test", "detect"}, default="test"
         ``"test"``: has the calibration error exceeded ``tolerance`` since the start (of the
         segment)? ``"detect"``: has it changed to exceed ``tolerance`` (an e-detector)?
-    block_size : int, default=500
+    block_size : int, default=1000
         Rows per block. Bets and patterns are fixed within a block, the evidence is read at
         block boundaries, the e-detector restarts at each, and the history holds one row per
-        block. The rows of an incomplete block wait in a buffer (part of the state). Larger
-        blocks make a smaller history and state (use ``100_000`` for a year of ``1e9`` rows), a
-        coarser alarm time and a slightly slower detector.
+        block. The rows of an incomplete block wait in a buffer (part of the state). Smaller
+        blocks detect sooner at more CPU per row (``250`` finds a 0.05 bias about a quarter
+        sooner at 2.6 times the cost; see the monitoring benchmark); larger ones make a smaller
+        history and state (use ``100_000`` for a year of ``1e9`` rows).
     n_bins : int, default=16
         Finest number of equal-width bins, a power of two: the patterns' resolutions are
         ``2, 4, ..., n_bins`` bins, and the history and the reliability bands use the finest.
@@ -310,7 +321,7 @@ class CalibrationMonitor(BaseEstimator):
         false_alarm_rows=None,
         alpha=0.05,
         mode="test",
-        block_size=500,
+        block_size=1000,
         n_bins=16,
         memory="auto",
         labels=None,
@@ -678,11 +689,6 @@ class CalibrationMonitor(BaseEstimator):
     def _block(self, name):
         return self._engine.block_array(name)
 
-    def _sums(self, j0=0, j1=None):
-        """The stored per-bin sums of blocks ``j0:j1`` as ``count, sum_p, sum_x, sum_x2``."""
-        raw = {name: self._block(name)[j0:j1] for name in SUM_NAMES}
-        return {"count": raw["count"], "sum_p": raw["sum_p"], "sum_x": sum_x(raw), "sum_x2": raw["sum_x2"]}
-
     def block_measures(self, count, sum_p, sum_x, sum_x2):
         """Calibration measures of groups of rows from their per-bin sums (one class).
 
@@ -701,141 +707,21 @@ class CalibrationMonitor(BaseEstimator):
         pandas.DataFrame
             ``rows``, ``ece``, ``brier``, ``mean_residual`` and ``mean_p`` per group.
         """
-        K = int(self.n_bins)
-        binned = BinnedStatistics(n_bins=K).get_state()
-        brier = BrierScoreStatistics().get_state()
-        out = {"rows": [], "ece": [], "brier": [], "mean_residual": [], "mean_p": []}
-        for c, sp, sx, sx2 in zip(count, sum_p, sum_x, sum_x2, strict=True):
-            n = int(c.sum())
-            out["rows"].append(n)
-            if n == 0:
-                for key in ("ece", "brier", "mean_residual", "mean_p"):
-                    out[key].append(np.nan)
-                continue
-            w = c.astype(np.float64)
-            binned["arrays"] = {"count": c, "weight": w, "sum_wp": sp, "sum_wy": sx + sp, "sum_w2": w}
-            out["ece"].append(from_state(binned).compute())
-            brier["arrays"] = {
-                "sum_weight": np.asarray(float(n)),
-                "sum_loss": np.asarray(float(sx2.sum())),
-                "n_samples": np.asarray(n),
-            }
-            out["brier"].append(from_state(brier).compute())
-            out["mean_residual"].append(float(sx.sum()) / n)
-            out["mean_p"].append(float(sp.sum()) / n)
-        return pd.DataFrame(out)
+        return block_measures(self.n_bins, count, sum_p, sum_x, sum_x2)
 
     @property
     def history_(self):
         """One row per block (see the class docstring); built on first access after an update."""
         self._check_started("history_")
-        if self._history is not None:
-            return self._history
-        eng = self._engine
-        nb = eng.n_blocks
-        log_e = self._block("log_e")
-        log_m = self._block("log_m")
-        segment = eng.block_segments()
-        stat = log_m if eng.detect else log_e
-        cols = {"block": np.arange(nb), "rows": eng.block_rows(), "segment": segment}
-        if eng.time_kind is not None:
-            cols.update(self._times(self._block("time_first"), "time_start"))
-            cols.update(self._times(self._block("time_last"), "time_end"))
-        cols["log10_evidence"] = stat / _LN10
-        cols["log10_e_value"] = log_e / _LN10
-        if eng.detect:
-            cols["log10_detector"] = log_m / _LN10
-        with np.errstate(over="ignore"):
-            cols["e_value"] = np.exp(stat)
-        running = np.empty(nb)
-        for seg in range(len(eng.segments)):  # the running maximum restarts with each segment
-            at = segment == seg
-            if at.any():
-                running[at] = np.maximum.accumulate(np.maximum(log_e[at], 0.0))
-        cols["p_value"] = np.minimum(1.0, np.exp(-running))
-        cols["calibration_error_lcb"] = self._block("lcb")
-        cols["above"] = stat >= eng.alarm_threshold
-        sums = self._sums()
-        names = self._class_names
-        per_class = []
-        for c, label in enumerate(names):
-            m = self.block_measures(*(sums[s][:, c] for s in ("count", "sum_p", "sum_x", "sum_x2")))
-            tag = "" if label is None else f"[{label}]"
-            with np.errstate(invalid="ignore", divide="ignore"):
-                resid = sums["sum_x"][:, c] / sums["count"][:, c]
-            per_class.append(m)
-            if label is None:
-                cols["ece"], cols["brier"], cols["mean_residual"] = m["ece"], m["brier"], m["mean_residual"]
-            else:
-                cols[f"ece{tag}"], cols[f"brier{tag}"] = m["ece"], m["brier"]
-                cols[f"mean_residual{tag}"] = m["mean_residual"]
-            for j in range(eng.n_bins):
-                cols[f"residual{tag}_{j}"] = resid[:, j]
-        if names[0] is not None:  # classwise: the averages over classes, and the multiclass Brier
-            cols["ece"] = np.mean([m["ece"].to_numpy() for m in per_class], axis=0)
-            cols["brier"] = np.sum([m["brier"].to_numpy() for m in per_class], axis=0)
-        frame = pd.DataFrame({k: np.asarray(v) for k, v in cols.items()})
-        self._history = frame.set_index("block")
+        if self._history is None:
+            self._history = history_table(self)
         return self._history
 
     @property
     def segments_(self):
         """One row per segment (see the class docstring)."""
         self._check_started("segments_")
-        eng = self._engine
-        B = eng.block_size
-        rows = []
-        for i, seg in enumerate(eng.segments):
-            info = seg if i + 1 < len(eng.segments) else {**seg, **eng.segment_summary()}
-            first_block = seg["first_block"]
-            n_blocks = int(info["blocks"])
-            end = eng.segments[i + 1]["first_row"] if i + 1 < len(eng.segments) else eng.n_seen
-            row = {
-                "label": seg["label"],
-                "first_row": int(seg["first_row"]),
-                "last_row": int(end) - 1,
-                "dropped": int(seg["dropped"]),
-                "blocks": n_blocks,
-            }
-            if eng.time_kind is not None and n_blocks:
-                tf = self._times(self._block("time_first")[first_block : first_block + 1], "t")["t"][0]
-                tl = self._times(self._block("time_last")[first_block + n_blocks - 1 :][:1], "t")["t"][0]
-                row["time_start"], row["time_end"] = tf, tl
-            ab, cb = info["alarm_block"], info["change_block"]
-            row["alarm_at"] = None if ab is None else int(seg["first_row"] + (ab + 1) * B)
-            row["change_at"] = None if cb is None else int(seg["first_row"] + cb * B)
-            row["calibration_error_lcb"] = float(info["lcb"])
-            row["log10_max_e_value"] = _log10(info["max_log_e"])
-            rows.append(row)
-        out = pd.DataFrame(rows)
-        for name in ("label", "alarm_at", "change_at"):  # None stays None (not NaN)
-            out[name] = pd.Series([r[name] for r in rows], dtype=object)
-        return out
-
-    def _period_keys(self, freq):
-        """Per block: the calendar day or week (Monday) its last row falls in, as datetime64[ns]."""
-        t = self._block("time_last").view("datetime64[ns]")
-        day = t.astype("datetime64[D]")
-        if freq == "day":
-            return day.astype("datetime64[ns]")
-        weekday = (day.astype(np.int64) - 4) % 7  # 1970-01-01 was a Thursday; Monday is 0
-        return (day - weekday.astype("timedelta64[D]")).astype("datetime64[ns]")
-
-    def _period_freq(self, freq):
-        eng = self._engine
-        if freq in ("day", "week", "rows"):
-            if freq != "rows" and eng.time_kind != "datetime":
-                raise ValueError(
-                    f"freq={freq!r} needs datetime times (update(..., time=...)); use freq='rows'."
-                )
-            return freq
-        if freq != "auto":
-            raise ValueError(f"freq must be 'auto', 'day', 'week' or 'rows'; got {freq!r}.")
-        if eng.time_kind != "datetime" or eng.n_blocks == 0:
-            return "rows"
-        t = self._block("time_last")
-        span_days = (int(t[-1]) - int(self._block("time_first")[0])) / 86_400e9
-        return "day" if span_days <= DAILY_SPAN_DAYS else "week"
+        return segments_table(self)
 
     def measures_by_period(self, freq="auto", n_periods=12):
         """The calibration measures per period: calendar days or weeks, or equal groups of blocks.
@@ -866,64 +752,7 @@ class CalibrationMonitor(BaseEstimator):
             isinstance(n_periods, (int, np.integer)) and not isinstance(n_periods, bool) and n_periods >= 1
         ):
             raise ValueError(f"n_periods must be a positive integer; got {n_periods!r}.")
-        freq = self._period_freq(freq)
-        h = self.history_
-        nb = len(h)
-        columns = [
-            "period",
-            "freq",
-            "first_row",
-            "last_row",
-            "rows",
-            "segment",
-            "ece",
-            "brier",
-            "mean_residual",
-        ]
-        if nb == 0:
-            return pd.DataFrame(columns=[*columns, "calibration_error_lcb", "log10_evidence"])
-        if freq == "rows":
-            groups = [
-                (int(g[0]), int(g[-1]) + 1) for g in np.array_split(np.arange(nb), min(int(n_periods), nb))
-            ]
-            keys = None
-        else:
-            key = self._period_keys(freq)
-            cut = np.flatnonzero(key[1:] != key[:-1]) + 1
-            bounds = np.concatenate([[0], cut, [nb]])
-            groups = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-            keys = key
-        sums = self._sums()
-        k = self._engine.n_classes
-        ends = h["rows"].to_numpy()
-        out = []
-        for j0, j1 in groups:
-            merged = [sums[name][j0:j1].sum(axis=0) for name in ("count", "sum_p", "sum_x", "sum_x2")]
-            m = self.block_measures(*merged)
-            first = int(ends[j0] - self.block_size)
-            if keys is None:
-                label = f"rows {first:,}-{int(ends[j1 - 1]) - 1:,}"
-            else:
-                day = pd.Timestamp(keys[j0])
-                label = day.strftime("%Y-%m-%d") if freq == "day" else f"week of {day:%Y-%m-%d}"
-            row = {"period": label, "freq": freq, "first_row": first, "last_row": int(ends[j1 - 1]) - 1}
-            if "time_start" in h:
-                row["time_start"] = h["time_start"].iloc[j0]
-                row["time_end"] = h["time_end"].iloc[j1 - 1]
-            row["rows"] = int(np.sum(sums["count"][j0:j1, 0]))
-            row["segment"] = int(h["segment"].iloc[j1 - 1])
-            row["ece"] = float(m["ece"].mean())
-            row["brier"] = float(m["brier"].sum()) if k > 1 else float(m["brier"].iloc[0])
-            row["mean_residual"] = float(m["mean_residual"].mean())
-            row["calibration_error_lcb"] = float(h["calibration_error_lcb"].iloc[j1 - 1])
-            row["log10_evidence"] = float(h["log10_evidence"].iloc[j1 - 1])
-            out.append(row)
-        return pd.DataFrame(out)
-
-    def _times(self, values, name):
-        if self._engine.time_kind == "datetime":
-            return {name: np.asarray(values, dtype=np.int64).view("datetime64[ns]")}
-        return {name: np.asarray(values, dtype=np.float64)}
+        return period_table(self, freq, n_periods)
 
     def rows_per_day(self):
         """Return the rows per day at the rate seen so far (datetime times only; ``None`` otherwise).
@@ -973,46 +802,7 @@ class CalibrationMonitor(BaseEstimator):
             ``error_lcb`` (``max(0, lower, -upper)``) and ``above_tolerance``.
         """
         self._check_started("reliability_bands")
-        eng = self._engine
-        ends = eng.block_rows()
-        if start is None and stop is None:
-            j0, j1 = eng.segments[-1]["first_block"], eng.n_blocks
-        else:
-            j0 = 0 if start is None else int(np.searchsorted(ends, int(start), side="right"))
-            j1 = eng.n_blocks if stop is None else int(np.searchsorted(ends, int(stop), side="right"))
-            j1 = max(j0, j1)
-        a = self.alpha if alpha is None else float(alpha)
-        if not 0.0 < a < 1.0:
-            raise ValueError(f"alpha must lie in (0, 1); got {alpha!r}.")
-        sums = self._sums(j0, j1)
-        K, k = eng.n_bins, eng.n_classes
-        lower, upper = residual_bands(sums["count"], sums["sum_x"], sums["sum_x2"], a / (K * k))
-        n = sums["count"].sum(axis=0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean_p = sums["sum_p"].sum(axis=0) / n
-            resid = sums["sum_x"].sum(axis=0) / n
-        error_lcb = np.where(np.isnan(lower), np.nan, np.maximum(0.0, np.maximum(lower, -upper)))
-        edges = np.linspace(0.0, 1.0, K + 1)
-        frames = []
-        for c, label in enumerate(self._class_names):
-            f = pd.DataFrame(
-                {
-                    "bin": np.arange(K),
-                    "bin_low": edges[:-1],
-                    "bin_high": edges[1:],
-                    "rows": n[c],
-                    "mean_p": mean_p[c],
-                    "mean_residual": resid[c],
-                    "lower": lower[c],
-                    "upper": upper[c],
-                    "error_lcb": error_lcb[c],
-                    "above_tolerance": error_lcb[c] > float(self.tolerance),
-                }
-            )
-            if label is not None:
-                f.insert(0, "class", label)
-            frames.append(f)
-        return pd.concat(frames, ignore_index=True)
+        return bands_table(self, start, stop, alpha)
 
     def guarantee(self):
         """What the alarm guarantees, in one sentence in the units an operator plans in.
@@ -1125,43 +915,12 @@ class CalibrationMonitor(BaseEstimator):
         with self._lock:
             self._check_started("get_state")
             eng = self._engine
-            blocks = {name: encode_array(self._block(name)) for name in BLOCK_FIELDS}
-            carry = eng.path
             return {
                 "kind": STATE_KIND,
                 "state_version": STATE_VERSION,
                 "params": dict(self._params_at_start),
                 "input": dict(self._input),
-                "n_seen": int(eng.n_seen),
-                "time_kind": eng.time_kind,
-                "first_time": _encode_time(eng.time_kind, eng.first_time),
-                "last_time": _encode_time(eng.time_kind, eng.last_time),
-                "buffer": {
-                    "y": encode_array(np.array(eng.buffer_y, dtype=np.float64)),
-                    "p": encode_array(np.array(eng.buffer_p, dtype=np.float64)),
-                    "time": None if eng.buffer_t is None else encode_array(eng.buffer_t),
-                },
-                "blocks": blocks,
-                "segments": [_encode_segment(s) for s in eng.segments],
-                "carry": {
-                    "memory": encode_array(eng.mem_tail),
-                    "n_blocks": int(carry.n_blocks),
-                    "log_capital": encode_array(carry.log_capital),
-                    "log_sr": encode_array(carry.log_sr),
-                    "log_starts": encode_array(carry.log_starts),
-                    "min_log_capital": encode_array(carry.min_log_capital),
-                    "argmin_log_capital": encode_array(carry.argmin_log_capital),
-                    "min_log_capital0": encode_array(carry.min_log_capital0),
-                    "start_block": encode_array(carry.start_block),
-                    "start_log_capital0": encode_array(carry.start_log_capital0),
-                    "max_log_e": encode_float(carry.max_log_e),
-                    "lcb": encode_float(carry.lcb),
-                },
-                "alarm": {
-                    "block": eng.alarm_block,
-                    "change_block": eng.change_block,
-                    "component": eng.alarm_component,
-                },
+                **encode_engine(eng),
                 "source": check_source(self.source_),
             }
 
@@ -1201,84 +960,7 @@ class CalibrationMonitor(BaseEstimator):
                 params["false_alarm_rows"] = tuple(params["false_alarm_rows"])
             monitor = cls(**params)
             monitor._check_params()
-            K, B = int(monitor.n_bins), int(monitor.block_size)
-            C = n_components(K)
-            blocks = {name: decode_array(state["blocks"][name], f"blocks.{name}") for name in BLOCK_FIELDS}
-            k = blocks["count"].shape[1] if blocks["count"].ndim == 3 else 0
-            nb = blocks["count"].shape[0]
-            for name in SUM_NAMES:
-                if blocks[name].shape != (nb, k, K):
-                    raise ValueError(
-                        f"state blocks.{name} has shape {blocks[name].shape}; expected {(nb, k, K)}."
-                    )
-            for name in ("log_e", "log_m", "lcb", "time_first", "time_last"):
-                if blocks[name].shape != (nb,):
-                    raise ValueError(f"state blocks.{name} has shape {blocks[name].shape}; expected {(nb,)}.")
-            c = state["carry"]
-            path = PathCarry(
-                n_blocks=int(c["n_blocks"]),
-                log_capital=decode_array(c["log_capital"], "carry.log_capital"),
-                log_sr=decode_array(c["log_sr"], "carry.log_sr"),
-                log_starts=decode_array(c["log_starts"], "carry.log_starts"),
-                min_log_capital=decode_array(c["min_log_capital"], "carry.min_log_capital"),
-                argmin_log_capital=decode_array(c["argmin_log_capital"], "carry.argmin_log_capital"),
-                min_log_capital0=decode_array(c["min_log_capital0"], "carry.min_log_capital0"),
-                start_block=decode_array(c["start_block"], "carry.start_block"),
-                start_log_capital0=decode_array(c["start_log_capital0"], "carry.start_log_capital0"),
-                max_log_e=decode_float(c["max_log_e"], "carry.max_log_e"),
-                lcb=decode_float(c["lcb"], "carry.lcb"),
-            )
-            for name in (
-                "log_capital",
-                "log_sr",
-                "log_starts",
-                "min_log_capital",
-                "argmin_log_capital",
-                "min_log_capital0",
-                "start_block",
-                "start_log_capital0",
-            ):
-                if getattr(path, name).shape != (k, C):
-                    raise ValueError(
-                        f"state carry.{name} has shape {getattr(path, name).shape}; expected {(k, C)}."
-                    )
-            segments = [_decode_segment(s) for s in state["segments"]]
-            if not segments or segments[-1]["first_block"] + path.n_blocks != nb:
-                raise ValueError(
-                    f"state carry.n_blocks is {path.n_blocks} but the last segment starts at block "
-                    f"{segments[-1]['first_block'] if segments else None} of {nb}."
-                )
-            engine = monitor._new_engine(k)
-            engine.mem_tail = decode_array(c["memory"], "carry.memory")
-            if engine.mem_tail.shape[1:] != (2, k, 2 * K - 1):
-                raise ValueError(f"state carry.memory has shape {engine.mem_tail.shape}.")
-            engine.path = path
-            engine.segments = segments
-            engine.blocks = {name: [blocks[name]] if nb else [] for name in BLOCK_FIELDS}
-            by = decode_array(state["buffer"]["y"], "buffer.y")
-            bp = decode_array(state["buffer"]["p"], "buffer.p")
-            if by.shape != bp.shape or by.shape[0] != k or by.shape[1] >= B:
-                raise ValueError(f"state buffer has shape {by.shape}; expected ({k}, < {B}).")
-            engine.buffer_y = [np.array(v) for v in by]
-            engine.buffer_p = [np.array(v) for v in bp]
-            bt = state["buffer"]["time"]
-            engine.time_kind = state["time_kind"]
-            if engine.time_kind not in (None, "numeric", "datetime"):
-                raise ValueError(f"state time_kind is {engine.time_kind!r}.")
-            engine.buffer_t = None if bt is None else decode_array(bt, "buffer.time")
-            engine.first_time = _decode_time(engine.time_kind, state["first_time"])
-            engine.last_time = _decode_time(engine.time_kind, state["last_time"])
-            engine.n_seen = int(state["n_seen"])
-            seg = segments[-1]
-            if engine.n_seen != seg["first_row"] + path.n_blocks * B + by.shape[1]:
-                raise ValueError(
-                    f"state n_seen is {engine.n_seen} but its last segment starts at row {seg['first_row']} "
-                    f"and holds {path.n_blocks} blocks and {by.shape[1]} buffered rows."
-                )
-            a = state["alarm"]
-            engine.alarm_block = None if a["block"] is None else int(a["block"])
-            engine.change_block = None if a["change_block"] is None else int(a["change_block"])
-            engine.alarm_component = None if a["component"] is None else int(a["component"])
+            engine = decode_engine(state, monitor._new_engine, monitor.n_bins, monitor.block_size)
             monitor._input = {"kind": state["input"]["kind"], "n_columns": int(state["input"]["n_columns"])}
             monitor.source_ = check_source(state.get("source", {}))
         except (KeyError, TypeError, IndexError) as exc:
@@ -1310,54 +992,3 @@ def _time_value(kind, v):
     if kind == "datetime":
         return pd.Timestamp(int(v)).isoformat()
     return float(v)
-
-
-def _encode_time(kind, v):
-    if v is None:
-        return None
-    return encode_float(v) if kind == "numeric" else int(v)
-
-
-def _decode_time(kind, v):
-    if v is None:
-        return None
-    return int(v) if kind == "datetime" else decode_float(v)
-
-
-_SEGMENT_INTS = (
-    "first_block",
-    "first_row",
-    "dropped",
-    "alarm_block",
-    "change_block",
-    "alarm_component",
-    "blocks",
-)
-
-
-def _encode_segment(seg):
-    out = {}
-    for key, v in seg.items():
-        if key in ("lcb", "max_log_e"):
-            out[key] = encode_float(v)
-        else:
-            out[key] = v
-    return out
-
-
-def _decode_segment(seg):
-    if not isinstance(seg, dict) or not {"label", "first_block", "first_row", "dropped"} <= set(seg):
-        raise ValueError(f"state segments hold {seg!r}; expected label, first_block, first_row, dropped.")
-    out = {}
-    for key, v in seg.items():
-        if key in ("lcb", "max_log_e"):
-            out[key] = decode_float(v, f"segments.{key}")
-        elif key in _SEGMENT_INTS:
-            out[key] = None if v is None else int(v)
-        elif key == "label":
-            if v is not None and not isinstance(v, str):
-                raise ValueError(f"state segments.label is {v!r}; expected a string or null.")
-            out[key] = v
-        else:
-            raise ValueError(f"state segments hold an unknown key {key!r}.")
-    return out

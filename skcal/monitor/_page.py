@@ -266,12 +266,15 @@ def _verdict(monitor, freq):
     if st["segment"]:
         label = st["segment_label"] or f"segment {st['segment']}"
         lines.append(f"Current segment: {label} (the earlier segments are kept below).")
-    bound = (
-        f"The calibration error is at least {lcb:.3g} ({1 - a:.0%} confidence, valid whenever the page "
-        "is read)."
-        if lcb > 0
-        else "The lower bound of the calibration error is 0: no evidence of miscalibration yet."
-    )
+    if lcb > 0:
+        bound = (
+            f"The calibration error is at least {lcb:.3g} ({1 - a:.0%} confidence, valid whenever the "
+            "page is read)."
+        )
+    elif st["alarm"]:
+        bound = "The calibration error is not 0, but its lower bound has not separated from 0 yet."
+    else:
+        bound = "The lower bound of the calibration error is 0: no evidence of miscalibration yet."
     if st["alarm"]:
         what = "e-detector" if st["mode"] == "detect" else "evidence"
         worse = "miscalibrated" if tol == 0 else f"worse than the tolerance {tol:g}"
