@@ -102,19 +102,14 @@ def _satisfied(entry, value):
     return False
 
 
-#: Compiled constraints of the dicts seen by :func:`validate_parameter_constraints`, by id.
-_COMPILED = {}
-_COMPILED_MAX = 512
-
-
-def validate_parameter_constraints(parameter_constraints, params, caller_name):
+def validate_parameter_constraints(parameter_constraints, params, caller_name, *, compiled=None):
     """scikit-learn's ``validate_parameter_constraints``, with the constraint objects built once.
 
     The same checks and, for an invalid parameter, the same ``InvalidParameterError`` (raised by
-    scikit-learn's own function). The constraint objects of a dict are kept (by the dict's
-    identity, the dict itself held so that its identity is not reused, and rebuilt when one of
-    its lists changes), so a statistics object or an estimator checked many times builds them
-    once.
+    scikit-learn's own function). ``compiled`` is the constraint objects of
+    ``parameter_constraints`` built beforehand (by :func:`class_constraints` for a class's
+    ``_parameter_constraints``, or once by :func:`validate_params` for a function's), so that an
+    object checked many times does not rebuild them; without it they are built for this call.
 
     Parameters
     ----------
@@ -124,22 +119,32 @@ def validate_parameter_constraints(parameter_constraints, params, caller_name):
         ``name -> value``.
     caller_name : str
         The name in the error message.
+    compiled : dict or None, default=None
+        What :func:`compile_constraints` made of ``parameter_constraints``.
     """
-    signature = tuple((k, id(v), len(v)) for k, v in parameter_constraints.items())
-    hit = _COMPILED.get(id(parameter_constraints))
-    if hit is None or hit[0] is not parameter_constraints or hit[1] != signature:
-        if len(_COMPILED) >= _COMPILED_MAX:
-            _COMPILED.clear()
-        hit = (parameter_constraints, signature, _compile_constraints(parameter_constraints))
-        _COMPILED[id(parameter_constraints)] = hit
-    compiled = hit[2]
+    if compiled is None:
+        compiled = compile_constraints(parameter_constraints)
     for name, value in params.items():
         entry = compiled.get(name)
         if entry is not None and not _satisfied(entry, value):
             _sk_validate_parameter_constraints(parameter_constraints, params, caller_name=caller_name)
 
 
-def _compile_constraints(parameter_constraints):
+def class_constraints(cls):
+    """The constraint objects of ``cls._parameter_constraints``, built once and kept on the class.
+
+    Kept as the class attribute ``_compiled_constraints`` beside the dict they were built from,
+    and rebuilt when a subclass declares its own dict.
+    """
+    source = cls._parameter_constraints
+    kept = cls.__dict__.get("_compiled_constraints")
+    if kept is None or kept[0] is not source:
+        kept = (source, compile_constraints(source))
+        cls._compiled_constraints = kept
+    return kept[1]
+
+
+def compile_constraints(parameter_constraints):
     """``name -> (None allowed, ndarray allowed, constraint objects)`` of a constraints dict."""
     out = {}
     for name, constraints in parameter_constraints.items():
@@ -179,10 +184,11 @@ def validate_params(parameter_constraints, *, prefer_skip_nested_validation):
         caller = func.__qualname__
 
         def check(args, kwargs):
-            binder = state.get("binder")
-            if binder is None:
-                binder = state["binder"] = _Binder(func)
-            validate_parameter_constraints(parameter_constraints, binder(args, kwargs), caller)
+            if not state:  # built at the first call, not at import
+                state["binder"] = _Binder(func)
+                state["compiled"] = compile_constraints(parameter_constraints)
+            params = state["binder"](args, kwargs)
+            validate_parameter_constraints(parameter_constraints, params, caller, compiled=state["compiled"])
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
@@ -224,5 +230,7 @@ __all__ = [
     "sklearn_scorer_registry",
     "validate_data",
     "validate_parameter_constraints",
+    "class_constraints",
+    "compile_constraints",
     "validate_params",
 ]

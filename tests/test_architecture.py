@@ -398,3 +398,43 @@ def test_every_table_of_measures_is_the_catalogues():
     from skcal import dask as skdask
 
     assert set(skdask.MEASURES) == {m.name for m in CATALOG if m.dask}
+
+
+#: the size limits of issue 39: a module a reader can hold, a function a reader can follow
+MAX_MODULE_LINES = 1000
+MAX_FUNCTION_BODY_LINES = 120
+
+
+def _body_lines(node):
+    """Lines of a function's body, its docstring aside."""
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        if isinstance(body[0].value.value, str):
+            body = body[1:]
+    if not body:
+        return 0
+    return body[-1].end_lineno - body[0].lineno + 1
+
+
+def test_no_module_is_over_the_line_limit():
+    long = {
+        str(p.relative_to(PACKAGE.parent)): n
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by concept): {long}"
+
+
+def test_no_function_body_is_over_the_line_limit():
+    long = {}
+    for p in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if (n := _body_lines(node)) > MAX_FUNCTION_BODY_LINES:
+                    long[f"{p.relative_to(PACKAGE.parent)}:{node.lineno} {node.name}"] = n
+    assert not long, f"function bodies over {MAX_FUNCTION_BODY_LINES} lines: {long}"
+
+
+def test_the_line_limit_checks_can_fail():
+    tree = ast.parse("def f():\n    '''doc'''\n" + "    x = 1\n" * 121)
+    assert _body_lines(tree.body[0]) == 121

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from skcal._compat import StrOptions, validate_parameter_constraints, validate_params
+from skcal._compat import StrOptions, class_constraints, validate_parameter_constraints, validate_params
 from skcal._constraints import ALPHA, BASIS, DEGREE, NON_NEGATIVE_REAL, SAMPLE_WEIGHT
 from skcal._threads import one_blas_thread
 from skcal._validation import check_sample_weight
@@ -148,7 +148,10 @@ class ChebyshevRidge:
     def _check_params(self):
         """Check the parameters against ``_parameter_constraints`` (when fitting, as an estimator does)."""
         params = {k: getattr(self, k) for k in self._parameter_constraints}
-        validate_parameter_constraints(self._parameter_constraints, params, caller_name=type(self).__name__)
+        compiled = class_constraints(type(self))
+        validate_parameter_constraints(
+            self._parameter_constraints, params, caller_name=type(self).__name__, compiled=compiled
+        )
 
     def _setup(self, n_dims, n_targets):
         self._check_params()

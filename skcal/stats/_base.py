@@ -33,7 +33,7 @@ import numbers
 
 import numpy as np
 
-from skcal._compat import HasMethods, validate_parameter_constraints, validate_params
+from skcal._compat import HasMethods, class_constraints, validate_parameter_constraints, validate_params
 from skcal._constraints import NON_NEGATIVE_INT, SAMPLE_WEIGHT, SPLIT_EVERY
 from skcal._validation import check_binary_probabilities
 from skcal.stats._replicate import LoopPlan, stack_empty
@@ -76,7 +76,10 @@ def _checking_init(init):
             # named "Class.__init__", as validate_params names a method: a validated function
             # that builds the object (from_state, skcal.dask.evaluate) then keeps the name
             validate_parameter_constraints(
-                type(self)._parameter_constraints, params, caller_name=f"{type(self).__name__}.__init__"
+                type(self)._parameter_constraints,
+                params,
+                caller_name=f"{type(self).__name__}.__init__",
+                compiled=class_constraints(type(self)),
             )
         init(self, *args, **kwargs)
 

@@ -47,7 +47,7 @@ from numbers import Integral
 
 import numpy as np
 
-from skcal._compat import StrOptions, validate_parameter_constraints, validate_params
+from skcal._compat import StrOptions, class_constraints, validate_parameter_constraints, validate_params
 from skcal._constraints import (
     LABELS,
     N_BINS,
@@ -607,7 +607,10 @@ class QuantileSelector:
             "n_sub": n_sub, "max_collect": max_collect,
         }
         validate_parameter_constraints(
-            self._parameter_constraints, params, caller_name="QuantileSelector.__init__"
+            self._parameter_constraints,
+            params,
+            caller_name="QuantileSelector.__init__",
+            compiled=class_constraints(type(self)),
         )
         self.kind, self.n_bins = kind, int(n_bins)
         self.source = "binary" if kind == "percentile" else kind
