@@ -72,7 +72,8 @@ SETTINGS_DOCS = {
     resample) and report its p-value; the verdict names the models miscalibrated at the 5%
     level.""",
     "n_resamples": """n_resamples : int, default=1000
-    Resamples of each calibration test.""",
+    Resamples of each calibration test (at most a million, as :func:`skcal.calibration_test`
+    allows).""",
     "n_jobs": """n_jobs : int, default=None
     Number of threads over blocks of bootstrap replicates. Results do not depend on it.""",
     "random_state": """random_state : int, RandomState instance or None, default=None

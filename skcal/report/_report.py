@@ -26,6 +26,7 @@ from skcal._constraints import (
     StrictInterval,
 )
 from skcal._docstrings import fill
+from skcal.calibration_test import MAX_RESAMPLES
 from skcal.report import _render
 from skcal.report._bootstrap import INTERVAL_METHODS
 from skcal.report._compute import SETTINGS_DOCS, ReportResults, ReportSettings, compute_results
@@ -40,7 +41,7 @@ _COMMON = {
     "n_bins": [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both"), None],
     "strategy": [StrOptions({"uniform", "quantile", "soft"})],
     "test_calibration": ["boolean"],
-    "n_resamples": [StrictInterval(Integral, 1, None, closed="left")],
+    "n_resamples": [StrictInterval(Integral, 1, MAX_RESAMPLES, closed="both")],
     "n_jobs": N_JOBS,
     "random_state": RANDOM_STATE,
     "title": [str, None],
