@@ -57,6 +57,18 @@ def test_calibrated_log_exits_0_and_a_miscalibrated_one_exits_1(tmp_path, capsys
     assert "2024-01-" in out  # the alarm's time
 
 
+def test_the_status_line_prints_times_to_the_minute_and_progress_per_file(tmp_path, capsys):
+    df = _log(shift_from=10_000)
+    df["ts"] = (pd.to_datetime(df["ts"]) + pd.Timedelta("17.123456789s")).astype(str)  # sub-second times
+    logs = _folder(tmp_path, df, parts=2)
+    code = main(["monitor", str(logs), "--time", "ts", "--out", str(tmp_path / "page.html")])
+    out, err = capsys.readouterr()
+    assert code == 1
+    times = re.findall(r"\((\d{4}-\d\d-\d\d[^)]*)\)", out)
+    assert len(times) == 2 and all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", t) for t in times), out
+    assert "15,000 new rows (15,000 in this run)" in err and "15,000 new rows (30,000 in this run)" in err
+
+
 def test_csv_and_parquet_give_the_same_monitor(tmp_path, capsys):
     df = _log(shift_from=15_000, shift=0.03)
     df.to_csv(tmp_path / "log.csv", index=False)

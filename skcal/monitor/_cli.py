@@ -60,7 +60,7 @@ from skcal._constraints import open_unit_interval
 from skcal._io import CSVFormatError, Rows
 from skcal._labels import BinaryLabels, canonical_label, class_codes, first_seen
 from skcal.monitor._monitor import DEFAULT_TOLERANCE, CalibrationMonitor
-from skcal.monitor._page import render_html
+from skcal.monitor._page import format_time, render_html
 from skcal.monitor._prometheus import render_prometheus
 
 __all__ = ["add_parser", "run", "LOG_CONVENTION", "JSON_SCHEMA_VERSION", "SOURCE_VERSION"]
@@ -622,9 +622,9 @@ def _status_line(monitor, fmt, note=""):
     if fmt == "json":
         return json.dumps({**_jsonable(st), "note": note or None}, allow_nan=False)
 
-    def when(row, key):
+    def when(row, key):  # a datetime to the minute, as the page's daily periods print it
         t = st.get(key)
-        return f"row {row:,}" + (f" ({t})" if t is not None else "")
+        return f"row {row:,}" + (f" ({format_time(t, 'day')})" if t is not None else "")
 
     level = f"{100 * (1 - st['alpha']):g}%"
     lcb = st["calibration_error_lcb"]
@@ -768,7 +768,7 @@ def run(args):
     segment_value = (source or {}).get("segment", {}).get("value")
     started = monitor.__sklearn_is_fitted__()
     columns = [args.label, *p_cols] + [c for c in (args.time, args.segment) if c]
-    n_read, done = 0, {}
+    n_read, done, new_in = 0, {}, {}
     for f, first, frame, rows in _iter_parts(parts, columns, args.log):
         if rule is not None:
             y = rule.encode(frame[args.label], rows)
@@ -803,8 +803,9 @@ def run(args):
             started = True
         n_read += len(frame)
         done[f] = first + len(frame)
+        new_in[f] = new_in.get(f, 0) + len(frame)
         if not args.quiet:
-            print(f"[skcal] {f}: {n_read:,} new rows", file=sys.stderr)
+            print(f"[skcal] {f}: {new_in[f]:,} new rows ({n_read:,} in this run)", file=sys.stderr)
     for f, skip, fp in parts:  # every new row read: the watermark moves
         seen_files[_key(args.log, f)] = {**fp, "rows": int(done.get(f, skip))}
     note = ""

@@ -106,7 +106,9 @@ def _style(ax, time_axis):
     if time_axis:  # dates, not the three-digit numbers of style_axes
         import matplotlib.dates as mdates  # matplotlib is optional (the plot extra)
 
-        locator = mdates.AutoDateLocator(maxticks=8)
+        # at least 3 ticks of a unit before a finer one: the finer unit's largest interval then
+        # always fits 8 ticks (matplotlib warns and falls back when none does)
+        locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
         ax.xaxis.set_major_locator(locator)
         ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
 
