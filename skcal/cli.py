@@ -518,7 +518,7 @@ def _on_dask(args, files, models):
         where = "threads" if client is None else client
         if not args.quiet:
             print(
-                f"[skcal] {args.log}: {n} rows in {len(files)} parquet file(s) on Dask ({where})",
+                f"[skcal] {args.log}: {n:,} rows in {len(files)} parquet file(s) on Dask ({where})",
                 file=sys.stderr,
             )
         return calibration_report_dask(
@@ -546,7 +546,7 @@ def _in_batches(args, files, models):
     n, rule, span = _scan(args, files)
     if not args.quiet:
         print(
-            f"[skcal] {args.log}: {n} rows in {len(files)} file(s), {len(models)} model(s): "
+            f"[skcal] {args.log}: {n:,} rows in {len(files)} file(s), {len(models)} model(s): "
             + ", ".join(models),
             file=sys.stderr,
         )
