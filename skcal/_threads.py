@@ -15,7 +15,8 @@ at one thread for the rest of the process.
 
 :func:`one_blas_thread` therefore counts its holders. A process-wide pool is limited by the first
 holder to enter (in any thread) and restored by the last to leave, under a lock; a per-thread
-pool is limited and restored by each thread for itself (counted per thread, for nesting). Whatever
+pool is limited and restored by each holder for itself (within one thread holders nest, so each
+restores what it found). Whatever
 order the threads enter and leave in, the counts afterwards are those before. While any skcal
 call holds the limit, BLAS calls of the caller's other threads also run on one thread (a
 process-wide count has no other meaning). A pool that another thread holds under its own
@@ -40,7 +41,6 @@ BLAS_THREADS = 1
 _LOCK = threading.Lock()
 _CONTROLLERS = None  # made once (the scan of the loaded libraries is slow): see _controllers
 _SHARED = {}  # user_api -> [holders in every thread, limiter to restore or None]
-_LOCAL = threading.local()  # .held: user_api -> [this thread's holders, limiter or None]
 
 
 def _per_thread(lib):
@@ -89,6 +89,11 @@ def _limit(controller):
 
 
 def _enter(apis):
+    """Hold the process-wide pools (counted across threads); limit this thread's own pools.
+
+    Returns the limiters of this thread's pools, which the caller restores on leaving: within
+    one thread, holders enter and leave in stack order, so each restores what it found.
+    """
     shared, local = _controllers()
     with _LOCK:
         for api in apis:
@@ -98,26 +103,13 @@ def _enter(apis):
                 _release_control()
             else:
                 held[0] += 1
-    mine = getattr(_LOCAL, "held", None)
-    if mine is None:
-        mine = _LOCAL.held = {}
-    for api in apis:
-        held = mine.get(api)
-        if held is None:
-            mine[api] = [1, _limit(local[api])]
-        else:
-            held[0] += 1
+    return [_limit(local[api]) for api in apis]
 
 
-def _leave(apis):
-    mine = _LOCAL.held
-    for api in apis:
-        held = mine[api]
-        held[0] -= 1
-        if held[0] == 0:
-            del mine[api]
-            if held[1] is not None:
-                held[1].restore_original_limits()
+def _leave(apis, mine):
+    for limiter in reversed(mine):
+        if limiter is not None:
+            limiter.restore_original_limits()
     with _LOCK:
         for api in apis:
             held = _SHARED[api]
@@ -160,8 +152,8 @@ def one_blas_thread(openmp=False):
     True
     """
     apis = ("blas", "openmp") if openmp else ("blas",)
-    _enter(apis)
+    mine = _enter(apis)
     try:
         yield
     finally:
-        _leave(apis)
+        _leave(apis, mine)
