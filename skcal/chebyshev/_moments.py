@@ -259,9 +259,7 @@ class ChebyshevMoments:
         ChebyshevMoments
             A new object.
         """
-        degree = int(degree)
-        if degree > self.degree:
-            raise ValueError(f"degree {degree} exceeds the statistics' degree {self.degree}.")
+        degree = self._degree(degree)
         new = ChebyshevMoments(degree, self.n_dims, self.n_targets)
         new.M = self.M[: 2 * degree + 1, : new.M.shape[1]].copy()
         new.AtB = self.AtB[:, : degree + 1, : new.AtB.shape[2]].copy()
@@ -271,6 +269,13 @@ class ChebyshevMoments:
         return new
 
     # -- derived quantities ---------------------------------------------------------------
+    def _degree(self, degree):
+        """``degree`` as an int, at most the statistics' degree (``None``: theirs)."""
+        L = self.degree if degree is None else int(degree)
+        if L > self.degree:
+            raise ValueError(f"degree {L} exceeds the statistics' degree {self.degree}.")
+        return L
+
     def _basis(self, basis):
         return "1d" if self.n_dims == 1 else basis
 
@@ -295,9 +300,7 @@ class ChebyshevMoments:
         ndarray of shape (d, d)
             The Gram matrix.
         """
-        L = self.degree if degree is None else int(degree)
-        if L > self.degree:
-            raise ValueError(f"degree {L} exceeds the statistics' degree {self.degree}.")
+        L = self._degree(degree)
         basis = self._basis(basis)
         M = self.M
         P = basis_powers(L, basis)
@@ -345,7 +348,7 @@ class ChebyshevMoments:
         float
             The trace.
         """
-        L = self.degree if degree is None else int(degree)
+        L = self._degree(degree)
         P = basis_powers(L, self._basis(basis))
         i, j = 2 * P[:, 0], 2 * P[:, 1]
         M = self.M
@@ -369,9 +372,7 @@ class ChebyshevMoments:
         ndarray of shape (d, n_targets)
             The cross products.
         """
-        L = self.degree if degree is None else int(degree)
-        if L > self.degree:
-            raise ValueError(f"degree {L} exceeds the statistics' degree {self.degree}.")
+        L = self._degree(degree)
         P = basis_powers(L, self._basis(basis))
         return self.AtB[:, P[:, 0], P[:, 1]].T.copy()
 
