@@ -59,9 +59,7 @@ def first_order_part(settings):
     """Part 1: five classifiers on the breast-cancer data, real labels."""
     from sklearn.calibration import CalibratedClassifierCV
     from sklearn.datasets import load_breast_cancer
-    from sklearn.ensemble import BaggingClassifier, RandomForestClassifier
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.naive_bayes import GaussianNB
+    from sklearn.ensemble import BaggingClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC
@@ -69,20 +67,17 @@ def first_order_part(settings):
 
     random_state, n_jobs = settings["random_state"], settings["n_jobs"]
     X, y = load_breast_cancer(return_X_y=True)
-    models = {
-        "logistic regression": make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)),
-        "naive Bayes": GaussianNB(),
-        "random forest": RandomForestClassifier(n_estimators=200, random_state=random_state, n_jobs=n_jobs),
-        "SVM (Platt)": make_pipeline(
-            StandardScaler(),
-            CalibratedClassifierCV(SVC(random_state=random_state), method="sigmoid", ensemble=False),
-        ),
-        "bagged trees": BaggingClassifier(
-            DecisionTreeClassifier(), n_estimators=50, random_state=random_state, n_jobs=n_jobs
-        ),
-    }
     return _split_fit_report(
-        models,
+        {
+            **_classifiers(settings, max_iter=1000),
+            "SVM (Platt)": make_pipeline(
+                StandardScaler(),
+                CalibratedClassifierCV(SVC(random_state=random_state), method="sigmoid", ensemble=False),
+            ),
+            "bagged trees": BaggingClassifier(
+                DecisionTreeClassifier(), n_estimators=50, random_state=random_state, n_jobs=n_jobs
+            ),
+        },
         X,
         y,
         settings,
@@ -90,6 +85,23 @@ def first_order_part(settings):
         f"load_breast_cancer: {X.shape[0]} tumours, {X.shape[1]} features, positive class = benign",
         "part 1",
     )
+
+
+def _classifiers(settings, max_iter):
+    """The classifiers of parts 1 and 3: logistic regression, naive Bayes and a random forest."""
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return {
+        "logistic regression": make_pipeline(StandardScaler(), LogisticRegression(max_iter=max_iter)),
+        "naive Bayes": GaussianNB(),
+        "random forest": RandomForestClassifier(
+            n_estimators=200, random_state=settings["random_state"], n_jobs=settings["n_jobs"]
+        ),
+    }
 
 
 def _split_fit_report(models, X, y, settings, title, data, part):
@@ -235,21 +247,10 @@ def _truth_figure(pipe, X_test, f_test):
 def multiclass_part(settings):
     """Part 3: three classifiers of the ten digits, real labels, truthful multiclass errors."""
     from sklearn.datasets import load_digits
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.naive_bayes import GaussianNB
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
 
-    random_state, n_jobs = settings["random_state"], settings["n_jobs"]
     X, y = load_digits(return_X_y=True)
-    models = {
-        "logistic regression": make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)),
-        "naive Bayes": GaussianNB(),
-        "random forest": RandomForestClassifier(n_estimators=200, random_state=random_state, n_jobs=n_jobs),
-    }
     return _split_fit_report(
-        models,
+        _classifiers(settings, max_iter=2000),
         X,
         y,
         settings,
