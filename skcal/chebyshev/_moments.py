@@ -8,6 +8,7 @@ import numpy as np
 
 from skcal._compat import Options, validate_params
 from skcal._constraints import DEGREE, ENGINE_BASIS, POSITIVE_INT, SAMPLE_WEIGHT
+from skcal._docstrings import fill
 from skcal._threads import one_blas_thread
 from skcal._validation import check_sample_weight
 from skcal.chebyshev._basis import (
@@ -24,6 +25,13 @@ __all__ = ["ChebyshevMoments"]
 
 #: The basis and degree of a quantity derived from the moments.
 _DERIVED = {"basis": ENGINE_BASIS, "degree": [*DEGREE, None]}
+#: Their description, written once (see :func:`skcal._docstrings.fill`).
+_DERIVED_DOCS = {
+    "basis_degree": """basis : {"tensor", "total", "1d"}, default="tensor"
+    The basis (``"1d"`` is used for one-dimensional statistics).
+degree : int or None, default=None
+    A degree up to the statistics' degree (``None``: theirs)."""
+}
 
 
 class ChebyshevMoments:
@@ -276,9 +284,13 @@ class ChebyshevMoments:
             raise ValueError(f"degree {L} exceeds the statistics' degree {self.degree}.")
         return L
 
-    def _basis(self, basis):
-        return "1d" if self.n_dims == 1 else basis
+    def _powers(self, basis, degree):
+        """The checked degree, the basis (``"1d"`` for one-dimensional statistics) and its powers."""
+        L = self._degree(degree)
+        basis = "1d" if self.n_dims == 1 else basis
+        return L, basis, basis_powers(L, basis)
 
+    @fill(**_DERIVED_DOCS)
     @validate_params(_DERIVED, prefer_skip_nested_validation=True)
     def gram(self, basis="tensor", degree=None):
         """The Gram matrix ``G = Phi^T W Phi`` (``d x d``) assembled from the moment matrix.
@@ -290,20 +302,15 @@ class ChebyshevMoments:
 
         Parameters
         ----------
-        basis : {"tensor", "total", "1d"}, default="tensor"
-            The basis (``"1d"`` is used for one-dimensional statistics).
-        degree : int or None, default=None
-            A degree up to the statistics' degree (``None``: theirs).
+        {basis_degree}
 
         Returns
         -------
         ndarray of shape (d, d)
             The Gram matrix.
         """
-        L = self._degree(degree)
-        basis = self._basis(basis)
+        L, basis, P = self._powers(basis, degree)
         M = self.M
-        P = basis_powers(L, basis)
         if basis == "1d":
             i = P[:, 0]
             return 0.5 * (M[i[:, None] + i[None, :], 0] + M[np.abs(i[:, None] - i[None, :]), 0])
@@ -332,50 +339,45 @@ class ChebyshevMoments:
             G[row] = (Q[i, :, j : j + n1] + U[i, :, L - j : L - j + n1]).reshape(-1)[keep]
         return G
 
+    @fill(**_DERIVED_DOCS)
     @validate_params(_DERIVED, prefer_skip_nested_validation=True)
     def gram_trace(self, basis="tensor", degree=None):
         """Return ``trace(G)`` from the moments (no Gram assembly).
 
         Parameters
         ----------
-        basis : {"tensor", "total", "1d"}, default="tensor"
-            The basis (``"1d"`` is used for one-dimensional statistics).
-        degree : int or None, default=None
-            A degree up to the statistics' degree (``None``: theirs).
+        {basis_degree}
 
         Returns
         -------
         float
             The trace.
         """
-        L = self._degree(degree)
-        P = basis_powers(L, self._basis(basis))
+        P = self._powers(basis, degree)[2]
         i, j = 2 * P[:, 0], 2 * P[:, 1]
         M = self.M
         if self.n_dims == 1:
             return float(0.5 * (M[i, 0] + M[0, 0]).sum())
         return float(0.25 * (M[i, j] + M[i, 0] + M[0, j] + M[0, 0]).sum())
 
+    @fill(**_DERIVED_DOCS)
     @validate_params(_DERIVED, prefer_skip_nested_validation=True)
     def cross(self, basis="tensor", degree=None):
         """Return the cross products ``Phi^T W t`` as a ``(d, n_targets)`` array.
 
         Parameters
         ----------
-        basis : {"tensor", "total", "1d"}, default="tensor"
-            The basis (``"1d"`` is used for one-dimensional statistics).
-        degree : int or None, default=None
-            A degree up to the statistics' degree (``None``: theirs).
+        {basis_degree}
 
         Returns
         -------
         ndarray of shape (d, n_targets)
             The cross products.
         """
-        L = self._degree(degree)
-        P = basis_powers(L, self._basis(basis))
+        P = self._powers(basis, degree)[2]
         return self.AtB[:, P[:, 0], P[:, 1]].T.copy()
 
+    @fill(**_DERIVED_DOCS)
     @validate_params(
         {**_DERIVED, "coef": ["array-like"], "gram": ["array-like", None]}, prefer_skip_nested_validation=True
     )
@@ -389,10 +391,7 @@ class ChebyshevMoments:
         ----------
         coef : array-like of shape (d,) or (d, n_targets)
             Coefficients in the order of :func:`basis_powers`.
-        basis : {"tensor", "total", "1d"}, default="tensor"
-            The basis (``"1d"`` is used for one-dimensional statistics).
-        degree : int or None, default=None
-            A degree up to the statistics' degree (``None``: theirs).
+        {basis_degree}
         gram : ndarray of shape (d, d) or None, default=None
             A precomputed :meth:`gram` (saves its assembly).
 
