@@ -23,6 +23,17 @@ from skcal.chebyshev._basis import (
 
 __all__ = ["ChebyshevMoments"]
 
+#: The data of a pass, its constraints and its description (see :func:`skcal._docstrings.fill`).
+DATA_CONSTRAINTS = {"scores": ["array-like"], "targets": ["array-like"], "sample_weight": SAMPLE_WEIGHT}
+DATA_DOCS = {
+    "scores": """scores : array-like of shape (n, n_dims)
+    Scores (``m`` in [0, 1], ``sigma2`` in [0, 1/4]; finite).""",
+    "targets": """targets : array-like of shape (n, n_targets) or (n,)
+    Finite regression targets.""",
+    "sample_weight": """sample_weight : array-like of shape (n,) or None, default=None
+    Finite non-negative weights.""",
+}
+DATA_DOCS["data"] = "\n".join(DATA_DOCS.values())
 #: The basis and degree of a quantity derived from the moments.
 _DERIVED = {"basis": ENGINE_BASIS, "degree": [*DEGREE, None]}
 #: Their description, written once (see :func:`skcal._docstrings.fill`).
@@ -95,29 +106,20 @@ class ChebyshevMoments:
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
+    @fill(**DATA_DOCS)
     @validate_params(
-        {
-            "scores": ["array-like"],
-            "targets": ["array-like"],
-            "degree": DEGREE,
-            "sample_weight": SAMPLE_WEIGHT,
-            "chunk_size": CHUNK_SIZE,
-        },
-        prefer_skip_nested_validation=True,
+        {**DATA_CONSTRAINTS, "degree": DEGREE, "chunk_size": CHUNK_SIZE}, prefer_skip_nested_validation=True
     )
     def from_data(cls, scores, targets, degree, sample_weight=None, chunk_size=None):
         """Return the statistics of ``(scores, targets)``; see :meth:`update`.
 
         Parameters
         ----------
-        scores : array-like of shape (n, n_dims)
-            Scores (``m`` in [0, 1], ``sigma2`` in [0, 1/4]).
-        targets : array-like of shape (n, n_targets) or (n,)
-            Regression targets.
+        {scores}
+        {targets}
         degree : int
             The maximum degree.
-        sample_weight : array-like of shape (n,) or None, default=None
-            Non-negative weights.
+        {sample_weight}
         chunk_size : int or None, default=None
             Rows per chunk.
 
@@ -130,26 +132,14 @@ class ChebyshevMoments:
         T = check_engine_targets(targets, S.shape[0])
         return cls(degree, S.shape[1], T.shape[1]).update(S, T, sample_weight, chunk_size)
 
-    @validate_params(
-        {
-            "scores": ["array-like"],
-            "targets": ["array-like"],
-            "sample_weight": SAMPLE_WEIGHT,
-            "chunk_size": CHUNK_SIZE,
-        },
-        prefer_skip_nested_validation=True,
-    )
+    @fill(**DATA_DOCS)
+    @validate_params({**DATA_CONSTRAINTS, "chunk_size": CHUNK_SIZE}, prefer_skip_nested_validation=True)
     def update(self, scores, targets, sample_weight=None, chunk_size=None):
         """Add the statistics of a batch in place (chunked) and return ``self``.
 
         Parameters
         ----------
-        scores : array-like of shape (n, n_dims)
-            Scores (``m`` in [0, 1], ``sigma2`` in [0, 1/4]; finite).
-        targets : array-like of shape (n, n_targets) or (n,)
-            Finite regression targets.
-        sample_weight : array-like of shape (n,) or None, default=None
-            Finite non-negative weights.
+        {data}
         chunk_size : int or None, default=None
             Rows per chunk; ``None`` picks about ``2^21 / (2L + 1)`` rows (16 MB per
             Vandermonde block).
