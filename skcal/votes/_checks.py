@@ -91,6 +91,20 @@ def refuse_ambiguous_votes(Y, name, n_classes):
     )
 
 
+def _check_items(votes, name, min_votes, n_samples):
+    """``votes`` (:class:`VoteCounts`) once every item has ``min_votes`` votes and there are ``n_samples``."""
+    c = votes.total
+    if (c < min_votes).any():
+        i = int(np.argmax(c < min_votes))
+        raise ValueError(
+            f"Every item of {name} needs at least {min_votes} votes; item {i} has {int(c[i])}. "
+            + _SINGLE_LABEL_HINT
+        )
+    if n_samples is not None and len(votes) != n_samples:
+        raise ValueError(f"{name} has {len(votes)} items; expected {n_samples} (one per score).")
+    return votes
+
+
 @validate_params(
     {
         "snapshots": ["array-like"],
@@ -138,16 +152,7 @@ def check_snapshots(snapshots, *, name="snapshots", n_samples=None, min_votes=2)
                     f"measure, or {name}.one_vs_rest(j) for the one-vs-rest task of class j."
                 )
             snapshots = VoteCounts(snapshots.positive, snapshots.total)  # k = 2: column 1 is positive
-        c = snapshots.total
-        if (c < min_votes).any():
-            i = int(np.argmax(c < min_votes))
-            raise ValueError(
-                f"Every item of {name} needs at least {min_votes} votes; item {i} has {int(c[i])}. "
-                + _SINGLE_LABEL_HINT
-            )
-        if n_samples is not None and len(snapshots) != n_samples:
-            raise ValueError(f"{name} has {len(snapshots)} items; expected {n_samples} (one per score).")
-        return snapshots
+        return _check_items(snapshots, name, min_votes, n_samples)
     declared = isinstance(snapshots, Snapshots)
     if declared:
         Y = snapshots.votes.copy()
@@ -438,13 +443,4 @@ def check_class_votes(y, n_classes, *, name="snapshots", n_samples=None, min_vot
         if not declared and not one_per_row:
             refuse_ambiguous_votes(Y, name, k)
         V = VoteCounts(counts=C, classes=classes)
-    c = V.total
-    if (c < min_votes).any():
-        i = int(np.argmax(c < min_votes))
-        raise ValueError(
-            f"Every item of {name} needs at least {min_votes} votes; item {i} has {int(c[i])}. "
-            + _SINGLE_LABEL_HINT
-        )
-    if n_samples is not None and len(V) != n_samples:
-        raise ValueError(f"{name} has {len(V)} items; expected {n_samples} (one per score).")
-    return V
+    return _check_items(V, name, min_votes, n_samples)
