@@ -246,10 +246,7 @@ def calibration_report_dask(
     {outputs}
     {primary}
 
-    Returns
-    -------
-    CalibrationReport
-        The report.
+    {returns}
 
     Examples
     --------

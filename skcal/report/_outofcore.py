@@ -819,10 +819,7 @@ def report_from_batches(
     {outputs}
     {primary}
 
-    Returns
-    -------
-    CalibrationReport
-        The report.
+    {returns}
 
     Examples
     --------

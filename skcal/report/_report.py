@@ -52,7 +52,8 @@ COMMON_CONSTRAINTS = {
     "primary": [str, None],
 }
 #: The report's settings (:data:`~skcal.report._compute.SETTINGS_DOCS`), and the runs of them
-#: that every report function documents in the same order (``{resampling}``, ``{outputs}``).
+#: that every report function documents in the same order (``{resampling}``, ``{outputs}``), and
+#: what they return (``{returns}``).
 REPORT_DOCS = {
     **SETTINGS_DOCS,
     "resampling": "\n".join(
@@ -61,6 +62,7 @@ REPORT_DOCS = {
         + ["test_calibration", "n_resamples"]
     ),
     "outputs": "\n".join(SETTINGS_DOCS[name] for name in ("title", "notes", "verbose")),
+    "returns": "Returns\n-------\nCalibrationReport\n    The report.",
 }
 
 
@@ -322,10 +324,7 @@ class CalibrationReport:
         {max_seconds}
         {primary}
 
-        Returns
-        -------
-        CalibrationReport
-            The report.
+        {returns}
 
         Examples
         --------
@@ -813,10 +812,7 @@ def calibration_report(
     {max_seconds}
     {primary}
 
-    Returns
-    -------
-    CalibrationReport
-        The report.
+    {returns}
 
     Examples
     --------
