@@ -295,8 +295,7 @@ def lince_score(u, phi, *, n_bins=15, strategy="quantile", bin_on=None, sample_w
         Reports (any real values).
     phi : array-like of the same shape as ``u``
         The statistic of the observed outcomes.
-    n_bins : int, default=15
-        Number of bins, from 1 to ``2**24``.
+    {n_bins}
     strategy : {"quantile", "uniform"} or callable, default="quantile"
         Binning rule, see :func:`skcal.binning.assign_bins`. ``"uniform"`` needs the binned
         values in [0, 1].
@@ -664,6 +663,7 @@ def auto_draws(n, k):
     return int(max(100, min(20_000, -(-AUTO_DRAW_ENTRIES // (n * k)))))
 
 
+@fill(**_PARAMETERS)
 @validate_params(
     {
         "q_true": ["array-like"],
@@ -718,10 +718,8 @@ def truthful_decomposition(
         Reported probabilities.
     measure : {"truthful_conf_ce", "classwise_lince"}, default="truthful_conf_ce"
         The measure whose expectation is decomposed.
-    n_bins : int, default=15
-        Number of bins.
-    strategy : {"quantile", "uniform"} or callable, default="quantile"
-        Binning rule, see :func:`skcal.binning.assign_bins`.
+    {n_bins}
+    {strategy}
     method : {"auto", "enumerate", "monte_carlo"}, default="auto"
         How the closed forms are checked.
     max_outcomes : int, default=200_000
