@@ -115,6 +115,8 @@ FOLD_ROWS = 1 << 20
 GRID_BLOCK_BYTES = 5 << 25
 
 
+#: The keywords of :class:`OutOfCorePlan` beside the report's settings.
+_PLAN_KEYWORDS = ("pos_label", "labels", "exact_rows", "sample_rows", "replicate_block")
 _POSITIVE_INT = [StrictInterval(Integral, 1, None, closed="left")]
 #: The constraints of the out-of-core reports' common arguments.
 REPORT_CONSTRAINTS = {
@@ -345,50 +347,13 @@ class OutOfCorePlan:
         self.blocks = tuple((r0, min(block, B - r0)) for r0 in range(0, B, block))
 
     @classmethod
-    def from_options(
-        cls,
-        n_samples,
-        model_names,
-        metrics,
-        *,
-        n_bootstrap,
-        confidence_level,
-        interval_method,
-        n_bins,
-        strategy,
-        test_calibration,
-        n_resamples,
-        random_state,
-        pos_label,
-        exact_rows,
-        sample_rows,
-        replicate_block,
-        labels=None,
-        primary=None,
-    ):
-        """The plan of the report options the public functions take (their settings built here)."""
-        settings = ReportSettings(
-            n_bootstrap=int(n_bootstrap),
-            confidence_level=float(confidence_level),
-            interval_method=interval_method,
-            n_bins=n_bins,
-            strategy=strategy,
-            test_calibration=bool(test_calibration),
-            n_resamples=int(n_resamples),
-            random_state=random_state,
-            primary=primary,
-        )
-        return cls(
-            n_samples,
-            model_names,
-            metrics,
-            settings,
-            pos_label=pos_label,
-            labels=labels,
-            exact_rows=exact_rows,
-            sample_rows=sample_rows,
-            replicate_block=replicate_block,
-        )
+    def from_options(cls, n_samples, model_names, metrics, **options):
+        """The plan of the options the public functions take: its own keywords and the settings."""
+        own = {k: options.pop(k) for k in _PLAN_KEYWORDS}
+        for name, kind in (("n_bootstrap", int), ("confidence_level", float), ("n_resamples", int)):
+            options[name] = kind(options[name])
+        options["test_calibration"] = bool(options["test_calibration"])
+        return cls(n_samples, model_names, metrics, ReportSettings(**options), **own)
 
     def passes(self):
         """The passes over the data: ``(replicate block index or None, whether it computes the values)``.
