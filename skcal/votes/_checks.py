@@ -24,6 +24,7 @@ from skcal.votes._containers import (
     VoteCounts,
     binary_vote_values,
     class_vote_counts,
+    unbiased_targets,
     vote_array,
 )
 
@@ -234,10 +235,7 @@ def snapshot_targets(snapshots):
         obs = ~np.isnan(Y)
         c = obs.sum(axis=1).astype(np.float64)
         a = np.where(obs, Y, 0.0).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        # max(a - 1, 0): a = 0 gives t2 = 0.0, not -0.0
-        t2 = np.where(c >= 2, a * np.maximum(a - 1.0, 0.0) / (c * np.maximum(c - 1.0, 1.0)), np.nan)
-    return a / c, t2, c
+    return (*unbiased_targets(a, c), c)
 
 
 @validate_params({"snapshots": ["array-like"]}, prefer_skip_nested_validation=True)
