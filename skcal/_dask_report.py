@@ -18,7 +18,7 @@ import numpy as np
 from skcal._compat import HasMethods, validate_params
 from skcal._constraints import SCHEDULER, SPLIT_EVERY, StrictInterval
 from skcal._docstrings import fill
-from skcal._io import file_format, list_files, read_columns
+from skcal._io import count_rows, file_format, list_files, read_columns
 from skcal._validation import plain
 from skcal.report._chunk_checks import check_label_set
 from skcal.report._outofcore import (
@@ -46,16 +46,10 @@ def _file_columns(path, columns):
     return {c: table.column(c).to_numpy() for c in columns}
 
 
-def _file_rows(path):
-    import pyarrow.parquet as pq  # pyarrow is optional (the parquet extra)
-
-    return int(pq.ParquetFile(path).metadata.num_rows)
-
-
 def _file_rows_and_labels(path, y):
     """The rows of one parquet file and the distinct labels of its column ``y`` (``None``: the rows only)."""
     if y is None:
-        return _file_rows(path), None
+        return count_rows(path), None
     import pyarrow.parquet as pq  # pyarrow is optional (the parquet extra)
 
     labels = np.asarray(pq.read_table(path, columns=[y]).column(y).to_numpy())
