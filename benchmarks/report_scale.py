@@ -38,6 +38,7 @@ Writes ``report_scale.json`` (``report_scale_quick.json`` with ``--quick``;
 from __future__ import annotations
 
 import json
+import sys
 import time
 
 import numpy as np
@@ -228,7 +229,17 @@ def main(argv=None):
         default=None,
         help="comma-separated budgets: one report per case and budget (report_scale_budget.json)",
     )
+    ap.add_argument(
+        "--without-compiled",
+        action="store_true",
+        help="run as a process without numba (the numpy paths of the optional kernels); "
+        "writes report_scale_without_compiled.json",
+    )
     args = harness.parse_args(ap, argv)
+    if args.without_compiled:
+        if "numba" in sys.modules:
+            ap.error("--without-compiled needs a process that has not imported numba yet")
+        sys.modules["numba"] = None  # `import numba` now fails: skcal keeps its numpy paths
     sizes = [2000, 10_000] if args.quick else [100_000, 1_000_000]
     if args.sizes:
         sizes = [int(float(s)) for s in args.sizes.split(",") if s.strip()]
@@ -254,11 +265,20 @@ def main(argv=None):
         return {"json": str(path), "rows": rows}
     rows = run(kinds, sizes, rounds)
     doc = {
-        "config": {"sizes": sizes, "kinds": kinds, "rounds": rounds, "k_classes": K_CLASSES, "models": 3},
+        "config": {
+            "sizes": sizes,
+            "kinds": kinds,
+            "rounds": rounds,
+            "k_classes": K_CLASSES,
+            "models": 3,
+        },
         "target": {"max_time_ratio": MAX_RATIO},
         "results": rows,
     }
     stem = "report_scale_quick" if args.quick else "report_scale"
+    if args.without_compiled:
+        stem += "_without_compiled"
+        doc["config"]["compiled_kernels"] = False
     path = args.out / f"{stem}.json"
     harness.write_result(
         __file__, argv, path, doc, config={**doc["config"], "quick": args.quick}, clock=clock

@@ -9,8 +9,12 @@ quick sizes the report's fixed costs dominate, so only the budget check itself i
 
 import json
 
+import pytest
+
+from benchmarks import _harness as harness
 from benchmarks import report_scale
-from benchmarks.verify import assert_matches_stored
+from benchmarks._harness import QUICK_DIR
+from benchmarks.verify import assert_matches_stored, compare
 
 
 def test_report_scale_quick(tmp_path):
@@ -54,3 +58,26 @@ def test_report_scale_budget_mode(tmp_path):
     assert row["full_run"]["n_bootstrap"] == 200 and row["full_run"]["width_ratio"] > 0
     low, high = row["interval"]
     assert low <= row["value"] <= high
+
+
+def test_report_scale_without_compiled_kernels(tmp_path):
+    # a fresh interpreter without numba: the numpy paths give the stored values (the kernels'
+    # and numpy's arithmetic agree), and the file says which paths ran
+    harness.run_module(
+        report_scale.__file__, "--quick", "--kinds", "first-order", "--without-compiled", "--out", tmp_path
+    )
+    saved = json.loads((tmp_path / "report_scale_quick_without_compiled.json").read_text())
+    assert saved["config"]["compiled_kernels"] is False
+    stored = json.loads((QUICK_DIR / "report_scale_quick.json").read_text())
+    stored_rows = {(r["kind"], r["n"]): r for r in stored["results"]}
+    for row in saved["results"]:
+        ref = stored_rows[(row["kind"], row["n"])]
+        assert row["metrics"] == ref["metrics"]
+        assert compare(ref["values"], row["values"], rtol=1e-9) == []
+        assert compare(ref["intervals"], row["intervals"], rtol=1e-9) == []
+
+
+def test_report_scale_without_compiled_needs_a_process_without_numba():
+    pytest.importorskip("numba")
+    with pytest.raises(SystemExit):
+        report_scale.main(["--quick", "--without-compiled"])
