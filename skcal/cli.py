@@ -53,6 +53,7 @@ from skcal._io import CSVFormatError, Rows
 from skcal._labels import BinaryLabels
 from skcal._validation import plain
 from skcal.monitor._cli import add_parser as add_monitor_parser
+from skcal.monitor._cli import number_type
 from skcal.monitor._cli import run as run_monitor
 from skcal.report import CalibrationReport, render_html, render_json, report_from_batches
 from skcal.report._verdict import TEST_LEVEL
@@ -143,34 +144,15 @@ BAD_INPUT = (CSVFormatError, _io.LogFormatError, _io.OutputError, CommandError, 
 # ----------------------------------------------------------------------------------------------
 # argument parsing
 # ----------------------------------------------------------------------------------------------
-def _positive_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v}")
-    return v
-
-
-def _positive_float(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not (v > 0.0 and v < float("inf")):
-        raise argparse.ArgumentTypeError(f"expected a positive finite number of seconds, got {text}")
-    return v
-
-
-def _n_jobs(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v == 0:
-        raise argparse.ArgumentTypeError("0 jobs do nothing: give a positive count, or -1 for every core")
-    return v
+_positive_int = number_type(int, lambda v: v >= 0, ("an integer", "a non-negative integer"))
+_positive_float = number_type(
+    float,
+    lambda v: 0.0 < v < float("inf"),
+    ("a number of seconds", "a positive finite number of seconds"),
+)
+_n_jobs = number_type(
+    int, lambda v: v != 0, ("an integer",), "0 jobs do nothing: give a positive count, or -1 for every core"
+)
 
 
 def _fail_on(text):
@@ -601,18 +583,9 @@ def _report_of_log(args):
 # ----------------------------------------------------------------------------------------------
 # --fail-on
 # ----------------------------------------------------------------------------------------------
-def primary_measure(report):
-    """The report's primary measure: the one its table ranks by and its verdict speaks of."""
-    return report.primary_metric
-
-
-def _test_level():
-    return TEST_LEVEL  # the level of the verdict's "miscalibrated"
-
-
 def _worse_than(report, ref, confidence):
     """``[(model, what)]``: the models worse than ``ref`` on the primary measure (see ``--fail-on``)."""
-    metric = primary_measure(report)
+    metric = report.primary_metric
     j = report.metric_names.index(metric)
     names = list(report.model_names)
     r = names.index(ref)
@@ -661,7 +634,7 @@ def _fail_on_status(reports, args):
     for kind, name in args.fail_on:
         for rep in reports:
             if kind == "miscalibrated":
-                level = _test_level()
+                level = TEST_LEVEL  # the level of the verdict's "miscalibrated"
                 tests = rep.calibration_tests
                 bad = [] if tests is None else [m for m in rep.model_names if tests.loc[m, "pvalue"] < level]
                 if bad:

@@ -134,24 +134,27 @@ class CommandError(ValueError):
     """A usage error of ``skcal monitor`` found after parsing; exit status 2."""
 
 
-def _count(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
-    return v
+def number_type(convert, accept, expected, refusal=None):
+    """An argparse ``type``: ``convert(text)``, refused unless ``accept(value)``.
+
+    ``expected`` names what is expected, for text that does not convert and (its last item) for
+    a value refused; ``refusal``, when given, is the whole message for a value refused.
+    """
+
+    def parse(text):
+        try:
+            v = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected[0]}, got {text!r}") from None
+        if not accept(v):
+            raise argparse.ArgumentTypeError(refusal or f"expected {expected[-1]}, got {text}")
+        return v
+
+    return parse
 
 
-def _tolerance(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
-    if not 0.0 <= v < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text}")
-    return v
+_count = number_type(int, lambda v: v >= 1, ("a positive integer",))
+_tolerance = number_type(float, lambda v: 0.0 <= v < 1.0, ("a number in [0, 1)",))
 
 
 def false_alarm_every(text):
