@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from skcal._catalog import measures, top_label_task
+from skcal._catalog import measures, squared_error_estimate, top_label_task
 from skcal._validation import (
     check_binary_probabilities,
     check_multiclass_labels,
@@ -229,10 +229,6 @@ def ce2_top_label(d, S, degree=None, alpha=1e-6):
     St, Vt = top_label_task(d.Y, S)
     kw = {} if degree is None else {"degree": degree}
     return float(ce2_score(Vt, St, alpha=alpha, bandwidth=CE2_BANDWIDTH, **kw))
-
-
-def _squared_errors(t1, t2, m):
-    return t2 - 2.0 * m * t1 + m**2
 
 
 # ----------------------------------------------------------------------------------------------
@@ -597,12 +593,8 @@ class SecondOrderKind(ReportKind):
                     f"predictions[{name!r}] has one column; a second-order report (snapshots as y) needs "
                     "(m, sigma2) scores of shape (n, 2)."
                 )
-            if S.shape[0] != data.n:
-                raise ValueError(
-                    f"predictions[{name!r}] has {S.shape[0]} rows; expected {data.n} (one per row of y)."
-                )
             preds[name] = S
-        return data, preds
+        return data, _one_per_row(preds, data.n)
 
     def catalog(self):
         out = _binary_metrics(votes_view, suffix="; m against each vote")
@@ -643,7 +635,7 @@ class SecondOrderKind(ReportKind):
         d = report.data
         figs["Is the stated uncertainty right?"] = _figures.variance_figure(
             report,
-            {name: _squared_errors(d.t1, d.t2, s[:, 0]) for name, s in report.predictions.items()},
+            {name: squared_error_estimate(d.t1, d.t2, s[:, 0]) for name, s in report.predictions.items()},
         )
         return figs
 
@@ -723,12 +715,7 @@ class ClassSecondOrderKind(SecondOrderKind):
             k = S.shape[1]
             preds[name] = S
         data = ClassVotesData(check_class_votes(y, k, name="y", min_votes=2))
-        for name, S in preds.items():
-            if S.shape[0] != data.n:
-                raise ValueError(
-                    f"predictions[{name!r}] has {S.shape[0]} rows; expected {data.n} (one per row of y)."
-                )
-        return data, preds
+        return data, _one_per_row(preds, data.n)
 
     def catalog(self):
         out = _binary_metrics(top_label_votes_view, suffix="; the top label's m against each vote")
@@ -778,7 +765,7 @@ class ClassSecondOrderKind(SecondOrderKind):
         errors = {}
         for name, s in report.predictions.items():
             St, Vt = top_label_task(report.data.Y, s)
-            errors[name] = _squared_errors(*Vt.targets(), St[:, 0])
+            errors[name] = squared_error_estimate(*Vt.targets(), St[:, 0])
         view = SimpleNamespace(predictions=top)
         return {
             title: _figures.reliability_figure(report, inputs, xlabel=xlabel, ylabel=ylabel),
@@ -820,6 +807,14 @@ class ClassSecondOrderKind(SecondOrderKind):
             )
             for line in lines
         ]
+
+
+def _one_per_row(preds, n):
+    """``preds``, each checked to have one row per row of ``y``."""
+    for name, S in preds.items():
+        if S.shape[0] != n:
+            raise ValueError(f"predictions[{name!r}] has {S.shape[0]} rows; expected {n} (one per row of y).")
+    return preds
 
 
 def _names(models):
