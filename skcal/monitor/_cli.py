@@ -60,7 +60,7 @@ from skcal._constraints import open_unit_interval
 from skcal._io import CSVFormatError, Rows
 from skcal._labels import BinaryLabels, canonical_label, class_codes, first_seen
 from skcal.monitor._monitor import DEFAULT_TOLERANCE, CalibrationMonitor
-from skcal.monitor._page import format_time, render_html
+from skcal.monitor._page import render_html, when
 from skcal.monitor._prometheus import render_prometheus
 
 __all__ = ["add_parser", "run", "LOG_CONVENTION", "JSON_SCHEMA_VERSION", "SOURCE_VERSION"]
@@ -625,10 +625,6 @@ def _status_line(monitor, fmt, note=""):
     if fmt == "json":
         return json.dumps({**_jsonable(st), "note": note or None}, allow_nan=False)
 
-    def when(row, key):  # a datetime to the minute, as the page's daily periods print it
-        t = st.get(key)
-        return f"row {row:,}" + (f" ({format_time(t, 'day')})" if t is not None else "")
-
     level = f"{100 * (1 - st['alpha']):g}%"
     lcb = st["calibration_error_lcb"]
     bound = f"the calibration error is at least {lcb:.3g} ({level} lower bound, valid whenever read)"
@@ -641,9 +637,10 @@ def _status_line(monitor, fmt, note=""):
     )
     if st["alarm"]:
         text = (
-            f"ALARM at {when(st['alarm_at'], 'alarm_time')}{seg}: the calibration error {what} the tolerance "
-            f"{st['tolerance']:g}; {bound}; estimated change at {when(st['change_at'], 'change_time')}; "
-            f"{st['rows']:,} rows, p-value {st['pvalue']:.3g}"
+            f"ALARM at {when(st['alarm_at'], st, 'alarm_time', 'day')}{seg}: the calibration error {what} "
+            f"the tolerance {st['tolerance']:g}; {bound}; estimated change at "
+            f"{when(st['change_at'], st, 'change_time', 'day')}; {st['rows']:,} rows, "
+            f"p-value {st['pvalue']:.3g}"
         )
     else:
         text = (

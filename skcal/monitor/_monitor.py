@@ -28,22 +28,12 @@ from skcal.monitor._state import (
     check_source,
 )
 from skcal.monitor._tables import (
-    DAILY_SPAN_DAYS,
     bands_table,
     block_measures,
     history_table,
     period_table,
     segments_table,
 )
-
-__all__ = [
-    "CalibrationMonitor",
-    "DAILY_SPAN_DAYS",
-    "DEFAULT_HORIZON",
-    "DEFAULT_TOLERANCE",
-    "DETECT_MEMORY_ROWS",
-    "MAX_BINS",
-]
 
 #: Rows the default ``mode="detect"`` keeps silent with probability ``1 - alpha`` (see
 #: ``false_alarm_rows``): ``1e7``, about a year of a model scoring a row every three seconds.

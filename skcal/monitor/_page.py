@@ -256,7 +256,8 @@ def _segments_for_bands(monitor):
     return [(f"before the change (rows < {c:,})", start, c), (f"after the change (rows >= {c:,})", c, None)]
 
 
-def _when(row, st, key, freq):
+def when(row, st, key, freq):
+    """``row 1,000 (2024-06-01 10:00)``: a row of the status with its time ``st[key]``, if any."""
     t = st.get(key)
     return f"row {row:,}" + (f" ({format_time(t, freq)})" if t is not None else "")
 
@@ -281,12 +282,10 @@ def _verdict(monitor, freq):
         what = "e-detector" if st["mode"] == "detect" else "evidence"
         worse = "miscalibrated" if tol == 0 else f"worse than the tolerance {tol:g}"
         lines.append(
-            f"ALARM at {_when(st['alarm_at'], st, 'alarm_time', freq)}: the calibration is {worse} "
+            f"ALARM at {when(st['alarm_at'], st, 'alarm_time', freq)}: the calibration is {worse} "
             f"(the {what} reached {_log10_text(st['log10_threshold'])})."
         )
-        lines.append(
-            f"The change is estimated to start at {_when(st['change_at'], st, 'change_time', freq)}."
-        )
+        lines.append(f"The change is estimated to start at {when(st['change_at'], st, 'change_time', freq)}.")
         lines.append(bound)
     else:
         worse = "any miscalibration" if tol == 0 else f"a calibration error above the tolerance {tol:g}"
@@ -319,10 +318,10 @@ def _summary_rows(monitor, freq):
             f"{_log10_text(st['log10_evidence'])} (alarm at {_log10_text(st['log10_threshold'])})",
         ),
         ("anytime-valid p-value", fmt(st["pvalue"], 3)),
-        ("alarm", "none" if not st["alarm"] else _when(st["alarm_at"], st, "alarm_time", freq)),
+        ("alarm", "none" if not st["alarm"] else when(st["alarm_at"], st, "alarm_time", freq)),
         (
             "estimated change",
-            "none" if st["change_at"] is None else _when(st["change_at"], st, "change_time", freq),
+            "none" if st["change_at"] is None else when(st["change_at"], st, "change_time", freq),
         ),
         ("bins beyond the tolerance", f"{st['bins_above_tolerance']} (time-uniform bands, current segment)"),
     ]
