@@ -73,8 +73,8 @@ def plain(v):
     """``v`` with numpy scalars and arrays as plain Python values, for error messages.
 
     numpy 2 writes a scalar's ``repr`` as ``np.float64(93.4)`` or ``np.str_('yes')``; a message
-    shows the value as the user wrote it: ``93.4``, ``'yes'``. Arrays, lists and tuples become
-    lists of plain values; anything else is returned as it is.
+    shows the value as the user wrote it: ``93.4``, ``'yes'``. Arrays, pandas objects, lists and
+    tuples become lists of plain values; anything else is returned as it is.
 
     Parameters
     ----------
@@ -91,8 +91,8 @@ def plain(v):
     >>> f"{plain(np.float64(93.4))!r} {plain(np.str_('yes'))!r} {plain(np.array([0, 1]))}"
     "93.4 'yes' [0, 1]"
     """
-    if isinstance(v, np.ndarray):
-        return v.tolist()
+    if isinstance(v, np.ndarray) or (hasattr(v, "to_numpy") and np.ndim(v)):  # arrays, pandas objects
+        return np.asarray(v).tolist()
     if isinstance(v, np.generic):
         return v.item()
     if isinstance(v, (list, tuple)):

@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator
 
 from skcal._compat import StrOptions
 from skcal._constraints import PROBABILITY_OPEN, Pair, StrictInterval
+from skcal._validation import plain
 from skcal.monitor._engine import Engine
 from skcal.monitor._engine_state import decode_engine, encode_engine
 from skcal.monitor._input import (
@@ -64,16 +65,6 @@ _PARAMS = (
 _LN10 = math.log(10.0)
 #: Guards the creation of a monitor's lock (each monitor then has its own).
 _LOCK_GUARD = threading.Lock()
-
-
-def _plain(v):
-    if v is None or isinstance(v, str):
-        return v
-    if isinstance(v, (list, tuple, np.ndarray, pd.Index, pd.Series)):
-        return [x.item() if isinstance(x, np.generic) else x for x in np.asarray(v, dtype=object).tolist()]
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
 
 
 def _log10(v):
@@ -333,7 +324,7 @@ class CalibrationMonitor(BaseEstimator):
     # parameters
     # ------------------------------------------------------------------------------------------
     def _frozen_params(self):
-        return {k: _plain(v) for k, v in self.get_params(deep=False).items()}
+        return {k: plain(v) for k, v in self.get_params(deep=False).items()}
 
     def _check_params(self):
         self._validate_params()
@@ -432,8 +423,8 @@ class CalibrationMonitor(BaseEstimator):
         for k, want in expected.items():
             if want is None:
                 continue
-            have = _plain(params[k])
-            want_plain = _plain(want)
+            have = plain(params[k])
+            want_plain = plain(want)
             same = have == want_plain
             if not same and isinstance(have, float | int) and isinstance(want_plain, float | int):
                 same = float(have) == float(want_plain)
@@ -674,7 +665,7 @@ class CalibrationMonitor(BaseEstimator):
     def _class_names(self):
         if self._engine.n_classes == 1:
             return [None]
-        return [_plain(c) for c in self.classes_]
+        return [plain(c) for c in self.classes_]
 
     def _block(self, name):
         return self._engine.block_array(name)
