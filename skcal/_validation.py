@@ -47,6 +47,7 @@ __all__ = [
     "raw_array",
     "reject_nonfinite",
     "reject_strings",
+    "unique_labels",
 ]
 
 #: Tolerance for probability vectors summing to one (multiclass rows, ``predict_proba`` output).
@@ -337,7 +338,7 @@ def check_bin_edges(edges, name="edges"):
     return e
 
 
-def _unique_labels(y):
+def unique_labels(y):
     """``np.unique(y)``, with an O(n) shortcut for numeric labels taking at most two values."""
     if y.dtype.kind in "biuf" and y.size > 0:
         lo, hi = y.min(), y.max()
@@ -444,7 +445,7 @@ def binary_labels(y_true, pos_label, name, *, has_pos_label=True):
         return y.astype(np.float64)
     if y.dtype.kind == "f" and not np.isfinite(y).all():
         raise ValueError(f"{name} contains NaN or infinity; expected binary labels.")
-    classes = _unique_labels(y)
+    classes = unique_labels(y)
     if classes.size > 2:
         raise ValueError(
             f"{name} must hold binary labels (two classes); got {classes.size} classes: "
