@@ -53,7 +53,7 @@ from skcal._io import CSVFormatError, Rows
 from skcal._labels import BinaryLabels
 from skcal._validation import plain
 from skcal.monitor._cli import add_parser as add_monitor_parser
-from skcal.monitor._cli import number_type
+from skcal.monitor._cli import check_flag_columns, number_type
 from skcal.monitor._cli import run as run_monitor
 from skcal.report import CalibrationReport, render_html, render_json, report_from_batches
 from skcal.report._verdict import TEST_LEVEL
@@ -386,10 +386,7 @@ def _time_notes(span, column):
 def _first_order_columns(args, header, models):
     """The model columns of a first-order log (one label column, one probability column per model),
     or None for a log of another kind; the flags' column names checked against ``header``."""
-    for flag, names in (("--ignore", args.ignore), ("--time", [args.time] if args.time else [])):
-        missing = [c for c in names if c not in header]
-        if missing:
-            raise CSVFormatError(f"{flag}: {args.log} has no column {missing[0]!r} (its columns: {header}).")
+    check_flag_columns(args.log, header, ignore=args.ignore, time=args.time)
     if args.label not in header:
         return None
     skip = {args.label, *args.ignore, *([args.time] if args.time else [])}

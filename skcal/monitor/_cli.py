@@ -307,17 +307,19 @@ def add_parser(subparsers):
 # ----------------------------------------------------------------------------------------------
 # the log's columns
 # ----------------------------------------------------------------------------------------------
+def check_flag_columns(log, header, **flags):
+    """Raise naming the first flag (``--NAME``) whose column (or list of columns) ``log`` lacks."""
+    for flag, names in flags.items():
+        missing = [c for c in ([names] if isinstance(names, str) else names or []) if c not in header]
+        if missing:
+            raise CSVFormatError(f"--{flag}: {log} has no column {missing[0]!r} (its columns: {header}).")
+
+
 def _columns(args, header, dtypes):
     """``(model, p_columns, classes)``: the model's probability columns (and classes, multiclass)."""
-    for flag, names in (
-        ("--label", [args.label]),
-        ("--time", [args.time] if args.time else []),
-        ("--segment", [args.segment] if args.segment else []),
-        ("--ignore", args.ignore),
-    ):
-        missing = [c for c in names if c not in header]
-        if missing:
-            raise CSVFormatError(f"{flag}: {args.log} has no column {missing[0]!r} (its columns: {header}).")
+    check_flag_columns(
+        args.log, header, label=args.label, time=args.time, segment=args.segment, ignore=args.ignore
+    )
     skip = {args.label, args.time, args.segment, *args.ignore}
     models = {}
     for c in header:
