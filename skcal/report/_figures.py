@@ -89,8 +89,7 @@ def interval_figure(report):
     """
     names = report.metric_names
     models = report.model_names
-    ncols = min(len(names), 4)
-    nrows = int(np.ceil(len(names) / ncols))
+    nrows, ncols = _layout(len(names), 4)
     fig = new_figure(
         "CalibrationReport.figures",
         figsize=(2.0 + 2.8 * ncols, 0.8 + nrows * (0.9 + 0.34 * len(models))),
