@@ -1,29 +1,12 @@
 """The ``skcal`` command line: calibration reports of a log of predictions, monitoring, the demo.
 
-Commands
---------
-``skcal report LOG [--out report.html]``
-    A calibration report (see :func:`skcal.calibration_report`) of a log of predictions: a CSV
-    (``.csv``, ``.csv.gz``) or parquet file, or a folder of them (CSV and parquet may be mixed;
-    read whole, in the sorted order of their paths). First-order, second-order and multiclass
-    logs are read in memory; a first-order log in a parquet file or a folder is read in batches
-    past memory (:func:`skcal.report.report_from_batches`), or on Dask with ``--dask`` (a local
-    threaded scheduler) or ``--scheduler ADDRESS`` (a running ``distributed`` scheduler;
-    :func:`skcal.dask.calibration_report_dask`).
-``skcal report --demo [--out report.html]``
-    Fits several scikit-learn classifiers and a bagged ensemble on data bundled with
-    scikit-learn, recalibrates the ensemble to second order, writes the report and prints the
-    table.
-``skcal demo``
-    The same as ``skcal report --demo``.
-``skcal monitor LOG --time COL [--out monitor.html]``
-    Anytime-valid calibration monitoring of a log (see :mod:`skcal.monitor`).
-
-Both commands read a log through the same file layer (:mod:`skcal._io`) and column convention
-(:mod:`skcal._columns`), take the same flags for its columns (``--label``, ``--pos-label``,
-``--labels``, ``--model``, ``--ignore``, ``--time``) and exit with the same statuses: 0 fine,
-1 the condition a CI step or a cron job fails on (``report --fail-on``; ``monitor``: the alarm),
-2 bad input or usage, 3 an unexpected internal error (the traceback is printed).
+``skcal report LOG`` (or ``--demo``; ``skcal demo``) writes a calibration report
+(:func:`skcal.calibration_report`) of a log read in memory, in batches past memory
+(:func:`skcal.report.report_from_batches`) or on Dask (:func:`skcal.dask.calibration_report_dask`);
+``skcal monitor LOG`` monitors it (:mod:`skcal.monitor`). Both read a log through the same file
+layer and column convention, take the same column flags and exit with :data:`EXIT_STATUSES`. The
+commands, their flags and the log convention are said once, in the parser's help texts (rendered
+in ``docs/cli.md``).
 """
 
 from __future__ import annotations

@@ -1,37 +1,11 @@
 """The ``skcal monitor`` command: a log of predictions in, a status line, a page and an exit status.
 
-``skcal monitor LOG --time COL --state monitor.json --out monitor.html`` is a nightly job. It
-reads a CSV or parquet file or folder (through :mod:`skcal._io` and :mod:`skcal._columns`, the
-file layer and the column convention every command shares), feeds the rows it has not read
-before to a :class:`~skcal.monitor.CalibrationMonitor`, writes the page (or JSON, or the
-Prometheus text format), saves the state, prints one status line and exits with 1 when the
-alarm is raised, 0 when not, 2 on bad input or usage and 3 on an internal error, so a cron job
-or a CI step can act on it.
-
-A nightly job that cannot double-count
---------------------------------------
-The state (``--state FILE``) keeps, beside the monitor, a *watermark* of what the command has
-consumed (in the monitor's ``source_``, which the state carries unchanged): per file of the log
-its path, size, modification time, SHA-256 and rows, and with ``--time`` the last time and how
-many rows had it. A run reads only what is new:
-
-* a file read before, unchanged (same size and modification time, or the same hash), is
-  skipped, so the same command on the same folder reads nothing ("no new rows", exit 0 unless
-  the alarm is up) and on a grown folder only the new files;
-* a file read before that grew by appending (its first bytes hash as before: a CSV file a
-  logger appends to) is read from its first new row;
-* any other change to a file read before is an error naming it (a log's files do not change
-  once read; to start over, remove the state);
-* with ``--time``, new rows may have the time of the last row read (equal timestamps are
-  allowed: one timestamp per day is fine) but not an earlier one.
-
-The state also records what it watches: the model column, the label column and the label
-mapping, the time and segment columns, the mode and the tolerance (and the other monitor
-parameters). A run whose flags say otherwise is an error that names both values. After an
-alarm, ``--reset`` (or ``--segment COL``, a model-version column whose every new value starts a
-segment) starts a new monitoring segment; the page keeps the history of every segment. The
-state, the page and the other outputs are written atomically (:func:`skcal._io.write_atomic`),
-and only after every new row was read: a run that fails leaves the previous state as it was.
+A nightly job: it feeds the rows it has not read before to a
+:class:`~skcal.monitor.CalibrationMonitor`, writes the page (or JSON, or the Prometheus text
+format), saves the state with a watermark of the files and rows read (in the monitor's
+``source_``) and exits with 1 on an alarm, 0 without, 2 on bad input or usage, 3 on an internal
+error. What a run reads, checks and writes is the ``--help`` epilog (:data:`LOG_CONVENTION`) and
+the user guide's page ``docs/cli.md``, said once there.
 """
 
 from __future__ import annotations
