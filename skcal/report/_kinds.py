@@ -372,6 +372,15 @@ def _binary_metrics(view, suffix=""):
     return {name: catalog_metric(m, view, suffix=suffix) for name, m in binary.items()}
 
 
+def _second_order_catalog(input, votes, suffix, own):
+    """The binary measures on the ``votes`` view, then the measures of ``input`` on the snapshots
+    (``own``: per measure, the fields a kind computes its own way)."""
+    out = _binary_metrics(votes, suffix=suffix)
+    for name, m in measures(input, report=True).items():
+        out[name] = catalog_metric(m, snapshots_view, **own.get(name, {}))
+    return out
+
+
 class _ClassifierKind(ReportKind):
     """Shared by the kinds whose models are classifiers with ``predict_proba``."""
 
@@ -597,11 +606,9 @@ class SecondOrderKind(ReportKind):
         return data, _one_per_row(preds, data.n)
 
     def catalog(self):
-        out = _binary_metrics(votes_view, suffix="; m against each vote")
-        own = {"ce2": {"prepare": ce2_prepare}}  # CE2's degree and ridge chosen once per model by CV
-        for name, m in measures("second_order", report=True).items():
-            out[name] = catalog_metric(m, snapshots_view, **own.get(name, {}))
-        return out
+        # CE2's degree and ridge chosen once per model by CV
+        own = {"ce2": {"prepare": ce2_prepare}}
+        return _second_order_catalog("second_order", votes_view, "; m against each vote", own)
 
     def reliability_inputs(self, data, predictions):
         return (
@@ -718,7 +725,6 @@ class ClassSecondOrderKind(SecondOrderKind):
         return data, _one_per_row(preds, data.n)
 
     def catalog(self):
-        out = _binary_metrics(top_label_votes_view, suffix="; the top label's m against each vote")
         # CE2 with a degree and ridge chosen per class (classwise) or for the top-label task
         own = {
             "ce2_classwise": {
@@ -728,9 +734,8 @@ class ClassSecondOrderKind(SecondOrderKind):
             },
             "ce2_top_label": {"func": ce2_top_label, "prepare": ce2_top_prepare},
         }
-        for name, m in measures("class_second_order", report=True).items():
-            out[name] = catalog_metric(m, snapshots_view, **own.get(name, {}))
-        return out
+        suffix = "; the top label's m against each vote"
+        return _second_order_catalog("class_second_order", top_label_votes_view, suffix, own)
 
     def reliability_inputs(self, data, predictions):
         return (
