@@ -17,7 +17,7 @@ from importlib.metadata import PackageNotFoundError, version
 import numpy as np
 import pandas as pd
 
-from skcal._html import document, figure_html, fmt
+from skcal._html import NO_FIGURES, document, figure_html, fmt
 
 #: Version of the JSON document's layout (see :func:`report_to_dict`).
 JSON_SCHEMA_VERSION = "skcal.report/1"
@@ -437,10 +437,7 @@ def html_section(report, digits=4, level=2, heading=True):
     parts.append("</ul>")
     figs = report.figures
     if not figs:
-        parts.append(
-            '<p class="note">Figures omitted: matplotlib is not installed '
-            "(install it with <code>pip install &quot;skcal[plot]&quot;</code>).</p>"
-        )
+        parts.append(NO_FIGURES)
     words = report.figure_explanations
     parts += [figure_html(title, fig, words.get(title, "")) for title, fig in figs.items()]
     parts.append("</section>")
