@@ -36,7 +36,7 @@ from skcal._io import CSVFormatError, Rows
 from skcal._labels import BinaryLabels
 from skcal._validation import plain
 from skcal.monitor._cli import add_parser as add_monitor_parser
-from skcal.monitor._cli import check_flag_columns, number_type
+from skcal.monitor._cli import check_flag_columns, number_type, progress
 from skcal.monitor._cli import run as run_monitor
 from skcal.report import CalibrationReport, render_html, render_json, report_from_batches
 from skcal.report._verdict import TEST_LEVEL
@@ -400,18 +400,14 @@ def _in_memory(args, models):
     )
     _check_rows(log.n_rows, args)
     y, preds, classes = log.y, log.predictions, log.classes
-    if not args.quiet:
-        kind = (
-            "vote counts"
-            if not hasattr(y, "ndim")
-            else "snapshots"
-            if y.ndim == 2
-            else ("class labels" if classes else "labels")
-        )
-        print(
-            f"[skcal] {args.log}: {log.n_rows} rows, {kind}, {len(preds)} model(s): {', '.join(preds)}",
-            file=sys.stderr,
-        )
+    kind = (
+        "vote counts"
+        if not hasattr(y, "ndim")
+        else "snapshots"
+        if y.ndim == 2
+        else ("class labels" if classes else "labels")
+    )
+    progress(args, f"{args.log}: {log.n_rows} rows, {kind}, {len(preds)} model(s): {', '.join(preds)}")
     settings = _settings(args)
     return CalibrationReport.from_predictions(
         y,
@@ -478,11 +474,7 @@ def _on_dask(args, files, models):
     client = None if args.scheduler is None else _connect(args.scheduler)
     try:
         where = "threads" if client is None else client
-        if not args.quiet:
-            print(
-                f"[skcal] {args.log}: {n:,} rows in {len(files)} parquet file(s) on Dask ({where})",
-                file=sys.stderr,
-            )
+        progress(args, f"{args.log}: {n:,} rows in {len(files)} parquet file(s) on Dask ({where})")
         return calibration_report_dask(
             str(args.log),
             y=args.label,
@@ -506,12 +498,9 @@ def _in_batches(args, files, models):
             "available; give a CSV file, or drop --max-seconds."
         )
     n, rule, span = _scan(args, files)
-    if not args.quiet:
-        print(
-            f"[skcal] {args.log}: {n:,} rows in {len(files)} file(s), {len(models)} model(s): "
-            + ", ".join(models),
-            file=sys.stderr,
-        )
+    progress(
+        args, f"{args.log}: {n:,} rows in {len(files)} file(s), {len(models)} model(s): {', '.join(models)}"
+    )
     columns = [args.label, *models]
 
     def batches():
@@ -694,8 +683,7 @@ def _run_report(args, parser):
         print(r.to_text())
     if args.markdown:
         _write(reports, title, intro, "md", args.markdown)
-    if not args.quiet:
-        print(f"\n[skcal] report written to {args.out}", file=sys.stderr)
+    progress(args, f"report written to {args.out}", "\n")
     return _fail_on_status(reports, args)
 
 

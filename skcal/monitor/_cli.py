@@ -108,6 +108,12 @@ class CommandError(ValueError):
     """A usage error of ``skcal monitor`` found after parsing; exit status 2."""
 
 
+def progress(args, text, before=""):
+    """A progress line ``[skcal] text`` on stderr, unless ``--quiet``."""
+    if not args.quiet:
+        print(f"{before}[skcal] {text}", file=sys.stderr)
+
+
 def number_type(convert, accept, expected, refusal=None):
     """An argparse ``type``: ``convert(text)``, refused unless ``accept(value)``.
 
@@ -780,8 +786,7 @@ def run(args):
         n_read += len(frame)
         done[f] = first + len(frame)
         new_in[f] = new_in.get(f, 0) + len(frame)
-        if not args.quiet:
-            print(f"[skcal] {f}: {new_in[f]:,} new rows ({n_read:,} in this run)", file=sys.stderr)
+        progress(args, f"{f}: {new_in[f]:,} new rows ({n_read:,} in this run)")
     for f, skip, fp in parts:  # every new row read: the watermark moves
         seen_files[_key(args.log, f)] = {**fp, "rows": int(done.get(f, skip))}
     note = ""
@@ -814,6 +819,5 @@ def run(args):
     if args.state is not None:
         _io.write_atomic(args.state, json.dumps(monitor.get_state(), allow_nan=False))
     print(_status_line(monitor, args.format, note))
-    if not args.quiet:
-        print(f"[skcal] {args.format} written to {args.out}", file=sys.stderr)
+    progress(args, f"{args.format} written to {args.out}")
     return 1 if monitor.alarm_ else 0
