@@ -15,7 +15,6 @@ import argparse
 import os
 import sys
 import traceback
-from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 
@@ -39,6 +38,7 @@ from skcal.monitor._cli import add_parser as add_monitor_parser
 from skcal.monitor._cli import check_flag_columns, number_type, progress
 from skcal.monitor._cli import run as run_monitor
 from skcal.report import CalibrationReport, render_html, render_json, report_from_batches
+from skcal.report._render import skcal_version
 from skcal.report._verdict import TEST_LEVEL
 
 __all__ = ["main", "read_predictions_csv", "CSVFormatError", "EXIT_STATUSES"]
@@ -235,7 +235,7 @@ def _build_parser():
         + "; ".join(f"{k} {v.split(' (')[0]}" for k, v in EXIT_STATUSES.items())
         + ".",
     )
-    parser.add_argument("--version", action="version", version=f"skcal {_version()}")
+    parser.add_argument("--version", action="version", version=f"skcal {skcal_version(__version__)}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     rep = sub.add_parser(
@@ -317,13 +317,6 @@ def _build_parser():
     mon = add_monitor_parser(sub)  # skcal monitor (skcal/monitor/_cli.py)
     parser.commands = {"report": rep, "demo": demo, "monitor": mon}
     return parser
-
-
-def _version():
-    try:
-        return version("skcal")
-    except PackageNotFoundError:  # run from a checkout, not installed
-        return __version__
 
 
 # ----------------------------------------------------------------------------------------------

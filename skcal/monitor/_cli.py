@@ -88,18 +88,14 @@ example: a folder logs/ with a file logs/2024-06-01.csv
 _BLOCK_SIZE = CalibrationMonitor().block_size
 #: The time units of ``--false-alarm-every``, in days.
 _SPAN_UNITS = {
-    "h": 1 / 24,
-    "hour": 1 / 24,
-    "hours": 1 / 24,
-    "d": 1.0,
-    "day": 1.0,
-    "days": 1.0,
-    "w": 7.0,
-    "week": 7.0,
-    "weeks": 7.0,
-    "y": 365.0,
-    "year": 365.0,
-    "years": 365.0,
+    unit: days
+    for days, units in (
+        (1 / 24, "h hour hours"),
+        (1.0, "d day days"),
+        (7.0, "w week weeks"),
+        (365.0, "y year years"),
+    )
+    for unit in units.split()
 }
 _FALSE_ALARM = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]*)\s*$")
 

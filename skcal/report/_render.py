@@ -225,12 +225,12 @@ def _num(x):
     return x if np.isfinite(x) else None
 
 
-def skcal_version():
-    """The installed skcal's version (``"unknown"`` when run from a checkout that is not installed)."""
+def skcal_version(default="unknown"):
+    """The installed skcal's version (``default`` when run from a checkout that is not installed)."""
     try:
         return version("skcal")
     except PackageNotFoundError:
-        return "unknown"
+        return default
 
 
 def report_to_dict(report):
