@@ -186,12 +186,8 @@ def ce2_prepare(d, s):
 
 def ce2_classwise_prepare(d, S):
     """Per class, CE2's degree and ridge chosen once per model by 5-fold CV (as for two classes)."""
-    out = {"degree": [], "alpha": []}
-    for j in range(d.n_classes):
-        params = ce2_prepare(SimpleNamespace(Y=d.Y.one_vs_rest(j)), S[:, j])
-        out["degree"].append(params["degree"])
-        out["alpha"].append(params["alpha"])
-    return out
+    per_class = [ce2_prepare(SimpleNamespace(Y=d.Y.one_vs_rest(j)), S[:, j]) for j in range(d.n_classes)]
+    return {key: [params[key] for params in per_class] for key in ("degree", "alpha")}
 
 
 def _ce2_per_class(d, S, degree=None, alpha=None):
