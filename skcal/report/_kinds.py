@@ -243,6 +243,14 @@ class ReportKind:
     headline = ""
     #: View of the data handed to user callables (``callable(*view(data, prediction))``).
     user_view = staticmethod(labels_view)
+    #: View of the data the reliability diagrams and the calibration test draw ``(y, p)`` from.
+    reliability_view = staticmethod(labels_view)
+    #: The reliability diagrams' x label, y label and title.
+    reliability_labels = (
+        "predicted probability",
+        "observed frequency of the positive class",
+        "Reliability diagrams",
+    )
 
     # -- applicability and inputs ----------------------------------------------------------
     @classmethod
@@ -306,7 +314,8 @@ class ReportKind:
 
     def reliability_inputs(self, data, predictions):
         """``(dict model -> (y, p), xlabel, ylabel, title)`` of the reliability diagrams."""
-        raise NotImplementedError
+        inputs = {name: self.reliability_view(data, p) for name, p in predictions.items()}
+        return (inputs, *self.reliability_labels)
 
     def sample_description(self, report):
         return f"{report.n_samples} validation samples"
@@ -451,14 +460,6 @@ class FirstOrderKind(_ClassifierKind):
     def catalog(self):
         return _binary_metrics(labels_view)
 
-    def reliability_inputs(self, data, predictions):
-        return (
-            {name: (data.y, p) for name, p in predictions.items()},
-            "predicted probability",
-            "observed frequency of the positive class",
-            "Reliability diagrams",
-        )
-
     def advice(self, results, miscalibrated):
         if not miscalibrated:
             return [
@@ -486,6 +487,12 @@ class MulticlassKind(_ClassifierKind):
     default_metrics = ("truthful_conf_ce", "classwise_lince", "conf_ece", "accuracy", "brier", "log_loss")
     headline = "truthful_conf_ce"
     user_view = staticmethod(codes_view)
+    reliability_view = staticmethod(top_label_view)
+    reliability_labels = (
+        "top-label confidence",
+        "accuracy of the most probable class",
+        "Top-label reliability diagrams",
+    )
 
     @classmethod
     def accepts(cls, y, predictions):
@@ -522,15 +529,6 @@ class MulticlassKind(_ClassifierKind):
         )
         return out
 
-    def reliability_inputs(self, data, predictions):
-        out = {name: top_label_view(data, P) for name, P in predictions.items()}
-        return (
-            out,
-            "top-label confidence",
-            "accuracy of the most probable class",
-            "Top-label reliability diagrams",
-        )
-
     def test_description(self):
         return "the top-label confidence"
 
@@ -554,6 +552,12 @@ class SecondOrderKind(ReportKind):
     default_metrics = ("ce2", "scdl", "brier", "second_moment_mse", "variance_bias")
     headline = "ce2"
     user_view = staticmethod(snapshots_user_view)
+    reliability_view = staticmethod(votes_view)
+    reliability_labels = (
+        "mean m",
+        "observed frequency of a positive vote",
+        "Reliability of the mean m against every vote",
+    )
 
     @classmethod
     def accepts_target(cls, y):
@@ -605,14 +609,6 @@ class SecondOrderKind(ReportKind):
         # CE2's degree and ridge chosen once per model by CV
         own = {"ce2": {"prepare": ce2_prepare}}
         return _second_order_catalog("second_order", votes_view, "; m against each vote", own)
-
-    def reliability_inputs(self, data, predictions):
-        return (
-            {name: votes_view(data, s) for name, s in predictions.items()},
-            "mean m",
-            "observed frequency of a positive vote",
-            "Reliability of the mean m against every vote",
-        )
 
     def test_inputs(self, data, predictions):
         d = data
@@ -697,6 +693,12 @@ class ClassSecondOrderKind(SecondOrderKind):
     default_metrics = ("ce2_classwise", "ce2_top_label", "smooth_ece", "second_moment_mse", "variance_bias")
     headline = "ce2_classwise"
     user_view = staticmethod(snapshots_view)
+    reliability_view = staticmethod(top_label_votes_view)
+    reliability_labels = (
+        "top-label mean m",
+        "observed frequency of a vote for the top class",
+        "Reliability of the top label's m against every vote",
+    )
 
     @classmethod
     def accepts_target(cls, y):
@@ -732,14 +734,6 @@ class ClassSecondOrderKind(SecondOrderKind):
         }
         suffix = "; the top label's m against each vote"
         return _second_order_catalog("class_second_order", top_label_votes_view, suffix, own)
-
-    def reliability_inputs(self, data, predictions):
-        return (
-            {name: top_label_votes_view(data, s) for name, s in predictions.items()},
-            "top-label mean m",
-            "observed frequency of a vote for the top class",
-            "Reliability of the top label's m against every vote",
-        )
 
     def test_inputs(self, data, predictions):
         # one vote per row drawn uniformly among its votes (seeded), against the top label's m
