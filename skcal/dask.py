@@ -77,13 +77,11 @@ __all__ = [
 class MeasureSpec:
     """How :func:`evaluate` builds the statistics of one measure, from its catalogue entry.
 
-    ``statistics`` names the :class:`~skcal.stats.BaseStatistics` subclass (``"module:Class"``;
-    ``klass`` is the class), whose ``update(y, p, sample_weight=None)`` takes one partition;
-    ``kwargs`` are its default arguments, ``label_args`` which of ``evaluate``'s ``pos_label`` /
-    ``labels`` it takes, ``inputs`` ``"first_order"`` (labels, and probabilities or the score ``m``)
-    or ``"second_order"`` (snapshots and ``(m, sigma2)``), ``status`` how exact it is (the guide's
-    table is built from it) and ``strategy`` the default binning rule of a binned measure's
-    in-memory function. ``compute_params`` (the class's ``_compute_only_params``) change what
+    The fields are the entry's (:class:`skcal._catalog.Measure`): ``statistics`` names its
+    statistics class (``"module:Class"``; ``klass`` is the class), ``kwargs`` are its ``params``,
+    ``label_args`` and ``strategy`` are as there, ``inputs`` is ``"second_order"`` (snapshots and
+    ``(m, sigma2)``) or ``"first_order"``, and ``status`` is its ``dask`` text (the guide's table is
+    built from it). ``compute_params`` (the class's ``_compute_only_params``) change what
     ``compute`` returns, never the state: measures whose statistics differ only in them share one
     state in :func:`evaluate`'s pass (the binned family on the same bins is one set of sums).
     """
