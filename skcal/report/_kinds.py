@@ -350,7 +350,7 @@ class ReportKind:
     def figure_explanations(self, report):
         """Dict title -> a paragraph saying in words what the figure shows."""
         level = int(round(100 * report.confidence_level))
-        inputs, _, _, title = self.reliability_inputs(report.data, report.predictions)
+        title = self.reliability_labels[2]
         return {
             title: (
                 "One panel per model. Blue points: the observed frequency of the outcome in each bin of "
@@ -640,7 +640,7 @@ class SecondOrderKind(ReportKind):
 
     def figure_explanations(self, report):
         out = super().figure_explanations(report)
-        inputs, _, _, title = self.reliability_inputs(report.data, report.predictions)
+        title = self.reliability_labels[2]
         out[title] = (
             "First-order check of the mean: each panel compares a model's mean m with how often a vote is "
             "positive. " + out[title].split(". ", 1)[1]
@@ -773,7 +773,7 @@ class ClassSecondOrderKind(SecondOrderKind):
 
     def figure_explanations(self, report):
         out = ReportKind.figure_explanations(self, report)
-        inputs, _, _, title = self.reliability_inputs(report.data, report.predictions)
+        title = self.reliability_labels[2]
         generic = out[title]
         out[title] = (
             "First-order check of the top label: each panel compares a model's mean m of each row's most "
