@@ -859,18 +859,14 @@ class CalibrationMonitor(BaseEstimator):
             "guarantee": self.guarantee(),
         }
         if eng.time_kind is not None:
-            last = self._block("time_last")
-            first = self._block("time_first")
             base = eng.segments[-1]["first_block"]
+
+            def time_of(block, field):  # a block of the current segment: its first or last time
+                return None if block is None else _time_value(eng.time_kind, self._block(field)[base + block])
+
             out["last_time"] = _time_value(eng.time_kind, eng.last_time)
-            out["alarm_time"] = (
-                None if eng.alarm_block is None else _time_value(eng.time_kind, last[base + eng.alarm_block])
-            )
-            out["change_time"] = (
-                None
-                if eng.change_block is None
-                else _time_value(eng.time_kind, first[base + eng.change_block])
-            )
+            out["alarm_time"] = time_of(eng.alarm_block, "time_last")
+            out["change_time"] = time_of(eng.change_block, "time_first")
         if eng.time_kind == "datetime":
             out["rows_per_day"] = self.rows_per_day()
         return out
