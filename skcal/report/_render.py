@@ -243,9 +243,7 @@ def report_to_dict(report):
                 {
                     "model": model,
                     "metric": name,
-                    "value": _num(t.loc[model, "value"]),
-                    "low": _num(t.loc[model, "low"]),
-                    "high": _num(t.loc[model, "high"]),
+                    **{field: _num(t.loc[model, field]) for field in ("value", "low", "high")},
                     "rank": int(t.loc[model, "rank"]),
                     "p_best": _num(t.loc[model, "p_best"]),
                     "details": {
