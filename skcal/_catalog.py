@@ -330,7 +330,10 @@ def variance_bias_rows(snapshots, scores):
 
 def variance_bias(snapshots, scores):
     """Mean stated variance minus the unbiased estimate of the mean squared error ``(f* - m)^2``."""
-    t1, t2, _ = snapshot_targets(snapshots)
+    return _variance_bias(*snapshot_targets(snapshots)[:2], scores)
+
+
+def _variance_bias(t1, t2, scores):
     return float(np.mean(scores[:, 1]) - np.mean(squared_error_estimate(t1, t2, scores[:, 0])))
 
 
@@ -349,8 +352,7 @@ def classwise_second_moment_mse(counts, scores):
 def top_label_variance_bias(counts, scores):
     """:func:`variance_bias` of the top label (each row's class of largest ``m``)."""
     S, V = top_label_task(counts, scores)
-    t1, t2 = V.targets()
-    return float(np.mean(S[:, 1]) - np.mean(squared_error_estimate(t1, t2, S[:, 0])))
+    return _variance_bias(*V.targets(), S)
 
 
 def ce2_classwise(snapshots, scores, **kwargs):

@@ -14,7 +14,13 @@ import io
 
 import numpy as np
 
-__all__ = ["CSS", "fmt", "png_base64", "figure_html", "document"]
+__all__ = ["CSS", "NO_FIGURES", "fmt", "png_base64", "figure_html", "document"]
+
+#: What a page says in place of its figures when matplotlib is not installed.
+NO_FIGURES = (
+    '<p class="note">Figures omitted: matplotlib is not installed (install it with '
+    "<code>pip install &quot;skcal[plot]&quot;</code>).</p>"
+)
 
 CSS = """
 .skcal-report { font-family: system-ui, sans-serif; color: #222; line-height: 1.45; max-width: 1200px;

@@ -47,6 +47,7 @@ __all__ = [
     "raw_array",
     "reject_nonfinite",
     "reject_strings",
+    "unique_labels",
 ]
 
 #: Tolerance for probability vectors summing to one (multiclass rows, ``predict_proba`` output).
@@ -73,8 +74,8 @@ def plain(v):
     """``v`` with numpy scalars and arrays as plain Python values, for error messages.
 
     numpy 2 writes a scalar's ``repr`` as ``np.float64(93.4)`` or ``np.str_('yes')``; a message
-    shows the value as the user wrote it: ``93.4``, ``'yes'``. Arrays, lists and tuples become
-    lists of plain values; anything else is returned as it is.
+    shows the value as the user wrote it: ``93.4``, ``'yes'``. Arrays, pandas objects, lists and
+    tuples become lists of plain values; anything else is returned as it is.
 
     Parameters
     ----------
@@ -91,8 +92,8 @@ def plain(v):
     >>> f"{plain(np.float64(93.4))!r} {plain(np.str_('yes'))!r} {plain(np.array([0, 1]))}"
     "93.4 'yes' [0, 1]"
     """
-    if isinstance(v, np.ndarray):
-        return v.tolist()
+    if isinstance(v, np.ndarray) or (hasattr(v, "to_numpy") and np.ndim(v)):  # arrays, pandas objects
+        return np.asarray(v).tolist()
     if isinstance(v, np.generic):
         return v.item()
     if isinstance(v, (list, tuple)):
@@ -337,7 +338,7 @@ def check_bin_edges(edges, name="edges"):
     return e
 
 
-def _unique_labels(y):
+def unique_labels(y):
     """``np.unique(y)``, with an O(n) shortcut for numeric labels taking at most two values."""
     if y.dtype.kind in "biuf" and y.size > 0:
         lo, hi = y.min(), y.max()
@@ -444,7 +445,7 @@ def binary_labels(y_true, pos_label, name, *, has_pos_label=True):
         return y.astype(np.float64)
     if y.dtype.kind == "f" and not np.isfinite(y).all():
         raise ValueError(f"{name} contains NaN or infinity; expected binary labels.")
-    classes = _unique_labels(y)
+    classes = unique_labels(y)
     if classes.size > 2:
         raise ValueError(
             f"{name} must hold binary labels (two classes); got {classes.size} classes: "

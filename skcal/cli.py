@@ -1,29 +1,12 @@
 """The ``skcal`` command line: calibration reports of a log of predictions, monitoring, the demo.
 
-Commands
---------
-``skcal report LOG [--out report.html]``
-    A calibration report (see :func:`skcal.calibration_report`) of a log of predictions: a CSV
-    (``.csv``, ``.csv.gz``) or parquet file, or a folder of them (CSV and parquet may be mixed;
-    read whole, in the sorted order of their paths). First-order, second-order and multiclass
-    logs are read in memory; a first-order log in a parquet file or a folder is read in batches
-    past memory (:func:`skcal.report.report_from_batches`), or on Dask with ``--dask`` (a local
-    threaded scheduler) or ``--scheduler ADDRESS`` (a running ``distributed`` scheduler;
-    :func:`skcal.dask.calibration_report_dask`).
-``skcal report --demo [--out report.html]``
-    Fits several scikit-learn classifiers and a bagged ensemble on data bundled with
-    scikit-learn, recalibrates the ensemble to second order, writes the report and prints the
-    table.
-``skcal demo``
-    The same as ``skcal report --demo``.
-``skcal monitor LOG --time COL [--out monitor.html]``
-    Anytime-valid calibration monitoring of a log (see :mod:`skcal.monitor`).
-
-Both commands read a log through the same file layer (:mod:`skcal._io`) and column convention
-(:mod:`skcal._columns`), take the same flags for its columns (``--label``, ``--pos-label``,
-``--labels``, ``--model``, ``--ignore``, ``--time``) and exit with the same statuses: 0 fine,
-1 the condition a CI step or a cron job fails on (``report --fail-on``; ``monitor``: the alarm),
-2 bad input or usage, 3 an unexpected internal error (the traceback is printed).
+``skcal report LOG`` (or ``--demo``; ``skcal demo``) writes a calibration report
+(:func:`skcal.calibration_report`) of a log read in memory, in batches past memory
+(:func:`skcal.report.report_from_batches`) or on Dask (:func:`skcal.dask.calibration_report_dask`);
+``skcal monitor LOG`` monitors it (:mod:`skcal.monitor`). Both read a log through the same file
+layer and column convention, take the same column flags and exit with :data:`EXIT_STATUSES`. The
+commands, their flags and the log convention are said once, in the parser's help texts (rendered
+in ``docs/cli.md``).
 """
 
 from __future__ import annotations
@@ -32,7 +15,6 @@ import argparse
 import os
 import sys
 import traceback
-from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 
@@ -53,8 +35,10 @@ from skcal._io import CSVFormatError, Rows
 from skcal._labels import BinaryLabels
 from skcal._validation import plain
 from skcal.monitor._cli import add_parser as add_monitor_parser
+from skcal.monitor._cli import check_flag_columns, number_type, progress
 from skcal.monitor._cli import run as run_monitor
 from skcal.report import CalibrationReport, render_html, render_json, report_from_batches
+from skcal.report._render import skcal_version
 from skcal.report._verdict import TEST_LEVEL
 
 __all__ = ["main", "read_predictions_csv", "CSVFormatError", "EXIT_STATUSES"]
@@ -143,34 +127,15 @@ BAD_INPUT = (CSVFormatError, _io.LogFormatError, _io.OutputError, CommandError, 
 # ----------------------------------------------------------------------------------------------
 # argument parsing
 # ----------------------------------------------------------------------------------------------
-def _positive_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v}")
-    return v
-
-
-def _positive_float(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not (v > 0.0 and v < float("inf")):
-        raise argparse.ArgumentTypeError(f"expected a positive finite number of seconds, got {text}")
-    return v
-
-
-def _n_jobs(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v == 0:
-        raise argparse.ArgumentTypeError("0 jobs do nothing: give a positive count, or -1 for every core")
-    return v
+_positive_int = number_type(int, lambda v: v >= 0, ("an integer", "a non-negative integer"))
+_positive_float = number_type(
+    float,
+    lambda v: 0.0 < v < float("inf"),
+    ("a number of seconds", "a positive finite number of seconds"),
+)
+_n_jobs = number_type(
+    int, lambda v: v != 0, ("an integer",), "0 jobs do nothing: give a positive count, or -1 for every core"
+)
 
 
 def _fail_on(text):
@@ -270,7 +235,7 @@ def _build_parser():
         + "; ".join(f"{k} {v.split(' (')[0]}" for k, v in EXIT_STATUSES.items())
         + ".",
     )
-    parser.add_argument("--version", action="version", version=f"skcal {_version()}")
+    parser.add_argument("--version", action="version", version=f"skcal {skcal_version(__version__)}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     rep = sub.add_parser(
@@ -354,13 +319,6 @@ def _build_parser():
     return parser
 
 
-def _version():
-    try:
-        return version("skcal")
-    except PackageNotFoundError:  # run from a checkout, not installed
-        return __version__
-
-
 # ----------------------------------------------------------------------------------------------
 # reading the log
 # ----------------------------------------------------------------------------------------------
@@ -404,10 +362,7 @@ def _time_notes(span, column):
 def _first_order_columns(args, header, models):
     """The model columns of a first-order log (one label column, one probability column per model),
     or None for a log of another kind; the flags' column names checked against ``header``."""
-    for flag, names in (("--ignore", args.ignore), ("--time", [args.time] if args.time else [])):
-        missing = [c for c in names if c not in header]
-        if missing:
-            raise CSVFormatError(f"{flag}: {args.log} has no column {missing[0]!r} (its columns: {header}).")
+    check_flag_columns(args.log, header, ignore=args.ignore, time=args.time)
     if args.label not in header:
         return None
     skip = {args.label, *args.ignore, *([args.time] if args.time else [])}
@@ -438,18 +393,14 @@ def _in_memory(args, models):
     )
     _check_rows(log.n_rows, args)
     y, preds, classes = log.y, log.predictions, log.classes
-    if not args.quiet:
-        kind = (
-            "vote counts"
-            if not hasattr(y, "ndim")
-            else "snapshots"
-            if y.ndim == 2
-            else ("class labels" if classes else "labels")
-        )
-        print(
-            f"[skcal] {args.log}: {log.n_rows} rows, {kind}, {len(preds)} model(s): {', '.join(preds)}",
-            file=sys.stderr,
-        )
+    kind = (
+        "vote counts"
+        if not hasattr(y, "ndim")
+        else "snapshots"
+        if y.ndim == 2
+        else ("class labels" if classes else "labels")
+    )
+    progress(args, f"{args.log}: {log.n_rows} rows, {kind}, {len(preds)} model(s): {', '.join(preds)}")
     settings = _settings(args)
     return CalibrationReport.from_predictions(
         y,
@@ -516,11 +467,7 @@ def _on_dask(args, files, models):
     client = None if args.scheduler is None else _connect(args.scheduler)
     try:
         where = "threads" if client is None else client
-        if not args.quiet:
-            print(
-                f"[skcal] {args.log}: {n:,} rows in {len(files)} parquet file(s) on Dask ({where})",
-                file=sys.stderr,
-            )
+        progress(args, f"{args.log}: {n:,} rows in {len(files)} parquet file(s) on Dask ({where})")
         return calibration_report_dask(
             str(args.log),
             y=args.label,
@@ -544,12 +491,9 @@ def _in_batches(args, files, models):
             "available; give a CSV file, or drop --max-seconds."
         )
     n, rule, span = _scan(args, files)
-    if not args.quiet:
-        print(
-            f"[skcal] {args.log}: {n:,} rows in {len(files)} file(s), {len(models)} model(s): "
-            + ", ".join(models),
-            file=sys.stderr,
-        )
+    progress(
+        args, f"{args.log}: {n:,} rows in {len(files)} file(s), {len(models)} model(s): {', '.join(models)}"
+    )
     columns = [args.label, *models]
 
     def batches():
@@ -601,18 +545,9 @@ def _report_of_log(args):
 # ----------------------------------------------------------------------------------------------
 # --fail-on
 # ----------------------------------------------------------------------------------------------
-def primary_measure(report):
-    """The report's primary measure: the one its table ranks by and its verdict speaks of."""
-    return report.primary_metric
-
-
-def _test_level():
-    return TEST_LEVEL  # the level of the verdict's "miscalibrated"
-
-
 def _worse_than(report, ref, confidence):
     """``[(model, what)]``: the models worse than ``ref`` on the primary measure (see ``--fail-on``)."""
-    metric = primary_measure(report)
+    metric = report.primary_metric
     j = report.metric_names.index(metric)
     names = list(report.model_names)
     r = names.index(ref)
@@ -661,7 +596,7 @@ def _fail_on_status(reports, args):
     for kind, name in args.fail_on:
         for rep in reports:
             if kind == "miscalibrated":
-                level = _test_level()
+                level = TEST_LEVEL  # the level of the verdict's "miscalibrated"
                 tests = rep.calibration_tests
                 bad = [] if tests is None else [m for m in rep.model_names if tests.loc[m, "pvalue"] < level]
                 if bad:
@@ -741,8 +676,7 @@ def _run_report(args, parser):
         print(r.to_text())
     if args.markdown:
         _write(reports, title, intro, "md", args.markdown)
-    if not args.quiet:
-        print(f"\n[skcal] report written to {args.out}", file=sys.stderr)
+    progress(args, f"report written to {args.out}", "\n")
     return _fail_on_status(reports, args)
 
 

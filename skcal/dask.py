@@ -77,13 +77,11 @@ __all__ = [
 class MeasureSpec:
     """How :func:`evaluate` builds the statistics of one measure, from its catalogue entry.
 
-    ``statistics`` names the :class:`~skcal.stats.BaseStatistics` subclass (``"module:Class"``;
-    ``klass`` is the class), whose ``update(y, p, sample_weight=None)`` takes one partition;
-    ``kwargs`` are its default arguments, ``label_args`` which of ``evaluate``'s ``pos_label`` /
-    ``labels`` it takes, ``inputs`` ``"first_order"`` (labels, and probabilities or the score ``m``)
-    or ``"second_order"`` (snapshots and ``(m, sigma2)``), ``status`` how exact it is (the guide's
-    table is built from it) and ``strategy`` the default binning rule of a binned measure's
-    in-memory function. ``compute_params`` (the class's ``_compute_only_params``) change what
+    The fields are the entry's (:class:`skcal._catalog.Measure`): ``statistics`` names its
+    statistics class (``"module:Class"``; ``klass`` is the class), ``kwargs`` are its ``params``,
+    ``label_args`` and ``strategy`` are as there, ``inputs`` is ``"second_order"`` (snapshots and
+    ``(m, sigma2)``) or ``"first_order"``, and ``status`` is its ``dask`` text (the guide's table is
+    built from it). ``compute_params`` (the class's ``_compute_only_params``) change what
     ``compute`` returns, never the state: measures whose statistics differ only in them share one
     state in :func:`evaluate`'s pass (the binned family on the same bins is one set of sums).
     """
@@ -251,18 +249,20 @@ def _tree_reduce(recipes, partitions, split_every, offsets=None):
         level = [leaf(shared, y, p, w) for y, p, w in partitions]
     else:
         level = [leaf(shared, y, p, w, int(o)) for (y, p, w), o in zip(partitions, offsets, strict=True)]
+    return _tree(level, merge, split_every)
+
+
+def _tree(level, combine, split_every):
+    """The root of ``combine`` applied up a tree over ``level``, ``split_every`` at a time."""
     while len(level) > 1:
-        level = [merge(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
+        level = [combine(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
     return level[0]
 
 
 def _label_set(y_parts, split_every):
     uniq = dask.delayed(lambda y: np.unique(_to_numpy(y)), pure=True)
     union = dask.delayed(lambda *u: np.unique(np.concatenate(u)), pure=True)
-    level = [uniq(y) for y in y_parts]
-    while len(level) > 1:
-        level = [union(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
-    return level[0]
+    return _tree([uniq(y) for y in y_parts], union, split_every)
 
 
 def _share_key(recipe):
@@ -309,11 +309,9 @@ def _reduce(templates, partitions, split_every, scheduler, *, offsets=None, use_
     return out
 
 
-# =============================================================================================
-# Quantile bins, exactly, by extra passes (strategy="quantile" for the binned and truthful
-# measures). Everything of this feature is in this block; evaluate() calls _quantile_passes()
-# before building its templates and passes its row offsets to the main pass's _reduce().
-# =============================================================================================
+# ---------------------------------------------------------------------------------------------
+# quantile bins, exactly, by extra passes (strategy="quantile" of the binned and truthful measures)
+# ---------------------------------------------------------------------------------------------
 #: statistics class -> the kind of quantile bins of its in-memory function
 _QUANTILE_KINDS = {
     BinnedStatistics: "percentile",
@@ -390,11 +388,6 @@ def _quantile_passes(specs, y, partitions, labels, pos_label, split_every, sched
         specs[i] = (name, spec, {**rest, key: sel.result()})
         use_offset[i] = kind != "percentile"
     return use_offset, offsets
-
-
-# =============================================================================================
-# end of the quantile block
-# =============================================================================================
 
 
 # ---------------------------------------------------------------------------------------------
@@ -627,10 +620,8 @@ def evaluate_dataframe(df, *, y, p, measures=("brier", "log_loss", "accuracy"), 
     >>> round(out["accuracy"], 6)
     1.0
     """
-    yy = df[y]
-    pp = df[p]
     ww = None if sample_weight is None else df[sample_weight]
-    return evaluate(yy, pp, measures, sample_weight=ww, **kwargs)
+    return evaluate(df[y], df[p], measures, sample_weight=ww, **kwargs)
 
 
 @validate_params(

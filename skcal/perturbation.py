@@ -15,7 +15,7 @@ from sklearn.utils import check_random_state
 
 from skcal._compat import check_is_fitted, fit_context, validate_data
 from skcal._constraints import BANDWIDTH, OUT_OF_BOUNDS, RANDOM_STATE
-from skcal._validation import SIGMA2_MAX, as_float_array, check_scores, reject_strings
+from skcal._validation import SIGMA2_MAX, as_float_array, check_range, check_scores, reject_strings
 from skcal.sech import sech_pdf, sech_ppf, uniform_draws
 from skcal.votes import check_class_scores, flat_class_scores
 
@@ -164,15 +164,8 @@ class SechPerturber(TransformerMixin, BaseEstimator):
                 return flat_class_scores(S), bounds
             return check_scores(X, name="X (scores)", out_of_bounds=self.out_of_bounds), bounds
         X = X.copy()
-        for j, (lo, hi) in enumerate(bounds):
-            col = X[:, j]
-            if self.out_of_bounds == "clip":
-                X[:, j] = np.clip(col, lo, hi)
-            elif col.min() < lo or col.max() > hi:
-                raise ValueError(
-                    f"X[:, {j}] must lie in [{lo:g}, {hi:g}] (bounds); got values in "
-                    f"[{col.min():.6g}, {col.max():.6g}]."
-                )
+        for j, (lo, hi) in enumerate(bounds):  # bounds=: the box each column must lie in
+            X[:, j] = check_range(X[:, j], f"X[:, {j}] (bounds)", lo, hi, out_of_bounds=self.out_of_bounds)
         return X, bounds
 
     @fit_context(prefer_skip_nested_validation=True)

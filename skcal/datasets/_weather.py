@@ -24,17 +24,10 @@ def _read_judgments():
     """The bundled file as arrays ``(worker, task, label, gold)`` (all 6030 rows, file order)."""
     with resources.files(DATA_MODULE).joinpath(_DATA_FILE).open("rb") as fh:
         text = gzip.decompress(fh.read()).decode("ascii")
-    cols = np.array(text.split(), dtype=str)
-    table = np.char.split(cols, ",")
-    table = np.array(table.tolist(), dtype=str)
+    table = np.array([line.split(",") for line in text.split()], dtype=str)
     if table.ndim != 2 or table.shape[1] != 5:
         raise RuntimeError(f"{_DATA_FILE} is corrupt: expected 5 columns; got shape {table.shape}.")
-    return (
-        table[:, 0],
-        table[:, 1].astype(np.int64),
-        table[:, 2].astype(np.int64),
-        table[:, 3].astype(np.int64),
-    )
+    return (table[:, 0], *(table[:, j].astype(np.int64) for j in (1, 2, 3)))
 
 
 @validate_params({"return_X_y": ["boolean"], "as_frame": ["boolean"]}, prefer_skip_nested_validation=True)

@@ -37,7 +37,6 @@ The formulas and the choices are stated in the private modules, one concept each
 """
 
 from skcal.monitor._monitor import (
-    DAILY_SPAN_DAYS,
     DEFAULT_HORIZON,
     DEFAULT_TOLERANCE,
     DETECT_MEMORY_ROWS,
@@ -46,6 +45,7 @@ from skcal.monitor._monitor import (
 from skcal.monitor._page import render_html
 from skcal.monitor._prometheus import render_prometheus
 from skcal.monitor._state import STATE_VERSION
+from skcal.monitor._tables import DAILY_SPAN_DAYS
 
 __all__ = [
     "CalibrationMonitor",

@@ -60,13 +60,7 @@ its state from one call to the next through a sequential ``ufunc.accumulate``, a
 bins or components has a fixed order, so a path computed in one call or in several is the same,
 bit for bit.
 
-References
-----------
-G. Shafer and V. Vovk, *Game-Theoretic Foundations for Probability and Finance*, Wiley, 2019.
-I. Waudby-Smith and A. Ramdas, "Estimating means of bounded random variables by betting",
-JRSS-B 86(1), 2024.
-S. Arnold, A. Henzi and J. F. Ziegel, "Sequentially valid tests for forecast calibration",
-Annals of Applied Statistics 17(3), 2023.
+The references are those of :class:`skcal.monitor.CalibrationMonitor`.
 """
 
 from __future__ import annotations

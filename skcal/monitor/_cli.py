@@ -1,37 +1,11 @@
 """The ``skcal monitor`` command: a log of predictions in, a status line, a page and an exit status.
 
-``skcal monitor LOG --time COL --state monitor.json --out monitor.html`` is a nightly job. It
-reads a CSV or parquet file or folder (through :mod:`skcal._io` and :mod:`skcal._columns`, the
-file layer and the column convention every command shares), feeds the rows it has not read
-before to a :class:`~skcal.monitor.CalibrationMonitor`, writes the page (or JSON, or the
-Prometheus text format), saves the state, prints one status line and exits with 1 when the
-alarm is raised, 0 when not, 2 on bad input or usage and 3 on an internal error, so a cron job
-or a CI step can act on it.
-
-A nightly job that cannot double-count
---------------------------------------
-The state (``--state FILE``) keeps, beside the monitor, a *watermark* of what the command has
-consumed (in the monitor's ``source_``, which the state carries unchanged): per file of the log
-its path, size, modification time, SHA-256 and rows, and with ``--time`` the last time and how
-many rows had it. A run reads only what is new:
-
-* a file read before, unchanged (same size and modification time, or the same hash), is
-  skipped, so the same command on the same folder reads nothing ("no new rows", exit 0 unless
-  the alarm is up) and on a grown folder only the new files;
-* a file read before that grew by appending (its first bytes hash as before: a CSV file a
-  logger appends to) is read from its first new row;
-* any other change to a file read before is an error naming it (a log's files do not change
-  once read; to start over, remove the state);
-* with ``--time``, new rows may have the time of the last row read (equal timestamps are
-  allowed: one timestamp per day is fine) but not an earlier one.
-
-The state also records what it watches: the model column, the label column and the label
-mapping, the time and segment columns, the mode and the tolerance (and the other monitor
-parameters). A run whose flags say otherwise is an error that names both values. After an
-alarm, ``--reset`` (or ``--segment COL``, a model-version column whose every new value starts a
-segment) starts a new monitoring segment; the page keeps the history of every segment. The
-state, the page and the other outputs are written atomically (:func:`skcal._io.write_atomic`),
-and only after every new row was read: a run that fails leaves the previous state as it was.
+A nightly job: it feeds the rows it has not read before to a
+:class:`~skcal.monitor.CalibrationMonitor`, writes the page (or JSON, or the Prometheus text
+format), saves the state with a watermark of the files and rows read (in the monitor's
+``source_``) and exits with 1 on an alarm, 0 without, 2 on bad input or usage, 3 on an internal
+error. What a run reads, checks and writes is the ``--help`` epilog (:data:`LOG_CONVENTION`) and
+the user guide's page ``docs/cli.md``, said once there.
 """
 
 from __future__ import annotations
@@ -60,7 +34,7 @@ from skcal._constraints import open_unit_interval
 from skcal._io import CSVFormatError, Rows
 from skcal._labels import BinaryLabels, canonical_label, class_codes, first_seen
 from skcal.monitor._monitor import DEFAULT_TOLERANCE, CalibrationMonitor
-from skcal.monitor._page import format_time, render_html
+from skcal.monitor._page import render_html, when
 from skcal.monitor._prometheus import render_prometheus
 
 __all__ = ["add_parser", "run", "LOG_CONVENTION", "JSON_SCHEMA_VERSION", "SOURCE_VERSION"]
@@ -114,18 +88,14 @@ example: a folder logs/ with a file logs/2024-06-01.csv
 _BLOCK_SIZE = CalibrationMonitor().block_size
 #: The time units of ``--false-alarm-every``, in days.
 _SPAN_UNITS = {
-    "h": 1 / 24,
-    "hour": 1 / 24,
-    "hours": 1 / 24,
-    "d": 1.0,
-    "day": 1.0,
-    "days": 1.0,
-    "w": 7.0,
-    "week": 7.0,
-    "weeks": 7.0,
-    "y": 365.0,
-    "year": 365.0,
-    "years": 365.0,
+    unit: days
+    for days, units in (
+        (1 / 24, "h hour hours"),
+        (1.0, "d day days"),
+        (7.0, "w week weeks"),
+        (365.0, "y year years"),
+    )
+    for unit in units.split()
 }
 _FALSE_ALARM = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]*)\s*$")
 
@@ -134,24 +104,33 @@ class CommandError(ValueError):
     """A usage error of ``skcal monitor`` found after parsing; exit status 2."""
 
 
-def _count(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
-    return v
+def progress(args, text, before=""):
+    """A progress line ``[skcal] text`` on stderr, unless ``--quiet``."""
+    if not args.quiet:
+        print(f"{before}[skcal] {text}", file=sys.stderr)
 
 
-def _tolerance(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
-    if not 0.0 <= v < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text}")
-    return v
+def number_type(convert, accept, expected, refusal=None):
+    """An argparse ``type``: ``convert(text)``, refused unless ``accept(value)``.
+
+    ``expected`` names what is expected, for text that does not convert and (its last item) for
+    a value refused; ``refusal``, when given, is the whole message for a value refused.
+    """
+
+    def parse(text):
+        try:
+            v = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected[0]}, got {text!r}") from None
+        if not accept(v):
+            raise argparse.ArgumentTypeError(refusal or f"expected {expected[-1]}, got {text}")
+        return v
+
+    return parse
+
+
+_count = number_type(int, lambda v: v >= 1, ("a positive integer",))
+_tolerance = number_type(float, lambda v: 0.0 <= v < 1.0, ("a number in [0, 1)",))
 
 
 def false_alarm_every(text):
@@ -304,17 +283,19 @@ def add_parser(subparsers):
 # ----------------------------------------------------------------------------------------------
 # the log's columns
 # ----------------------------------------------------------------------------------------------
+def check_flag_columns(log, header, **flags):
+    """Raise naming the first flag (``--NAME``) whose column (or list of columns) ``log`` lacks."""
+    for flag, names in flags.items():
+        missing = [c for c in ([names] if isinstance(names, str) else names or []) if c not in header]
+        if missing:
+            raise CSVFormatError(f"--{flag}: {log} has no column {missing[0]!r} (its columns: {header}).")
+
+
 def _columns(args, header, dtypes):
     """``(model, p_columns, classes)``: the model's probability columns (and classes, multiclass)."""
-    for flag, names in (
-        ("--label", [args.label]),
-        ("--time", [args.time] if args.time else []),
-        ("--segment", [args.segment] if args.segment else []),
-        ("--ignore", args.ignore),
-    ):
-        missing = [c for c in names if c not in header]
-        if missing:
-            raise CSVFormatError(f"{flag}: {args.log} has no column {missing[0]!r} (its columns: {header}).")
+    check_flag_columns(
+        args.log, header, label=args.label, time=args.time, segment=args.segment, ignore=args.ignore
+    )
     skip = {args.label, args.time, args.segment, *args.ignore}
     models = {}
     for c in header:
@@ -622,10 +603,6 @@ def _status_line(monitor, fmt, note=""):
     if fmt == "json":
         return json.dumps({**_jsonable(st), "note": note or None}, allow_nan=False)
 
-    def when(row, key):  # a datetime to the minute, as the page's daily periods print it
-        t = st.get(key)
-        return f"row {row:,}" + (f" ({format_time(t, 'day')})" if t is not None else "")
-
     level = f"{100 * (1 - st['alpha']):g}%"
     lcb = st["calibration_error_lcb"]
     bound = f"the calibration error is at least {lcb:.3g} ({level} lower bound, valid whenever read)"
@@ -638,9 +615,10 @@ def _status_line(monitor, fmt, note=""):
     )
     if st["alarm"]:
         text = (
-            f"ALARM at {when(st['alarm_at'], 'alarm_time')}{seg}: the calibration error {what} the tolerance "
-            f"{st['tolerance']:g}; {bound}; estimated change at {when(st['change_at'], 'change_time')}; "
-            f"{st['rows']:,} rows, p-value {st['pvalue']:.3g}"
+            f"ALARM at {when(st['alarm_at'], st, 'alarm_time', 'day')}{seg}: the calibration error {what} "
+            f"the tolerance {st['tolerance']:g}; {bound}; estimated change at "
+            f"{when(st['change_at'], st, 'change_time', 'day')}; {st['rows']:,} rows, "
+            f"p-value {st['pvalue']:.3g}"
         )
     else:
         text = (
@@ -804,8 +782,7 @@ def run(args):
         n_read += len(frame)
         done[f] = first + len(frame)
         new_in[f] = new_in.get(f, 0) + len(frame)
-        if not args.quiet:
-            print(f"[skcal] {f}: {new_in[f]:,} new rows ({n_read:,} in this run)", file=sys.stderr)
+        progress(args, f"{f}: {new_in[f]:,} new rows ({n_read:,} in this run)")
     for f, skip, fp in parts:  # every new row read: the watermark moves
         seen_files[_key(args.log, f)] = {**fp, "rows": int(done.get(f, skip))}
     note = ""
@@ -838,6 +815,5 @@ def run(args):
     if args.state is not None:
         _io.write_atomic(args.state, json.dumps(monitor.get_state(), allow_nan=False))
     print(_status_line(monitor, args.format, note))
-    if not args.quiet:
-        print(f"[skcal] {args.format} written to {args.out}", file=sys.stderr)
+    progress(args, f"{args.format} written to {args.out}")
     return 1 if monitor.alarm_ else 0

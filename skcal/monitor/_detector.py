@@ -192,13 +192,12 @@ def advance_paths(carry, lf, logw, bets, tolerance, block_size, detect, log_thre
     else:
         log_m = np.full(nb, np.nan)
         log_sr = carry.log_sr.copy()
-    low, at = _running_min(carry, L, nb)
+    low, at = _running_min(L, carry.min_log_capital, carry.argmin_log_capital, carry.n_blocks, nb)
     # the bound: first a cheap upper bound of log E'_s(LCB_{s-1}): R(tol) itself once the bound has
     # reached the tolerance (E' <= R, decreasing in eps), else every start's weighted capital
     # bounded by the best one, max_j (log pi_j - L0_{j-1}) + L0_s (a running maximum, carried);
     # without a block that can reach the threshold, only the floor at the tolerance moves and only
     # the carried start is updated
-    run0 = np.minimum.accumulate(np.concatenate([carry.min_log_capital0[None], L0[1:]]), axis=0)[1:]
     best = np.maximum.accumulate(
         np.concatenate([carry.max_start0[None], log_pi[:, None, None] - L0[:-1]]), axis=0
     )[1:]
@@ -217,13 +216,12 @@ def advance_paths(carry, lf, logw, bets, tolerance, block_size, detect, log_thre
     else:
         alarmed = np.maximum.accumulate(log_e >= log_threshold)
         lcb = np.where(alarmed, max(carry.lcb, tolerance), carry.lcb)
-        low0 = run0[-1].copy()
-        near = L0[1:] <= run0 + CHANGE_TOLERANCE
-        last = nb - 1 - np.argmax(near[::-1], axis=0)
-        fresh = near.any(axis=0)
-        start_block = np.where(fresh, carry.n_blocks + 1 + last, carry.start_block).astype(np.int64)
+        low0, start_block = _running_min(L0, carry.min_log_capital0, carry.start_block, carry.n_blocks, nb)
+        new_at = start_block - carry.n_blocks  # a new boundary (>= 1), or the carried start's
         start_L0 = np.where(
-            fresh, np.take_along_axis(L0, (last + 1)[None], axis=0)[0], carry.start_log_capital0
+            new_at >= 1,
+            np.take_along_axis(L0, np.maximum(new_at, 0)[None], axis=0)[0],
+            carry.start_log_capital0,
         )
     new = PathCarry(
         n_blocks=carry.n_blocks + nb,
@@ -403,24 +401,23 @@ def _starts(carry, L0, nb):
     return run[-1].copy(), np.where(fresh, at0, carry.start_log_capital0), block, log_pi
 
 
-def _running_min(carry, L, upto):
+def _running_min(L, low, at, n_blocks, upto):
     """Running minimum of each component's log capital, and the latest boundary near it.
 
-    Over the boundaries up to ``carry.n_blocks + upto`` (``L[1:upto + 1]`` are the new ones):
-    the minimum ``m`` and the latest boundary ``j`` with ``L_j <= m_j + CHANGE_TOLERANCE``,
-    where ``m_j`` is the minimum up to ``j`` itself. That is the latest start whose evidence
-    ``L_t - L_j`` is within ``CHANGE_TOLERANCE`` of the best start's (for any later ``t``: a new
-    minimum after ``j`` is itself such a boundary, and before it the condition does not change).
+    Over the boundaries up to ``n_blocks + upto`` (``L[1:upto + 1]`` are the new ones; ``low``
+    and ``at`` the minimum and the boundary over the ``n_blocks`` before): the minimum ``m`` and
+    the latest boundary ``j`` with ``L_j <= m_j + CHANGE_TOLERANCE``, where ``m_j`` is the
+    minimum up to ``j`` itself. That is the latest start whose evidence ``L_t - L_j`` is within
+    ``CHANGE_TOLERANCE`` of the best start's (for any later ``t``: a new minimum after ``j`` is
+    itself such a boundary, and before it the condition does not change).
     """
     if upto == 0:
-        return carry.min_log_capital.copy(), carry.argmin_log_capital.copy()
+        return low.copy(), at.copy()
     new = L[1 : upto + 1]
-    run = np.minimum.accumulate(np.concatenate([carry.min_log_capital[None], new]), axis=0)[1:]
+    run = np.minimum.accumulate(np.concatenate([low[None], new]), axis=0)[1:]
     near = new <= run + CHANGE_TOLERANCE
     last = upto - 1 - np.argmax(near[::-1], axis=0)  # the latest new boundary near the minimum
-    return run[-1].copy(), np.where(
-        near.any(axis=0), carry.n_blocks + 1 + last, carry.argmin_log_capital
-    ).astype(np.int64)
+    return run[-1].copy(), np.where(near.any(axis=0), n_blocks + 1 + last, at).astype(np.int64)
 
 
 def change_start(carry, L, i, logw):
@@ -447,7 +444,7 @@ def change_start(carry, L, i, logw):
     component : int
         The flat index ``class * C + c`` of that component.
     """
-    low, at = _running_min(carry, L, i + 1)
+    low, at = _running_min(L, carry.min_log_capital, carry.argmin_log_capital, carry.n_blocks, i + 1)
     score = (logw + L[i + 1] - low).ravel()
     c = int(np.argmax(score))
     return int(at.ravel()[c]), c

@@ -86,18 +86,24 @@ class Engine:
             log_threshold=log_threshold,
             detect_threshold=detect_threshold,
             detect=detect,
-            mem_tail=cls.initial_memory(n_bins, n_classes),
-            path=PathCarry.initial((n_classes, n_components(n_bins))),
-            buffer_y=[np.empty(0) for _ in range(n_classes)],
-            buffer_p=[np.empty(0) for _ in range(n_classes)],
-            buffer_t=None,
+            **cls._fresh(n_bins, n_classes),
             blocks={name: [] for name in BLOCK_FIELDS},
             segments=[{"label": None, "first_block": 0, "first_row": 0, "dropped": 0}],
         )
 
     @staticmethod
-    def initial_memory(n_bins, n_classes):
-        return np.zeros((1, 2, n_classes, 2 * n_bins - 1))
+    def _fresh(n_bins, n_classes):
+        """The fields a segment starts from: empty memory, paths and buffer, no alarm."""
+        return {
+            "mem_tail": np.zeros((1, 2, n_classes, 2 * n_bins - 1)),
+            "path": PathCarry.initial((n_classes, n_components(n_bins))),
+            "buffer_y": [np.empty(0) for _ in range(n_classes)],
+            "buffer_p": [np.empty(0) for _ in range(n_classes)],
+            "buffer_t": None,
+            "alarm_block": None,
+            "change_block": None,
+            "alarm_component": None,
+        }
 
     @functools.cached_property
     def logw(self):
@@ -152,25 +158,19 @@ class Engine:
     # ------------------------------------------------------------------------------------------
     def new_segment(self, label):
         """A new engine whose next block starts a fresh segment (the buffered rows are dropped)."""
-        new = dataclasses.replace(self, blocks={k: list(v) for k, v in self.blocks.items()})
-        past = dict(self.segments[-1])
-        past.update(self.segment_summary())
-        new.segments = [*self.segments[:-1], past]
-        new.segments.append(
-            {
-                "label": label,
-                "first_block": self.n_blocks,
-                "first_row": self.n_seen,
-                "dropped": self.n_buffered,
-            }
+        past = {**self.segments[-1], **self.segment_summary()}
+        start = {
+            "label": label,
+            "first_block": self.n_blocks,
+            "first_row": self.n_seen,
+            "dropped": self.n_buffered,
+        }
+        return dataclasses.replace(
+            self,
+            blocks={k: list(v) for k, v in self.blocks.items()},
+            segments=[*self.segments[:-1], past, start],
+            **self._fresh(self.n_bins, self.n_classes),
         )
-        new.mem_tail = self.initial_memory(self.n_bins, self.n_classes)
-        new.path = PathCarry.initial((self.n_classes, n_components(self.n_bins)))
-        new.buffer_y = [np.empty(0) for _ in range(self.n_classes)]
-        new.buffer_p = [np.empty(0) for _ in range(self.n_classes)]
-        new.buffer_t = None
-        new.alarm_block = new.change_block = new.alarm_component = None
-        return new
 
     def segment_summary(self):
         """The current segment's alarm and final values (what the history keeps of it)."""

@@ -10,6 +10,8 @@ are encoded by :mod:`skcal.monitor._state`.
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import numpy as np
 
 from skcal.monitor._betting import n_components
@@ -19,6 +21,9 @@ from skcal.monitor._engine import BLOCK_FIELDS
 from skcal.monitor._state import decode_array, decode_float, encode_array, encode_float
 
 __all__ = ["decode_engine", "encode_engine"]
+
+#: The carry's arrays of shape ``(k, C)`` (its other fields are the block count and two floats).
+_CARRY_ARRAYS = tuple(f.name for f in fields(PathCarry) if f.type in (np.ndarray, "np.ndarray"))
 
 
 def encode_engine(eng):
@@ -40,15 +45,7 @@ def encode_engine(eng):
         "carry": {
             "memory": encode_array(eng.mem_tail),
             "n_blocks": int(carry.n_blocks),
-            "log_capital": encode_array(carry.log_capital),
-            "log_sr": encode_array(carry.log_sr),
-            "log_starts": encode_array(carry.log_starts),
-            "min_log_capital": encode_array(carry.min_log_capital),
-            "argmin_log_capital": encode_array(carry.argmin_log_capital),
-            "min_log_capital0": encode_array(carry.min_log_capital0),
-            "start_block": encode_array(carry.start_block),
-            "start_log_capital0": encode_array(carry.start_log_capital0),
-            "max_start0": encode_array(carry.max_start0),
+            **{name: encode_array(getattr(carry, name)) for name in _CARRY_ARRAYS},
             "max_log_e": encode_float(carry.max_log_e),
             "lcb": encode_float(carry.lcb),
         },
@@ -75,33 +72,16 @@ def decode_engine(state, new_engine, n_bins, block_size):
         if blocks[name].shape != (nb,):
             raise ValueError(f"state blocks.{name} has shape {blocks[name].shape}; expected {(nb,)}.")
     c = state["carry"]
+    carried = {name: decode_array(c[name], f"carry.{name}") for name in _CARRY_ARRAYS}
     path = PathCarry(
         n_blocks=int(c["n_blocks"]),
-        log_capital=decode_array(c["log_capital"], "carry.log_capital"),
-        log_sr=decode_array(c["log_sr"], "carry.log_sr"),
-        log_starts=decode_array(c["log_starts"], "carry.log_starts"),
-        min_log_capital=decode_array(c["min_log_capital"], "carry.min_log_capital"),
-        argmin_log_capital=decode_array(c["argmin_log_capital"], "carry.argmin_log_capital"),
-        min_log_capital0=decode_array(c["min_log_capital0"], "carry.min_log_capital0"),
-        start_block=decode_array(c["start_block"], "carry.start_block"),
-        start_log_capital0=decode_array(c["start_log_capital0"], "carry.start_log_capital0"),
-        max_start0=decode_array(c["max_start0"], "carry.max_start0"),
+        **carried,
         max_log_e=decode_float(c["max_log_e"], "carry.max_log_e"),
         lcb=decode_float(c["lcb"], "carry.lcb"),
     )
-    for name in (
-        "log_capital",
-        "log_sr",
-        "log_starts",
-        "min_log_capital",
-        "argmin_log_capital",
-        "min_log_capital0",
-        "start_block",
-        "start_log_capital0",
-        "max_start0",
-    ):
-        if getattr(path, name).shape != (k, C):
-            raise ValueError(f"state carry.{name} has shape {getattr(path, name).shape}; expected {(k, C)}.")
+    for name, v in carried.items():
+        if v.shape != (k, C):
+            raise ValueError(f"state carry.{name} has shape {v.shape}; expected {(k, C)}.")
     segments = [_decode_segment(s) for s in state["segments"]]
     if not segments or segments[-1]["first_block"] + path.n_blocks != nb:
         raise ValueError(

@@ -61,10 +61,7 @@ def check_probabilities_batch(p):
 def binary_labels(y, n, labels):
     """Labels as 0/1 (any numeric or boolean dtype), checked against the label set."""
     if labels is not None:
-        codes = check_multiclass_labels(y, 2, labels=labels, name="y")
-        if codes.shape[0] != n:
-            raise ValueError(f"y has {codes.shape[0]} rows but p has {n}; expected one label per row.")
-        return codes
+        return class_codes(y, n, 2, labels)
     raw = label_array(y, "y")
     if raw.ndim == 2 and raw.shape[1] == 1:
         raw = raw[:, 0]

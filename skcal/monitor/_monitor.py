@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator
 
 from skcal._compat import StrOptions
 from skcal._constraints import PROBABILITY_OPEN, Pair, StrictInterval
+from skcal._validation import plain
 from skcal.monitor._engine import Engine
 from skcal.monitor._engine_state import decode_engine, encode_engine
 from skcal.monitor._input import (
@@ -28,22 +29,12 @@ from skcal.monitor._state import (
     check_source,
 )
 from skcal.monitor._tables import (
-    DAILY_SPAN_DAYS,
     bands_table,
     block_measures,
     history_table,
     period_table,
     segments_table,
 )
-
-__all__ = [
-    "CalibrationMonitor",
-    "DAILY_SPAN_DAYS",
-    "DEFAULT_HORIZON",
-    "DEFAULT_TOLERANCE",
-    "DETECT_MEMORY_ROWS",
-    "MAX_BINS",
-]
 
 #: Rows the default ``mode="detect"`` keeps silent with probability ``1 - alpha`` (see
 #: ``false_alarm_rows``): ``1e7``, about a year of a model scoring a row every three seconds.
@@ -74,16 +65,6 @@ _PARAMS = (
 _LN10 = math.log(10.0)
 #: Guards the creation of a monitor's lock (each monitor then has its own).
 _LOCK_GUARD = threading.Lock()
-
-
-def _plain(v):
-    if v is None or isinstance(v, str):
-        return v
-    if isinstance(v, (list, tuple, np.ndarray, pd.Index, pd.Series)):
-        return [x.item() if isinstance(x, np.generic) else x for x in np.asarray(v, dtype=object).tolist()]
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
 
 
 def _log10(v):
@@ -343,7 +324,7 @@ class CalibrationMonitor(BaseEstimator):
     # parameters
     # ------------------------------------------------------------------------------------------
     def _frozen_params(self):
-        return {k: _plain(v) for k, v in self.get_params(deep=False).items()}
+        return {k: plain(v) for k, v in self.get_params(deep=False).items()}
 
     def _check_params(self):
         self._validate_params()
@@ -442,8 +423,8 @@ class CalibrationMonitor(BaseEstimator):
         for k, want in expected.items():
             if want is None:
                 continue
-            have = _plain(params[k])
-            want_plain = _plain(want)
+            have = plain(params[k])
+            want_plain = plain(want)
             same = have == want_plain
             if not same and isinstance(have, float | int) and isinstance(want_plain, float | int):
                 same = float(have) == float(want_plain)
@@ -684,7 +665,7 @@ class CalibrationMonitor(BaseEstimator):
     def _class_names(self):
         if self._engine.n_classes == 1:
             return [None]
-        return [_plain(c) for c in self.classes_]
+        return [plain(c) for c in self.classes_]
 
     def _block(self, name):
         return self._engine.block_array(name)
@@ -878,18 +859,14 @@ class CalibrationMonitor(BaseEstimator):
             "guarantee": self.guarantee(),
         }
         if eng.time_kind is not None:
-            last = self._block("time_last")
-            first = self._block("time_first")
             base = eng.segments[-1]["first_block"]
+
+            def time_of(block, field):  # a block of the current segment: its first or last time
+                return None if block is None else _time_value(eng.time_kind, self._block(field)[base + block])
+
             out["last_time"] = _time_value(eng.time_kind, eng.last_time)
-            out["alarm_time"] = (
-                None if eng.alarm_block is None else _time_value(eng.time_kind, last[base + eng.alarm_block])
-            )
-            out["change_time"] = (
-                None
-                if eng.change_block is None
-                else _time_value(eng.time_kind, first[base + eng.change_block])
-            )
+            out["alarm_time"] = time_of(eng.alarm_block, "time_last")
+            out["change_time"] = time_of(eng.change_block, "time_first")
         if eng.time_kind == "datetime":
             out["rows_per_day"] = self.rows_per_day()
         return out

@@ -22,7 +22,7 @@ import pandas as pd
 
 from skcal._compat import HasMethods, validate_params
 from skcal._constraints import OUTPUT_PATH
-from skcal._html import CSS, fmt, png_base64
+from skcal._html import NO_FIGURES, document, figure_html, fmt
 from skcal._io import write_atomic
 from skcal._plotting import (
     COLOR_BEST,
@@ -256,7 +256,8 @@ def _segments_for_bands(monitor):
     return [(f"before the change (rows < {c:,})", start, c), (f"after the change (rows >= {c:,})", c, None)]
 
 
-def _when(row, st, key, freq):
+def when(row, st, key, freq):
+    """``row 1,000 (2024-06-01 10:00)``: a row of the status with its time ``st[key]``, if any."""
     t = st.get(key)
     return f"row {row:,}" + (f" ({format_time(t, freq)})" if t is not None else "")
 
@@ -281,12 +282,10 @@ def _verdict(monitor, freq):
         what = "e-detector" if st["mode"] == "detect" else "evidence"
         worse = "miscalibrated" if tol == 0 else f"worse than the tolerance {tol:g}"
         lines.append(
-            f"ALARM at {_when(st['alarm_at'], st, 'alarm_time', freq)}: the calibration is {worse} "
+            f"ALARM at {when(st['alarm_at'], st, 'alarm_time', freq)}: the calibration is {worse} "
             f"(the {what} reached {_log10_text(st['log10_threshold'])})."
         )
-        lines.append(
-            f"The change is estimated to start at {_when(st['change_at'], st, 'change_time', freq)}."
-        )
+        lines.append(f"The change is estimated to start at {when(st['change_at'], st, 'change_time', freq)}.")
         lines.append(bound)
     else:
         worse = "any miscalibration" if tol == 0 else f"a calibration error above the tolerance {tol:g}"
@@ -319,10 +318,10 @@ def _summary_rows(monitor, freq):
             f"{_log10_text(st['log10_evidence'])} (alarm at {_log10_text(st['log10_threshold'])})",
         ),
         ("anytime-valid p-value", fmt(st["pvalue"], 3)),
-        ("alarm", "none" if not st["alarm"] else _when(st["alarm_at"], st, "alarm_time", freq)),
+        ("alarm", "none" if not st["alarm"] else when(st["alarm_at"], st, "alarm_time", freq)),
         (
             "estimated change",
-            "none" if st["change_at"] is None else _when(st["change_at"], st, "change_time", freq),
+            "none" if st["change_at"] is None else when(st["change_at"], st, "change_time", freq),
         ),
         ("bins beyond the tolerance", f"{st['bins_above_tolerance']} (time-uniform bands, current segment)"),
     ]
@@ -437,19 +436,16 @@ def render_html(monitor, path=None, *, title=None):
         figures = None
     body.append("<section><h2>Calibration error and evidence</h2>")
     if figures is None:
-        body.append(
-            '<p class="note">Figures omitted: matplotlib is not installed (install it with '
-            "<code>pip install &quot;skcal[plot]&quot;</code>).</p>"
-        )
+        body.append(NO_FIGURES)
     else:
-        body.append(_figure_html(*figures[0]))
+        body.append(figure_html(*figures[0]))
     body.append("</section><section><h2>Calibration measures per period</h2>")
     body.append(_periods_table(per, freq))
     if figures is not None:
-        body.append(_figure_html(*figures[1]))
+        body.append(figure_html(*figures[1]))
     body.append("</section><section><h2>Time-uniform reliability diagram</h2>")
     if figures is not None:
-        body.append(_figure_html(*figures[2]))
+        body.append(figure_html(*figures[2]))
     body.append("</section>")
     if monitor.segment_ > 0:
         body.append("<section><h2>Segments</h2>")
@@ -458,30 +454,13 @@ def render_html(monitor, path=None, *, title=None):
     body.append('<section><h2>What the guarantee is</h2><ul class="legend">')
     body += [f"<li>{e(x)}</li>" for x in _legend(monitor)]
     body.append("</ul></section>")
-    page = (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{e(title)}</title>\n<style>{CSS}{_EXTRA_CSS}</style>\n</head>\n<body>\n"
-        '<div class="skcal-report">\n'
-        + "\n".join(body)
-        + "\n<footer><p>Made by skcal.</p></footer>\n</div>\n"
-        "</body>\n</html>\n"
-    )
+    page = document(title, body, _EXTRA_CSS)
     if path is not None:
         write_atomic(path, page)
     return page
 
 
-def _figure_html(title, fig, caption):
-    e = html.escape
-    return (
-        f'<figure><img alt="{e(title)}" src="data:image/png;base64,{png_base64(fig)}">'
-        f"<figcaption><strong>{e(title)}.</strong> {e(caption)}</figcaption></figure>"
-    )
-
-
 def _periods_table(per, freq):
-    e = html.escape
     time = "time_start" in per
     head = [
         "period",
@@ -493,9 +472,7 @@ def _periods_table(per, freq):
         "error at least (end)",
         "log10 evidence (end)",
     ]
-    parts = ['<div class="table-wrap"><table class="metrics"><thead><tr>']
-    parts += [f"<th>{e(h)}</th>" for h in head]
-    parts.append("</tr></thead><tbody>")
+    rows = []
     for _, r in per.iterrows():
         cells = [str(r["period"]), f"{int(r['rows']):,}"]
         if time:
@@ -507,19 +484,15 @@ def _periods_table(per, freq):
             fmt(r["calibration_error_lcb"], 3),
             f"{r['log10_evidence']:.2f}",
         ]
-        parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>")
-    parts.append("</tbody></table></div>")
-    return "\n".join(parts)
+        rows.append(cells)
+    return _table(head, rows)
 
 
 def _segments_table(monitor, freq):
-    e = html.escape
     segs = monitor.segments_
     time = "time_start" in segs
     head = ["segment", "rows", *(["from", "to"] if time else []), "alarm", "change", "error at least"]
-    parts = ['<div class="table-wrap"><table class="metrics"><thead><tr>']
-    parts += [f"<th>{e(h)}</th>" for h in head]
-    parts.append("</tr></thead><tbody>")
+    rows = []
     for i, s in segs.iterrows():
         cells = [s["label"] or f"segment {i}", f"{int(s['first_row']):,}-{int(s['last_row']):,}"]
         if time:
@@ -532,6 +505,16 @@ def _segments_table(monitor, freq):
             "none" if s["change_at"] is None or pd.isna(s["change_at"]) else f"row {int(s['change_at']):,}",
             fmt(s["calibration_error_lcb"], 3),
         ]
-        parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>")
+        rows.append(cells)
+    return _table(head, rows)
+
+
+def _table(head, rows):
+    """A table of text cells (escaped) under the header ``head``."""
+    e = html.escape
+    parts = ['<div class="table-wrap"><table class="metrics"><thead><tr>']
+    parts += [f"<th>{e(h)}</th>" for h in head]
+    parts.append("</tr></thead><tbody>")
+    parts += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>" for cells in rows]
     parts.append("</tbody></table></div>")
     return "\n".join(parts)

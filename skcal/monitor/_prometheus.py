@@ -7,22 +7,6 @@ before its samples, the model as the label ``model``, values in Go's float synta
 the last line. Existing Grafana and Alertmanager set-ups alert on it without new code, for
 example ``skcal_monitor_alarm == 1`` or
 ``skcal_monitor_calibration_error_lcb > skcal_monitor_tolerance``.
-
-The metrics (all gauges):
-
-=========================================  ====================================================
-``skcal_monitor_calibration_error_lcb``     time-uniform lower confidence bound of the l1
-                                            calibration error (current segment)
-``skcal_monitor_tolerance``                 the tolerance the alarm tests
-``skcal_monitor_log10_evidence``            the alarm statistic, log10
-``skcal_monitor_log10_threshold``           the alarm threshold, log10
-``skcal_monitor_alarm``                     1 after an alarm in the current segment, else 0
-``skcal_monitor_pvalue``                    anytime-valid p-value of the tolerance test
-``skcal_monitor_rows_seen``                 rows seen
-``skcal_monitor_segment``                   index of the current segment
-``skcal_monitor_last_time_seconds``         time of the last row, Unix seconds (datetimes only)
-``skcal_monitor_alarm_time_seconds``        time of the alarm, Unix seconds (after an alarm)
-=========================================  ====================================================
 """
 
 from __future__ import annotations
@@ -63,12 +47,8 @@ def _escape_help(v):
     return str(v).replace("\\", "\\\\").replace("\n", "\\n")
 
 
-def _seconds(kind, v):
-    if v is None:
-        return None
-    if kind == "datetime":
-        return pd.Timestamp(v).value / 1e9
-    return None
+def _seconds(v):
+    return None if v is None else pd.Timestamp(v).value / 1e9
 
 
 @validate_params(
@@ -91,7 +71,10 @@ def render_prometheus(monitor, *, labels=None, prefix=METRIC_PREFIX):
     Returns
     -------
     str
-        The text, ending with a newline.
+        The text, ending with a newline: one gauge per quantity of :meth:`CalibrationMonitor.status`
+        with its ``# HELP`` line (``calibration_error_lcb``, ``tolerance``, ``log10_evidence``,
+        ``log10_threshold``, ``alarm``, ``pvalue``, ``rows_seen``, ``segment`` and, with datetime
+        times, ``last_time_seconds`` and ``alarm_time_seconds`` in Unix seconds).
 
     Examples
     --------
@@ -141,12 +124,12 @@ def render_prometheus(monitor, *, labels=None, prefix=METRIC_PREFIX):
             (
                 "last_time_seconds",
                 "Time of the last row seen, Unix seconds.",
-                _seconds(kind, st.get("last_time")),
+                _seconds(st.get("last_time")),
             )
         )
         if st.get("alarm_time") is not None:
             metrics.append(
-                ("alarm_time_seconds", "Time of the alarm, Unix seconds.", _seconds(kind, st["alarm_time"]))
+                ("alarm_time_seconds", "Time of the alarm, Unix seconds.", _seconds(st["alarm_time"]))
             )
     lines = []
     for name, help_text, value in metrics:

@@ -96,11 +96,8 @@ def history_table(monitor):
         with np.errstate(invalid="ignore", divide="ignore"):
             resid = sums["sum_x"][:, c] / sums["count"][:, c]
         per_class.append(m)
-        if label is None:
-            cols["ece"], cols["brier"], cols["mean_residual"] = m["ece"], m["brier"], m["mean_residual"]
-        else:
-            cols[f"ece{tag}"], cols[f"brier{tag}"] = m["ece"], m["brier"]
-            cols[f"mean_residual{tag}"] = m["mean_residual"]
+        cols[f"ece{tag}"], cols[f"brier{tag}"] = m["ece"], m["brier"]
+        cols[f"mean_residual{tag}"] = m["mean_residual"]
         for j in range(eng.n_bins):
             cols[f"residual{tag}_{j}"] = resid[:, j]
     if names[0] is not None:  # classwise: the averages over classes, and the multiclass Brier

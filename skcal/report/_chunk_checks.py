@@ -13,7 +13,7 @@ from numbers import Integral
 
 import numpy as np
 
-from skcal._validation import binary_labels, label_array, plain
+from skcal._validation import binary_labels, label_array, plain, unique_labels
 
 __all__ = ["SeenLabels", "check_chunk_labels", "check_first_row", "check_label_set"]
 
@@ -82,15 +82,6 @@ def check_chunk_labels(y, labels, first_row):
         )
 
 
-def _unique(y):
-    """The distinct labels of a 1-D array (numbers: two reductions when there are at most two)."""
-    if y.dtype.kind in "biuf" and y.size and not (y.dtype.kind == "f" and np.isnan(y).any()):
-        lo, hi = y.min(), y.max()
-        if lo == hi or np.all((y == lo) | (y == hi)):
-            return np.unique(np.array([lo, hi], dtype=y.dtype))
-    return np.unique(y)
-
-
 class SeenLabels:
     """The labels of the chunks so far, checked chunk by chunk against the in-memory rule.
 
@@ -118,7 +109,7 @@ class SeenLabels:
         yl = _chunk_labels(y)
         if yl.ndim != 1 or yl.size == 0:
             return
-        u = _unique(yl)
+        u = unique_labels(yl)
         if self.classes is None:
             try:
                 binary_labels(u, self.pos_label, "y")

@@ -261,6 +261,12 @@ def run_calibration_tests(test_inputs, n_resamples, seeds, verbose=0):
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("model")
 
 
+def _say(verbose, text):
+    """A progress line on stderr when ``verbose``."""
+    if verbose:
+        print(f"[skcal] {text}", file=sys.stderr, flush=True)
+
+
 def compute_results(kind, data, predictions, metrics, settings, *, verbose=0, started=None):
     """Compute a report's results from validated data and predictions.
 
@@ -305,26 +311,15 @@ def compute_results(kind, data, predictions, metrics, settings, *, verbose=0, st
     }
     tests = None
     if settings.test_calibration:
-        if verbose:
-            print(
-                f"[skcal] calibration tests ({settings.n_resamples} resamples per model)",
-                file=sys.stderr,
-                flush=True,
-            )
+        _say(verbose, f"calibration tests ({settings.n_resamples} resamples per model)")
         t0 = time.perf_counter()
         tests = run_calibration_tests(
             kind.test_inputs(data, predictions), settings.n_resamples, test_seeds, verbose
         )
-        if verbose:
-            print(f"[skcal] calibration tests done ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
-    if verbose and settings.n_bootstrap:
-        print(
-            f"[skcal] bootstrap ({settings.n_bootstrap} paired Poisson replicates"
-            + (f", within max_seconds={settings.max_seconds:g}" if settings.max_seconds is not None else "")
-            + ")",
-            file=sys.stderr,
-            flush=True,
-        )
+        _say(verbose, f"calibration tests done ({time.perf_counter() - t0:.1f} s)")
+    if settings.n_bootstrap:
+        budget = "" if settings.max_seconds is None else f", within max_seconds={settings.max_seconds:g}"
+        _say(verbose, f"bootstrap ({settings.n_bootstrap} paired Poisson replicates{budget})")
     run = run_bootstrap(
         data,
         plist,
@@ -337,12 +332,8 @@ def compute_results(kind, data, predictions, metrics, settings, *, verbose=0, st
         max_seconds=settings.max_seconds,
         started=started,
     )
-    if verbose and settings.n_bootstrap:
-        print(
-            f"[skcal] bootstrap done: {run.values.shape[0]} replicates ({run.seconds:.1f} s)",
-            file=sys.stderr,
-            flush=True,
-        )
+    if settings.n_bootstrap:
+        _say(verbose, f"bootstrap done: {run.values.shape[0]} replicates ({run.seconds:.1f} s)")
     level, method = settings.confidence_level, settings.interval_method
     table = build_table(point, run.values, metrics, names, level, method)
     return ReportResults(

@@ -19,6 +19,7 @@ from skcal._plotting import (
     style_axes,
 )
 from skcal.display import ReliabilityDisplay
+from skcal.report._render import direction
 
 #: Bootstrap replicates of the reliability diagrams' intervals (vectorised, cheap).
 FIGURE_BOOTSTRAP = 200
@@ -89,8 +90,7 @@ def interval_figure(report):
     """
     names = report.metric_names
     models = report.model_names
-    ncols = min(len(names), 4)
-    nrows = int(np.ceil(len(names) / ncols))
+    nrows, ncols = _layout(len(names), 4)
     fig = new_figure(
         "CalibrationReport.figures",
         figsize=(2.0 + 2.8 * ncols, 0.8 + nrows * (0.9 + 0.34 * len(models))),
@@ -110,11 +110,9 @@ def interval_figure(report):
             artist.set_clip_on(False)
         ax.scatter(v[~best], ypos[~best], color=COLOR_DATA, zorder=3, clip_on=False)
         ax.scatter(v[best], ypos[best], color=COLOR_BEST, zorder=3, clip_on=False)
-        direction = "higher is better" if report.greater_is_better[name] else "lower is better"
         if report.rank_by_abs[name]:
-            direction = "closer to 0 is better"
             ax.axvline(0.0, color=COLOR_REFERENCE, lw=1, ls="--", zorder=1)
-        style_axes(ax, title=f"{report.metric_labels[name]}\n({direction})")
+        style_axes(ax, title=f"{report.metric_labels[name]}\n({direction(report, name)})")
         ax.grid(axis="y", visible=False)
         ax.margins(x=0.12)
         ax.xaxis.set_major_locator(_locator(4))

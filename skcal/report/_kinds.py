@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from skcal._catalog import measures, top_label_task
+from skcal._catalog import measures, squared_error_estimate, top_label_task
 from skcal._validation import (
     check_binary_probabilities,
     check_multiclass_labels,
@@ -186,12 +186,8 @@ def ce2_prepare(d, s):
 
 def ce2_classwise_prepare(d, S):
     """Per class, CE2's degree and ridge chosen once per model by 5-fold CV (as for two classes)."""
-    out = {"degree": [], "alpha": []}
-    for j in range(d.n_classes):
-        params = ce2_prepare(SimpleNamespace(Y=d.Y.one_vs_rest(j)), S[:, j])
-        out["degree"].append(params["degree"])
-        out["alpha"].append(params["alpha"])
-    return out
+    per_class = [ce2_prepare(SimpleNamespace(Y=d.Y.one_vs_rest(j)), S[:, j]) for j in range(d.n_classes)]
+    return {key: [params[key] for params in per_class] for key in ("degree", "alpha")}
 
 
 def _ce2_per_class(d, S, degree=None, alpha=None):
@@ -231,10 +227,6 @@ def ce2_top_label(d, S, degree=None, alpha=1e-6):
     return float(ce2_score(Vt, St, alpha=alpha, bandwidth=CE2_BANDWIDTH, **kw))
 
 
-def _squared_errors(t1, t2, m):
-    return t2 - 2.0 * m * t1 + m**2
-
-
 # ----------------------------------------------------------------------------------------------
 # the kinds
 # ----------------------------------------------------------------------------------------------
@@ -251,6 +243,14 @@ class ReportKind:
     headline = ""
     #: View of the data handed to user callables (``callable(*view(data, prediction))``).
     user_view = staticmethod(labels_view)
+    #: View of the data the reliability diagrams and the calibration test draw ``(y, p)`` from.
+    reliability_view = staticmethod(labels_view)
+    #: The reliability diagrams' x label, y label and title.
+    reliability_labels = (
+        "predicted probability",
+        "observed frequency of the positive class",
+        "Reliability diagrams",
+    )
 
     # -- applicability and inputs ----------------------------------------------------------
     @classmethod
@@ -314,7 +314,8 @@ class ReportKind:
 
     def reliability_inputs(self, data, predictions):
         """``(dict model -> (y, p), xlabel, ylabel, title)`` of the reliability diagrams."""
-        raise NotImplementedError
+        inputs = {name: self.reliability_view(data, p) for name, p in predictions.items()}
+        return (inputs, *self.reliability_labels)
 
     def sample_description(self, report):
         return f"{report.n_samples} validation samples"
@@ -349,7 +350,7 @@ class ReportKind:
     def figure_explanations(self, report):
         """Dict title -> a paragraph saying in words what the figure shows."""
         level = int(round(100 * report.confidence_level))
-        inputs, _, _, title = self.reliability_inputs(report.data, report.predictions)
+        title = self.reliability_labels[2]
         return {
             title: (
                 "One panel per model. Blue points: the observed frequency of the outcome in each bin of "
@@ -374,6 +375,15 @@ def _binary_metrics(view, suffix=""):
     """The catalogue's binary report measures applied through ``view``."""
     binary = measures("binary", report=True)
     return {name: catalog_metric(m, view, suffix=suffix) for name, m in binary.items()}
+
+
+def _second_order_catalog(input, votes, suffix, own):
+    """The binary measures on the ``votes`` view, then the measures of ``input`` on the snapshots
+    (``own``: per measure, the fields a kind computes its own way)."""
+    out = _binary_metrics(votes, suffix=suffix)
+    for name, m in measures(input, report=True).items():
+        out[name] = catalog_metric(m, snapshots_view, **own.get(name, {}))
+    return out
 
 
 class _ClassifierKind(ReportKind):
@@ -450,14 +460,6 @@ class FirstOrderKind(_ClassifierKind):
     def catalog(self):
         return _binary_metrics(labels_view)
 
-    def reliability_inputs(self, data, predictions):
-        return (
-            {name: (data.y, p) for name, p in predictions.items()},
-            "predicted probability",
-            "observed frequency of the positive class",
-            "Reliability diagrams",
-        )
-
     def advice(self, results, miscalibrated):
         if not miscalibrated:
             return [
@@ -485,6 +487,12 @@ class MulticlassKind(_ClassifierKind):
     default_metrics = ("truthful_conf_ce", "classwise_lince", "conf_ece", "accuracy", "brier", "log_loss")
     headline = "truthful_conf_ce"
     user_view = staticmethod(codes_view)
+    reliability_view = staticmethod(top_label_view)
+    reliability_labels = (
+        "top-label confidence",
+        "accuracy of the most probable class",
+        "Top-label reliability diagrams",
+    )
 
     @classmethod
     def accepts(cls, y, predictions):
@@ -521,15 +529,6 @@ class MulticlassKind(_ClassifierKind):
         )
         return out
 
-    def reliability_inputs(self, data, predictions):
-        out = {name: top_label_view(data, P) for name, P in predictions.items()}
-        return (
-            out,
-            "top-label confidence",
-            "accuracy of the most probable class",
-            "Top-label reliability diagrams",
-        )
-
     def test_description(self):
         return "the top-label confidence"
 
@@ -553,6 +552,12 @@ class SecondOrderKind(ReportKind):
     default_metrics = ("ce2", "scdl", "brier", "second_moment_mse", "variance_bias")
     headline = "ce2"
     user_view = staticmethod(snapshots_user_view)
+    reliability_view = staticmethod(votes_view)
+    reliability_labels = (
+        "mean m",
+        "observed frequency of a positive vote",
+        "Reliability of the mean m against every vote",
+    )
 
     @classmethod
     def accepts_target(cls, y):
@@ -597,27 +602,13 @@ class SecondOrderKind(ReportKind):
                     f"predictions[{name!r}] has one column; a second-order report (snapshots as y) needs "
                     "(m, sigma2) scores of shape (n, 2)."
                 )
-            if S.shape[0] != data.n:
-                raise ValueError(
-                    f"predictions[{name!r}] has {S.shape[0]} rows; expected {data.n} (one per row of y)."
-                )
             preds[name] = S
-        return data, preds
+        return data, _one_per_row(preds, data.n)
 
     def catalog(self):
-        out = _binary_metrics(votes_view, suffix="; m against each vote")
-        own = {"ce2": {"prepare": ce2_prepare}}  # CE2's degree and ridge chosen once per model by CV
-        for name, m in measures("second_order", report=True).items():
-            out[name] = catalog_metric(m, snapshots_view, **own.get(name, {}))
-        return out
-
-    def reliability_inputs(self, data, predictions):
-        return (
-            {name: votes_view(data, s) for name, s in predictions.items()},
-            "mean m",
-            "observed frequency of a positive vote",
-            "Reliability of the mean m against every vote",
-        )
+        # CE2's degree and ridge chosen once per model by CV
+        own = {"ce2": {"prepare": ce2_prepare}}
+        return _second_order_catalog("second_order", votes_view, "; m against each vote", own)
 
     def test_inputs(self, data, predictions):
         d = data
@@ -643,13 +634,13 @@ class SecondOrderKind(ReportKind):
         d = report.data
         figs["Is the stated uncertainty right?"] = _figures.variance_figure(
             report,
-            {name: _squared_errors(d.t1, d.t2, s[:, 0]) for name, s in report.predictions.items()},
+            {name: squared_error_estimate(d.t1, d.t2, s[:, 0]) for name, s in report.predictions.items()},
         )
         return figs
 
     def figure_explanations(self, report):
         out = super().figure_explanations(report)
-        inputs, _, _, title = self.reliability_inputs(report.data, report.predictions)
+        title = self.reliability_labels[2]
         out[title] = (
             "First-order check of the mean: each panel compares a model's mean m with how often a vote is "
             "positive. " + out[title].split(". ", 1)[1]
@@ -702,6 +693,12 @@ class ClassSecondOrderKind(SecondOrderKind):
     default_metrics = ("ce2_classwise", "ce2_top_label", "smooth_ece", "second_moment_mse", "variance_bias")
     headline = "ce2_classwise"
     user_view = staticmethod(snapshots_view)
+    reliability_view = staticmethod(top_label_votes_view)
+    reliability_labels = (
+        "top-label mean m",
+        "observed frequency of a vote for the top class",
+        "Reliability of the top label's m against every vote",
+    )
 
     @classmethod
     def accepts_target(cls, y):
@@ -723,15 +720,9 @@ class ClassSecondOrderKind(SecondOrderKind):
             k = S.shape[1]
             preds[name] = S
         data = ClassVotesData(check_class_votes(y, k, name="y", min_votes=2))
-        for name, S in preds.items():
-            if S.shape[0] != data.n:
-                raise ValueError(
-                    f"predictions[{name!r}] has {S.shape[0]} rows; expected {data.n} (one per row of y)."
-                )
-        return data, preds
+        return data, _one_per_row(preds, data.n)
 
     def catalog(self):
-        out = _binary_metrics(top_label_votes_view, suffix="; the top label's m against each vote")
         # CE2 with a degree and ridge chosen per class (classwise) or for the top-label task
         own = {
             "ce2_classwise": {
@@ -741,17 +732,8 @@ class ClassSecondOrderKind(SecondOrderKind):
             },
             "ce2_top_label": {"func": ce2_top_label, "prepare": ce2_top_prepare},
         }
-        for name, m in measures("class_second_order", report=True).items():
-            out[name] = catalog_metric(m, snapshots_view, **own.get(name, {}))
-        return out
-
-    def reliability_inputs(self, data, predictions):
-        return (
-            {name: top_label_votes_view(data, s) for name, s in predictions.items()},
-            "top-label mean m",
-            "observed frequency of a vote for the top class",
-            "Reliability of the top label's m against every vote",
-        )
+        suffix = "; the top label's m against each vote"
+        return _second_order_catalog("class_second_order", top_label_votes_view, suffix, own)
 
     def test_inputs(self, data, predictions):
         # one vote per row drawn uniformly among its votes (seeded), against the top label's m
@@ -778,7 +760,7 @@ class ClassSecondOrderKind(SecondOrderKind):
         errors = {}
         for name, s in report.predictions.items():
             St, Vt = top_label_task(report.data.Y, s)
-            errors[name] = _squared_errors(*Vt.targets(), St[:, 0])
+            errors[name] = squared_error_estimate(*Vt.targets(), St[:, 0])
         view = SimpleNamespace(predictions=top)
         return {
             title: _figures.reliability_figure(report, inputs, xlabel=xlabel, ylabel=ylabel),
@@ -791,7 +773,7 @@ class ClassSecondOrderKind(SecondOrderKind):
 
     def figure_explanations(self, report):
         out = ReportKind.figure_explanations(self, report)
-        inputs, _, _, title = self.reliability_inputs(report.data, report.predictions)
+        title = self.reliability_labels[2]
         generic = out[title]
         out[title] = (
             "First-order check of the top label: each panel compares a model's mean m of each row's most "
@@ -820,6 +802,14 @@ class ClassSecondOrderKind(SecondOrderKind):
             )
             for line in lines
         ]
+
+
+def _one_per_row(preds, n):
+    """``preds``, each checked to have one row per row of ``y``."""
+    for name, S in preds.items():
+        if S.shape[0] != n:
+            raise ValueError(f"predictions[{name!r}] has {S.shape[0]} rows; expected {n} (one per row of y).")
+    return preds
 
 
 def _names(models):

@@ -58,7 +58,7 @@ def calibration_pvalue(y, p, *, n_resamples=1000, random_state=None):
     return PValue(
         float(res.statistic),
         float(res.pvalue),
-        "cutoff",
+        REPORT_TEST_MEASURE,
         "consistency resampling (skcal.calibration_test)",
         int(n_resamples),
     )

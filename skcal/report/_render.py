@@ -17,7 +17,7 @@ from importlib.metadata import PackageNotFoundError, version
 import numpy as np
 import pandas as pd
 
-from skcal._html import document, figure_html, fmt
+from skcal._html import NO_FIGURES, document, figure_html, fmt
 
 #: Version of the JSON document's layout (see :func:`report_to_dict`).
 JSON_SCHEMA_VERSION = "skcal.report/1"
@@ -145,6 +145,13 @@ def bootstrap_sentence(report):
     return words + "."
 
 
+def direction(report, name):
+    """Which values of metric ``name`` are better, in words."""
+    if report.rank_by_abs[name]:
+        return "closer to 0 is better"
+    return "higher is better" if report.greater_is_better[name] else "lower is better"
+
+
 def legend_lines(report):
     level = int(round(100 * report.confidence_level))
     lines = []
@@ -174,10 +181,8 @@ def legend_lines(report):
             f"{int(t['n_resamples'].iloc[0])} resamples). A small p-value is evidence of miscalibration."
         )
     for name in report.metric_names:
-        direction = "higher is better" if report.greater_is_better[name] else "lower is better"
-        if report.rank_by_abs[name]:
-            direction = "closer to 0 is better"
-        lines.append(f"{report.metric_labels[name]}: {report.metric_descriptions[name]} ({direction}).")
+        what = f"{report.metric_descriptions[name]} ({direction(report, name)})"
+        lines.append(f"{report.metric_labels[name]}: {what}.")
     lines += report.kind.legend_lines(report)
     return lines
 
@@ -220,12 +225,12 @@ def _num(x):
     return x if np.isfinite(x) else None
 
 
-def skcal_version():
-    """The installed skcal's version (``"unknown"`` when run from a checkout that is not installed)."""
+def skcal_version(default="unknown"):
+    """The installed skcal's version (``default`` when run from a checkout that is not installed)."""
     try:
         return version("skcal")
     except PackageNotFoundError:
-        return "unknown"
+        return default
 
 
 def report_to_dict(report):
@@ -238,9 +243,7 @@ def report_to_dict(report):
                 {
                     "model": model,
                     "metric": name,
-                    "value": _num(t.loc[model, "value"]),
-                    "low": _num(t.loc[model, "low"]),
-                    "high": _num(t.loc[model, "high"]),
+                    **{field: _num(t.loc[model, field]) for field in ("value", "low", "high")},
                     "rank": int(t.loc[model, "rank"]),
                     "p_best": _num(t.loc[model, "p_best"]),
                     "details": {
@@ -298,97 +301,82 @@ def report_to_dict(report):
     }
 
 
+def _object(properties, optional=()):
+    """A JSON Schema object whose properties are all required but the ``optional`` ones."""
+    required = [k for k in properties if k not in optional]
+    return {"type": "object", "required": required, "properties": properties}
+
+
 #: JSON Schema (draft 2020-12) of :func:`report_to_dict`'s output.
 JSON_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "required": [
-        "schema",
-        "skcal_version",
-        "kind",
-        "title",
-        "n_samples",
-        "n_bootstrap",
-        "confidence_level",
-        "interval_method",
-        "models",
-        "metrics",
-        "results",
-        "calibration_tests",
-        "verdict",
-        "notes",
-    ],
-    "properties": {
-        "schema": {"const": JSON_SCHEMA_VERSION},
-        "skcal_version": {"type": "string"},
-        "kind": {"type": "string"},
-        "title": {"type": "string"},
-        "n_samples": {"type": "integer", "minimum": 1},
-        "n_bootstrap": {"type": "integer", "minimum": 0},
-        "bootstrap": {
-            "type": "object",
-            "required": ["method", "n_replicates", "n_requested", "max_seconds", "budget_limited"],
-            "properties": {
-                "method": {"const": "poisson"},
-                "n_replicates": {"type": "integer", "minimum": 0},
-                "n_requested": {"type": "integer", "minimum": 0},
-                "max_seconds": {"type": ["number", "null"]},
-                "budget_limited": {"type": "boolean"},
-                "monte_carlo_error": {"type": "string"},
-            },
-        },
-        "confidence_level": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
-        "interval_method": {"enum": ["bc-percentile", "percentile", "basic"]},
-        "models": {"type": "array", "items": {"type": "string"}},
-        "metrics": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["name", "label", "description", "greater_is_better", "rank_by_abs"],
-                "properties": {
-                    "name": {"type": "string"},
-                    "label": {"type": "string"},
-                    "description": {"type": "string"},
-                    "greater_is_better": {"type": "boolean"},
-                    "rank_by_abs": {"type": "boolean"},
+    **_object(
+        {
+            "schema": {"const": JSON_SCHEMA_VERSION},
+            "skcal_version": {"type": "string"},
+            "kind": {"type": "string"},
+            "title": {"type": "string"},
+            "n_samples": {"type": "integer", "minimum": 1},
+            "n_bootstrap": {"type": "integer", "minimum": 0},
+            "bootstrap": _object(
+                {
+                    "method": {"const": "poisson"},
+                    "n_replicates": {"type": "integer", "minimum": 0},
+                    "n_requested": {"type": "integer", "minimum": 0},
+                    "max_seconds": {"type": ["number", "null"]},
+                    "budget_limited": {"type": "boolean"},
+                    "monte_carlo_error": {"type": "string"},
                 },
+                optional=("monte_carlo_error",),
+            ),
+            "confidence_level": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+            "interval_method": {"enum": ["bc-percentile", "percentile", "basic"]},
+            "models": {"type": "array", "items": {"type": "string"}},
+            "metrics": {
+                "type": "array",
+                "items": _object(
+                    {
+                        "name": {"type": "string"},
+                        "label": {"type": "string"},
+                        "description": {"type": "string"},
+                        "greater_is_better": {"type": "boolean"},
+                        "rank_by_abs": {"type": "boolean"},
+                    }
+                ),
             },
-        },
-        "results": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["model", "metric", "value", "low", "high", "rank", "p_best", "details"],
-                "properties": {
-                    "model": {"type": "string"},
-                    "metric": {"type": "string"},
-                    "value": {"type": ["number", "null"]},
-                    "low": {"type": ["number", "null"]},
-                    "high": {"type": ["number", "null"]},
-                    "rank": {"type": "integer", "minimum": 1},
-                    "p_best": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
-                    "details": {"type": "object"},
-                },
+            "results": {
+                "type": "array",
+                "items": _object(
+                    {
+                        "model": {"type": "string"},
+                        "metric": {"type": "string"},
+                        "value": {"type": ["number", "null"]},
+                        "low": {"type": ["number", "null"]},
+                        "high": {"type": ["number", "null"]},
+                        "rank": {"type": "integer", "minimum": 1},
+                        "p_best": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+                        "details": {"type": "object"},
+                    }
+                ),
             },
-        },
-        "calibration_tests": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["model", "statistic", "pvalue", "measure", "method", "n_resamples"],
-                "properties": {
-                    "model": {"type": "string"},
-                    "statistic": {"type": ["number", "null"]},
-                    "pvalue": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
-                    "measure": {"type": "string"},
-                    "method": {"type": "string"},
-                    "n_resamples": {"type": "integer", "minimum": 1},
-                },
+            "calibration_tests": {
+                "type": "array",
+                "items": _object(
+                    {
+                        "model": {"type": "string"},
+                        "statistic": {"type": ["number", "null"]},
+                        "pvalue": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+                        "measure": {"type": "string"},
+                        "method": {"type": "string"},
+                        "n_resamples": {"type": "integer", "minimum": 1},
+                    }
+                ),
             },
+            "verdict": {"type": "array", "items": {"type": "string"}},
+            "notes": {"type": "array", "items": {"type": "string"}},
         },
-        "verdict": {"type": "array", "items": {"type": "string"}},
-        "notes": {"type": "array", "items": {"type": "string"}},
-    },
+        optional=("bootstrap",),
+    ),
 }
 
 
@@ -447,10 +435,7 @@ def html_section(report, digits=4, level=2, heading=True):
     parts.append("</ul>")
     figs = report.figures
     if not figs:
-        parts.append(
-            '<p class="note">Figures omitted: matplotlib is not installed '
-            "(install it with <code>pip install &quot;skcal[plot]&quot;</code>).</p>"
-        )
+        parts.append(NO_FIGURES)
     words = report.figure_explanations
     parts += [figure_html(title, fig, words.get(title, "")) for title, fig in figs.items()]
     parts.append("</section>")
