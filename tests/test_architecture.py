@@ -288,8 +288,6 @@ ONE_FACE = ("skcal.stats",)
 #: (importing module, private module, name) still waiting for its change -> why; a stale entry
 #: fails the test below
 ONE_FACE_PENDING: dict = {
-    ("skcal.binned_ece", "skcal.stats._binned", "BINNED_MEASURES"): "issue 39: pending",
-    ("skcal.binned_ece", "skcal.stats._binned", "BinnedStatistics"): "issue 39: pending",
     ("skcal.calibration_test", "skcal.stats._base", "effective_sample_size"): "issue 39: pending",
     ("skcal.calibration_test", "skcal.stats._scdl", "node_deposit"): "issue 39: pending",
     ("skcal.calibration_test", "skcal.stats._scdl", "resolve_max_bins"): "issue 39: pending",
@@ -297,15 +295,11 @@ ONE_FACE_PENDING: dict = {
     ("skcal.calibration_test", "skcal.stats._smooth_ece", "FINE_CELLS"): "issue 39: pending",
     ("skcal.calibration_test", "skcal.stats._smooth_ece", "smooth_ece_replicates"): "issue 39: pending",
     ("skcal.ce2._fit", "skcal.stats._base", "effective_sample_size"): "issue 39: pending",
-    ("skcal.ce2._fit", "skcal.stats._ce2", "CE1Statistics"): "issue 39: pending",
-    ("skcal.ce2._fit", "skcal.stats._ce2", "CE2PlugInStatistics"): "issue 39: pending",
-    ("skcal.ce2._fit", "skcal.stats._ce2", "CE2Statistics"): "issue 39: pending",
     ("skcal.cutoff", "skcal.stats._cutoff", "cutoff_from_running_sums"): "issue 39: pending",
     ("skcal.cutoff", "skcal.stats._cutoff", "running_sum_extremes"): "issue 39: pending",
     ("skcal.ks_calibration_error", "skcal.stats._cutoff", "cutoff_from_running_sums"): "issue 39: pending",
     ("skcal.ks_calibration_error", "skcal.stats._cutoff", "running_sum_extremes"): "issue 39: pending",
     ("skcal.lipschitz", "skcal.stats._lipschitz", "smce_of_sorted_rows"): "issue 39: pending",
-    ("skcal.platt", "skcal.stats._ce2", "MomentStatistics"): "issue 39: pending",
     ("skcal.report._bootstrap", "skcal.stats._bootstrap", "PreparedRows"): "issue 39: pending",
     ("skcal.report._bootstrap", "skcal.stats._bootstrap", "poisson_weights_into"): "issue 39: pending",
     ("skcal.report._bootstrap", "skcal.stats._bootstrap", "update_together"): "issue 39: pending",
