@@ -299,7 +299,6 @@ ONE_FACE_PENDING: dict = {
     ("skcal.cutoff", "skcal.stats._cutoff", "running_sum_extremes"): "issue 39: pending",
     ("skcal.ks_calibration_error", "skcal.stats._cutoff", "cutoff_from_running_sums"): "issue 39: pending",
     ("skcal.ks_calibration_error", "skcal.stats._cutoff", "running_sum_extremes"): "issue 39: pending",
-    ("skcal.lipschitz", "skcal.stats._lipschitz", "smce_of_sorted_rows"): "issue 39: pending",
     ("skcal.report._bootstrap", "skcal.stats._bootstrap", "PreparedRows"): "issue 39: pending",
     ("skcal.report._bootstrap", "skcal.stats._bootstrap", "poisson_weights_into"): "issue 39: pending",
     ("skcal.report._bootstrap", "skcal.stats._bootstrap", "update_together"): "issue 39: pending",

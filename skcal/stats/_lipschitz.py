@@ -34,7 +34,6 @@ __all__ = [
     "isotonic_l1_costs",
     "smce_from_sorted",
     "smce_grid_cells",
-    "smce_of_sorted_rows",
 ]
 
 
@@ -183,45 +182,6 @@ def smce_from_sorted(r, p):
         xa = np.where((Rn > 0)[:, None], x, -x)[act]
         value[act] += isotonic_l1_costs(xa, d)
     return float(value[0]) if one else value
-
-
-def smce_of_sorted_rows(y, p, w=None):
-    """smCE of rows already sorted by ``p``, without a sort of its own.
-
-    Ties are merged along the order: each run of equal predictions sums its residuals
-    ``w (y - p)`` at its own value (``np.add.reduceat``, numpy's pairwise summation within a
-    run). :func:`skcal.lipschitz.smooth_calibration_error` sorts the rows stably and calls this,
-    so the report, which sorts each model's rows once for several measures, gets its value bit
-    for bit from the same rows.
-
-    Parameters
-    ----------
-    y : ndarray of shape (n,)
-        Labels in {0, 1}, in the order of ``p``.
-    p : ndarray of shape (n,)
-        Probabilities of the label 1, nondecreasing.
-    w : ndarray of shape (n,), default=None
-        Non-negative weights in the same order, with a positive total (``None``: unit weights).
-
-    Returns
-    -------
-    float
-        The smooth calibration error of the rows.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> round(smce_of_sorted_rows(np.array([0.0, 0.0, 1.0, 1.0]), np.array([0.1, 0.2, 0.3, 0.4])), 6)
-    0.26
-    """
-    n = p.shape[0]
-    if n == 0:
-        raise ValueError("smce_of_sorted_rows needs at least one row.")
-    starts = np.flatnonzero(np.concatenate(([True], p[1:] != p[:-1])))
-    resid = y - p if w is None else w * (y - p)
-    total = float(n) if w is None else float(w.sum())
-    r = np.add.reduceat(resid, starts) / total
-    return float(smce_from_sorted(r, p[starts]))
 
 
 class SmoothCEStatistics(CutoffStatistics):
