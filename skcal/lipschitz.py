@@ -92,4 +92,4 @@ def smooth_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=No
     0.26
     """
     y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
-    return SmoothCEStatistics.from_validated(y, p, w).compute()
+    return SmoothCEStatistics.compute_validated(y, p, w)

@@ -218,6 +218,39 @@ class SmoothCEStatistics(CutoffStatistics):
         self.pos_label = pos_label
         self.measure = "cutoff"  # the sorted runs of the parent class; compute is smCE's
 
+    @classmethod
+    def compute_validated(cls, y, p, sample_weight=None, **params):
+        """Return smCE of validated rows: ``from_validated(...).compute()``.
+
+        The sorted runs of the rows, then the linear program (not the cutoff error's shorter
+        path of :meth:`CutoffStatistics.compute_validated`, whose value is another measure).
+        :func:`skcal.lipschitz.smooth_calibration_error` computes through it.
+
+        Parameters
+        ----------
+        y : ndarray of shape (n,)
+            Labels in {0, 1}, float64, validated.
+        p : ndarray of shape (n,)
+            Probabilities in [0, 1], float64.
+        sample_weight : ndarray of shape (n,) or None, default=None
+            Validated non-negative weights.
+        **params : dict
+            The constructor's arguments.
+
+        Returns
+        -------
+        float
+            The smooth calibration error.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> y, p = np.array([0.0, 0.0, 1.0, 1.0]), np.array([0.1, 0.2, 0.3, 0.4])
+        >>> round(SmoothCEStatistics.compute_validated(y, p), 6)
+        0.26
+        """
+        return cls.from_validated(y, p, sample_weight, **params).compute()
+
     def _compute(self):
         s = self.stats_
         W = float(s["weight"].sum())
