@@ -310,11 +310,6 @@ ONE_FACE_PENDING: dict = {
     ("skcal.scdl", "skcal.stats._scdl", "scdl_curve_of_validated"): "issue 39: pending",
     ("skcal.scdl", "skcal.stats._scdl", "scdl_score_of_validated"): "issue 39: pending",
     ("skcal.scdl", "skcal.stats._scdl", "theory_max_bins"): "issue 39: pending",
-    ("skcal.smooth_ece", "skcal.stats._smooth_ece", "DENSITY_EPS"): "issue 39: pending",
-    ("skcal.smooth_ece", "skcal.stats._smooth_ece", "FINE_CELLS"): "issue 39: pending",
-    ("skcal.smooth_ece", "skcal.stats._smooth_ece", "MESH_POINTS"): "issue 39: pending",
-    ("skcal.smooth_ece", "skcal.stats._smooth_ece", "fine_grid"): "issue 39: pending",
-    ("skcal.smooth_ece", "skcal.stats._smooth_ece", "smooth_ece_from_grid"): "issue 39: pending",
     ("skcal.truthful", "skcal.stats._truthful", "classwise_value"): "issue 39: pending",
     ("skcal.truthful", "skcal.stats._truthful", "top_label_value"): "issue 39: pending",
 }
