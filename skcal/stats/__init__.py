@@ -10,7 +10,7 @@ and builds its object with :meth:`BaseStatistics.from_validated`. Each class dec
 parameters' constraints (``_parameter_constraints``), checked when an object is constructed.
 """
 
-from skcal.stats._base import BaseStatistics, from_state, merge_all, statistics_class
+from skcal.stats._base import BaseStatistics, effective_sample_size, from_state, merge_all, statistics_class
 from skcal.stats._binned import BinnedStatistics
 from skcal.stats._bootstrap import PoissonBootstrap, poisson_weights
 from skcal.stats._ce2 import CE1Statistics, CE2PlugInStatistics, CE2Statistics
@@ -23,7 +23,8 @@ from skcal.stats._quantile import (
     quantile_edges,
     quantile_thresholds,
 )
-from skcal.stats._scdl import ScdlStatistics
+from skcal.stats._scdl import ScdlStatistics, scdl_on_grid, scfdl
+from skcal.stats._scdl_rules import SCDLCurve, default_max_bins, max_supported_bins, theory_max_bins
 from skcal.stats._scores import AccuracyStatistics, BrierScoreStatistics, LogLossStatistics, MeanStatistics
 from skcal.stats._smooth_ece import SmoothECEStatistics
 from skcal.stats._truthful import ClasswiseStatistics, TopLabelStatistics
@@ -34,6 +35,7 @@ __all__ = [
     "from_state",
     "merge_all",
     "statistics_class",
+    "effective_sample_size",
     # bootstrap replicates of any statistics object
     "PoissonBootstrap",
     "poisson_weights",
@@ -51,8 +53,14 @@ __all__ = [
     "SmoothCEGridStatistics",
     "SmoothCEStatistics",
     "smce_grid_cells",
-    # SCDL (and its curve, SoftBinRounder.fit_statistics) and smECE
+    # SCDL (and its curve, SoftBinRounder.fit_statistics), its grid rules and formulas, and smECE
+    "SCDLCurve",
     "ScdlStatistics",
+    "default_max_bins",
+    "max_supported_bins",
+    "scdl_on_grid",
+    "scfdl",
+    "theory_max_bins",
     "SmoothECEStatistics",
     # truthful multiclass errors
     "ClasswiseStatistics",

@@ -776,6 +776,9 @@ def statistics_class(kind):
     return target
 
 
+@validate_params(
+    {"sample_weight": SAMPLE_WEIGHT, "n_samples": NON_NEGATIVE_INT}, prefer_skip_nested_validation=True
+)
 def effective_sample_size(sample_weight, n_samples):
     """Return Kish's effective sample size ``(sum w)^2 / sum w^2`` (``n_samples`` without weights).
 
@@ -797,6 +800,7 @@ def effective_sample_size(sample_weight, n_samples):
     Examples
     --------
     >>> import numpy as np
+    >>> from skcal.stats import effective_sample_size
     >>> effective_sample_size(None, 4), effective_sample_size(np.array([1.0, 1.0, 0.0, 0.0]), 4)
     (4.0, 2.0)
     """

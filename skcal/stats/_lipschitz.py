@@ -23,7 +23,7 @@ import numpy as np
 
 from skcal._compat import validate_params
 from skcal._compiled import compiled
-from skcal._constraints import N_BINS, POS_LABEL, Integral, StrictInterval
+from skcal._constraints import N_BINS, POS_LABEL, SAMPLE_WEIGHT, Integral, StrictInterval
 from skcal.stats._base import BinaryStatistics
 from skcal.stats._cutoff import CutoffStatistics
 from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
@@ -219,7 +219,11 @@ class SmoothCEStatistics(CutoffStatistics):
         self.measure = "cutoff"  # the sorted runs of the parent class; compute is smCE's
 
     @classmethod
-    def compute_validated(cls, y, p, sample_weight=None, **params):
+    @validate_params(
+        {"y": ["array-like"], "p": ["array-like"], "sample_weight": SAMPLE_WEIGHT, "pos_label": POS_LABEL},
+        prefer_skip_nested_validation=True,
+    )
+    def compute_validated(cls, y, p, sample_weight=None, *, pos_label=None):
         """Return smCE of validated rows: ``from_validated(...).compute()``.
 
         The sorted runs of the rows, then the linear program (not the cutoff error's shorter
@@ -234,8 +238,8 @@ class SmoothCEStatistics(CutoffStatistics):
             Probabilities in [0, 1], float64.
         sample_weight : ndarray of shape (n,) or None, default=None
             Validated non-negative weights.
-        **params : dict
-            The constructor's arguments.
+        pos_label : int, float, bool or str, default=None
+            The constructor's argument (the labels are validated already).
 
         Returns
         -------
@@ -249,7 +253,7 @@ class SmoothCEStatistics(CutoffStatistics):
         >>> round(SmoothCEStatistics.compute_validated(y, p), 6)
         0.26
         """
-        return cls.from_validated(y, p, sample_weight, **params).compute()
+        return cls.from_validated(y, p, sample_weight, pos_label=pos_label).compute()
 
     def _compute(self):
         s = self.stats_
