@@ -294,14 +294,11 @@ ONE_FACE_PENDING: dict = {
     ("skcal.calibration_test", "skcal.stats._scdl", "scdl_replicates"): "issue 39: pending",
     ("skcal.calibration_test", "skcal.stats._smooth_ece", "FINE_CELLS"): "issue 39: pending",
     ("skcal.calibration_test", "skcal.stats._smooth_ece", "smooth_ece_replicates"): "issue 39: pending",
-    ("skcal.ce2._fit", "skcal.stats._base", "effective_sample_size"): "issue 39: pending",
     ("skcal.report._bootstrap", "skcal.stats._bootstrap", "PreparedRows"): "issue 39: pending",
     ("skcal.report._bootstrap", "skcal.stats._bootstrap", "poisson_weights_into"): "issue 39: pending",
     ("skcal.report._bootstrap", "skcal.stats._bootstrap", "update_together"): "issue 39: pending",
     ("skcal.report._outofcore", "skcal.stats._grid", "GridReplicates"): "issue 39: pending",
     ("skcal.report._outofcore", "skcal.stats._grid", "ReplicateGrid"): "issue 39: pending",
-    ("skcal.truthful", "skcal.stats._truthful", "classwise_value"): "issue 39: pending",
-    ("skcal.truthful", "skcal.stats._truthful", "top_label_value"): "issue 39: pending",
 }
 
 

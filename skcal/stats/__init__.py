@@ -27,7 +27,7 @@ from skcal.stats._scdl import ScdlStatistics, scdl_on_grid, scfdl
 from skcal.stats._scdl_rules import SCDLCurve, default_max_bins, max_supported_bins, theory_max_bins
 from skcal.stats._scores import AccuracyStatistics, BrierScoreStatistics, LogLossStatistics, MeanStatistics
 from skcal.stats._smooth_ece import SmoothECEStatistics
-from skcal.stats._truthful import ClasswiseStatistics, TopLabelStatistics
+from skcal.stats._truthful import ClasswiseStatistics, TopLabelStatistics, classwise_value, top_label_value
 
 __all__ = [
     # protocol
@@ -65,6 +65,8 @@ __all__ = [
     # truthful multiclass errors
     "ClasswiseStatistics",
     "TopLabelStatistics",
+    "classwise_value",
+    "top_label_value",
     # CE2 / CE1 polynomial estimators (pass 1: moments; pass 2: plug-in sums)
     "CE1Statistics",
     "CE2PlugInStatistics",
