@@ -288,12 +288,6 @@ ONE_FACE = ("skcal.stats",)
 #: (importing module, private module, name) still waiting for its change -> why; a stale entry
 #: fails the test below
 ONE_FACE_PENDING: dict = {
-    ("skcal.calibration_test", "skcal.stats._base", "effective_sample_size"): "issue 39: pending",
-    ("skcal.calibration_test", "skcal.stats._scdl", "node_deposit"): "issue 39: pending",
-    ("skcal.calibration_test", "skcal.stats._scdl", "resolve_max_bins"): "issue 39: pending",
-    ("skcal.calibration_test", "skcal.stats._scdl", "scdl_replicates"): "issue 39: pending",
-    ("skcal.calibration_test", "skcal.stats._smooth_ece", "FINE_CELLS"): "issue 39: pending",
-    ("skcal.calibration_test", "skcal.stats._smooth_ece", "smooth_ece_replicates"): "issue 39: pending",
     ("skcal.report._bootstrap", "skcal.stats._bootstrap", "PreparedRows"): "issue 39: pending",
     ("skcal.report._bootstrap", "skcal.stats._bootstrap", "poisson_weights_into"): "issue 39: pending",
     ("skcal.report._bootstrap", "skcal.stats._bootstrap", "update_together"): "issue 39: pending",

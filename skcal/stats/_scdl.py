@@ -32,6 +32,7 @@ from skcal._constraints import (
     SCDL_MAX_BINS,
     Integral,
     PowerOfTwoInterval,
+    Real,
     StrictInterval,
 )
 from skcal._docstrings import fill
@@ -616,11 +617,15 @@ class ScdlStatistics(BinaryStatistics):
 
     @classmethod
     @validate_params(
-        {"n_rows": [StrictInterval(Integral, 1, None, closed="left")], "pos_label": POS_LABEL},
+        {
+            "n_rows": [StrictInterval(Integral, 1, None, closed="left")],
+            "n_effective": [StrictInterval(Real, 0, None, closed="left"), None],
+            "pos_label": POS_LABEL,
+        },
         prefer_skip_nested_validation=True,
     )
-    def for_rows(cls, n_rows, *, pos_label=None):
-        """Empty statistics whose finest grid is the ``"auto"`` rule's for ``n_rows`` unweighted rows.
+    def for_rows(cls, n_rows, *, n_effective=None, pos_label=None):
+        """Empty statistics whose finest grid is the ``"auto"`` rule's for ``n_rows`` rows.
 
         The grid :func:`skcal.scdl.scdl_score` searches up to on those rows, so the statistics of
         a resample of about ``n_rows`` rows search the same grids (a bootstrap's replicates).
@@ -629,6 +634,9 @@ class ScdlStatistics(BinaryStatistics):
         ----------
         n_rows : int
             The rows.
+        n_effective : float, default=None
+            Their effective sample size, the ``T`` of the rule (for weighted rows
+            :func:`effective_sample_size`); ``None``: ``n_rows`` (unweighted rows).
         pos_label : int, float, bool, str or None, default=None
             The positive class.
 
@@ -642,7 +650,8 @@ class ScdlStatistics(BinaryStatistics):
         >>> ScdlStatistics.for_rows(10_000).max_bins
         512
         """
-        return cls(max_bins=resolve_max_bins("auto", float(n_rows), int(n_rows)), pos_label=pos_label)
+        T = float(n_rows) if n_effective is None else float(n_effective)
+        return cls(max_bins=resolve_max_bins("auto", T, int(n_rows)), pos_label=pos_label)
 
     @classmethod
     @validate_params(
