@@ -288,9 +288,6 @@ ONE_FACE = ("skcal.stats",)
 #: (importing module, private module, name) still waiting for its change -> why; a stale entry
 #: fails the test below
 ONE_FACE_PENDING: dict = {
-    ("skcal.report._bootstrap", "skcal.stats._bootstrap", "PreparedRows"): "issue 39: pending",
-    ("skcal.report._bootstrap", "skcal.stats._bootstrap", "poisson_weights_into"): "issue 39: pending",
-    ("skcal.report._bootstrap", "skcal.stats._bootstrap", "update_together"): "issue 39: pending",
     ("skcal.report._outofcore", "skcal.stats._grid", "GridReplicates"): "issue 39: pending",
     ("skcal.report._outofcore", "skcal.stats._grid", "ReplicateGrid"): "issue 39: pending",
 }

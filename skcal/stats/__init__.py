@@ -12,7 +12,13 @@ parameters' constraints (``_parameter_constraints``), checked when an object is 
 
 from skcal.stats._base import BaseStatistics, effective_sample_size, from_state, merge_all, statistics_class
 from skcal.stats._binned import BinnedStatistics
-from skcal.stats._bootstrap import PoissonBootstrap, poisson_weights
+from skcal.stats._bootstrap import (
+    PoissonBootstrap,
+    PreparedRows,
+    poisson_weights,
+    poisson_weights_into,
+    update_together,
+)
 from skcal.stats._ce2 import CE1Statistics, CE2PlugInStatistics, CE2Statistics
 from skcal.stats._cutoff import CutoffGridStatistics, CutoffStatistics, SortedCutoffStatistics
 from skcal.stats._lipschitz import SmoothCEGridStatistics, SmoothCEStatistics, smce_grid_cells
@@ -38,7 +44,10 @@ __all__ = [
     "effective_sample_size",
     # bootstrap replicates of any statistics object
     "PoissonBootstrap",
+    "PreparedRows",
     "poisson_weights",
+    "poisson_weights_into",
+    "update_together",
     # scores
     "AccuracyStatistics",
     "BrierScoreStatistics",
