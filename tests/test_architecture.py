@@ -287,10 +287,7 @@ def test_no_private_name_is_imported_from_another_module():
 ONE_FACE = ("skcal.stats",)
 #: (importing module, private module, name) still waiting for its change -> why; a stale entry
 #: fails the test below
-ONE_FACE_PENDING: dict = {
-    ("skcal.report._outofcore", "skcal.stats._grid", "GridReplicates"): "issue 39: pending",
-    ("skcal.report._outofcore", "skcal.stats._grid", "ReplicateGrid"): "issue 39: pending",
-}
+ONE_FACE_PENDING: dict = {}
 
 
 def _private_module_imports(sources):

@@ -21,6 +21,7 @@ from skcal.stats._bootstrap import (
 )
 from skcal.stats._ce2 import CE1Statistics, CE2PlugInStatistics, CE2Statistics
 from skcal.stats._cutoff import CutoffGridStatistics, CutoffStatistics, SortedCutoffStatistics
+from skcal.stats._grid import GridReplicates, ReplicateGrid
 from skcal.stats._lipschitz import SmoothCEGridStatistics, SmoothCEStatistics, smce_grid_cells
 from skcal.stats._quantile import (
     QuantileCellStatistics,
@@ -48,6 +49,9 @@ __all__ = [
     "poisson_weights",
     "poisson_weights_into",
     "update_together",
+    # the out-of-core report's replicates of several binary measures on one grid of units
+    "GridReplicates",
+    "ReplicateGrid",
     # scores
     "AccuracyStatistics",
     "BrierScoreStatistics",

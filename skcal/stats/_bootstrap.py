@@ -323,6 +323,10 @@ class PreparedRows:
     True
     """
 
+    @validate_params(
+        {"template": [BaseStatistics], "plan": [object, None], "index": [np.ndarray]},
+        prefer_skip_nested_validation=True,
+    )
     def __init__(self, template, plan, index):
         self.template = template
         self.plan = plan

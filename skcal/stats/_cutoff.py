@@ -848,7 +848,7 @@ class CutoffGridStatistics(BinaryStatistics):
 
     def _grid_statistics(self, units, column):
         """The cells' sums of ``w (y - p)``, ``w |y - p|`` and ``w`` (unit weights, 0/1 labels)."""
-        A = units.grid.cells(int(self.n_cells))
+        A = units.grid._cells(int(self.n_cells))
         return {
             "resid": np.ascontiguousarray((A @ (units.Y0 - units.P)).T),
             "abs_resid": np.ascontiguousarray((A @ (units.P + units.Y0 - 2.0 * units.YP)).T),

@@ -421,7 +421,7 @@ class SmoothCEGridStatistics(BinaryStatistics):
 
     def _grid_statistics(self, units, column):
         """The cells' residual sums, the copies and the bound's column."""
-        A = units.grid.cells(int(self.n_cells))
+        A = units.grid._cells(int(self.n_cells))
         resid = np.ascontiguousarray((A @ (units.Y0 - units.P)).T)
         return {"resid": resid, "weight": units.copies, "bound": column.copy()}
 

@@ -832,7 +832,7 @@ class ScdlStatistics(BinaryStatistics):
     def _grid_statistics(self, units, column):
         """The node masses: each unit's rows split between its two nodes by their sums of ``d``."""
         M = int(self.max_bins)
-        lo, L, H = units.grid.nodes(M)
+        lo, L, H = units.grid._nodes(M)
         base = (units.x[:, 0] * M - lo)[:, None]  # the unit's left edge in node steps from lo
         fw = base * units.S0 + M * units.Sd  # sum of the right node's share
         fa = base * units.Y0 + M * units.Sd_1

@@ -525,7 +525,7 @@ class SmoothECEStatistics(BinaryStatistics):
 
     def _grid_statistics(self, units, column):
         """The fine deposit's sums on the occupied fine cells, from the units' sums."""
-        cells, A = units.grid.fine_cells()
+        cells, A = units.grid._fine_cells()
         x = units.x
         PP = x * x * units.S0 + 2.0 * x * units.Sd + units.Sdd  # sum of p^2
         N = A @ units.S0
