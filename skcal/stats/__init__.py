@@ -6,8 +6,13 @@ the measure (``compute``) and round-trips through a versioned, pickle-free state
 (``get_state`` / :func:`from_state`). The in-memory metric functions of skcal share their
 statistics objects' formulas, so the streaming, distributed and in-memory paths cannot drift:
 the formulas live here, with the statistics, and a metric function validates its inputs once
-and builds its object with :meth:`BaseStatistics.from_validated`. Each class declares its
-parameters' constraints (``_parameter_constraints``), checked when an object is constructed.
+and computes through its class (:meth:`BaseStatistics.compute_validated`, by default
+``from_validated(...).compute()``; a class whose one batch of rows has a shorter path to the same
+value overrides it). Each class declares its parameters' constraints (``_parameter_constraints``),
+checked when an object is constructed.
+
+This package is the statistics' one face: the other layers of skcal import from
+``skcal.stats`` only, never from its private modules (``tests/test_architecture.py``).
 """
 
 from skcal.stats._base import BaseStatistics, effective_sample_size, from_state, merge_all, statistics_class
