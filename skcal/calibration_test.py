@@ -505,8 +505,8 @@ def _sort_rows(y, p, w, need_order):
     """The rows sorted by ``p``: ``(ys, ps, ws, order)``.
 
     Unweighted and without the permutation, one sort of 64-bit keys (``p``'s bits shifted left,
-    the label in the lowest bit; as :func:`skcal.stats.running_sum_extremes`); else a stable
-    argsort (ties keep the input's order, so the labels of a replicate are the same rows'
+    the label in the lowest bit; as :meth:`skcal.stats.CutoffStatistics.compute_validated`); else
+    a stable argsort (ties keep the input's order, so the labels of a replicate are the same rows'
     labels on every machine). The two orders differ only among tied predictions, where neither
     the statistics (evaluated at the end of each run of ties) nor the resampled labels (drawn
     from ``ps``) can tell them apart.
