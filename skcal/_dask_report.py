@@ -18,14 +18,14 @@ import numpy as np
 from skcal._compat import HasMethods, validate_params
 from skcal._constraints import SCHEDULER, SPLIT_EVERY, StrictInterval
 from skcal._docstrings import fill
-from skcal._io import file_format, list_files, read_columns
+from skcal._io import count_rows, file_format, list_files, read_columns
 from skcal._validation import plain
 from skcal.report._chunk_checks import check_label_set
 from skcal.report._outofcore import (
     EXACT_ROWS,
+    OUT_OF_CORE_DOCS,
     REPORT_CONSTRAINTS,
     SAMPLE_ROWS,
-    SETTINGS_DOCS,
     OutOfCorePlan,
     merge_chunk_statistics,
 )
@@ -46,16 +46,10 @@ def _file_columns(path, columns):
     return {c: table.column(c).to_numpy() for c in columns}
 
 
-def _file_rows(path):
-    import pyarrow.parquet as pq  # pyarrow is optional (the parquet extra)
-
-    return int(pq.ParquetFile(path).metadata.num_rows)
-
-
 def _file_rows_and_labels(path, y):
     """The rows of one parquet file and the distinct labels of its column ``y`` (``None``: the rows only)."""
     if y is None:
-        return _file_rows(path), None
+        return count_rows(path), None
     import pyarrow.parquet as pq  # pyarrow is optional (the parquet extra)
 
     labels = np.asarray(pq.read_table(path, columns=[y]).column(y).to_numpy())
@@ -155,7 +149,7 @@ def _parquet_frame(path):
     return dd.read_parquet([str(f) for f in files]), read_columns(files[0]), [str(f) for f in files]
 
 
-@fill(**SETTINGS_DOCS)
+@fill(**OUT_OF_CORE_DOCS)
 @validate_params(
     {
         "data": [HasMethods(["to_delayed"]), str, os.PathLike],
@@ -222,30 +216,17 @@ def calibration_report_dask(
     metrics : list of str or None, default=None
         Among :data:`skcal.report._outofcore.OUT_OF_CORE_METRICS` (None: the first-order
         defaults).
-    {n_bootstrap}
-    {confidence_level}
-    {interval_method}
-    {n_bins}
-    {strategy}
-    {test_calibration}
-    {n_resamples}
+    {resampling}
     {random_state}
-    pos_label : int, float, bool, str or None, default=None
-        The positive class of ``y``.
+    {pos_label}
     labels : array-like of shape (1,) or (2,), default=None
         The label set, fixed before the first chunk: a label outside it in any partition is an
         error naming the partition's first row and the row. ``None``: read by a first pass over
         the label column (with the rows of each partition), and an invalid set (a third label,
         ``{0, 1}`` beside ``{-1, 1}``) is an error naming the first partition that holds it.
-    exact_rows : int, default=10**6
-        Rows up to which the cutoff error and smCE use their exact statistics (above: fixed
-        grids with a stated bound, written in the report's notes).
-    sample_rows : int, default=10**6
-        Rows at most kept for the calibration tests and the reliability diagrams.
-    replicate_block : int or None, default=None
-        Bootstrap replicates per pass (None: up to ``exact_rows`` rows, all of them in memory
-        from the kept rows when they are all the rows, else as many as fit in 128 MiB of
-        statistics; above, as many as fit in ``GRID_BLOCK_BYTES`` of sums on the shared grid).
+    {exact_rows}
+    {sample_rows}
+    {replicate_block}
     chains : int, default=2
         The partitions are split into this many runs of consecutive partitions; each run is a
         chain of tasks folding one partition at a time into one running state (a worker holds
@@ -256,15 +237,10 @@ def calibration_report_dask(
         Fan-in of the tree merging the chains.
     scheduler : str, callable, distributed.Client or None, default=None
         Passed to :func:`dask.compute` (``None``: the current default, e.g. a ``Client``).
-    {title}
-    {notes}
-    {verbose}
+    {outputs}
     {primary}
 
-    Returns
-    -------
-    CalibrationReport
-        The report.
+    {returns}
 
     Examples
     --------

@@ -55,67 +55,69 @@ def _log(verbose, msg):
         print(f"[skcal] {msg}", file=sys.stderr, flush=True)
 
 
-def first_order_part(
-    *,
-    n_bootstrap,
-    confidence_level,
-    n_jobs,
-    random_state,
-    verbose,
-    max_seconds=None,
-    n_resamples=1000,
-    n_bins=10,
-    strategy="uniform",
-):
+def first_order_part(settings):
     """Part 1: five classifiers on the breast-cancer data, real labels."""
     from sklearn.calibration import CalibratedClassifierCV
     from sklearn.datasets import load_breast_cancer
-    from sklearn.ensemble import BaggingClassifier, RandomForestClassifier
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import train_test_split
-    from sklearn.naive_bayes import GaussianNB
+    from sklearn.ensemble import BaggingClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC
     from sklearn.tree import DecisionTreeClassifier
 
+    random_state, n_jobs = settings["random_state"], settings["n_jobs"]
     X, y = load_breast_cancer(return_X_y=True)
-    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.5, stratify=y, random_state=random_state)
-    models = {
-        "logistic regression": make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)),
+    return _split_fit_report(
+        {
+            **_classifiers(settings, max_iter=1000),
+            "SVM (Platt)": make_pipeline(
+                StandardScaler(),
+                CalibratedClassifierCV(SVC(random_state=random_state), method="sigmoid", ensemble=False),
+            ),
+            "bagged trees": BaggingClassifier(
+                DecisionTreeClassifier(), n_estimators=50, random_state=random_state, n_jobs=n_jobs
+            ),
+        },
+        X,
+        y,
+        settings,
+        "Part 1: five classifiers on the breast-cancer data (real labels, first order)",
+        f"load_breast_cancer: {X.shape[0]} tumours, {X.shape[1]} features, positive class = benign",
+        "part 1",
+    )
+
+
+def _classifiers(settings, max_iter):
+    """The classifiers of parts 1 and 3: logistic regression, naive Bayes and a random forest."""
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return {
+        "logistic regression": make_pipeline(StandardScaler(), LogisticRegression(max_iter=max_iter)),
         "naive Bayes": GaussianNB(),
-        "random forest": RandomForestClassifier(n_estimators=200, random_state=random_state, n_jobs=n_jobs),
-        "SVM (Platt)": make_pipeline(
-            StandardScaler(),
-            CalibratedClassifierCV(SVC(random_state=random_state), method="sigmoid", ensemble=False),
-        ),
-        "bagged trees": BaggingClassifier(
-            DecisionTreeClassifier(), n_estimators=50, random_state=random_state, n_jobs=n_jobs
+        "random forest": RandomForestClassifier(
+            n_estimators=200, random_state=settings["random_state"], n_jobs=settings["n_jobs"]
         ),
     }
+
+
+def _split_fit_report(models, X, y, settings, title, data, part):
+    """Fit ``models`` on a stratified half of ``X, y`` and report on the other half (real labels)."""
+    from sklearn.model_selection import train_test_split
+
+    seed = settings["random_state"]
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.5, stratify=y, random_state=seed)
     for name, model in models.items():
-        _log(verbose, f"fitting {name}")
+        _log(settings["verbose"], f"{part}: fitting {name}")
         model.fit(X_tr, y_tr)
-    return calibration_report(
-        models,
-        X_te,
-        y_te,
-        n_bootstrap=n_bootstrap,
-        confidence_level=confidence_level,
-        n_resamples=n_resamples,
-        n_bins=n_bins,
-        strategy=strategy,
-        n_jobs=n_jobs,
-        random_state=random_state,
-        title="Part 1: five classifiers on the breast-cancer data (real labels, first order)",
-        notes=[
-            f"load_breast_cancer: {X.shape[0]} tumours, {X.shape[1]} features, positive class = benign; "
-            f"fitted on {X_tr.shape[0]} and evaluated on {X_te.shape[0]} (stratified 50/50 split, "
-            f"seed {random_state}).",
-        ],
-        verbose=verbose,
-        max_seconds=max_seconds,
+    note = (
+        f"{data}; fitted on {X_tr.shape[0]} and evaluated on {X_te.shape[0]} (stratified 50/50 split, "
+        f"seed {seed})."
     )
+    return calibration_report(models, X_te, y_te, title=title, notes=[note], **settings)
 
 
 def simulated_second_order_data(random_state):
@@ -152,24 +154,14 @@ def simulated_second_order_data(random_state):
     }
 
 
-def second_order_part(
-    *,
-    n_bootstrap,
-    confidence_level,
-    n_jobs,
-    random_state,
-    verbose,
-    max_seconds=None,
-    n_resamples=1000,
-    n_bins=10,
-    strategy="uniform",
-):
+def second_order_part(settings):
     """Part 2: a bagged ensemble recalibrated to second order on simulated snapshots."""
     from sklearn.ensemble import BaggingClassifier
     from sklearn.model_selection import GridSearchCV
     from sklearn.pipeline import Pipeline
     from sklearn.tree import DecisionTreeClassifier
 
+    random_state, n_jobs, verbose = settings["random_state"], settings["n_jobs"], settings["verbose"]
     d = simulated_second_order_data(random_state)
     _log(verbose, "part 2: fitting the bagged ensemble on simulated labels")
     bag = BaggingClassifier(
@@ -205,13 +197,6 @@ def second_order_part(
         models,
         d["X_test"],
         d["Y_test"],
-        n_bootstrap=n_bootstrap,
-        confidence_level=confidence_level,
-        n_resamples=n_resamples,
-        n_bins=n_bins,
-        strategy=strategy,
-        n_jobs=n_jobs,
-        random_state=random_state,
         title="Part 2: second-order recalibration of a bagged ensemble (SIMULATED second labels)",
         notes=[
             "The labels in this part are SIMULATED: no data set bundled with scikit-learn has repeated "
@@ -228,8 +213,7 @@ def second_order_part(
             f"{best['degree']} and ridge {best['alpha']:g} were chosen by 5-fold CV on the calibration "
             "set (squared error of both moment regressions).",
         ],
-        verbose=verbose,
-        max_seconds=max_seconds,
+        **settings,
     )
     pipe = models["bagged trees + second-order Platt"]
     report.add_figure(
@@ -260,55 +244,19 @@ def _truth_figure(pipe, X_test, f_test):
     return fig
 
 
-def multiclass_part(
-    *,
-    n_bootstrap,
-    confidence_level,
-    n_jobs,
-    random_state,
-    verbose,
-    max_seconds=None,
-    n_resamples=1000,
-    n_bins=10,
-    strategy="uniform",
-):
+def multiclass_part(settings):
     """Part 3: three classifiers of the ten digits, real labels, truthful multiclass errors."""
     from sklearn.datasets import load_digits
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import train_test_split
-    from sklearn.naive_bayes import GaussianNB
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
 
     X, y = load_digits(return_X_y=True)
-    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.5, stratify=y, random_state=random_state)
-    models = {
-        "logistic regression": make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)),
-        "naive Bayes": GaussianNB(),
-        "random forest": RandomForestClassifier(n_estimators=200, random_state=random_state, n_jobs=n_jobs),
-    }
-    for name, model in models.items():
-        _log(verbose, f"part 3: fitting {name}")
-        model.fit(X_tr, y_tr)
-    return calibration_report(
-        models,
-        X_te,
-        y_te,
-        n_bootstrap=n_bootstrap,
-        confidence_level=confidence_level,
-        n_resamples=n_resamples,
-        n_bins=n_bins,
-        strategy=strategy,
-        n_jobs=n_jobs,
-        random_state=random_state,
-        title="Part 3: three classifiers of the ten digits (real labels, multiclass, truthful errors)",
-        notes=[
-            f"load_digits: {X.shape[0]} handwritten digits, 10 classes; fitted on {X_tr.shape[0]} and "
-            f"evaluated on {X_te.shape[0]} (stratified 50/50 split, seed {random_state}).",
-        ],
-        verbose=verbose,
-        max_seconds=max_seconds,
+    return _split_fit_report(
+        _classifiers(settings, max_iter=2000),
+        X,
+        y,
+        settings,
+        "Part 3: three classifiers of the ten digits (real labels, multiclass, truthful errors)",
+        f"load_digits: {X.shape[0]} handwritten digits, 10 classes",
+        "part 3",
     )
 
 
@@ -337,20 +285,18 @@ def run_demo(
     unknown = [p for p in chosen if p not in builders]
     if unknown:
         raise ValueError(f"parts: unknown demo parts {unknown}; expected some of {list(builders)}.")
-    reports = [
-        builders[name](
-            n_bootstrap=n_bootstrap,
-            confidence_level=confidence_level,
-            n_jobs=n_jobs,
-            random_state=random_state,
-            verbose=verbose,
-            n_resamples=n_resamples,
-            n_bins=n_bins,
-            strategy=strategy,
-            max_seconds=max_seconds,
-        )
-        for name in chosen
-    ]
+    settings = {
+        "n_bootstrap": n_bootstrap,
+        "confidence_level": confidence_level,
+        "n_jobs": n_jobs,
+        "random_state": random_state,
+        "verbose": verbose,
+        "n_resamples": n_resamples,
+        "n_bins": n_bins,
+        "strategy": strategy,
+        "max_seconds": max_seconds,
+    }
+    reports = [builders[name](settings) for name in chosen]
     intro = [
         "skcal demo: model selection by calibration on data bundled with scikit-learn. Part 1 compares "
         "five binary classifiers on real labels; part 2 recalibrates a bagged ensemble to second order on "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-__all__ = ["BINARY_DOCS", "fill"]
+__all__ = ["BINARY_DOCS", "fill", "sections"]
 
 _MARK = re.compile(r"( *)\{(\w+)\}")
 
@@ -65,3 +65,42 @@ def fill(**texts):
         return obj
 
     return deco
+
+
+def sections(texts, *names, returns=None, **own):
+    """The text of a Parameters section of ``names``, then of a Returns section, for :func:`fill`.
+
+    Parameters
+    ----------
+    texts : dict
+        Shared descriptions by parameter name (numpydoc lines, their first lines unindented).
+    *names : str
+        The parameters, in order.
+    returns : str, default=None
+        The body of the Returns section (its type line, then its indented description); None
+        leaves the section out.
+    **own : str
+        Descriptions that replace those of ``texts`` for this section.
+
+    Returns
+    -------
+    str
+        The sections, their first lines unindented, to be filled in with :func:`fill`.
+
+    Examples
+    --------
+    >>> print(sections({"x": "x : float\\n    A number."}, "x", returns="float\\n    Twice x."))
+    Parameters
+    ----------
+    x : float
+        A number.
+    <BLANKLINE>
+    Returns
+    -------
+    float
+        Twice x.
+    """
+    lines = ["Parameters", "----------", *(own.get(name, texts.get(name)) for name in names)]
+    if returns is not None:
+        lines += ["", "Returns", "-------", returns]
+    return "\n".join(lines)

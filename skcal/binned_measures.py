@@ -23,6 +23,7 @@ rows without ``sample_weight``), total weight ``W`` and gap ``g_b = mean_b(y) - 
 from __future__ import annotations
 
 from skcal._compat import validate_params
+from skcal._docstrings import BINARY_DOCS, fill, sections
 from skcal.binned_ece import BINNED_CONSTRAINTS, binned_statistics
 
 __all__ = [
@@ -32,33 +33,29 @@ __all__ = [
     "debiased_l2_calibration_error",
 ]
 
-_PARAMS_DOC = """    y_true : array-like of shape (n,)
-        Binary labels.
-    y_prob : array-like of shape (n,) or (n, 2)
-        Probabilities of the positive class, or ``predict_proba`` output.
-    n_bins : int, default={n_bins}
-        Number of bins.
-    strategy : {{"uniform", "quantile"}}, default="{strategy}"
-        Equal-width bins on [0, 1], or the edges ``np.percentile(y_prob, linspace(0, 100,
-        n_bins + 1))`` of ``sklearn.calibration.calibration_curve``.
-    edges : array-like of shape (n_bins + 1,), default=None
-        Explicit non-decreasing bin edges (right-closed); overrides ``n_bins`` and ``strategy``.
-    sample_weight : array-like of shape (n,), default=None
-        Non-negative weights; they enter the bin means and bin weights.
-    pos_label : int, float, bool or str, default=None
-        The positive class."""
+#: The parameters the measures share, described once (see :func:`skcal._docstrings.fill`).
+_DOCS = {
+    **BINARY_DOCS,
+    "n_bins": """n_bins : int, default=15
+    Number of bins.""",
+    "edges": """edges : array-like of shape (n_bins + 1,), default=None
+    Explicit non-decreasing bin edges (right-closed); overrides ``n_bins`` and ``strategy``.""",
+    "sample_weight": """sample_weight : array-like of shape (n,), default=None
+    Non-negative weights; they enter the bin means and bin weights.""",
+}
 
 
-def _doc(n_bins=15, strategy="uniform"):
-    def deco(f):
-        f.__doc__ = f.__doc__.replace("    PARAMS", _PARAMS_DOC.format(n_bins=n_bins, strategy=strategy))
-        return f
+def _parameters(strategy):
+    """The Parameters section of the measures whose ``strategy`` defaults to ``strategy``."""
+    text = f"""strategy : {{"uniform", "quantile"}}, default="{strategy}"
+    Equal-width bins on [0, 1], or the edges ``np.percentile(y_prob, linspace(0, 100,
+    n_bins + 1))`` of ``sklearn.calibration.calibration_curve``."""
+    names = ("y_true", "y_prob", "n_bins", "strategy", "edges", "sample_weight", "pos_label")
+    return sections(_DOCS, *names, strategy=text)
 
-    return deco
 
-
+@fill(parameters=_parameters("uniform"))
 @validate_params(BINNED_CONSTRAINTS, prefer_skip_nested_validation=True)
-@_doc()
 def max_calibration_error(
     y_true, y_prob, *, n_bins=15, strategy="uniform", edges=None, sample_weight=None, pos_label=None
 ):
@@ -68,9 +65,7 @@ def max_calibration_error(
     :mod:`skcal.binned_measures`). Every bin counts, however few rows it holds, so the MCE is
     noisy when bins are sparse.
 
-    Parameters
-    ----------
-    PARAMS
+    {parameters}
 
     Returns
     -------
@@ -89,8 +84,8 @@ def max_calibration_error(
     ).compute()
 
 
+@fill(parameters=_parameters("uniform"))
 @validate_params(BINNED_CONSTRAINTS, prefer_skip_nested_validation=True)
-@_doc()
 def rms_calibration_error(
     y_true, y_prob, *, n_bins=15, strategy="uniform", edges=None, sample_weight=None, pos_label=None
 ):
@@ -100,9 +95,7 @@ def rms_calibration_error(
     first bin); the plug-in binned l2 error, biased upwards by the label noise in each bin (see
     :func:`debiased_l2_calibration_error`).
 
-    Parameters
-    ----------
-    PARAMS
+    {parameters}
 
     Returns
     -------
@@ -121,8 +114,8 @@ def rms_calibration_error(
     ).compute()
 
 
+@fill(parameters=_parameters("uniform"))
 @validate_params(BINNED_CONSTRAINTS, prefer_skip_nested_validation=True)
-@_doc()
 def average_calibration_error(
     y_true, y_prob, *, n_bins=15, strategy="uniform", edges=None, sample_weight=None, pos_label=None
 ):
@@ -133,9 +126,7 @@ def average_calibration_error(
     ECE, a bin holding one row weighs as much as a bin holding thousands. (Nixon et al. 2019 use
     the name for the ECE over equal-mass bins: that is ``binned_ece(..., strategy="quantile")``.)
 
-    Parameters
-    ----------
-    PARAMS
+    {parameters}
 
     Returns
     -------
@@ -154,10 +145,8 @@ def average_calibration_error(
     ).compute()
 
 
-@validate_params(
-    {**BINNED_CONSTRAINTS, "squared": ["boolean"]}, prefer_skip_nested_validation=True
-)
-@_doc(strategy="quantile")
+@fill(parameters=_parameters("quantile"))
+@validate_params({**BINNED_CONSTRAINTS, "squared": ["boolean"]}, prefer_skip_nested_validation=True)
 def debiased_l2_calibration_error(
     y_true,
     y_prob,
@@ -181,9 +170,7 @@ def debiased_l2_calibration_error(
     paper, with scikit-learn's percentile edges (Kumar et al.'s ``get_equal_bins`` places the
     edges at order statistics instead: pass ``edges=`` to reproduce theirs exactly).
 
-    Parameters
-    ----------
-    PARAMS
+    {parameters}
     squared : bool, default=False
         Return the debiased squared error ``sq`` itself (it can be negative) instead of
         ``sqrt(max(sq, 0))``.

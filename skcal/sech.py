@@ -44,6 +44,7 @@ from sklearn.utils import check_random_state
 
 from skcal._compat import validate_params
 from skcal._constraints import BANDWIDTH, FINITE_REAL, RANDOM_STATE
+from skcal._docstrings import fill, sections
 from skcal._validation import as_float_array
 
 __all__ = [
@@ -61,6 +62,22 @@ __all__ = [
 _HALF_PI = np.pi / 2
 #: Points (``t``, ``s``, ``u``): an array-like or a real scalar.
 _POINTS = ["array-like", numbers.Real]
+#: The constraints of the scores, the bandwidth and the interval, which every kernel function takes.
+_INTERVAL = {"s": _POINTS, "h": BANDWIDTH, "lo": FINITE_REAL, "hi": FINITE_REAL}
+#: The parameters the kernel functions share, described once (see :func:`skcal._docstrings.fill`).
+_DOCS = {
+    "t": """t : array-like or float
+    Points at which to evaluate (any real number).""",
+    "s": """s : array-like or float
+    Scores in ``[lo, hi]``, broadcast against ``t``.""",
+    "interval": """h : float
+    Bandwidth, ``h > 0``.
+lo : float, default=0.0
+    Lower end of the interval, finite.
+hi : float, default=1.0
+    Upper end of the interval, finite, ``lo < hi``.""",
+}
+_DOCS["points"] = sections(_DOCS, "t", "s", "interval")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -137,6 +154,15 @@ def _check_broadcast(a, b, name_a, name_b):
         ) from None
 
 
+def _check_points(x, s, h, lo, hi, name):
+    """Check the points ``x`` (named ``name``), the scores ``s`` (broadcast together) and ``h, lo, hi``."""
+    h, lo, hi = _check_interval(h, lo, hi)
+    s = _check_s(s, lo, hi)
+    x = _as_array(x, name)
+    _check_broadcast(x, s, name, "s")
+    return x, s, h, lo, hi
+
+
 def _scalar_or_array(x):
     return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
 
@@ -197,9 +223,8 @@ def gd_inv(g):
     return _scalar_or_array(out)
 
 
-@validate_params(
-    {"s": _POINTS, "h": BANDWIDTH, "lo": FINITE_REAL, "hi": FINITE_REAL}, prefer_skip_nested_validation=True
-)
+@fill(**_DOCS)
+@validate_params(_INTERVAL, prefer_skip_nested_validation=True)
 def sech_normalizer(s, h, lo=0.0, hi=1.0):
     """The normaliser ``Z(s, h) = h (gd((hi - s)/h) - gd((lo - s)/h))`` of the truncated kernel.
 
@@ -207,12 +232,7 @@ def sech_normalizer(s, h, lo=0.0, hi=1.0):
     ----------
     s : array-like
         Scores in ``[lo, hi]``.
-    h : float
-        Bandwidth, ``h > 0``.
-    lo : float, default=0.0
-        Lower end of the interval, finite.
-    hi : float, default=1.0
-        Upper end of the interval, finite, ``lo < hi``.
+    {interval}
 
     Returns
     -------
@@ -231,10 +251,8 @@ def sech_normalizer(s, h, lo=0.0, hi=1.0):
     return _scalar_or_array(h * _mass(s, h, lo, hi))
 
 
-@validate_params(
-    {"t": _POINTS, "s": _POINTS, "h": BANDWIDTH, "lo": FINITE_REAL, "hi": FINITE_REAL},
-    prefer_skip_nested_validation=True,
-)
+@fill(**_DOCS)
+@validate_params({"t": _POINTS, **_INTERVAL}, prefer_skip_nested_validation=True)
 def sech_pdf(t, s, h, lo=0.0, hi=1.0):
     """Density ``k_h(t | s)`` of the sech-perturbed score.
 
@@ -248,12 +266,7 @@ def sech_pdf(t, s, h, lo=0.0, hi=1.0):
         ``[lo, hi]``).
     s : array-like
         Scores in ``[lo, hi]``; broadcast against ``t``.
-    h : float
-        Bandwidth, ``h > 0``.
-    lo : float, default=0.0
-        Lower end of the interval, finite.
-    hi : float, default=1.0
-        Upper end of the interval, finite, ``lo < hi``.
+    {interval}
 
     Returns
     -------
@@ -269,26 +282,26 @@ def sech_pdf(t, s, h, lo=0.0, hi=1.0):
     >>> K.shape
     (5, 2)
     """
-    h, lo, hi = _check_interval(h, lo, hi)
-    s = _check_s(s, lo, hi)
-    t = _as_array(t, "t")
-    _check_broadcast(t, s, "t", "s")
+    t, s, h, lo, hi = _check_points(t, s, h, lo, hi, "t")
     z = h * _mass(s, h, lo, hi)  # computed on the shape of s only, then broadcast
     dens = _sech((t - s) / h) / z
     return _scalar_or_array(np.where((t >= lo) & (t <= hi), dens, 0.0))
 
 
-def _tails(t, s, h, lo, hi):
+def _tail_probability(t, s, h, lo, hi, upper):
+    """``F(t | s)``, or ``1 - F(t | s)`` if ``upper``, from the smaller of the two tail integrals."""
+    t, s, h, lo, hi = _check_points(t, s, h, lo, hi, "t")
     tc = np.clip(t, lo, hi)
     below = _gd_span((tc - lo) / (2.0 * h), (tc + lo - 2.0 * s) / (2.0 * h))
     above = _gd_span((hi - tc) / (2.0 * h), (hi + tc - 2.0 * s) / (2.0 * h))
-    return below, above, _mass(s, h, lo, hi)
+    if upper:
+        below, above = above, below
+    total = _mass(s, h, lo, hi)
+    return _scalar_or_array(np.where(below <= above, below / total, 1.0 - above / total))
 
 
-@validate_params(
-    {"t": _POINTS, "s": _POINTS, "h": BANDWIDTH, "lo": FINITE_REAL, "hi": FINITE_REAL},
-    prefer_skip_nested_validation=True,
-)
+@fill(**_DOCS)
+@validate_params({"t": _POINTS, **_INTERVAL}, prefer_skip_nested_validation=True)
 def sech_cdf(t, s, h, lo=0.0, hi=1.0):
     """CDF ``F(t | s)`` of the truncated sech kernel.
 
@@ -296,18 +309,7 @@ def sech_cdf(t, s, h, lo=0.0, hi=1.0):
     the lower tail integral when it is the smaller one and as one minus the upper tail
     otherwise (see the module notes). 0 below ``lo`` and 1 above ``hi``.
 
-    Parameters
-    ----------
-    t : array-like or float
-        Points at which to evaluate (any real number).
-    s : array-like or float
-        Scores in ``[lo, hi]``, broadcast against ``t``.
-    h : float
-        Bandwidth, ``h > 0``.
-    lo : float, default=0.0
-        Lower end of the interval, finite.
-    hi : float, default=1.0
-        Upper end of the interval, finite, ``lo < hi``.
+    {points}
 
     Returns
     -------
@@ -320,33 +322,15 @@ def sech_cdf(t, s, h, lo=0.0, hi=1.0):
     >>> float(sech_cdf(0.5, 0.5, 2**-6))
     0.5
     """
-    h, lo, hi = _check_interval(h, lo, hi)
-    s = _check_s(s, lo, hi)
-    t = _as_array(t, "t")
-    _check_broadcast(t, s, "t", "s")
-    below, above, total = _tails(t, s, h, lo, hi)
-    return _scalar_or_array(np.where(below <= above, below / total, 1.0 - above / total))
+    return _tail_probability(t, s, h, lo, hi, upper=False)
 
 
-@validate_params(
-    {"t": _POINTS, "s": _POINTS, "h": BANDWIDTH, "lo": FINITE_REAL, "hi": FINITE_REAL},
-    prefer_skip_nested_validation=True,
-)
+@fill(**_DOCS)
+@validate_params({"t": _POINTS, **_INTERVAL}, prefer_skip_nested_validation=True)
 def sech_sf(t, s, h, lo=0.0, hi=1.0):
     """Survival function ``1 - F(t | s)``, accurate in the upper tail.
 
-    Parameters
-    ----------
-    t : array-like or float
-        Points at which to evaluate (any real number).
-    s : array-like or float
-        Scores in ``[lo, hi]``, broadcast against ``t``.
-    h : float
-        Bandwidth, ``h > 0``.
-    lo : float, default=0.0
-        Lower end of the interval, finite.
-    hi : float, default=1.0
-        Upper end of the interval, finite, ``lo < hi``.
+    {points}
 
     Returns
     -------
@@ -359,12 +343,7 @@ def sech_sf(t, s, h, lo=0.0, hi=1.0):
     >>> float(sech_sf(0.3, 0.5, 0.1) + sech_cdf(0.3, 0.5, 0.1))
     1.0
     """
-    h, lo, hi = _check_interval(h, lo, hi)
-    s = _check_s(s, lo, hi)
-    t = _as_array(t, "t")
-    _check_broadcast(t, s, "t", "s")
-    below, above, total = _tails(t, s, h, lo, hi)
-    return _scalar_or_array(np.where(above <= below, above / total, 1.0 - below / total))
+    return _tail_probability(t, s, h, lo, hi, upper=True)
 
 
 def _offset_from_end(a, delta):
@@ -381,10 +360,8 @@ def _offset_from_end(a, delta):
     return np.logaddexp(0.0, logq - a) - np.log1p(-np.exp(a) * q)
 
 
-@validate_params(
-    {"u": _POINTS, "s": _POINTS, "h": BANDWIDTH, "lo": FINITE_REAL, "hi": FINITE_REAL},
-    prefer_skip_nested_validation=True,
-)
+@fill(**_DOCS)
+@validate_params({"u": _POINTS, **_INTERVAL}, prefer_skip_nested_validation=True)
 def sech_ppf(u, s, h, lo=0.0, hi=1.0):
     """Inverse CDF of the truncated sech kernel: the ``t`` in ``[lo, hi]`` with ``F(t | s) = u``.
 
@@ -405,12 +382,7 @@ def sech_ppf(u, s, h, lo=0.0, hi=1.0):
         Probabilities in ``[0, 1]``.
     s : array-like
         Scores in ``[lo, hi]``, broadcast against ``u``.
-    h : float
-        Bandwidth, ``h > 0``.
-    lo : float, default=0.0
-        Lower end of the interval, finite.
-    hi : float, default=1.0
-        Upper end of the interval, finite, ``lo < hi``.
+    {interval}
 
     Returns
     -------
@@ -424,10 +396,7 @@ def sech_ppf(u, s, h, lo=0.0, hi=1.0):
     >>> round(float(sech_cdf(t, 0.2, 0.05)), 12)
     0.9
     """
-    h, lo, hi = _check_interval(h, lo, hi)
-    s = _check_s(s, lo, hi)
-    u = _as_array(u, "u")
-    _check_broadcast(u, s, "u", "s")
+    u, s, h, lo, hi = _check_points(u, s, h, lo, hi, "u")
     if u.size and (u.min() < 0.0 or u.max() > 1.0):
         raise ValueError(f"u must lie in [0, 1]; got values in [{u.min():.6g}, {u.max():.6g}].")
     half_mass = _mass(s, h, lo, hi) / 2.0  # arctan(e^B) - arctan(e^A)
@@ -471,15 +440,9 @@ def uniform_draws(random_state, size):
     return check_random_state(random_state).random_sample(size)
 
 
+@fill(**_DOCS)
 @validate_params(
-    {
-        "s": _POINTS,
-        "h": BANDWIDTH,
-        "lo": FINITE_REAL,
-        "hi": FINITE_REAL,
-        "random_state": [*RANDOM_STATE, np.random.Generator],
-    },
-    prefer_skip_nested_validation=True,
+    {**_INTERVAL, "random_state": [*RANDOM_STATE, np.random.Generator]}, prefer_skip_nested_validation=True
 )
 def sech_sample(s, h, lo=0.0, hi=1.0, random_state=None):
     """Draw one perturbed score from ``k_h(. | s)`` for every entry of ``s`` (exact inversion).
@@ -488,12 +451,7 @@ def sech_sample(s, h, lo=0.0, hi=1.0, random_state=None):
     ----------
     s : array-like
         Scores in ``[lo, hi]``.
-    h : float
-        Bandwidth, ``h > 0``.
-    lo : float, default=0.0
-        Lower end of the interval, finite.
-    hi : float, default=1.0
-        Upper end of the interval, finite, ``lo < hi``.
+    {interval}
     random_state : int, RandomState instance, numpy Generator or None, default=None
         Source of the uniform draws (``None``: numpy's global RandomState, as in scikit-learn).
 

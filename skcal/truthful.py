@@ -47,7 +47,7 @@ import numpy as np
 from skcal._compat import StrOptions, validate_params
 from skcal._compiled import compiled
 from skcal._constraints import N_BINS, RANDOM_STATE, SAMPLE_WEIGHT, Integral, StrictInterval
-from skcal._docstrings import fill
+from skcal._docstrings import fill, sections
 from skcal._validation import (
     ROW_SUM_ATOL,
     as_float_array,
@@ -92,6 +92,18 @@ _PARAMETERS = {
     "labels": """labels : array-like of shape (k,), default=None
     Class labels in column order.""",
 }
+_MEAN_WEIGHTS = """sample_weight : array-like of shape (n,), default=None
+    Weights of the mean."""
+_VALUE = """float
+    The value of the measure (lower is better)."""
+_PARAMETERS["returns"] = f"Returns\n-------\n{_VALUE}"
+#: The Parameters and Returns sections of the binned measures and of the proper losses.
+_PARAMETERS["binned_parameters"] = sections(
+    _PARAMETERS, "y_true", "y_proba", "n_bins", "strategy", "sample_weight", "labels", returns=_VALUE
+)
+_PARAMETERS["loss_parameters"] = sections(
+    _PARAMETERS, "y_true", "y_proba", "sample_weight", "labels", returns=_VALUE, sample_weight=_MEAN_WEIGHTS
+)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -196,10 +208,7 @@ def truthful_conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_
         ``w_i^2``: it keeps the measure truthful). Unit weights give the unweighted value.
     {labels}
 
-    Returns
-    -------
-    float
-        The value of the measure (lower is better).
+    {returns}
 
     Examples
     --------
@@ -222,19 +231,7 @@ def conf_ce(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=No
     A predictor can lower its expectation below the honest value by moving its top label to a
     class whose true probability is far from 1/2 and reporting a flat distribution.
 
-    Parameters
-    ----------
-    {y_true}
-    {y_proba}
-    {n_bins}
-    {strategy}
-    {sample_weight}
-    {labels}
-
-    Returns
-    -------
-    float
-        The value of the measure (lower is better).
+    {binned_parameters}
 
     Examples
     --------
@@ -255,19 +252,7 @@ def conf_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=N
     :func:`truthful_conf_ce` (weighted: ``(1/W) sum_b |sum_{i in b} w_i (c_i - z_i)|``). With
     ``strategy="uniform"`` and 15 bins this is the usual top-label ECE.
 
-    Parameters
-    ----------
-    {y_true}
-    {y_proba}
-    {n_bins}
-    {strategy}
-    {sample_weight}
-    {labels}
-
-    Returns
-    -------
-    float
-        The value of the measure (lower is better).
+    {binned_parameters}
 
     Examples
     --------
@@ -284,6 +269,7 @@ def conf_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_weight=N
 # ----------------------------------------------------------------------------------------------
 
 
+@fill(**_PARAMETERS)
 @validate_params(
     {
         "u": ["array-like"],
@@ -309,8 +295,7 @@ def lince_score(u, phi, *, n_bins=15, strategy="quantile", bin_on=None, sample_w
         Reports (any real values).
     phi : array-like of the same shape as ``u``
         The statistic of the observed outcomes.
-    n_bins : int, default=15
-        Number of bins, from 1 to ``2**24``.
+    {n_bins}
     strategy : {"quantile", "uniform"} or callable, default="quantile"
         Binning rule, see :func:`skcal.binning.assign_bins`. ``"uniform"`` needs the binned
         values in [0, 1].
@@ -322,10 +307,7 @@ def lince_score(u, phi, *, n_bins=15, strategy="quantile", bin_on=None, sample_w
     sample_weight : array-like of shape (n,), default=None
         Importance weights ``w_i``: ``(1/W^2) sum_b || sum_{i in b} w_i (u_i - phi_i) ||^2``.
 
-    Returns
-    -------
-    float
-        The value of the measure (lower is better).
+    {returns}
 
     Examples
     --------
@@ -518,19 +500,7 @@ def classwise_lince(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_w
     Each class column is binned on its own values. The paired proper loss is the Brier score
     divided by ``k`` (:func:`brier_over_k`).
 
-    Parameters
-    ----------
-    {y_true}
-    {y_proba}
-    {n_bins}
-    {strategy}
-    {sample_weight}
-    {labels}
-
-    Returns
-    -------
-    float
-        The value of the measure (lower is better).
+    {binned_parameters}
 
     Examples
     --------
@@ -551,19 +521,7 @@ def classwise_ece(y_true, y_proba, *, n_bins=15, strategy="quantile", sample_wei
     ``(1/k) sum_r (1/n) sum_b |sum_{i in b} (p_i[r] - 1[y_i = r])|``, each class binned on its
     own column (weighted: ``w_i`` multiplies the residuals and ``n`` becomes ``W``).
 
-    Parameters
-    ----------
-    {y_true}
-    {y_proba}
-    {n_bins}
-    {strategy}
-    {sample_weight}
-    {labels}
-
-    Returns
-    -------
-    float
-        The value of the measure (lower is better).
+    {binned_parameters}
 
     Examples
     --------
@@ -596,18 +554,7 @@ def brier_over_k(y_true, y_proba, *, sample_weight=None, labels=None):
 
     ``(1/n) sum_i (1/k) sum_r (p_i[r] - 1[y_i = r])^2`` (weighted mean with ``sample_weight``).
 
-    Parameters
-    ----------
-    {y_true}
-    {y_proba}
-    sample_weight : array-like of shape (n,), default=None
-        Weights of the mean.
-    {labels}
-
-    Returns
-    -------
-    float
-        The value of the measure (lower is better).
+    {loss_parameters}
 
     Examples
     --------
@@ -632,18 +579,7 @@ def confidence_proper_loss(y_true, y_proba, *, sample_weight=None, labels=None):
     expectation under true probabilities ``q`` is ``(c - q[r])^2 + 1 - q[r]^2``, minimised by
     reporting the true top class with its true probability.
 
-    Parameters
-    ----------
-    {y_true}
-    {y_proba}
-    sample_weight : array-like of shape (n,), default=None
-        Weights of the mean.
-    {labels}
-
-    Returns
-    -------
-    float
-        The value of the measure (lower is better).
+    {loss_parameters}
 
     Examples
     --------
@@ -727,6 +663,7 @@ def auto_draws(n, k):
     return int(max(100, min(20_000, -(-AUTO_DRAW_ENTRIES // (n * k)))))
 
 
+@fill(**_PARAMETERS)
 @validate_params(
     {
         "q_true": ["array-like"],
@@ -781,10 +718,8 @@ def truthful_decomposition(
         Reported probabilities.
     measure : {"truthful_conf_ce", "classwise_lince"}, default="truthful_conf_ce"
         The measure whose expectation is decomposed.
-    n_bins : int, default=15
-        Number of bins.
-    strategy : {"quantile", "uniform"} or callable, default="quantile"
-        Binning rule, see :func:`skcal.binning.assign_bins`.
+    {n_bins}
+    {strategy}
     method : {"auto", "enumerate", "monte_carlo"}, default="auto"
         How the closed forms are checked.
     max_outcomes : int, default=200_000

@@ -16,6 +16,7 @@ from skcal._constraints import (
     SAMPLE_WEIGHT,
     StrictInterval,
 )
+from skcal._docstrings import fill
 from skcal._validation import check_consistent_length, check_sample_weight, check_scores
 from skcal.ce2._classes import class_weights_of, k_class_details, k_class_inputs
 from skcal.ce2._fit import fit_moments, plug_in
@@ -58,6 +59,55 @@ CE2_PARAMS = {
 }
 
 
+#: The parameters of :func:`ce2_details` and :func:`ce2_score`, described once (see
+#: :func:`skcal._docstrings.fill`).
+_DOCS = {
+    "degree": """degree : "auto", int or list of int, default="auto"
+    ``"auto"``: the analytic rule ``ceil(2 log n / log theta)`` capped at
+    ``ceil(11 / sqrt(bandwidth))`` (44 at ``h = 1/16``, 88 at ``h = 1/64``; at most 88), and
+    lowered until the basis has at most ``n / 100`` features (a sample-size guard: at
+    ``h = 1/64`` the bare rule gives 88, i.e. 7921 tensor features, for every ``n``); see
+    :func:`skcal.chebyshev.auto_degree`. With ``cv`` the candidates are the schedule from
+    the cap halving down to 4 (e.g. 88, 44, 22, 11, 5), without the degrees whose basis has
+    more than ``n_train / 10`` features (``CV_SAMPLES_PER_FEATURE``; if none is left, the
+    smallest schedule degree). An int fixes the degree; a list
+    gives the candidates for ``cv``. With ``sample_weight``, ``n`` in these rules is Kish's
+    effective sample size ``(sum w)^2 / sum w^2``, so rows of weight zero count as dropped.
+    When ``d > n`` the ridge is solved in its dual form, so a moderate explicit degree works
+    for any ``n`` (a high degree for small ``n`` simply fits noisily; use ``cv`` to choose).
+    An explicit degree is bounded by ``MAX_DEGREE_LIMIT`` (512) and by the data: its ridge
+    solve may hold at most ``MAX_SOLVE_FLOATS`` numbers (2 GiB: ``d^2`` primal, ``n d + n^2``
+    dual); the error names the largest degree the data support. At a fixed degree with
+    ``d <= n`` the estimate is computed through :class:`skcal.stats.CE2Statistics` and
+    :class:`skcal.stats.CE2PlugInStatistics`, the objects ``skcal.dask`` merges.""",
+    "settings": """alpha : float, default=1e-6
+    Ridge multiplier (``lam = alpha * trace(G) / d``), used when ``cv`` is None.
+bandwidth : float, default=2**-6
+    The sech bandwidth ``h`` the scores were perturbed with (drives the degree rule and
+    the baselines).
+method : {"polynomial", "bucketing", "nadaraya_watson"}, default="polynomial"
+    The baselines (cells of a ``K x K`` grid, a Gaussian kernel) are computed by
+    :func:`skcal.ce2_baselines.baseline_ce2` (they choose their constant ``c`` on a held-out
+    split with ``random_state``).
+cv : None, int, float, "holdout" or CV splitter, default=None
+    Select ``degree`` and ``alpha`` (candidates: the degree schedule and ``alphas``) by the
+    held-out squared error of both moment regressions. An int ``K`` is shuffled K-fold
+    (seeded by ``random_state``); a float in (0, 1) or ``"holdout"`` (= 0.3) is one
+    held-out split of that fraction; any scikit-learn splitter is accepted. Fold statistics
+    are additive, so each candidate costs one ridge solve. After selection the chosen
+    model is refitted on all data.
+random_state : int, RandomState instance or None, default=None
+    Shuffling of the CV folds / held-out split and of the baselines' split.
+basis : {"tensor", "total"}, default="tensor"
+    The Chebyshev products ``T_i T_j`` of the regressions: ``i, j <= degree`` or ``i + j <= degree``.
+alphas : sequence of float, default=None
+    Candidate ridge multipliers for ``cv`` (default ``1e-6, 1e-5, ..., 1``).
+sample_weight : array-like of shape (n,), default=None
+    Weights for the regressions and the averages (polynomial method only).""",
+}
+
+
+@fill(**_DOCS)
 @validate_params(CE2_PARAMS, prefer_skip_nested_validation=True)
 def ce2_details(
     snapshots,
@@ -90,48 +140,9 @@ def ce2_details(
         ``skcal.SechPerturber``): binary, or k-class (``m`` at ``[..., 0]``, ``sigma2`` at
         ``[..., 1]``, or the ``(n, 2k)`` layout of ``EnsembleMoments``: the k means, then the k
         variances).
-    degree : "auto", int or list of int, default="auto"
-        ``"auto"``: the analytic rule ``ceil(2 log n / log theta)`` capped at
-        ``ceil(11 / sqrt(bandwidth))`` (44 at ``h = 1/16``, 88 at ``h = 1/64``; at most 88), and
-        lowered until the basis has at most ``n / 100`` features (a sample-size guard: at
-        ``h = 1/64`` the bare rule gives 88, i.e. 7921 tensor features, for every ``n``); see
-        :func:`skcal.chebyshev.auto_degree`. With ``cv`` the candidates are the schedule from
-        the cap halving down to 4 (e.g. 88, 44, 22, 11, 5), without the degrees whose basis has
-        more than ``n_train / 10`` features (``CV_SAMPLES_PER_FEATURE``; if none is left, the
-        smallest schedule degree). An int fixes the degree; a list
-        gives the candidates for ``cv``. With ``sample_weight``, ``n`` in these rules is Kish's
-        effective sample size ``(sum w)^2 / sum w^2``, so rows of weight zero count as dropped.
-        When ``d > n`` the ridge is solved in its dual form, so a moderate explicit degree works
-        for any ``n`` (a high degree for small ``n`` simply fits noisily; use ``cv`` to choose).
-        An explicit degree is bounded by ``MAX_DEGREE_LIMIT`` (512) and by the data: its ridge
-        solve may hold at most ``MAX_SOLVE_FLOATS`` numbers (2 GiB: ``d^2`` primal, ``n d + n^2``
-        dual); the error names the largest degree the data support. At a fixed degree with
-        ``d <= n`` the estimate is computed through :class:`skcal.stats.CE2Statistics` and
-        :class:`skcal.stats.CE2PlugInStatistics`, the objects ``skcal.dask`` merges. For k
-        classes every one-vs-rest task makes its own choice.
-    alpha : float, default=1e-6
-        Ridge multiplier (``lam = alpha * trace(G) / d``), used when ``cv`` is None.
-    bandwidth : float, default=2**-6
-        The sech bandwidth ``h`` the scores were perturbed with (drives the degree rule and
-        the baselines).
-    method : {"polynomial", "bucketing", "nadaraya_watson"}, default="polynomial"
-        The baselines (cells of a ``K x K`` grid, a Gaussian kernel) are computed by
-        :func:`skcal.ce2_baselines.baseline_ce2` (they choose their constant ``c`` on a held-out
-        split with ``random_state``).
-    cv : None, int, float, "holdout" or CV splitter, default=None
-        Select ``degree`` and ``alpha`` (candidates: the degree schedule and ``alphas``) by the
-        held-out squared error of both moment regressions. An int ``K`` is shuffled K-fold
-        (seeded by ``random_state``); a float in (0, 1) or ``"holdout"`` (= 0.3) is one
-        held-out split of that fraction; any scikit-learn splitter is accepted. Fold statistics
-        are additive, so each candidate costs one ridge solve. After selection the chosen
-        model is refitted on all data.
-    random_state : int, RandomState instance or None, default=None
-        Shuffling of the CV folds / held-out split and of the baselines' split.
-    basis : {"tensor", "total"}, default="tensor"
-    alphas : sequence of float, default=None
-        Candidate ridge multipliers for ``cv`` (default ``1e-6, 1e-5, ..., 1``).
-    sample_weight : array-like of shape (n,), default=None
-        Weights for the regressions and the averages (polynomial method only).
+    {degree}
+        For k classes every one-vs-rest task makes its own choice.
+    {settings}
     multiclass : {"auto", "classwise", "top_label"}, default="auto"
         The task for k-class scores (see Notes). ``"auto"``: binary scores give the binary CE2,
         k-class scores the classwise one. ``"classwise"`` or ``"top_label"`` with binary scores
@@ -203,6 +214,7 @@ def ce2_details(
     return binary_result(t1, t2, S, w, sample_weight, params, "ce2_details")
 
 
+@fill(**_DOCS)
 @validate_params(CE2_PARAMS, prefer_skip_nested_validation=True)
 def ce2_score(
     snapshots,
@@ -242,47 +254,8 @@ def ce2_score(
         The second-order scores ``(m, sigma2)`` of the predictor being measured, *already*
         sech-perturbed (the perturbed predictor is the one that is measured; see
         ``skcal.SechPerturber``): binary, or per class.
-    degree : "auto", int or list of int, default="auto"
-        ``"auto"``: the analytic rule ``ceil(2 log n / log theta)`` capped at
-        ``ceil(11 / sqrt(bandwidth))`` (44 at ``h = 1/16``, 88 at ``h = 1/64``; at most 88), and
-        lowered until the basis has at most ``n / 100`` features (a sample-size guard: at
-        ``h = 1/64`` the bare rule gives 88, i.e. 7921 tensor features, for every ``n``); see
-        :func:`skcal.chebyshev.auto_degree`. With ``cv`` the candidates are the schedule from
-        the cap halving down to 4 (e.g. 88, 44, 22, 11, 5), without the degrees whose basis has
-        more than ``n_train / 10`` features (``CV_SAMPLES_PER_FEATURE``; if none is left, the
-        smallest schedule degree). An int fixes the degree; a list
-        gives the candidates for ``cv``. With ``sample_weight``, ``n`` in these rules is Kish's
-        effective sample size ``(sum w)^2 / sum w^2``, so rows of weight zero count as dropped.
-        When ``d > n`` the ridge is solved in its dual form, so a moderate explicit degree works
-        for any ``n`` (a high degree for small ``n`` simply fits noisily; use ``cv`` to choose).
-        An explicit degree is bounded by ``MAX_DEGREE_LIMIT`` (512) and by the data: its ridge
-        solve may hold at most ``MAX_SOLVE_FLOATS`` numbers (2 GiB: ``d^2`` primal, ``n d + n^2``
-        dual); the error names the largest degree the data support. At a fixed degree with
-        ``d <= n`` the estimate is computed through :class:`skcal.stats.CE2Statistics` and
-        :class:`skcal.stats.CE2PlugInStatistics`, the objects ``skcal.dask`` merges.
-    alpha : float, default=1e-6
-        Ridge multiplier (``lam = alpha * trace(G) / d``), used when ``cv`` is None.
-    bandwidth : float, default=2**-6
-        The sech bandwidth ``h`` the scores were perturbed with (drives the degree rule and
-        the baselines).
-    method : {"polynomial", "bucketing", "nadaraya_watson"}, default="polynomial"
-        The baselines (cells of a ``K x K`` grid, a Gaussian kernel) are computed by
-        :func:`skcal.ce2_baselines.baseline_ce2` (they choose their constant ``c`` on a held-out
-        split with ``random_state``).
-    cv : None, int, float, "holdout" or CV splitter, default=None
-        Select ``degree`` and ``alpha`` (candidates: the degree schedule and ``alphas``) by the
-        held-out squared error of both moment regressions. An int ``K`` is shuffled K-fold
-        (seeded by ``random_state``); a float in (0, 1) or ``"holdout"`` (= 0.3) is one
-        held-out split of that fraction; any scikit-learn splitter is accepted. Fold statistics
-        are additive, so each candidate costs one ridge solve. After selection the chosen
-        model is refitted on all data.
-    random_state : int, RandomState instance or None, default=None
-        Shuffling of the CV folds / held-out split and of the baselines' split.
-    basis : {"tensor", "total"}, default="tensor"
-    alphas : sequence of float, default=None
-        Candidate ridge multipliers for ``cv`` (default ``1e-6, 1e-5, ..., 1``).
-    sample_weight : array-like of shape (n,), default=None
-        Weights for the regressions and the averages (polynomial method only).
+    {degree}
+    {settings}
     multiclass : {"auto", "classwise", "top_label"}, default="auto"
         For k-class scores: the (weighted) mean of the one-vs-rest CE2 over the classes
         (``"classwise"``, what ``"auto"`` gives) or the CE2 of the top-label task

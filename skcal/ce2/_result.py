@@ -143,56 +143,42 @@ def polynomial_result(t1, t2, S, w, fit):
     """The polynomial CE2 of binary targets; ``t2`` is NaN on the rows with a single vote."""
     pairs = ~np.isnan(t2)
     if pairs.all():
-        T = np.column_stack([t1, t2])
-        model, deg, alph, cv_results, plug = fit_moments(S, T, w, **fit)
+        model, deg, alph, cv_results, plug = fit_moments(S, np.column_stack([t1, t2]), w, **fit)
         E, (term1, term2) = plug_in(model, plug, S, w)
-        return CE2Result(
-            ce2=term1 + term2,
-            term1=term1,
-            term2=term2,
-            method="polynomial",
-            n_samples=S.shape[0],
-            eta1=clipped_function(model, 0, 2),
-            eta2=clipped_function(model, 1, 2),
-            eta1_values=E[:, 0],
-            eta2_values=E[:, 1],
-            degree=deg,
-            alpha=alph,
-            basis=model.basis_,
-            cv_results=cv_results,
-            extra={"model": model},
-        )
-    # The mixed rule: E[Y | S] from every row (t1 = a / c exists for one vote), E[f*^2 | S] from
-    # the rows with two votes or more only; each regression has its own degree (the "auto" rule
-    # counts its own rows) and both plug-in averages run over every row.
-    model1, deg1, alph1, cv1, _ = fit_moments(S, t1[:, None], w, **fit)
-    wp = None if w is None else w[pairs]
-    if wp is not None and not wp.sum() > 0:
-        raise ValueError("sample_weight is zero on every row with two votes; E[f*^2] has no data.")
-    model2, deg2, alph2, cv2, _ = fit_moments(S[pairs], t2[pairs, None], wp, **fit)
-    E1 = np.clip(model1.predict(S)[:, 0], 0.0, 1.0)
-    E2 = np.clip(model2.predict(S)[:, 0], 0.0, 1.0)
-    m = S[:, 0]
-    term1 = float(np.average(np.abs(E1 - m), weights=w))
-    term2 = float(np.average(np.abs(E2 - (m * m + S[:, 1])), weights=w))
-    extra = {"model": model1, "n_pairs": int(pairs.sum()), "eta2_model": model2, "eta2_degree": deg2}
-    extra["eta2_alpha"] = alph2
-    if cv2 is not None:
-        extra["eta2_cv_results"] = cv2
+        eta2, E1, E2, extra = clipped_function(model, 1, 2), E[:, 0], E[:, 1], {"model": model}
+    else:
+        # The mixed rule: E[Y | S] from every row (t1 = a / c exists for one vote), E[f*^2 | S]
+        # from the rows with two votes or more only; each regression has its own degree (the
+        # "auto" rule counts its own rows) and both plug-in averages run over every row.
+        model, deg, alph, cv_results, _ = fit_moments(S, t1[:, None], w, **fit)
+        wp = None if w is None else w[pairs]
+        if wp is not None and not wp.sum() > 0:
+            raise ValueError("sample_weight is zero on every row with two votes; E[f*^2] has no data.")
+        model2, deg2, alph2, cv2, _ = fit_moments(S[pairs], t2[pairs, None], wp, **fit)
+        E1 = np.clip(model.predict(S)[:, 0], 0.0, 1.0)
+        E2 = np.clip(model2.predict(S)[:, 0], 0.0, 1.0)
+        m = S[:, 0]
+        term1 = float(np.average(np.abs(E1 - m), weights=w))
+        term2 = float(np.average(np.abs(E2 - (m * m + S[:, 1])), weights=w))
+        eta2 = clipped_function(model2, 0, 2)
+        extra = {"model": model, "n_pairs": int(pairs.sum()), "eta2_model": model2, "eta2_degree": deg2}
+        extra["eta2_alpha"] = alph2
+        if cv2 is not None:
+            extra["eta2_cv_results"] = cv2
     return CE2Result(
         ce2=term1 + term2,
         term1=term1,
         term2=term2,
         method="polynomial",
         n_samples=S.shape[0],
-        eta1=clipped_function(model1, 0, 2),
-        eta2=clipped_function(model2, 0, 2),
+        eta1=clipped_function(model, 0, 2),
+        eta2=eta2,
         eta1_values=E1,
         eta2_values=E2,
-        degree=deg1,
-        alpha=alph1,
-        basis=model1.basis_,
-        cv_results=cv1,
+        degree=deg,
+        alpha=alph,
+        basis=model.basis_,
+        cv_results=cv_results,
         extra=extra,
     )
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from skcal._compat import Options, validate_params
 from skcal._constraints import DEGREE, ENGINE_BASIS, POSITIVE_INT, SAMPLE_WEIGHT
+from skcal._docstrings import fill
 from skcal._threads import one_blas_thread
 from skcal._validation import check_sample_weight
 from skcal.chebyshev._basis import (
@@ -22,8 +23,26 @@ from skcal.chebyshev._basis import (
 
 __all__ = ["ChebyshevMoments"]
 
+#: The data of a pass, its constraints and its description (see :func:`skcal._docstrings.fill`).
+DATA_CONSTRAINTS = {"scores": ["array-like"], "targets": ["array-like"], "sample_weight": SAMPLE_WEIGHT}
+DATA_DOCS = {
+    "scores": """scores : array-like of shape (n, n_dims)
+    Scores (``m`` in [0, 1], ``sigma2`` in [0, 1/4]; finite).""",
+    "targets": """targets : array-like of shape (n, n_targets) or (n,)
+    Finite regression targets.""",
+    "sample_weight": """sample_weight : array-like of shape (n,) or None, default=None
+    Finite non-negative weights.""",
+}
+DATA_DOCS["data"] = "\n".join(DATA_DOCS.values())
 #: The basis and degree of a quantity derived from the moments.
 _DERIVED = {"basis": ENGINE_BASIS, "degree": [*DEGREE, None]}
+#: Their description, written once (see :func:`skcal._docstrings.fill`).
+_DERIVED_DOCS = {
+    "basis_degree": """basis : {"tensor", "total", "1d"}, default="tensor"
+    The basis (``"1d"`` is used for one-dimensional statistics).
+degree : int or None, default=None
+    A degree up to the statistics' degree (``None``: theirs)."""
+}
 
 
 class ChebyshevMoments:
@@ -87,29 +106,20 @@ class ChebyshevMoments:
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
+    @fill(**DATA_DOCS)
     @validate_params(
-        {
-            "scores": ["array-like"],
-            "targets": ["array-like"],
-            "degree": DEGREE,
-            "sample_weight": SAMPLE_WEIGHT,
-            "chunk_size": CHUNK_SIZE,
-        },
-        prefer_skip_nested_validation=True,
+        {**DATA_CONSTRAINTS, "degree": DEGREE, "chunk_size": CHUNK_SIZE}, prefer_skip_nested_validation=True
     )
     def from_data(cls, scores, targets, degree, sample_weight=None, chunk_size=None):
         """Return the statistics of ``(scores, targets)``; see :meth:`update`.
 
         Parameters
         ----------
-        scores : array-like of shape (n, n_dims)
-            Scores (``m`` in [0, 1], ``sigma2`` in [0, 1/4]).
-        targets : array-like of shape (n, n_targets) or (n,)
-            Regression targets.
+        {scores}
+        {targets}
         degree : int
             The maximum degree.
-        sample_weight : array-like of shape (n,) or None, default=None
-            Non-negative weights.
+        {sample_weight}
         chunk_size : int or None, default=None
             Rows per chunk.
 
@@ -122,26 +132,14 @@ class ChebyshevMoments:
         T = check_engine_targets(targets, S.shape[0])
         return cls(degree, S.shape[1], T.shape[1]).update(S, T, sample_weight, chunk_size)
 
-    @validate_params(
-        {
-            "scores": ["array-like"],
-            "targets": ["array-like"],
-            "sample_weight": SAMPLE_WEIGHT,
-            "chunk_size": CHUNK_SIZE,
-        },
-        prefer_skip_nested_validation=True,
-    )
+    @fill(**DATA_DOCS)
+    @validate_params({**DATA_CONSTRAINTS, "chunk_size": CHUNK_SIZE}, prefer_skip_nested_validation=True)
     def update(self, scores, targets, sample_weight=None, chunk_size=None):
         """Add the statistics of a batch in place (chunked) and return ``self``.
 
         Parameters
         ----------
-        scores : array-like of shape (n, n_dims)
-            Scores (``m`` in [0, 1], ``sigma2`` in [0, 1/4]; finite).
-        targets : array-like of shape (n, n_targets) or (n,)
-            Finite regression targets.
-        sample_weight : array-like of shape (n,) or None, default=None
-            Finite non-negative weights.
+        {data}
         chunk_size : int or None, default=None
             Rows per chunk; ``None`` picks about ``2^21 / (2L + 1)`` rows (16 MB per
             Vandermonde block).
@@ -276,9 +274,13 @@ class ChebyshevMoments:
             raise ValueError(f"degree {L} exceeds the statistics' degree {self.degree}.")
         return L
 
-    def _basis(self, basis):
-        return "1d" if self.n_dims == 1 else basis
+    def _powers(self, basis, degree):
+        """The checked degree, the basis (``"1d"`` for one-dimensional statistics) and its powers."""
+        L = self._degree(degree)
+        basis = "1d" if self.n_dims == 1 else basis
+        return L, basis, basis_powers(L, basis)
 
+    @fill(**_DERIVED_DOCS)
     @validate_params(_DERIVED, prefer_skip_nested_validation=True)
     def gram(self, basis="tensor", degree=None):
         """The Gram matrix ``G = Phi^T W Phi`` (``d x d``) assembled from the moment matrix.
@@ -290,20 +292,15 @@ class ChebyshevMoments:
 
         Parameters
         ----------
-        basis : {"tensor", "total", "1d"}, default="tensor"
-            The basis (``"1d"`` is used for one-dimensional statistics).
-        degree : int or None, default=None
-            A degree up to the statistics' degree (``None``: theirs).
+        {basis_degree}
 
         Returns
         -------
         ndarray of shape (d, d)
             The Gram matrix.
         """
-        L = self._degree(degree)
-        basis = self._basis(basis)
+        L, basis, P = self._powers(basis, degree)
         M = self.M
-        P = basis_powers(L, basis)
         if basis == "1d":
             i = P[:, 0]
             return 0.5 * (M[i[:, None] + i[None, :], 0] + M[np.abs(i[:, None] - i[None, :]), 0])
@@ -332,50 +329,45 @@ class ChebyshevMoments:
             G[row] = (Q[i, :, j : j + n1] + U[i, :, L - j : L - j + n1]).reshape(-1)[keep]
         return G
 
+    @fill(**_DERIVED_DOCS)
     @validate_params(_DERIVED, prefer_skip_nested_validation=True)
     def gram_trace(self, basis="tensor", degree=None):
         """Return ``trace(G)`` from the moments (no Gram assembly).
 
         Parameters
         ----------
-        basis : {"tensor", "total", "1d"}, default="tensor"
-            The basis (``"1d"`` is used for one-dimensional statistics).
-        degree : int or None, default=None
-            A degree up to the statistics' degree (``None``: theirs).
+        {basis_degree}
 
         Returns
         -------
         float
             The trace.
         """
-        L = self._degree(degree)
-        P = basis_powers(L, self._basis(basis))
+        P = self._powers(basis, degree)[2]
         i, j = 2 * P[:, 0], 2 * P[:, 1]
         M = self.M
         if self.n_dims == 1:
             return float(0.5 * (M[i, 0] + M[0, 0]).sum())
         return float(0.25 * (M[i, j] + M[i, 0] + M[0, j] + M[0, 0]).sum())
 
+    @fill(**_DERIVED_DOCS)
     @validate_params(_DERIVED, prefer_skip_nested_validation=True)
     def cross(self, basis="tensor", degree=None):
         """Return the cross products ``Phi^T W t`` as a ``(d, n_targets)`` array.
 
         Parameters
         ----------
-        basis : {"tensor", "total", "1d"}, default="tensor"
-            The basis (``"1d"`` is used for one-dimensional statistics).
-        degree : int or None, default=None
-            A degree up to the statistics' degree (``None``: theirs).
+        {basis_degree}
 
         Returns
         -------
         ndarray of shape (d, n_targets)
             The cross products.
         """
-        L = self._degree(degree)
-        P = basis_powers(L, self._basis(basis))
+        P = self._powers(basis, degree)[2]
         return self.AtB[:, P[:, 0], P[:, 1]].T.copy()
 
+    @fill(**_DERIVED_DOCS)
     @validate_params(
         {**_DERIVED, "coef": ["array-like"], "gram": ["array-like", None]}, prefer_skip_nested_validation=True
     )
@@ -389,10 +381,7 @@ class ChebyshevMoments:
         ----------
         coef : array-like of shape (d,) or (d, n_targets)
             Coefficients in the order of :func:`basis_powers`.
-        basis : {"tensor", "total", "1d"}, default="tensor"
-            The basis (``"1d"`` is used for one-dimensional statistics).
-        degree : int or None, default=None
-            A degree up to the statistics' degree (``None``: theirs).
+        {basis_degree}
         gram : ndarray of shape (d, d) or None, default=None
             A precomputed :meth:`gram` (saves its assembly).
 

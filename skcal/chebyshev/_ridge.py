@@ -6,7 +6,8 @@ import numpy as np
 import scipy.linalg
 
 from skcal._compat import StrOptions, class_constraints, validate_parameter_constraints, validate_params
-from skcal._constraints import ALPHA, BASIS, DEGREE, NON_NEGATIVE_REAL, SAMPLE_WEIGHT
+from skcal._constraints import ALPHA, BASIS, DEGREE, NON_NEGATIVE_REAL
+from skcal._docstrings import fill
 from skcal._threads import one_blas_thread
 from skcal._validation import check_sample_weight
 from skcal.chebyshev._basis import (
@@ -18,7 +19,7 @@ from skcal.chebyshev._basis import (
     effective_basis,
     evaluate_grid,
 )
-from skcal.chebyshev._moments import ChebyshevMoments
+from skcal.chebyshev._moments import DATA_CONSTRAINTS, DATA_DOCS, ChebyshevMoments
 
 __all__ = ["ChebyshevRidge", "ridge_solve"]
 
@@ -169,21 +170,14 @@ class ChebyshevRidge:
         w = check_sample_weight(sample_weight, S.shape[0], allow_zero_total=True)
         return S, T, w
 
-    @validate_params(
-        {"scores": ["array-like"], "targets": ["array-like"], "sample_weight": SAMPLE_WEIGHT},
-        prefer_skip_nested_validation=True,
-    )
+    @fill(**DATA_DOCS)
+    @validate_params(DATA_CONSTRAINTS, prefer_skip_nested_validation=True)
     def fit(self, scores, targets, sample_weight=None):
         """Fit from scratch; the dual form is used when ``d > n`` (``dual="auto"``).
 
         Parameters
         ----------
-        scores : array-like of shape (n, n_dims)
-            Scores (``m`` in [0, 1], ``sigma2`` in [0, 1/4]).
-        targets : array-like of shape (n, n_targets) or (n,)
-            Regression targets.
-        sample_weight : array-like of shape (n,) or None, default=None
-            Non-negative weights.
+        {data}
 
         Returns
         -------
@@ -202,21 +196,14 @@ class ChebyshevRidge:
             self._solve_primal()
         return self
 
-    @validate_params(
-        {"scores": ["array-like"], "targets": ["array-like"], "sample_weight": SAMPLE_WEIGHT},
-        prefer_skip_nested_validation=True,
-    )
+    @fill(**DATA_DOCS)
+    @validate_params(DATA_CONSTRAINTS, prefer_skip_nested_validation=True)
     def partial_fit(self, scores, targets, sample_weight=None):
         """Add a batch to the statistics; the ridge is solved when ``coef_`` is next read.
 
         Parameters
         ----------
-        scores : array-like of shape (n, n_dims)
-            Validated scores.
-        targets : array-like of shape (n, n_targets) or (n,)
-            Regression targets.
-        sample_weight : array-like of shape (n,) or None, default=None
-            Non-negative weights.
+        {data}
 
         Returns
         -------

@@ -25,6 +25,7 @@ from skcal._constraints import (
     Real,
     StrictInterval,
 )
+from skcal._docstrings import fill
 from skcal._plotting import (
     COLOR_DATA,
     COLOR_REFERENCE,
@@ -66,6 +67,46 @@ _HIST_AX_NEEDS_AX = (
 _HINTS = {
     "max_bins": "max_bins was removed: pass n_bins (a power of two) with strategy='soft'",
     "pos_label": "from_estimator takes the positive class from estimator.classes_[1]",
+}
+
+#: The constraints of the arguments both constructors take.
+_COMPUTE = {
+    "n_bins": [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both"), None],
+    "strategy": [StrOptions({"uniform", "quantile", "soft"})],
+    "n_bootstrap": N_BOOTSTRAP,
+    "confidence_level": PROBABILITY_OPEN,
+    "sample_weight": SAMPLE_WEIGHT,
+    "random_state": RANDOM_STATE,
+    "name": NAME,
+    "ax": "no_validation",
+    "plot": ["boolean"],
+}
+#: Their description, written once (see :func:`skcal._docstrings.fill`).
+_DOCS = {
+    "bins": """n_bins : int or None, default=None
+    Number of bins, as in :class:`~sklearn.calibration.CalibrationDisplay` (``None``:
+    10). For ``strategy="soft"`` it is the SCDL grid ``m`` (a power of two), and
+    ``None`` uses the grid ``m*`` that :func:`~skcal.scdl_curve` selects.
+strategy : {"uniform", "quantile", "soft"}, default="uniform"
+    Equal-width bins, equal-count bins (both as in
+    :func:`~sklearn.calibration.calibration_curve`) or SCDL's soft bins.
+n_bootstrap : int, default=100
+    Bootstrap replicates for the intervals and the band (0: none; at most 10**5).
+confidence_level : float, default=0.9
+    Coverage of the intervals and the band.
+sample_weight : array-like of shape (n,), default=None
+    Non-negative sample weights.""",
+    "random_state": """random_state : int, RandomState instance or None, default=None
+    Seeds the bootstrap.""",
+    "drawing": """ax : matplotlib Axes, default=None
+    Axes of the diagram; a new figure with a histogram under the diagram when None.
+plot : bool, default=True
+    Draw the display (``False`` only computes it, without matplotlib; ``ax`` and
+    ``**kwargs`` are then refused).
+**kwargs : dict
+    Passed to :meth:`plot`: its keywords (``hist_ax``, ``ref_line``, ...) or properties
+    of the binned points' matplotlib ``Line2D``; anything else raises a ``TypeError``
+    naming it before anything is computed.""",
 }
 
 
@@ -272,21 +313,9 @@ class ReliabilityDisplay:
         self.estimator_name = estimator_name
 
     @classmethod
+    @fill(**_DOCS)
     @validate_params(
-        {
-            "y_true": ["array-like"],
-            "y_prob": ["array-like"],
-            "n_bins": [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both"), None],
-            "strategy": [StrOptions({"uniform", "quantile", "soft"})],
-            "n_bootstrap": N_BOOTSTRAP,
-            "confidence_level": PROBABILITY_OPEN,
-            "sample_weight": SAMPLE_WEIGHT,
-            "pos_label": POS_LABEL,
-            "random_state": RANDOM_STATE,
-            "name": NAME,
-            "ax": "no_validation",
-            "plot": ["boolean"],
-        },
+        {"y_true": ["array-like"], "y_prob": ["array-like"], "pos_label": POS_LABEL, **_COMPUTE},
         # plot(**kwargs) validates the drawing keywords passed through
         prefer_skip_nested_validation=False,
     )
@@ -322,34 +351,13 @@ class ReliabilityDisplay:
             Binary labels.
         y_prob : array-like of shape (n,) or (n, 2)
             Positive-class probabilities (or ``predict_proba`` output).
-        n_bins : int or None, default=None
-            Number of bins, as in :class:`~sklearn.calibration.CalibrationDisplay` (``None``:
-            10). For ``strategy="soft"`` it is the SCDL grid ``m`` (a power of two), and
-            ``None`` uses the grid ``m*`` that :func:`~skcal.scdl_curve` selects.
-        strategy : {"uniform", "quantile", "soft"}, default="uniform"
-            Equal-width bins, equal-count bins (both as in
-            :func:`~sklearn.calibration.calibration_curve`) or SCDL's soft bins.
-        n_bootstrap : int, default=100
-            Bootstrap replicates for the intervals and the band (0: none; at most 10**5).
-        confidence_level : float, default=0.9
-            Coverage of the intervals and the band.
-        sample_weight : array-like of shape (n,), default=None
-            Non-negative sample weights.
+        {bins}
         pos_label : int, float, bool or str, default=None
             The positive class.
-        random_state : int, RandomState instance or None, default=None
-            Seeds the bootstrap.
+        {random_state}
         name : str, default=None
             Legend label.
-        ax : matplotlib Axes, default=None
-            Axes of the diagram; a new figure with a histogram under the diagram when None.
-        plot : bool, default=True
-            Draw the display (``False`` only computes it, without matplotlib; ``ax`` and
-            ``**kwargs`` are then refused).
-        **kwargs : dict
-            Passed to :meth:`plot`: its keywords (``hist_ax``, ``ref_line``, ...) or properties
-            of the binned points' matplotlib ``Line2D``; anything else raises a ``TypeError``
-            naming it before anything is computed.
+        {drawing}
 
         Returns
         -------
@@ -441,20 +449,13 @@ class ReliabilityDisplay:
         return disp.plot(ax=ax, **kwargs) if plot else disp
 
     @classmethod
+    @fill(**_DOCS)
     @validate_params(
         {
             "estimator": [HasMethods(["predict_proba"])],
             "X": ["array-like", "sparse matrix"],
             "y": ["array-like"],
-            "n_bins": [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both"), None],
-            "strategy": [StrOptions({"uniform", "quantile", "soft"})],
-            "n_bootstrap": N_BOOTSTRAP,
-            "confidence_level": PROBABILITY_OPEN,
-            "sample_weight": SAMPLE_WEIGHT,
-            "random_state": RANDOM_STATE,
-            "name": NAME,
-            "ax": "no_validation",
-            "plot": ["boolean"],
+            **_COMPUTE,
         },
         prefer_skip_nested_validation=False,
     )
@@ -485,26 +486,11 @@ class ReliabilityDisplay:
             Inputs.
         y : array-like of shape (n,)
             Binary labels.
-        n_bins : int or None, default=None
-            As in :meth:`from_predictions`.
-        strategy : {"uniform", "quantile", "soft"}, default="uniform"
-            As in :meth:`from_predictions`.
-        n_bootstrap : int, default=100
-            As in :meth:`from_predictions`.
-        confidence_level : float, default=0.9
-            As in :meth:`from_predictions`.
-        sample_weight : array-like of shape (n,), default=None
-            As in :meth:`from_predictions`.
-        random_state : int, RandomState instance or None, default=None
-            As in :meth:`from_predictions`.
+        {bins}
+        {random_state}
         name : str, default=None
             Legend label; the estimator's class name when None.
-        ax : matplotlib Axes, default=None
-            As in :meth:`from_predictions`.
-        plot : bool, default=True
-            As in :meth:`from_predictions`.
-        **kwargs : dict
-            As in :meth:`from_predictions`.
+        {drawing}
 
         Returns
         -------

@@ -26,6 +26,16 @@ from skcal.votes import check_class_scores, class_scores_layout
 
 __all__ = ["SecondOrderDisplay"]
 
+#: The constraints of the arguments both constructors of :class:`SecondOrderDisplay` take.
+_COMPUTE = {
+    "true_sigma2": ["array-like", None],
+    "true_prob": ["array-like", None],
+    "n_bins": [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both")],
+    "name": NAME,
+    "ax": "no_validation",
+    "plot": ["boolean"],
+}
+
 
 def _axes_list(ax, caller):
     """``ax`` (one Axes or a sequence of them) as a flat object array of checked Axes."""
@@ -308,12 +318,7 @@ class SecondOrderDisplay:
         {
             "raw_scores": ["array-like"],
             "recalibrated_scores": ["array-like"],
-            "true_sigma2": ["array-like", None],
-            "true_prob": ["array-like", None],
-            "n_bins": [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both")],
-            "name": NAME,
-            "ax": "no_validation",
-            "plot": ["boolean"],
+            **_COMPUTE,
             "pos_label": [Integral, None],
             "multiclass": [StrOptions({"classwise", "top_label"})],
         },
@@ -391,13 +396,8 @@ class SecondOrderDisplay:
         {
             "estimator": "no_validation",
             "X": ["array-like"],
-            "true_sigma2": ["array-like", None],
-            "true_prob": ["array-like", None],
-            "n_bins": [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both")],
+            **_COMPUTE,
             "grid_size": [StrictInterval(Integral, 2, 1000, closed="both")],
-            "name": NAME,
-            "ax": "no_validation",
-            "plot": ["boolean"],
             "pos_label": "no_validation",
         },
         prefer_skip_nested_validation=True,

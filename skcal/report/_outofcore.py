@@ -58,22 +58,16 @@ from numbers import Integral
 import numpy as np
 
 from skcal._catalog import measures
-from skcal._compat import StrOptions, validate_params
+from skcal._compat import validate_params
 from skcal._constraints import (
     LABELS,
-    MAX_BINS_LIMIT,
-    N_BOOTSTRAP,
     NAMES,
     POS_LABEL,
-    PROBABILITY_OPEN,
-    RANDOM_STATE,
-    VERBOSE,
     StrictInterval,
 )
 from skcal._docstrings import fill
 from skcal._validation import check_binary_probabilities
-from skcal.calibration_test import MAX_RESAMPLES
-from skcal.report._bootstrap import INTERVAL_METHODS, prepare_all, run_bootstrap
+from skcal.report._bootstrap import prepare_all, run_bootstrap
 from skcal.report._chunk_checks import SeenLabels, check_chunk_labels, check_first_row, check_label_set
 from skcal.report._compute import (
     SETTINGS_DOCS,
@@ -84,7 +78,7 @@ from skcal.report._compute import (
     run_calibration_tests,
 )
 from skcal.report._kinds import FirstOrderData, FirstOrderKind
-from skcal.report._report import CalibrationReport
+from skcal.report._report import COMMON_CONSTRAINTS, REPORT_DOCS, CalibrationReport
 from skcal.report._verdict import build_verdict, primary_metric
 from skcal.stats import (
     GridReplicates,
@@ -100,6 +94,7 @@ __all__ = [
     "BLOCK_BYTES",
     "GRID_BLOCK_BYTES",
     "REPORT_CONSTRAINTS",
+    "OUT_OF_CORE_DOCS",
     "EXACT_ROWS",
     "OUT_OF_CORE_METRICS",
     "SAMPLE_ROWS",
@@ -126,27 +121,35 @@ FOLD_ROWS = 1 << 20
 GRID_BLOCK_BYTES = 5 << 25
 
 
+#: The keywords of :class:`OutOfCorePlan` beside the report's settings.
+_PLAN_KEYWORDS = ("pos_label", "labels", "exact_rows", "sample_rows", "replicate_block")
 _POSITIVE_INT = [StrictInterval(Integral, 1, None, closed="left")]
 #: The constraints of the out-of-core reports' common arguments.
 REPORT_CONSTRAINTS = {
+    **{k: v for k, v in COMMON_CONSTRAINTS.items() if k not in ("n_jobs", "max_seconds")},
     "metrics": [list, tuple, str, None],
-    "n_bootstrap": N_BOOTSTRAP,
-    "confidence_level": PROBABILITY_OPEN,
-    "interval_method": [StrOptions(set(INTERVAL_METHODS))],
-    "n_bins": [StrictInterval(Integral, 1, MAX_BINS_LIMIT, closed="both"), None],
-    "strategy": [StrOptions({"uniform", "quantile", "soft"})],
-    "test_calibration": ["boolean"],
-    "n_resamples": [StrictInterval(Integral, 1, MAX_RESAMPLES, closed="both")],
-    "random_state": RANDOM_STATE,
     "pos_label": POS_LABEL,
     "labels": LABELS,
     "exact_rows": _POSITIVE_INT,
     "sample_rows": _POSITIVE_INT,
     "replicate_block": [StrictInterval(Integral, 1, None, closed="left"), None],
-    "title": [str, None],
-    "notes": [list, tuple],
-    "verbose": VERBOSE,
-    "primary": [str, None],
+}
+#: The out-of-core reports' parameters described once: the report's (:data:`REPORT_DOCS`) and
+#: their own (see :func:`skcal._docstrings.fill`).
+OUT_OF_CORE_DOCS = {
+    **REPORT_DOCS,
+    "pos_label": """pos_label : int, float, bool, str or None, default=None
+    The positive class of ``y``.""",
+    "exact_rows": """exact_rows : int, default=10**6
+    Rows up to which the cutoff error and smCE use their exact statistics (above: fixed grids
+    with a stated bound, written in the report's notes).""",
+    "sample_rows": """sample_rows : int, default=10**6
+    Rows at most kept for the calibration tests and the reliability diagrams.""",
+    "replicate_block": """replicate_block : int or None, default=None
+    Bootstrap replicates per pass (None: up to ``exact_rows`` rows, all of them in memory from
+    the kept rows when every row is kept, else as many as fit in
+    :data:`~skcal.report._outofcore.BLOCK_BYTES` (128 MiB) of statistics; above, as many as fit
+    in :data:`~skcal.report._outofcore.GRID_BLOCK_BYTES` of sums on the shared grid).""",
 }
 
 
@@ -350,50 +353,13 @@ class OutOfCorePlan:
         self.blocks = tuple((r0, min(block, B - r0)) for r0 in range(0, B, block))
 
     @classmethod
-    def from_options(
-        cls,
-        n_samples,
-        model_names,
-        metrics,
-        *,
-        n_bootstrap,
-        confidence_level,
-        interval_method,
-        n_bins,
-        strategy,
-        test_calibration,
-        n_resamples,
-        random_state,
-        pos_label,
-        exact_rows,
-        sample_rows,
-        replicate_block,
-        labels=None,
-        primary=None,
-    ):
-        """The plan of the report options the public functions take (their settings built here)."""
-        settings = ReportSettings(
-            n_bootstrap=int(n_bootstrap),
-            confidence_level=float(confidence_level),
-            interval_method=interval_method,
-            n_bins=n_bins,
-            strategy=strategy,
-            test_calibration=bool(test_calibration),
-            n_resamples=int(n_resamples),
-            random_state=random_state,
-            primary=primary,
-        )
-        return cls(
-            n_samples,
-            model_names,
-            metrics,
-            settings,
-            pos_label=pos_label,
-            labels=labels,
-            exact_rows=exact_rows,
-            sample_rows=sample_rows,
-            replicate_block=replicate_block,
-        )
+    def from_options(cls, n_samples, model_names, metrics, **options):
+        """The plan of the options the public functions take: its own keywords and the settings."""
+        own = {k: options.pop(k) for k in _PLAN_KEYWORDS}
+        for name, kind in (("n_bootstrap", int), ("confidence_level", float), ("n_resamples", int)):
+            options[name] = kind(options[name])
+        options["test_calibration"] = bool(options["test_calibration"])
+        return cls(n_samples, model_names, metrics, ReportSettings(**options), **own)
 
     def passes(self):
         """The passes over the data: ``(replicate block index or None, whether it computes the values)``.
@@ -752,7 +718,7 @@ class OutOfCorePlan:
         return out
 
 
-@fill(**SETTINGS_DOCS)
+@fill(**OUT_OF_CORE_DOCS)
 @validate_params(
     {
         "batches": [callable],
@@ -807,16 +773,9 @@ def report_from_batches(
         The models (keys of every chunk's predictions), a list of names even for one model.
     metrics : sequence of str or None, default=None
         Among :data:`OUT_OF_CORE_METRICS` (None: all, the first-order defaults).
-    {n_bootstrap}
-    {confidence_level}
-    {interval_method}
-    {n_bins}
-    {strategy}
-    {test_calibration}
-    {n_resamples}
+    {resampling}
     {random_state}
-    pos_label : int, float, bool, str or None, default=None
-        The positive class of ``y``.
+    {pos_label}
     labels : array-like of shape (1,) or (2,), default=None
         The label set, fixed before the first chunk: a label of any chunk outside it is an
         error naming the chunk and the row. ``None``: the labels of all chunks, as in memory:
@@ -825,23 +784,13 @@ def report_from_batches(
         in another, or two labels without ``pos_label`` among them are errors naming the chunk
         and the row where the set stops being one binary label set, and need no pass of
         their own.
-    exact_rows : int, default=EXACT_ROWS
-        Rows up to which the cutoff error and smCE are exact (above: fixed grids with a bound).
-    sample_rows : int, default=SAMPLE_ROWS
-        Rows at most kept for the calibration tests and the reliability diagrams.
-    replicate_block : int or None, default=None
-        Bootstrap replicates per pass (None: up to ``exact_rows`` with every row in the sample,
-        all of them in memory from the kept rows after the one pass; above, as many as fit in
-        :data:`GRID_BLOCK_BYTES` of sums on the shared grid; otherwise in :data:`BLOCK_BYTES`).
-    {title}
-    {notes}
-    {verbose}
+    {exact_rows}
+    {sample_rows}
+    {replicate_block}
+    {outputs}
     {primary}
 
-    Returns
-    -------
-    CalibrationReport
-        The report.
+    {returns}
 
     Examples
     --------

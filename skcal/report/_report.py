@@ -33,7 +33,8 @@ from skcal.report._compute import SETTINGS_DOCS, ReportResults, ReportSettings, 
 from skcal.report._kinds import ReportKind, kind_for, kind_for_target
 from skcal.report._verdict import build_verdict, primary_metric
 
-_COMMON = {
+#: The constraints of the report settings every report function takes.
+COMMON_CONSTRAINTS = {
     "metrics": [list, tuple, dict, str, None],
     "n_bootstrap": N_BOOTSTRAP,
     "confidence_level": PROBABILITY_OPEN,
@@ -49,6 +50,19 @@ _COMMON = {
     "verbose": VERBOSE,
     "max_seconds": [StrictInterval(Real, 0, None, closed="neither"), None],
     "primary": [str, None],
+}
+#: The report's settings (:data:`~skcal.report._compute.SETTINGS_DOCS`), and the runs of them
+#: that every report function documents in the same order (``{resampling}``, ``{outputs}``), and
+#: what they return (``{returns}``).
+REPORT_DOCS = {
+    **SETTINGS_DOCS,
+    "resampling": "\n".join(
+        SETTINGS_DOCS[name]
+        for name in "n_bootstrap confidence_level interval_method n_bins strategy".split()
+        + ["test_calibration", "n_resamples"]
+    ),
+    "outputs": "\n".join(SETTINGS_DOCS[name] for name in ("title", "notes", "verbose")),
+    "returns": "Returns\n-------\nCalibrationReport\n    The report.",
 }
 
 
@@ -251,14 +265,14 @@ class CalibrationReport:
 
     # -- construction ----------------------------------------------------------------------
     @classmethod
-    @fill(**SETTINGS_DOCS)
+    @fill(**REPORT_DOCS)
     @validate_params(
         {
             "y": ["array-like"],
             "predictions": [dict, list, tuple],
             "pos_label": POS_LABEL,
             "labels": ["array-like", None],
-            **_COMMON,
+            **COMMON_CONSTRAINTS,
         },
         prefer_skip_nested_validation=True,
     )
@@ -299,29 +313,18 @@ class CalibrationReport:
             scores ``(m, sigma2)`` of shape ``(n, 2)`` (second order).
         metrics : list of str or dict, default=None
             As in :func:`calibration_report`.
-        {n_bootstrap}
-        {confidence_level}
-        {interval_method}
-        {n_bins}
-        {strategy}
-        {test_calibration}
-        {n_resamples}
+        {resampling}
         {n_jobs}
         {random_state}
         {pos_label}
         labels : array-like of shape (k,), default=None
             Multiclass only: the class of each probability column (default: the sorted labels
             of ``y``).
-        {title}
-        {notes}
-        {verbose}
+        {outputs}
         {max_seconds}
         {primary}
 
-        Returns
-        -------
-        CalibrationReport
-            The report.
+        {returns}
 
         Examples
         --------
@@ -735,13 +738,13 @@ def render_json(reports, *, path=None, indent=2):
     return text if path is None else _render.write_text(text, path)
 
 
-@fill(**SETTINGS_DOCS)
+@fill(**REPORT_DOCS)
 @validate_params(
     {
         "estimators": [dict, list, tuple],
         "X": ["array-like", "sparse matrix"],
         "y": ["array-like"],
-        **_COMMON,
+        **COMMON_CONSTRAINTS,
     },
     prefer_skip_nested_validation=True,
 )
@@ -802,25 +805,14 @@ def calibration_report(
         receive class codes ``0..k-1`` and the ``(n, k)`` matrix). ``None`` means the kind's defaults.
         Callables receive their own copies of the arrays (the other metrics, the tests and the
         figures read the report's), so one that writes into them changes nothing else.
-    {n_bootstrap}
-    {confidence_level}
-    {interval_method}
-    {n_bins}
-    {strategy}
-    {test_calibration}
-    {n_resamples}
+    {resampling}
     {n_jobs}
     {random_state}
-    {title}
-    {notes}
-    {verbose}
+    {outputs}
     {max_seconds}
     {primary}
 
-    Returns
-    -------
-    CalibrationReport
-        The report.
+    {returns}
 
     Examples
     --------

@@ -24,6 +24,7 @@ from skcal.votes._containers import (
     VoteCounts,
     binary_vote_values,
     class_vote_counts,
+    unbiased_targets,
     vote_array,
 )
 
@@ -91,6 +92,20 @@ def refuse_ambiguous_votes(Y, name, n_classes):
     )
 
 
+def _check_items(votes, name, min_votes, n_samples):
+    """``votes`` (:class:`VoteCounts`) once every item has ``min_votes`` votes and there are ``n_samples``."""
+    c = votes.total
+    if (c < min_votes).any():
+        i = int(np.argmax(c < min_votes))
+        raise ValueError(
+            f"Every item of {name} needs at least {min_votes} votes; item {i} has {int(c[i])}. "
+            + _SINGLE_LABEL_HINT
+        )
+    if n_samples is not None and len(votes) != n_samples:
+        raise ValueError(f"{name} has {len(votes)} items; expected {n_samples} (one per score).")
+    return votes
+
+
 @validate_params(
     {
         "snapshots": ["array-like"],
@@ -138,16 +153,7 @@ def check_snapshots(snapshots, *, name="snapshots", n_samples=None, min_votes=2)
                     f"measure, or {name}.one_vs_rest(j) for the one-vs-rest task of class j."
                 )
             snapshots = VoteCounts(snapshots.positive, snapshots.total)  # k = 2: column 1 is positive
-        c = snapshots.total
-        if (c < min_votes).any():
-            i = int(np.argmax(c < min_votes))
-            raise ValueError(
-                f"Every item of {name} needs at least {min_votes} votes; item {i} has {int(c[i])}. "
-                + _SINGLE_LABEL_HINT
-            )
-        if n_samples is not None and len(snapshots) != n_samples:
-            raise ValueError(f"{name} has {len(snapshots)} items; expected {n_samples} (one per score).")
-        return snapshots
+        return _check_items(snapshots, name, min_votes, n_samples)
     declared = isinstance(snapshots, Snapshots)
     if declared:
         Y = snapshots.votes.copy()
@@ -229,10 +235,7 @@ def snapshot_targets(snapshots):
         obs = ~np.isnan(Y)
         c = obs.sum(axis=1).astype(np.float64)
         a = np.where(obs, Y, 0.0).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        # max(a - 1, 0): a = 0 gives t2 = 0.0, not -0.0
-        t2 = np.where(c >= 2, a * np.maximum(a - 1.0, 0.0) / (c * np.maximum(c - 1.0, 1.0)), np.nan)
-    return a / c, t2, c
+    return (*unbiased_targets(a, c), c)
 
 
 @validate_params({"snapshots": ["array-like"]}, prefer_skip_nested_validation=True)
@@ -438,13 +441,4 @@ def check_class_votes(y, n_classes, *, name="snapshots", n_samples=None, min_vot
         if not declared and not one_per_row:
             refuse_ambiguous_votes(Y, name, k)
         V = VoteCounts(counts=C, classes=classes)
-    c = V.total
-    if (c < min_votes).any():
-        i = int(np.argmax(c < min_votes))
-        raise ValueError(
-            f"Every item of {name} needs at least {min_votes} votes; item {i} has {int(c[i])}. "
-            + _SINGLE_LABEL_HINT
-        )
-    if n_samples is not None and len(V) != n_samples:
-        raise ValueError(f"{name} has {len(V)} items; expected {n_samples} (one per score).")
-    return V
+    return _check_items(V, name, min_votes, n_samples)
