@@ -45,6 +45,7 @@ __all__ = [
     "BaseStatistics",
     "BinaryStatistics",
     "STATE_FORMAT_VERSION",
+    "VALIDATED_ROWS",
     "check_binary_chunk",
     "count_rows",
     "effective_sample_size",
@@ -60,6 +61,9 @@ __all__ = [
 STATE_FORMAT_VERSION = 1
 
 _REGISTRY: dict[str, type] = {}
+#: The constraints of the validated rows a binary class's ``from_validated`` and
+#: ``compute_validated`` take (with the class's own parameters added).
+VALIDATED_ROWS = {"y": ["array-like"], "p": ["array-like"], "sample_weight": SAMPLE_WEIGHT}
 
 
 def _checking_init(init):
@@ -535,10 +539,7 @@ class BinaryStatistics(BaseStatistics):
         return check_binary_chunk(y_true, y_prob, sample_weight, self.pos_label)
 
     @classmethod
-    @validate_params(
-        {"y": ["array-like"], "p": ["array-like"], "sample_weight": SAMPLE_WEIGHT},
-        prefer_skip_nested_validation=True,
-    )
+    @validate_params(VALIDATED_ROWS, prefer_skip_nested_validation=True)
     def from_validated(cls, y, p, sample_weight=None, **params):
         """Build the statistics of validated rows (the constructor the in-memory measures use).
 

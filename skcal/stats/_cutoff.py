@@ -31,10 +31,10 @@ import numpy as np
 
 from skcal._compat import StrOptions, validate_params
 from skcal._compiled import compiled
-from skcal._constraints import N_BINS, POS_LABEL, SAMPLE_WEIGHT
+from skcal._constraints import N_BINS, POS_LABEL
 from skcal._docstrings import BINARY_DOCS, fill
 from skcal._validation import check_binary_probabilities
-from skcal.stats._base import BinaryStatistics
+from skcal.stats._base import VALIDATED_ROWS, BinaryStatistics
 from skcal.stats._replicate import (
     ReplicatePlan,
     add_sparse_sums,
@@ -278,14 +278,7 @@ class CutoffStatistics(BinaryStatistics):
 
     @classmethod
     @validate_params(
-        {
-            "y": ["array-like"],
-            "p": ["array-like"],
-            "sample_weight": SAMPLE_WEIGHT,
-            "measure": _MEASURE,
-            "pos_label": POS_LABEL,
-        },
-        prefer_skip_nested_validation=True,
+        {**VALIDATED_ROWS, "measure": _MEASURE, "pos_label": POS_LABEL}, prefer_skip_nested_validation=True
     )
     def compute_validated(cls, y, p, sample_weight=None, *, measure="cutoff", pos_label=None):
         """Return the cutoff (or KS) error of validated rows, as ``from_validated(...).compute()``.

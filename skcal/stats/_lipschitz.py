@@ -23,8 +23,8 @@ import numpy as np
 
 from skcal._compat import validate_params
 from skcal._compiled import compiled
-from skcal._constraints import N_BINS, POS_LABEL, SAMPLE_WEIGHT, Integral, StrictInterval
-from skcal.stats._base import BinaryStatistics
+from skcal._constraints import N_BINS, POS_LABEL, Integral, StrictInterval
+from skcal.stats._base import VALIDATED_ROWS, BinaryStatistics
 from skcal.stats._cutoff import CutoffStatistics
 from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
 
@@ -219,10 +219,7 @@ class SmoothCEStatistics(CutoffStatistics):
         self.measure = "cutoff"  # the sorted runs of the parent class; compute is smCE's
 
     @classmethod
-    @validate_params(
-        {"y": ["array-like"], "p": ["array-like"], "sample_weight": SAMPLE_WEIGHT, "pos_label": POS_LABEL},
-        prefer_skip_nested_validation=True,
-    )
+    @validate_params({**VALIDATED_ROWS, "pos_label": POS_LABEL}, prefer_skip_nested_validation=True)
     def compute_validated(cls, y, p, sample_weight=None, *, pos_label=None):
         """Return smCE of validated rows: ``from_validated(...).compute()``.
 

@@ -28,7 +28,6 @@ from skcal._constraints import (
     MAX_BINS_LIMIT,
     POS_LABEL,
     POSITIVE_INT,
-    SAMPLE_WEIGHT,
     SCDL_MAX_BINS,
     Integral,
     PowerOfTwoInterval,
@@ -37,7 +36,7 @@ from skcal._constraints import (
 )
 from skcal._docstrings import fill
 from skcal.binning import hat_deposit, hat_neighbours
-from skcal.stats._base import BinaryStatistics, effective_sample_size, kish_size
+from skcal.stats._base import VALIDATED_ROWS, BinaryStatistics, effective_sample_size, kish_size
 from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
 from skcal.stats._scdl_rules import (
     AUTO_FACTOR,
@@ -74,6 +73,8 @@ TIE_RTOL = 1e-12
 
 #: A dyadic grid the statistics can fold to exactly.
 _FINEST_GRID = [PowerOfTwoInterval(2, MAX_BINS_LIMIT)]
+#: The arguments of the searches of validated rows (``max_bins``: the grid rule).
+_VALIDATED_SEARCH = {**VALIDATED_ROWS, "max_bins": SCDL_MAX_BINS, "pos_label": POS_LABEL}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -654,16 +655,7 @@ class ScdlStatistics(BinaryStatistics):
         return cls(max_bins=resolve_max_bins("auto", T, int(n_rows)), pos_label=pos_label)
 
     @classmethod
-    @validate_params(
-        {
-            "y": ["array-like"],
-            "p": ["array-like"],
-            "sample_weight": SAMPLE_WEIGHT,
-            "max_bins": SCDL_MAX_BINS,
-            "pos_label": POS_LABEL,
-        },
-        prefer_skip_nested_validation=True,
-    )
+    @validate_params(_VALIDATED_SEARCH, prefer_skip_nested_validation=True)
     def curve_validated(cls, y, p, sample_weight=None, *, max_bins="auto", pos_label=None):
         """The SCDL search on validated rows: :func:`skcal.scdl.scdl_curve` once its inputs are checked.
 
@@ -703,16 +695,7 @@ class ScdlStatistics(BinaryStatistics):
         return _search(stats, max_bins)
 
     @classmethod
-    @validate_params(
-        {
-            "y": ["array-like"],
-            "p": ["array-like"],
-            "sample_weight": SAMPLE_WEIGHT,
-            "max_bins": SCDL_MAX_BINS,
-            "pos_label": POS_LABEL,
-        },
-        prefer_skip_nested_validation=True,
-    )
+    @validate_params(_VALIDATED_SEARCH, prefer_skip_nested_validation=True)
     def compute_validated(cls, y, p, sample_weight=None, *, max_bins="auto", pos_label=None):
         """SCDL of validated rows: :meth:`curve_validated`'s ``scdl``, in one compiled call where
         the compiled deposit would be used.

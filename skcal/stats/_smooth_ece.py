@@ -18,8 +18,8 @@ from scipy import sparse
 from scipy.fft import irfft, next_fast_len, rfft
 
 from skcal._compat import validate_params
-from skcal._constraints import POS_LABEL, SAMPLE_WEIGHT
-from skcal.stats._base import BinaryStatistics
+from skcal._constraints import POS_LABEL
+from skcal.stats._base import VALIDATED_ROWS, BinaryStatistics
 from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, is_sorted
 
 __all__ = [
@@ -377,13 +377,7 @@ class SmoothECEStatistics(BinaryStatistics):
 
     @classmethod
     @validate_params(
-        {
-            "y": ["array-like"],
-            "p": ["array-like"],
-            "sample_weight": SAMPLE_WEIGHT,
-            "return_bandwidth": ["boolean"],
-            "pos_label": POS_LABEL,
-        },
+        {**VALIDATED_ROWS, "return_bandwidth": ["boolean"], "pos_label": POS_LABEL},
         prefer_skip_nested_validation=True,
     )
     def compute_validated(cls, y, p, sample_weight=None, *, return_bandwidth=False, pos_label=None):
