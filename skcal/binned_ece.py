@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from skcal._compat import StrOptions, validate_params
+from skcal._compat import validate_params
 from skcal._constraints import BINARY_INPUTS, BINNED_STRATEGY, EDGES, N_BINS
 from skcal._docstrings import BINARY_DOCS, fill
 from skcal._validation import check_bin_edges, check_binary_probabilities
-from skcal.stats._binned import BINNED_MEASURES, BinnedStatistics
+from skcal.stats import BinnedStatistics
 
 __all__ = ["binned_ece", "binned_statistics", "BINNED_CONSTRAINTS"]
 
@@ -27,7 +27,8 @@ def _bin_edges(p, n_bins, strategy, edges):
 
 @fill(**BINARY_DOCS)
 @validate_params(
-    {**BINNED_CONSTRAINTS, "measure": [StrOptions(set(BINNED_MEASURES))]}, prefer_skip_nested_validation=True
+    {**BINNED_CONSTRAINTS, "measure": BinnedStatistics._parameter_constraints["measure"]},
+    prefer_skip_nested_validation=True,
 )
 def binned_statistics(
     y_true,

@@ -76,10 +76,16 @@ from skcal._compiled import compiled
 from skcal._constraints import BINARY_INPUTS, N_JOBS, RANDOM_STATE, StrictInterval
 from skcal._docstrings import BINARY_DOCS, fill
 from skcal._validation import check_binary_probabilities
-from skcal.stats import BinnedStatistics, CutoffStatistics, ScdlStatistics, SmoothECEStatistics
-from skcal.stats._base import effective_sample_size
-from skcal.stats._scdl import node_deposit, resolve_max_bins, scdl_replicates
-from skcal.stats._smooth_ece import FINE_CELLS, smooth_ece_replicates
+from skcal.stats import (
+    BinnedStatistics,
+    CutoffStatistics,
+    PoissonBootstrap,
+    ScdlStatistics,
+    SmoothECEStatistics,
+    effective_sample_size,
+)
+
+FINE_CELLS = SmoothECEStatistics.FINE_CELLS
 
 #: Largest number of consistency resamples accepted (memory and time grow linearly in it).
 MAX_RESAMPLES = 10**6
@@ -302,10 +308,11 @@ def draw_labels(stream, r0, B, compiled=None):
 class _ScdlKernel:
     def __init__(self, p, w):
         n = p.shape[0]
-        self.M = resolve_max_bins("auto", effective_sample_size(w, n), n)
+        self.template = ScdlStatistics.for_rows(n, n_effective=effective_sample_size(w, n))
+        self.M = self.template.max_bins
         self.n, self.total = n, float(n) if w is None else float(w.sum())
         self.sum_w2 = float(n) if w is None else float(np.dot(w, w))
-        self.W, _ = node_deposit(p, np.zeros(n), w, self.M)
+        self.W = ScdlStatistics.from_validated(np.zeros(n), p, w, max_bins=self.M).stats_["W"]
         t = p * self.M
         c = np.minimum(t.astype(np.intp), self.M - 1)
         u = t - c
@@ -321,7 +328,7 @@ class _ScdlKernel:
         # every replicate shares the weight masses (the labels alone are redrawn)
         stats = {"W": np.broadcast_to(self.W, A.shape), "A": A, "sum_w": np.full(B, self.total),
                  "sum_w2": np.full(B, self.sum_w2), "n_rows": np.full(B, self.n)}  # fmt: skip
-        return scdl_replicates(stats, self.M)
+        return PoissonBootstrap.from_sums(stats, template=self.template, n_replicates=B).compute()
 
 
 class _BinnedKernel:
@@ -424,8 +431,9 @@ def _run_end_bounds(P, last, G):
 class _SmoothECEKernel:
     """smECE of every replicate: its statistics on the occupied fine cells (the rows are sorted,
     so each cell's rows are one run: differences of running sums of the labels), then the
-    bandwidth search of a block of replicates at once (:func:`skcal.stats.smooth_ece_replicates`,
-    whose values are :func:`skcal.smooth_ece.smooth_ece` of their labels up to round-off)."""
+    bandwidth search of a block of replicates at once (the replicate statistics of
+    :class:`skcal.stats.SmoothECEStatistics` in a :class:`skcal.stats.PoissonBootstrap`, whose
+    values are :func:`skcal.smooth_ece.smooth_ece` of their labels up to round-off)."""
 
     def __init__(self, p, w):
         # p is sorted: each fine cell's rows are one contiguous run
@@ -456,7 +464,7 @@ class _SmoothECEKernel:
             "sum_w": np.full(B, self.total),
             "n_rows": np.full(B, self.n),
         }
-        return smooth_ece_replicates(stats)
+        return PoissonBootstrap.from_sums(stats, template=SmoothECEStatistics(), n_replicates=B).compute()
 
 
 class _LoopKernel:
@@ -497,8 +505,8 @@ def _sort_rows(y, p, w, need_order):
     """The rows sorted by ``p``: ``(ys, ps, ws, order)``.
 
     Unweighted and without the permutation, one sort of 64-bit keys (``p``'s bits shifted left,
-    the label in the lowest bit; as :func:`skcal.stats.running_sum_extremes`); else a stable
-    argsort (ties keep the input's order, so the labels of a replicate are the same rows'
+    the label in the lowest bit; as :meth:`skcal.stats.CutoffStatistics.compute_validated`); else
+    a stable argsort (ties keep the input's order, so the labels of a replicate are the same rows'
     labels on every machine). The two orders differ only among tied predictions, where neither
     the statistics (evaluated at the end of each run of ties) nor the resampled labels (drawn
     from ``ps``) can tell them apart.

@@ -8,7 +8,8 @@ from __future__ import annotations
 from skcal._compat import validate_params
 from skcal._constraints import BINARY_INPUTS
 from skcal._docstrings import BINARY_DOCS, fill
-from skcal.stats._cutoff import cutoff_from_running_sums, running_sum_extremes
+from skcal._validation import check_binary_probabilities
+from skcal.stats import CutoffStatistics
 
 __all__ = ["cutoff_calibration_error"]
 
@@ -44,5 +45,8 @@ def cutoff_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=No
     >>> cutoff_calibration_error([1, 0, 1, 1], [0.5, 0.5, 0.5, 0.9])
     0.15
     """
-    extremes, W = running_sum_extremes(y_true, y_prob, sample_weight, pos_label)
-    return cutoff_from_running_sums(extremes, W, "cutoff")
+    # only read: no validated copies
+    y, p, w = check_binary_probabilities(
+        y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight, copy=False
+    )
+    return CutoffStatistics.compute_validated(y, p, w, measure="cutoff")

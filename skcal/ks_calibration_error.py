@@ -5,7 +5,8 @@ from __future__ import annotations
 from skcal._compat import validate_params
 from skcal._constraints import BINARY_INPUTS
 from skcal._docstrings import BINARY_DOCS, fill
-from skcal.stats._cutoff import cutoff_from_running_sums, running_sum_extremes
+from skcal._validation import check_binary_probabilities
+from skcal.stats import CutoffStatistics
 
 __all__ = ["ks_calibration_error"]
 
@@ -42,5 +43,8 @@ def ks_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=None):
     >>> round(ks_calibration_error([0, 1, 1, 0], [0.2, 0.4, 0.6, 0.8]), 6)
     0.2
     """
-    extremes, W = running_sum_extremes(y_true, y_prob, sample_weight, pos_label)
-    return cutoff_from_running_sums(extremes, W, "ks")
+    # only read: no validated copies
+    y, p, w = check_binary_probabilities(
+        y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight, copy=False
+    )
+    return CutoffStatistics.compute_validated(y, p, w, measure="ks")

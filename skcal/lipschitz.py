@@ -36,16 +36,14 @@ level are processed together with segmented numpy reductions, so there are ``O(l
 
 from __future__ import annotations
 
-import numpy as np
-
 from skcal._compat import validate_params
 from skcal._constraints import BINARY_INPUTS
 from skcal._docstrings import BINARY_DOCS, fill
 from skcal._validation import check_binary_probabilities
 
 # the solver lives beside the statistics (which solve many problems at once, for the bootstrap);
-# the measure solves one, on its rows sorted stably (as the report's engine sorts them)
-from skcal.stats._lipschitz import smce_of_sorted_rows
+# the measure is the statistics of its rows, computed
+from skcal.stats import SmoothCEStatistics
 
 __all__ = ["smooth_calibration_error"]
 
@@ -94,5 +92,4 @@ def smooth_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=No
     0.26
     """
     y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
-    order = np.argsort(p, kind="stable")
-    return smce_of_sorted_rows(y[order], p[order], None if w is None else w[order])
+    return SmoothCEStatistics.compute_validated(y, p, w)

@@ -18,7 +18,7 @@ from skcal._compat import StrOptions, check_is_fitted, fit_context, validate_dat
 from skcal._constraints import ALPHA, BASIS, DEGREE, ORDER, OUT_OF_BOUNDS
 from skcal._validation import binary_labels, check_sample_weight, check_scores, reject_strings
 from skcal.chebyshev import ChebyshevMoments, ChebyshevRidge
-from skcal.stats._ce2 import MomentStatistics
+from skcal.stats import CE1Statistics, CE2Statistics
 from skcal.votes import (
     Snapshots,
     VoteCounts,
@@ -416,7 +416,7 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
             The estimator; the ridge is solved lazily, as after :meth:`partial_fit`.
         """
         self._validate_params()
-        if isinstance(stats, MomentStatistics):
+        if isinstance(stats, (CE1Statistics, CE2Statistics)):
             if getattr(stats, "basis", self.basis) != self.basis and stats._n_dims == 2:
                 raise ValueError(
                     f"stats were built with basis={stats.basis!r}; this estimator has basis={self.basis!r}."

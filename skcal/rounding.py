@@ -26,7 +26,7 @@ from skcal._validation import (
     reject_strings,
 )
 from skcal.binning import hat_neighbours
-from skcal.stats._scdl import ScdlStatistics, scdl_curve_of_validated, scdl_on_grid, scfdl
+from skcal.stats import ScdlStatistics, scdl_on_grid, scfdl
 
 __all__ = [
     "SoftBinRounder",
@@ -450,7 +450,7 @@ class SoftBinRounder(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         yb, p, w = check_binary_probabilities(
             y, p, pos_label=_greater_label(y), sample_weight=sample_weight, y_true_name="y", y_prob_name="X"
         )
-        curve = scdl_curve_of_validated(yb, p, w, self.max_bins)
+        curve = ScdlStatistics.curve_validated(yb, p, w, max_bins=self.max_bins)
         self.curve_ = curve
         self.scdl_ = curve.scdl
         self.n_bins_ = curve.selected_n_bins if self.n_bins == "auto" else int(self.n_bins)

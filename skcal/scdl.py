@@ -10,8 +10,8 @@ For a grid ``G_m = {0, 1/m, ..., 1}`` the soft-bin weights are the triangular ke
     SCDL        = min over m in {2, 4, ..., m_max} of max(SCDL_m, 1/m)
 
 Implementation: one pass deposits the rows' soft-bin masses on the nodes of the finest grid
-``M = m_max`` (:class:`skcal.stats.ScdlStatistics`, whose module ``skcal.stats._scdl`` holds
-every formula of this docstring); every coarser dyadic grid is folded from it exactly in
+``M = m_max`` (:class:`skcal.stats.ScdlStatistics`, which holds every formula of this
+docstring); every coarser dyadic grid is folded from it exactly in
 ``O(m)``. ``SCFDL_{m,i}`` for all ``i`` costs ``O(m)`` too: bin ``j`` contributes
 to row ``i`` through ``(a_j - pi_j (i+1)/m)_+`` (``j <= i``), which is positive exactly for
 ``i < m q_j - 1``, and through ``(pi_j i/m - a_j)_+`` (``j > i``), positive exactly for
@@ -42,14 +42,7 @@ from skcal._compat import validate_params
 from skcal._constraints import BINARY_INPUTS, SCDL_MAX_BINS
 from skcal._docstrings import BINARY_DOCS, fill
 from skcal._validation import check_binary_probabilities
-from skcal.stats._scdl import (
-    SCDLCurve,
-    default_max_bins,
-    max_supported_bins,
-    scdl_curve_of_validated,
-    scdl_score_of_validated,
-    theory_max_bins,
-)
+from skcal.stats import SCDLCurve, ScdlStatistics, default_max_bins, max_supported_bins, theory_max_bins
 
 __all__ = [
     "SCDLCurve",
@@ -61,8 +54,8 @@ __all__ = [
 ]
 
 # The formulas (the grid rules, the soft-bin masses, SCFDL, the dyadic search and its result
-# SCDLCurve) live with the statistics in skcal.stats._scdl; this module validates the inputs
-# and exposes the public functions.
+# SCDLCurve) live with the statistics, skcal.stats.ScdlStatistics; this module validates the
+# inputs and computes through it (the grid rules and SCDLCurve stay importable here).
 _PARAMS = {**BINARY_INPUTS, "max_bins": SCDL_MAX_BINS}
 
 
@@ -115,7 +108,7 @@ def scdl_curve(y_true, y_prob, *, max_bins="auto", sample_weight=None, pos_label
     y, p, w = check_binary_probabilities(
         y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight, copy=False
     )
-    return scdl_curve_of_validated(y, p, w, max_bins)
+    return ScdlStatistics.curve_validated(y, p, w, max_bins=max_bins)
 
 
 @fill(**BINARY_DOCS)
@@ -174,4 +167,4 @@ def scdl_score(y_true, y_prob, *, max_bins="auto", sample_weight=None, pos_label
     y, p, w = check_binary_probabilities(
         y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight, copy=False
     )
-    return scdl_score_of_validated(y, p, w, max_bins)
+    return ScdlStatistics.compute_validated(y, p, w, max_bins=max_bins)

@@ -9,8 +9,8 @@ changes that make it faster and leave the value unchanged to well within 1e-3:
 
 * The data are deposited **once** on a fine grid of ``2^18`` cells (per cell: total weight, its
   first moment in ``p``, total residual and its first moment), held by
-  :class:`skcal.stats.SmoothECEStatistics`, so chunks of rows merge (its module,
-  ``skcal.stats._smooth_ece``, holds the formulas below). relplot re-deposits all
+  :class:`skcal.stats.SmoothECEStatistics`, so chunks of rows merge (it holds the formulas
+  below, and this function computes through it). relplot re-deposits all
   samples on a grid of ``E`` points for every bandwidth it tries; here each bandwidth re-deposits
   the occupied fine cells instead, placing each at its centre of mass. The linear (hat-function)
   deposit is exact for every fine cell that does not straddle a node of the ``E``-point grid
@@ -27,12 +27,14 @@ from skcal._compat import validate_params
 from skcal._constraints import BINARY_INPUTS
 from skcal._docstrings import BINARY_DOCS, fill
 from skcal._validation import check_binary_probabilities
-from skcal.stats._smooth_ece import DENSITY_EPS as DENSITY_EPS  # the constants stay importable here
-from skcal.stats._smooth_ece import FINE_CELLS as FINE_CELLS
-from skcal.stats._smooth_ece import MESH_POINTS as MESH_POINTS
-from skcal.stats._smooth_ece import fine_grid, smooth_ece_from_grid
+from skcal.stats import SmoothECEStatistics
 
 __all__ = ["smooth_ece"]
+
+# relplot's configuration and the fine grid, held by the statistics (they stay importable here)
+FINE_CELLS = SmoothECEStatistics.FINE_CELLS
+MESH_POINTS = SmoothECEStatistics.MESH_POINTS
+DENSITY_EPS = SmoothECEStatistics.DENSITY_EPS
 
 
 @fill(**BINARY_DOCS)
@@ -71,5 +73,4 @@ def smooth_ece(y_true, y_prob, *, sample_weight=None, pos_label=None, return_ban
     0.168
     """
     y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
-    # the formula SmoothECEStatistics computes by (its compute() on these rows is this value)
-    return smooth_ece_from_grid(fine_grid(p, p - y, w), return_bandwidth)
+    return SmoothECEStatistics.compute_validated(y, p, w, return_bandwidth=return_bandwidth)

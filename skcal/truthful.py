@@ -60,7 +60,7 @@ from skcal._validation import (
     reject_nonfinite,
 )
 from skcal.binning import assign_bins, column_bin_ids, iter_columns, rank_to_bin
-from skcal.stats._truthful import classwise_value, top_label_value
+from skcal.stats import classwise_value, top_label_value
 
 __all__ = [
     "truthful_conf_ce",

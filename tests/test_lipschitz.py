@@ -13,7 +13,6 @@ from skcal.cutoff import cutoff_calibration_error
 from skcal.lipschitz import smooth_calibration_error
 from skcal.stats._lipschitz import isotonic_l1_costs as _isotonic_l1_cost
 from skcal.stats._lipschitz import smce_from_sorted as _smce_from_sorted
-from skcal.stats._lipschitz import smce_of_sorted_rows
 
 
 def merged(y, p, w=None):
@@ -162,30 +161,6 @@ def test_population_value_of_a_shifted_predictor():
     assert smooth_calibration_error(y, q + 0.05) == pytest.approx(0.05, abs=0.004)
     # a calibrated predictor is near 0 at this size
     assert smooth_calibration_error(y, q) < 0.005
-
-
-@settings(max_examples=200, deadline=None)
-@given(rows)
-def test_sorted_rows_equal_the_measure(data):
-    """smCE of rows already sorted by ``p`` (the report's shared sort) is the measure's value bit
-    for bit on the stable order (the measure sorts stably and calls it), and to round-off in any
-    other order of the rows within a run of ties; weighted as well."""
-    p = np.array([r[0] for r in data])
-    y = np.array([r[1] for r in data], dtype=float)
-    w = np.array([r[2] for r in data])
-    w[0] += 1.0  # a positive total
-    order = np.argsort(p, kind="stable")
-    got = smce_of_sorted_rows(y[order], p[order])
-    assert got == smooth_calibration_error(y, p)
-    weighted = smooth_calibration_error(y, p, sample_weight=w)
-    assert smce_of_sorted_rows(y[order], p[order], w[order]) == weighted
-    flipped = np.lexsort((-y, p))  # ties ordered by label instead
-    assert smce_of_sorted_rows(y[flipped], p[flipped]) == pytest.approx(got, rel=1e-12, abs=1e-15)
-
-
-def test_sorted_rows_need_a_row():
-    with pytest.raises(ValueError, match="at least one row"):
-        smce_of_sorted_rows(np.zeros(0), np.zeros(0))
 
 
 def test_isotonic_l1_cost_against_brute_force():

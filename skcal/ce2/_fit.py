@@ -25,8 +25,7 @@ from skcal.chebyshev import (
     n_basis_functions,
     ridge_solve,
 )
-from skcal.stats._base import effective_sample_size
-from skcal.stats._ce2 import CE1Statistics, CE2PlugInStatistics, CE2Statistics
+from skcal.stats import CE1Statistics, CE2PlugInStatistics, CE2Statistics, effective_sample_size
 
 __all__ = [
     "CV_SAMPLES_PER_FEATURE",

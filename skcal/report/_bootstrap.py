@@ -47,8 +47,7 @@ from joblib import Parallel, delayed, effective_n_jobs
 from sklearn import config_context
 
 from skcal._threads import one_blas_thread
-from skcal.stats import PoissonBootstrap
-from skcal.stats._bootstrap import PreparedRows, poisson_weights_into, update_together
+from skcal.stats import PoissonBootstrap, PreparedRows, poisson_weights_into, update_together
 
 #: Interval methods (see the module docstring).
 INTERVAL_METHODS = ("bc-percentile", "percentile", "basic")

@@ -80,8 +80,14 @@ from skcal.report._compute import (
 from skcal.report._kinds import FirstOrderData, FirstOrderKind
 from skcal.report._report import COMMON_CONSTRAINTS, REPORT_DOCS, CalibrationReport
 from skcal.report._verdict import build_verdict, primary_metric
-from skcal.stats import MeanStatistics, PoissonBootstrap, merge_all, poisson_weights
-from skcal.stats._grid import GridReplicates, ReplicateGrid
+from skcal.stats import (
+    GridReplicates,
+    MeanStatistics,
+    PoissonBootstrap,
+    ReplicateGrid,
+    merge_all,
+    poisson_weights,
+)
 
 __all__ = [
     "SETTINGS_DOCS",

@@ -209,7 +209,7 @@ class BinnedStatistics(BinaryStatistics):
 
     def _grid_statistics(self, units, column):
         """The bins' sums from the units' (unit weights: the copies are the weights and ``w^2``)."""
-        A = units.grid.bin_sums()
+        A = units.grid._bin_sums()
         weight = np.ascontiguousarray((A @ units.S0).T)
         return {
             "count": np.rint(weight).astype(np.int64),

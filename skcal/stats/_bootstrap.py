@@ -62,6 +62,8 @@ __all__ = [
     "PoissonBootstrap",
     "PreparedRows",
     "poisson_weights",
+    "poisson_weights_into",
+    "update_together",
     "replicate_keys",
 ]
 
@@ -189,11 +191,46 @@ def _weights_from_keys(keys, rows, use_kernel=None):
     return k
 
 
+@validate_params(
+    {
+        "seed": [StrictInterval(numbers.Integral, 0, _MASK64, closed="both")],
+        "replicates": ["array-like"],
+        "rows": [np.ndarray],
+        "out": [np.ndarray],
+    },
+    prefer_skip_nested_validation=True,
+)
 def poisson_weights_into(seed, replicates, rows, out):
-    """:func:`poisson_weights` of ``rows`` (int64) transposed into ``out`` (uint8, ``(n, R)``).
+    """:func:`poisson_weights` of ``rows`` written transposed into ``out``: a row's weights side by side.
 
-    A row's weights side by side, written in place (compiled with numba; numpy transposes the
-    ``(R, n)`` array); not validated: the report's blocks call it with their own rows.
+    The layout :func:`update_together` gathers fastest (the report draws each block of
+    replicates this way, a slice of rows at a time, into one reused array). Compiled with numba
+    where installed; numpy transposes the ``(R, n)`` draw.
+
+    Parameters
+    ----------
+    seed : int
+        In ``[0, 2**64 - 1]``.
+    replicates : array-like of int
+        Global replicate indices (``R`` of them).
+    rows : ndarray of int64 of shape (n,)
+        Global row indices (non-negative; not checked again).
+    out : ndarray of uint8 of shape (n, R)
+        Written in place (it may be a strided view of a larger array).
+
+    Returns
+    -------
+    ndarray
+        ``out``, equal to ``poisson_weights(seed, replicates, rows).T``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal.stats import poisson_weights, poisson_weights_into
+    >>> out = np.empty((5, 3), dtype=np.uint8)
+    >>> rows = np.arange(10, 15, dtype=np.int64)
+    >>> bool((poisson_weights_into(7, [0, 1, 2], rows, out) == poisson_weights(7, [0, 1, 2], rows).T).all())
+    True
     """
     keys = replicate_keys(seed, replicates)
     kernel = compiled("replicate") if keys.shape[0] * rows.shape[0] >= _KERNEL_MIN_WEIGHTS else None
@@ -251,7 +288,19 @@ def poisson_weights(seed, replicates, rows):
 class PreparedRows:
     """A chunk validated and planned once for a :class:`PoissonBootstrap` (:meth:`PoissonBootstrap.prepare`).
 
-    Reusable by every bootstrap of the same template (for example several blocks of replicates).
+    Reusable by every bootstrap of the same template (for example several blocks of replicates):
+    :meth:`PoissonBootstrap.update` and :func:`update_together` take it instead of the arrays.
+    Made by :meth:`PoissonBootstrap.prepare`; a caller that holds the template's replicate plan
+    of rows it validated itself (the report) builds it from the plan directly.
+
+    Parameters
+    ----------
+    template : BaseStatistics
+        The template the rows were planned for.
+    plan : object or None
+        The template's replicate plan of the rows (``None``: a chunk of no rows).
+    index : ndarray of int64
+        Global index of each row, in the plan's order.
 
     Attributes
     ----------
@@ -259,8 +308,25 @@ class PreparedRows:
         Rows of the chunk.
     index : ndarray of int64
         Global index of each row, in the plan's order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal.stats import BinnedStatistics, PoissonBootstrap
+    >>> y, p = np.array([0, 1, 1, 0]), np.array([0.2, 0.7, 0.9, 0.4])
+    >>> boot = PoissonBootstrap(BinnedStatistics(n_bins=2), n_replicates=3)
+    >>> prepared = boot.prepare(y, p)
+    >>> prepared.n_rows
+    4
+    >>> again = PoissonBootstrap(BinnedStatistics(n_bins=2), n_replicates=3).update(y, p)
+    >>> bool(np.array_equal(boot.update(prepared).compute(), again.compute()))
+    True
     """
 
+    @validate_params(
+        {"template": [BaseStatistics], "plan": [object, None], "index": [np.ndarray]},
+        prefer_skip_nested_validation=True,
+    )
     def __init__(self, template, plan, index):
         self.template = template
         self.plan = plan
@@ -744,6 +810,15 @@ class PoissonBootstrap(BaseStatistics):
         )
 
 
+@validate_params(
+    {
+        "jobs": [list],
+        "replicate_weights": ["array-like"],
+        "rows": ["array-like", None],
+        "workspace": [dict, None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def update_together(jobs, replicate_weights, *, rows=None, workspace=None):
     """:meth:`PoissonBootstrap.update` of several bootstraps of the same rows, tile by tile.
 
@@ -780,6 +855,22 @@ def update_together(jobs, replicate_weights, *, rows=None, workspace=None):
     -------
     list of PoissonBootstrap
         The bootstraps, updated.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal.stats import BinnedStatistics, BrierScoreStatistics, PoissonBootstrap
+    >>> from skcal.stats import poisson_weights, update_together
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=200)
+    >>> y = (rng.uniform(size=200) < p).astype(int)
+    >>> W = poisson_weights(3, range(4), range(200))
+    >>> templates = (BinnedStatistics(), BrierScoreStatistics())
+    >>> boots = [PoissonBootstrap(t, n_replicates=4, seed=3) for t in templates]
+    >>> together = update_together([(b, b.prepare(y, p)) for b in boots], W)
+    >>> alone = PoissonBootstrap(BinnedStatistics(), n_replicates=4, seed=3).update(y, p)
+    >>> bool(np.allclose(together[0].compute(), alone.compute(), rtol=1e-12))
+    True
     """
     W = np.asarray(replicate_weights)
     if W.dtype.kind not in "uif":

@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from skcal._compat import StrOptions
+from skcal._compat import StrOptions, validate_params
 from skcal._compiled import compiled
 from skcal._constraints import N_BINS, POS_LABEL
 from skcal._docstrings import BINARY_DOCS, fill
 from skcal._validation import check_binary_probabilities
-from skcal.stats._base import BinaryStatistics
+from skcal.stats._base import VALIDATED_ROWS, BinaryStatistics
 from skcal.stats._replicate import (
     ReplicatePlan,
     add_sparse_sums,
@@ -107,19 +107,19 @@ def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
 
     The running sums are taken in increasing ``p`` at the last row of each group of tied
     predictions (an interval holds all or none of a tie); the in-memory cutoff and KS errors
-    are :func:`cutoff_from_running_sums` of the result. The inputs are validated here, with
-    :func:`skcal._validation.check_binary_probabilities`, so that the validated copies can be
-    freed as soon as they are sorted (peak memory: a few arrays of ``n`` floats).
+    are :func:`cutoff_from_running_sums` of the result (:meth:`CutoffStatistics.compute_validated`).
+    The inputs are validated with :func:`skcal._validation.check_binary_probabilities` without
+    copies (they are only read; peak memory: a few arrays of ``n`` floats).
 
     Unweighted, no permutation is formed: each row becomes one 64-bit key, the bit pattern of
-    ``p`` shifted left by one with the label in the freed lowest bit. For ``p`` in [0, 1] the
+    ``p`` (a copy) shifted left by one with the label in the freed lowest bit. For ``p`` in [0, 1] the
     IEEE-754 bit pattern read as an unsigned integer is increasing in ``p`` and below ``2**62``
     (``-0.0``, whose sign bit is shifted out, becomes ``+0.0``, its equal), so one (SIMD) sort of
     the keys orders the rows by ``p`` with the labels alongside, and both are read back exactly
     by a shift and a mask. Ties in ``p`` stay contiguous (they are merged below, so their order
     is irrelevant). With numba (the ``fast`` extra) already imported, or from
     ``_KERNEL_MIN_ROWS`` (2^16) rows on, the keys are packed from the caller's arrays and the sorted
-    keys walked once by :mod:`skcal._cutoff_kernel` (no validated copies; the same extremes bit for
+    keys walked once by :mod:`skcal._cutoff_kernel` (no copy of ``p``; the same extremes bit for
     bit, since both add ``y - p`` one row at a time in increasing ``p``); below that size a process
     that has not imported numba keeps the numpy passes, since the import would cost more than
     the call. Weighted, one argsort orders ``p`` and ``w (y - p)`` together, gathered as
@@ -147,24 +147,26 @@ def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
     >>> extremes.round(6).tolist(), W
     ([0.6, 0.5], 4.0)
     """
-    kernel = None
-    if sample_weight is None:
-        kernel = compiled("cutoff", size=_length(y_prob), min_size=_KERNEL_MIN_ROWS)
-    if kernel is not None:  # the caller's arrays are only read: no validated copies
-        y, p, _ = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, copy=False)
+    y, p, w = check_binary_probabilities(
+        y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight, copy=False
+    )
+    return _extremes_of_validated(y, p, w)
+
+
+def _extremes_of_validated(y, p, w):
+    """:func:`running_sum_extremes` of validated rows (only read: ``copy=False`` validation suffices)."""
+    n = p.shape[0]
+    kernel = compiled("cutoff", size=n, min_size=_KERNEL_MIN_ROWS) if w is None else None
+    if kernel is not None:  # the caller's arrays are only read
         key = kernel.pack_keys(
             np.ascontiguousarray(p), y if y.flags.c_contiguous else np.ascontiguousarray(y)
         )
-        del y, p
         key.sort()
         return np.array(kernel.sorted_key_extremes(key)), float(key.shape[0])
-    y, p, w = check_binary_probabilities(y_true, y_prob, pos_label=pos_label, sample_weight=sample_weight)
-    n = p.shape[0]
     if w is None:
-        key = p.view(np.uint64)  # p is the validated copy: its bits become the keys in place
+        key = np.array(p, dtype=np.float64).view(np.uint64)  # a copy of p whose bits become the keys
         key <<= np.uint64(1)
-        key |= y.view(np.uint64) >> np.uint64(61)  # 1.0 -> 1, 0.0 -> 0 (the top bits of 1.0)
-        del y, p
+        key |= y.astype(np.uint64)  # the labels 0 and 1 in the freed lowest bit
         key.sort()
         ps = (key >> np.uint64(1)).view(np.float64)  # the sorted p, exactly
         key &= np.uint64(1)  # the labels, in the same order
@@ -184,9 +186,7 @@ def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
     np.subtract(y, p, out=A[:, 1])
     A[:, 1] *= w
     W = float(w.sum())
-    del y, w
     order = np.argsort(p)  # ties are merged below, so the order within a tie is irrelevant
-    del p
     B = A[order]
     del A, order
     S = np.cumsum(B[:, 1])
@@ -199,14 +199,6 @@ def running_sum_extremes(y_true, y_prob, sample_weight=None, pos_label=None):
 #: From this many rows on, the compiled passes are used when numba is installed even if it is not
 #: yet imported: below, importing numba (once per process) costs more than the call.
 _KERNEL_MIN_ROWS = 1 << 16
-
-
-def _length(a):
-    """Rows of an array-like without converting it (0 when it has no length: validation rejects it)."""
-    try:
-        return len(a)
-    except TypeError:
-        return 0
 
 
 def _masked_extremes(S, last):
@@ -283,6 +275,47 @@ class CutoffStatistics(BinaryStatistics):
 
     def _empty(self):
         return {"values": np.zeros(0), "resid": np.zeros(0), "weight": np.zeros(0)}
+
+    @classmethod
+    @validate_params(
+        {**VALIDATED_ROWS, "measure": _MEASURE, "pos_label": POS_LABEL}, prefer_skip_nested_validation=True
+    )
+    def compute_validated(cls, y, p, sample_weight=None, *, measure="cutoff", pos_label=None):
+        """Return the cutoff (or KS) error of validated rows, as ``from_validated(...).compute()``.
+
+        One batch needs only the extremes of the running sums, not the sums per distinct
+        prediction: one sort of packed keys (:func:`running_sum_extremes`), then
+        :func:`cutoff_from_running_sums`. :func:`skcal.cutoff.cutoff_calibration_error` and
+        :func:`skcal.ks_calibration_error.ks_calibration_error` compute through it.
+
+        Parameters
+        ----------
+        y : ndarray of shape (n,)
+            Labels in {0, 1}, as :func:`skcal._validation.check_binary_probabilities` returns them
+            (also with ``copy=False``: the arrays are only read).
+        p : ndarray of shape (n,)
+            Probabilities in [0, 1], float64.
+        sample_weight : ndarray of shape (n,) or None, default=None
+            Validated non-negative weights.
+        measure : {"cutoff", "ks"}, default="cutoff"
+            Which error.
+        pos_label : int, float, bool or str, default=None
+            The constructor's argument (the labels are validated already).
+
+        Returns
+        -------
+        float
+            The error.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skcal.stats import CutoffStatistics
+        >>> CutoffStatistics.compute_validated(np.array([1.0, 0.0, 1.0, 1.0]), np.array([0.5, 0.5, 0.5, 0.9]))
+        0.15
+        """
+        extremes, W = _extremes_of_validated(y, p, sample_weight)
+        return cutoff_from_running_sums(extremes, W, measure)
 
     @staticmethod
     def _runs(p, r, w):
@@ -808,7 +841,7 @@ class CutoffGridStatistics(BinaryStatistics):
 
     def _grid_statistics(self, units, column):
         """The cells' sums of ``w (y - p)``, ``w |y - p|`` and ``w`` (unit weights, 0/1 labels)."""
-        A = units.grid.cells(int(self.n_cells))
+        A = units.grid._cells(int(self.n_cells))
         return {
             "resid": np.ascontiguousarray((A @ (units.Y0 - units.P)).T),
             "abs_resid": np.ascontiguousarray((A @ (units.P + units.Y0 - 2.0 * units.YP)).T),

@@ -30,6 +30,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from skcal._compat import HasMethods, validate_params
+from skcal._constraints import Integral, StrictInterval
 from skcal._threads import one_blas_thread
 from skcal.stats._bootstrap import PoissonBootstrap, poisson_weights
 from skcal.stats._replicate import add_sparse_sums
@@ -45,6 +47,9 @@ VALUE_STEP = 4
 CHANNELS_PER_UNIT = 5
 
 
+_POSITIVE = [StrictInterval(Integral, 1, None, closed="left")]
+
+
 def _indicator(targets, n_targets):
     """Sparse ``(n_targets, U)`` matrix summing units into their targets."""
     U = targets.shape[0]
@@ -52,16 +57,50 @@ def _indicator(targets, n_targets):
 
 
 class ReplicateGrid:
-    """The units of several templates' replicate statistics.
+    """The shared grid of units on which several binary templates' bootstrap replicates are summed.
+
+    The out-of-core report's replicates past memory (see the module documentation): every
+    template declares its grid form (the binned measures, the cutoff and KS errors on their
+    grids, smCE and smECE on their grids, SCDL, the means), and the grid's units nest in all of
+    them. :class:`GridReplicates` sums a block of replicates on it; each replicate's value is
+    the template's own formula, equal to :class:`PoissonBootstrap`'s to round-off.
 
     Parameters
     ----------
     templates : dict
-        Name -> a statistics template with a grid form (``_grid_statistics``).
+        Name -> a binary statistics template with a grid form.
     rows : dict
         Name -> ``rows(y, p)``, the per-row values of a mean (a :class:`MeanStatistics` template).
+
+    Attributes
+    ----------
+    G : int
+        The coarsest dyadic grid every template's grid nests in.
+    U : int
+        The number of units.
+    size : int
+        Floats of the sparse state per replicate and model (five per unit).
+    dense : list of str
+        The dense columns: the row count, then one per template with per-row values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal.stats import BinnedStatistics, GridReplicates, PoissonBootstrap, ReplicateGrid
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=1000)
+    >>> y = (rng.uniform(size=1000) < p).astype(float)
+    >>> grid = ReplicateGrid({"ece": BinnedStatistics(n_bins=10)}, {})
+    >>> block = GridReplicates(grid, n_models=1, first_replicate=0, n_replicates=5, seed=1)
+    >>> values = block.add(grid, 0, y, [p]).values(grid, ["ece"])
+    >>> values.shape
+    (5, 1, 1)
+    >>> boot = PoissonBootstrap(BinnedStatistics(n_bins=10), n_replicates=5, seed=1).update(y, p)
+    >>> bool(np.allclose(values[:, 0, 0], boot.compute(), rtol=1e-9))
+    True
     """
 
+    @validate_params({"templates": [dict], "rows": [dict]}, prefer_skip_nested_validation=True)
     def __init__(self, templates, rows):
         self.templates = dict(templates)
         self.rows_of = dict(rows)
@@ -111,7 +150,7 @@ class ReplicateGrid:
         self._maps = {}
 
     # -- rows -------------------------------------------------------------------------------
-    def rows(self, y, p):
+    def _rows(self, y, p):
         """The sparse entries of validated rows: ``(rows, vals)``, three per row.
 
         Parameters
@@ -152,7 +191,7 @@ class ReplicateGrid:
         np.add(base, 4, out=rows[:, 2])  # d^2 of both labels together
         return rows, vals
 
-    def dense_rows(self, y, p):
+    def _dense_rows(self, y, p):
         """The dense columns of validated rows, ``(n, len(self.dense))``."""
         dense = np.empty((p.shape[0], len(self.dense)))
         dense[:, 0] = 1.0
@@ -162,33 +201,33 @@ class ReplicateGrid:
         return dense
 
     # -- the maps from the units to the templates' cells ------------------------------------
-    def cells(self, n):
+    def _cells(self, n):
         """Sparse ``(n, U)`` sums of the units into the ``n`` cells of a dyadic grid (``n | G``)."""
         if ("cells", n) not in self._maps:
             self._maps[("cells", n)] = _indicator(self.coarse >> int(np.log2(self.G // n)), n)
         return self._maps[("cells", n)]
 
-    def nodes(self, m):
+    def _nodes(self, m):
         """``(lo, L, H)``: the units' left nodes on the ``m``-cell grid, the sums into ``lo``, ``lo + 1``."""
         if ("nodes", m) not in self._maps:
             lo = (self.coarse >> int(np.log2(self.G // m))).astype(np.int64)
             self._maps[("nodes", m)] = (lo, _indicator(lo, m + 1), _indicator(lo + 1, m + 1))
         return self._maps[("nodes", m)]
 
-    def fine_cells(self):
+    def _fine_cells(self):
         """``(cells, A)``: the distinct fine cells of the units and the sums of the units into them."""
         if "fine" not in self._maps:
             cells, inv = np.unique(self.fine, return_inverse=True)
             self._maps["fine"] = (cells, _indicator(inv.ravel(), cells.size))
         return self._maps["fine"]
 
-    def bin_sums(self):
+    def _bin_sums(self):
         """Sparse ``(n_bins, U)`` sums of the units into the bins of the binned template."""
         if "bins" not in self._maps:
             self._maps["bins"] = _indicator(self.bins, self.binned.n_bins)
         return self._maps["bins"]
 
-    def statistics(self, acc, dense):
+    def _statistics(self, acc, dense):
         """Per template, its replicate statistics (its own layout) from one model's sums.
 
         Parameters
@@ -235,24 +274,62 @@ class UnitSums:
 class GridReplicates:
     """The sums of a block of replicates on a :class:`ReplicateGrid`, per model (mergeable in place).
 
+    Replicate ``r`` counts row ``i`` :func:`poisson_weights` ``(seed, r, i)`` times, as a
+    :class:`PoissonBootstrap` with the same seed does; chunks of rows (:meth:`add` with their
+    global first row) and partial sums of the same block (:meth:`merge`) give the same sums in
+    any chunking.
+
     Parameters
     ----------
     grid : ReplicateGrid
         The units.
     n_models : int
-        Models.
+        Models (each adds its own predictions of the same rows).
     first_replicate, n_replicates : int
         The block of replicates.
     seed : int
         The bootstrap's key.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal.stats import CutoffGridStatistics, GridReplicates, ReplicateGrid
+    >>> rng = np.random.default_rng(1)
+    >>> p = rng.uniform(size=600)
+    >>> y = (rng.uniform(size=600) < p).astype(float)
+    >>> grid = ReplicateGrid({"cutoff": CutoffGridStatistics(n_cells=1024)}, {})
+    >>> whole = GridReplicates(grid, 1, 0, 3, seed=2).add(grid, 0, y, [p])
+    >>> a = GridReplicates(grid, 1, 0, 3, seed=2).add(grid, 0, y[:250], [p[:250]])
+    >>> b = GridReplicates(grid, 1, 0, 3, seed=2).add(grid, 250, y[250:], [p[250:]])
+    >>> bool(np.allclose(a.merge(b).values(grid, ["cutoff"]), whole.values(grid, ["cutoff"]), rtol=1e-12))
+    True
     """
 
+    @validate_params(
+        {
+            "grid": [ReplicateGrid],
+            "n_models": [StrictInterval(Integral, 1, None, closed="left")],
+            "first_replicate": [StrictInterval(Integral, 0, None, closed="left")],
+            "n_replicates": [StrictInterval(Integral, 1, None, closed="left")],
+            "seed": [StrictInterval(Integral, 0, None, closed="left")],
+        },
+        prefer_skip_nested_validation=True,
+    )
     def __init__(self, grid, n_models, first_replicate, n_replicates, seed):
         self.first_replicate, self.n_replicates = int(first_replicate), int(n_replicates)
         self.seed = int(seed)
         self.acc = [np.zeros((grid.size, self.n_replicates)) for _ in range(n_models)]
         self.dense = [np.zeros((self.n_replicates, len(grid.dense))) for _ in range(n_models)]
 
+    @validate_params(
+        {
+            "grid": [ReplicateGrid],
+            "first_row": [StrictInterval(Integral, 0, None, closed="left")],
+            "y": [np.ndarray],
+            "preds": [list, tuple],
+        },
+        prefer_skip_nested_validation=True,
+    )
     def add(self, grid, first_row, y, preds):
         """Add the rows ``first_row ..`` (``y`` and one ``p`` per model, validated); return self.
 
@@ -261,6 +338,22 @@ class GridReplicates:
         so that its tiles add into neighbouring regions of the state (a random row's region is
         a cache and TLB miss each; sorted, they stream). The dense columns are one product per
         tile with one BLAS thread (a pool fighting the other processes is many times slower).
+
+        Parameters
+        ----------
+        grid : ReplicateGrid
+            The grid these sums were made for.
+        first_row : int
+            Global index of the chunk's first row (the key of its weights).
+        y : ndarray of shape (n,)
+            Labels as 0/1 floats (validated).
+        preds : list of ndarray of shape (n,)
+            One model's probabilities per model, in [0, 1] (validated).
+
+        Returns
+        -------
+        GridReplicates
+            ``self``.
         """
         n = y.shape[0]
         if n == 0:
@@ -276,7 +369,7 @@ class GridReplicates:
                 Wt = WT[: b - a]
                 np.copyto(Wt, W8T[a:b])
                 for i, p in enumerate(preds):
-                    self.dense[i] += Wt.T @ grid.dense_rows(y[a:b], p[a:b])
+                    self.dense[i] += Wt.T @ grid._dense_rows(y[a:b], p[a:b])
             rows_of = W8T.view(np.dtype((np.void, R))).ravel()  # a row's R weights as one item
             for i, p in enumerate(preds):
                 coarse = (p * grid.G).astype(np.intp)
@@ -288,12 +381,24 @@ class GridReplicates:
                     b = min(n, a + TILE_ROWS)
                     Wt = WT[: b - a]
                     np.copyto(Wt, rows_of.take(order[a:b]).view(np.uint8).reshape(b - a, R))
-                    rows, vals = grid.rows(ys[a:b], ps[a:b])
+                    rows, vals = grid._rows(ys[a:b], ps[a:b])
                     add_sparse_sums(self.acc[i], rows, vals, Wt.T)
         return self
 
+    @validate_params({"other": [HasMethods(["add", "merge", "values"])]}, prefer_skip_nested_validation=True)
     def merge(self, other):
-        """Add another chunk's sums of the same block in place; return self."""
+        """Add another chunk's sums of the same block in place; return self.
+
+        Parameters
+        ----------
+        other : GridReplicates
+            Sums of the same block of replicates (same first replicate, count and seed).
+
+        Returns
+        -------
+        GridReplicates
+            ``self``.
+        """
         same = (other.first_replicate, other.n_replicates, other.seed)
         if same != (self.first_replicate, self.n_replicates, self.seed):
             raise ValueError("Cannot merge the sums of different blocks of replicates.")
@@ -303,17 +408,36 @@ class GridReplicates:
             a += b
         return self
 
+    @validate_params(
+        {"grid": [ReplicateGrid], "names": [list, tuple], "step": _POSITIVE},
+        prefer_skip_nested_validation=True,
+    )
     def values(self, grid, names, step=VALUE_STEP):
         """``(n_replicates, n_models, len(names))`` replicate values of the templates ``names``.
 
         Computed ``step`` replicates at a time (the templates' statistics of a few replicates at
-        once beside the sums, not of the whole block), each by the template's own formula.
+        once beside the sums, not of the whole block), each by the template's own formula
+        (:meth:`PoissonBootstrap.from_sums`).
+
+        Parameters
+        ----------
+        grid : ReplicateGrid
+            The grid these sums were made for.
+        names : list of str
+            Templates of the grid.
+        step : int, default=4
+            Replicates whose statistics are formed at once.
+
+        Returns
+        -------
+        ndarray of shape (n_replicates, n_models, len(names))
+            The values.
         """
         out = np.empty((self.n_replicates, len(self.acc), len(names)))
         for i, (acc, dense) in enumerate(zip(self.acc, self.dense, strict=True)):
             for r0 in range(0, self.n_replicates, step):
                 sl = slice(r0, min(self.n_replicates, r0 + step))
-                stats = grid.statistics(np.ascontiguousarray(acc[:, sl]), dense[sl])
+                stats = grid._statistics(np.ascontiguousarray(acc[:, sl]), dense[sl])
                 for j, name in enumerate(names):
                     boot = PoissonBootstrap.from_sums(
                         stats.pop(name), template=grid.templates[name], n_replicates=sl.stop - sl.start

@@ -24,7 +24,7 @@ import numpy as np
 from skcal._compat import validate_params
 from skcal._compiled import compiled
 from skcal._constraints import N_BINS, POS_LABEL, Integral, StrictInterval
-from skcal.stats._base import BinaryStatistics
+from skcal.stats._base import VALIDATED_ROWS, BinaryStatistics
 from skcal.stats._cutoff import CutoffStatistics
 from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
 
@@ -34,7 +34,6 @@ __all__ = [
     "isotonic_l1_costs",
     "smce_from_sorted",
     "smce_grid_cells",
-    "smce_of_sorted_rows",
 ]
 
 
@@ -185,45 +184,6 @@ def smce_from_sorted(r, p):
     return float(value[0]) if one else value
 
 
-def smce_of_sorted_rows(y, p, w=None):
-    """smCE of rows already sorted by ``p``, without a sort of its own.
-
-    Ties are merged along the order: each run of equal predictions sums its residuals
-    ``w (y - p)`` at its own value (``np.add.reduceat``, numpy's pairwise summation within a
-    run). :func:`skcal.lipschitz.smooth_calibration_error` sorts the rows stably and calls this,
-    so the report, which sorts each model's rows once for several measures, gets its value bit
-    for bit from the same rows.
-
-    Parameters
-    ----------
-    y : ndarray of shape (n,)
-        Labels in {0, 1}, in the order of ``p``.
-    p : ndarray of shape (n,)
-        Probabilities of the label 1, nondecreasing.
-    w : ndarray of shape (n,), default=None
-        Non-negative weights in the same order, with a positive total (``None``: unit weights).
-
-    Returns
-    -------
-    float
-        The smooth calibration error of the rows.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> round(smce_of_sorted_rows(np.array([0.0, 0.0, 1.0, 1.0]), np.array([0.1, 0.2, 0.3, 0.4])), 6)
-    0.26
-    """
-    n = p.shape[0]
-    if n == 0:
-        raise ValueError("smce_of_sorted_rows needs at least one row.")
-    starts = np.flatnonzero(np.concatenate(([True], p[1:] != p[:-1])))
-    resid = y - p if w is None else w * (y - p)
-    total = float(n) if w is None else float(w.sum())
-    r = np.add.reduceat(resid, starts) / total
-    return float(smce_from_sorted(r, p[starts]))
-
-
 class SmoothCEStatistics(CutoffStatistics):
     """Exact, mergeable statistics of the Lipschitz smooth calibration error smCE.
 
@@ -257,6 +217,40 @@ class SmoothCEStatistics(CutoffStatistics):
     def __init__(self, *, pos_label=None):
         self.pos_label = pos_label
         self.measure = "cutoff"  # the sorted runs of the parent class; compute is smCE's
+
+    @classmethod
+    @validate_params({**VALIDATED_ROWS, "pos_label": POS_LABEL}, prefer_skip_nested_validation=True)
+    def compute_validated(cls, y, p, sample_weight=None, *, pos_label=None):
+        """Return smCE of validated rows: ``from_validated(...).compute()``.
+
+        The sorted runs of the rows, then the linear program (not the cutoff error's shorter
+        path of :meth:`CutoffStatistics.compute_validated`, whose value is another measure).
+        :func:`skcal.lipschitz.smooth_calibration_error` computes through it.
+
+        Parameters
+        ----------
+        y : ndarray of shape (n,)
+            Labels in {0, 1}, float64, validated.
+        p : ndarray of shape (n,)
+            Probabilities in [0, 1], float64.
+        sample_weight : ndarray of shape (n,) or None, default=None
+            Validated non-negative weights.
+        pos_label : int, float, bool or str, default=None
+            The constructor's argument (the labels are validated already).
+
+        Returns
+        -------
+        float
+            The smooth calibration error.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> y, p = np.array([0.0, 0.0, 1.0, 1.0]), np.array([0.1, 0.2, 0.3, 0.4])
+        >>> round(SmoothCEStatistics.compute_validated(y, p), 6)
+        0.26
+        """
+        return cls.from_validated(y, p, sample_weight, pos_label=pos_label).compute()
 
     def _compute(self):
         s = self.stats_
@@ -424,7 +418,7 @@ class SmoothCEGridStatistics(BinaryStatistics):
 
     def _grid_statistics(self, units, column):
         """The cells' residual sums, the copies and the bound's column."""
-        A = units.grid.cells(int(self.n_cells))
+        A = units.grid._cells(int(self.n_cells))
         resid = np.ascontiguousarray((A @ (units.Y0 - units.P)).T)
         return {"resid": resid, "weight": units.copies, "bound": column.copy()}
 

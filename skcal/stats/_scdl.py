@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -28,17 +27,20 @@ from skcal._compiled import compiled
 from skcal._constraints import (
     MAX_BINS_LIMIT,
     POS_LABEL,
+    POSITIVE_INT,
     SCDL_MAX_BINS,
     Integral,
     PowerOfTwoInterval,
+    Real,
     StrictInterval,
 )
 from skcal._docstrings import fill
 from skcal.binning import hat_deposit, hat_neighbours
-from skcal.stats._base import BinaryStatistics, effective_sample_size, kish_size
+from skcal.stats._base import VALIDATED_ROWS, BinaryStatistics, effective_sample_size, kish_size
 from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
 from skcal.stats._scdl_rules import (
     AUTO_FACTOR,
+    SCDLCurve,
     default_max_bins,
     max_supported_bins,
     resolve_max_bins,
@@ -58,7 +60,6 @@ __all__ = [
     "binary_node_deposit",
     "node_deposit",
     "resolve_max_bins",
-    "scdl_curve_of_validated",
     "scdl_on_grid",
     "scdl_replicates",
     "scfdl",
@@ -72,6 +73,8 @@ TIE_RTOL = 1e-12
 
 #: A dyadic grid the statistics can fold to exactly.
 _FINEST_GRID = [PowerOfTwoInterval(2, MAX_BINS_LIMIT)]
+#: The arguments of the searches of validated rows (``max_bins``: the grid rule).
+_VALIDATED_SEARCH = {**VALIDATED_ROWS, "max_bins": SCDL_MAX_BINS, "pos_label": POS_LABEL}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -277,6 +280,7 @@ def masses_to_moments(W, A, total):
     return pi, a
 
 
+@validate_params({"pi": ["array-like"], "a": ["array-like"]}, prefer_skip_nested_validation=True)
 def scfdl(pi, a):
     """``SCFDL_{m,i}`` for every ``i = 0..m`` from ``pi_j`` and ``a_j = pi_j q_j``, in ``O(m)``.
 
@@ -299,6 +303,7 @@ def scfdl(pi, a):
     Examples
     --------
     >>> import numpy as np
+    >>> from skcal.stats import scfdl
     >>> scfdl(np.array([0.5, 0.0, 0.5]), np.array([0.5, 0.0, 0.0])).round(6).tolist()
     [0.25, 0.25, 0.0]
     """
@@ -338,8 +343,17 @@ def scfdl(pi, a):
     return out[0] if one else out
 
 
+@validate_params(
+    {"p": ["array-like"], "y": ["array-like"], "w": ["array-like", None], "m": POSITIVE_INT},
+    prefer_skip_nested_validation=True,
+)
 def scdl_on_grid(p, y, w, m):
     """``(SCDL_m, pi, a)`` of validated rows on an arbitrary grid ``m >= 1`` (not necessarily dyadic).
+
+    The soft-bin masses of the rows on ``{0, 1/m, ..., 1}`` and the largest :func:`scfdl`:
+    what :class:`skcal.rounding.SoftBinRounder` measures on its own grid (a dyadic grid folds
+    from :class:`ScdlStatistics` instead). The arrays are not checked (validate them with
+    :func:`skcal._validation.check_binary_probabilities`).
 
     Parameters
     ----------
@@ -364,6 +378,7 @@ def scdl_on_grid(p, y, w, m):
     Examples
     --------
     >>> import numpy as np
+    >>> from skcal.stats import scdl_on_grid
     >>> round(scdl_on_grid(np.array([0.2, 0.8]), np.array([1.0, 0.0]), None, 4)[0], 6)
     0.4
     """
@@ -376,78 +391,6 @@ def scdl_on_grid(p, y, w, m):
 # ---------------------------------------------------------------------------------------------
 # the search and its result
 # ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class SCDLCurve:
-    """Everything :func:`scdl_curve` computes.
-
-    Parameters
-    ----------
-    n_bins : ndarray of int, shape (g,)
-        The dyadic grids searched, ``2, 4, ..., m_max``.
-    scdl_m : ndarray of shape (g,)
-        ``SCDL_m`` for each grid (non-decreasing in ``m``).
-    scdl : float
-        ``min_m max(SCDL_m, 1/m)``.
-    selected_n_bins : int
-        The selected grid ``m*`` (the smallest ``m`` attaining the minimum); ``scdl`` lies in
-        ``[1/m*, 2/m*)``.
-    pi : list of ndarray
-        ``pi[g]`` holds ``pi_i`` (``i = 0..m``) for grid ``n_bins[g]``; it sums to 1.
-    q : list of ndarray
-        ``q[g]`` holds ``q_i``; NaN for an empty bin (``pi_i = 0``).
-    scfdl : list of ndarray
-        ``scfdl[g]`` holds ``SCFDL_{m,i}`` for ``i = 0..m``; its maximum is ``scdl_m[g]``.
-    n_effective : float
-        The sample size ``T`` used by the grid rule.
-    selected_scdl_m : float
-        The unfloored ``SCDL_{m*}`` on the selected grid; ``scdl = max(selected_scdl_m, 1/m*)``,
-        so ``selected_scdl_m < 1/m*`` means SCDL sits on the floor of its grid.
-    max_bins : int
-        The finest grid searched, ``n_bins[-1]``.
-    max_bins_rule : str
-        How ``max_bins`` was chosen: ``"auto"``, ``"theory"`` or ``"fixed"`` (an integer).
-    at_floor : bool
-        Whether ``scdl`` equals the floor ``1/m*`` (then models with the same ``m*`` tie).
-    """
-
-    n_bins: np.ndarray
-    scdl_m: np.ndarray
-    scdl: float
-    selected_n_bins: int
-    pi: list = field(repr=False)
-    q: list = field(repr=False)
-    scfdl: list = field(repr=False)
-    n_effective: float = float("nan")
-    selected_scdl_m: float = float("nan")
-    max_bins: int = 0
-    max_bins_rule: str = "auto"
-    at_floor: bool = False
-
-    @validate_params({"n_bins": _FINEST_GRID}, prefer_skip_nested_validation=True)
-    def grid(self, n_bins):
-        """Return ``(pi, q, scfdl)`` for the grid with ``n_bins`` bins.
-
-        Parameters
-        ----------
-        n_bins : int
-            One of the searched grids ``self.n_bins``.
-
-        Returns
-        -------
-        pi : ndarray of shape (n_bins + 1,)
-            Bin masses.
-        q : ndarray of shape (n_bins + 1,)
-            Bin label means (NaN for empty bins).
-        scfdl : ndarray of shape (n_bins + 1,)
-            ``SCFDL_{m,i}`` per threshold ``i``.
-        """
-        idx = np.flatnonzero(self.n_bins == n_bins)
-        if idx.size == 0:
-            raise ValueError(f"n_bins={n_bins} is not one of the searched grids {self.n_bins.tolist()}.")
-        g = int(idx[0])
-        return self.pi[g], self.q[g], self.scfdl[g]
-
-
 @functools.lru_cache(maxsize=64)
 def _level_layout(M):
     """The dyadic grids ``2, 4, ..., M`` and where each starts in their concatenated nodes."""
@@ -604,57 +547,6 @@ def _search(stats, max_bins):
     )
 
 
-def scdl_curve_of_validated(y, p, sample_weight=None, max_bins="auto"):
-    """The SCDL search on validated rows: :func:`skcal.scdl.scdl_curve` once its inputs are checked.
-
-    The rows are deposited on the finest grid the rule asks for (:func:`resolve_max_bins`)
-    with :meth:`ScdlStatistics.from_validated`, and :meth:`ScdlStatistics.curve` searches it.
-
-    Parameters
-    ----------
-    y : ndarray of shape (n,)
-        Labels in {0, 1}, float64.
-    p : ndarray of shape (n,)
-        Probabilities in [0, 1], float64.
-    sample_weight : ndarray of shape (n,) or None, default=None
-        Validated weights with a positive total.
-    max_bins : {"auto", "theory"}, int or None, default="auto"
-        The grid rule.
-
-    Returns
-    -------
-    SCDLCurve
-        The whole search.
-    """
-    T = effective_sample_size(sample_weight, p.shape[0])
-    M = resolve_max_bins(max_bins, T, p.shape[0])
-    stats = ScdlStatistics.from_validated(y, p, sample_weight, max_bins=M)
-    return _search(stats, max_bins)
-
-
-def scdl_score_of_validated(y, p, sample_weight=None, max_bins="auto"):
-    """SCDL of validated rows: :func:`scdl_curve_of_validated`'s ``scdl``, in one compiled call
-    where the compiled deposit would be used (:func:`_deposit_kernel`).
-
-    The deposit, the fold to node masses and the whole dyadic search run in
-    :func:`skcal._scdl_kernel.scdl_of_rows` (the numpy search builds every grid's arrays for
-    :class:`SCDLCurve`), with the numpy path's
-    arithmetic operation for operation: the same value bit for bit, the same grid selected.
-    Without numba, or below ``2^16`` rows before numba is imported, it is
-    ``scdl_curve_of_validated(...).scdl``. The parameters are :func:`scdl_curve_of_validated`'s;
-    it returns the float SCDL.
-    """
-    n = p.shape[0]
-    kernel = _deposit_kernel(n)
-    total = float(n) if sample_weight is None else float(sample_weight.sum())
-    if kernel is None or n == 0 or not total > 0:  # the numpy search (and its errors)
-        return scdl_curve_of_validated(y, p, sample_weight, max_bins).scdl
-    M = resolve_max_bins(max_bins, effective_sample_size(sample_weight, n), n)
-    pc, yc, wc = _kernel_rows(p, y, sample_weight)
-    value, _, _ = kernel.scdl_of_rows(pc, yc, wc, int(M), sample_weight is not None, total, TIE_RTOL)
-    return float(value)
-
-
 class ScdlStatistics(BinaryStatistics):
     """Mergeable sufficient statistics of SCDL: soft-bin masses on the finest dyadic grid.
 
@@ -726,11 +618,15 @@ class ScdlStatistics(BinaryStatistics):
 
     @classmethod
     @validate_params(
-        {"n_rows": [StrictInterval(Integral, 1, None, closed="left")], "pos_label": POS_LABEL},
+        {
+            "n_rows": [StrictInterval(Integral, 1, None, closed="left")],
+            "n_effective": [StrictInterval(Real, 0, None, closed="left"), None],
+            "pos_label": POS_LABEL,
+        },
         prefer_skip_nested_validation=True,
     )
-    def for_rows(cls, n_rows, *, pos_label=None):
-        """Empty statistics whose finest grid is the ``"auto"`` rule's for ``n_rows`` unweighted rows.
+    def for_rows(cls, n_rows, *, n_effective=None, pos_label=None):
+        """Empty statistics whose finest grid is the ``"auto"`` rule's for ``n_rows`` rows.
 
         The grid :func:`skcal.scdl.scdl_score` searches up to on those rows, so the statistics of
         a resample of about ``n_rows`` rows search the same grids (a bootstrap's replicates).
@@ -739,6 +635,9 @@ class ScdlStatistics(BinaryStatistics):
         ----------
         n_rows : int
             The rows.
+        n_effective : float, default=None
+            Their effective sample size, the ``T`` of the rule (for weighted rows
+            :func:`effective_sample_size`); ``None``: ``n_rows`` (unweighted rows).
         pos_label : int, float, bool, str or None, default=None
             The positive class.
 
@@ -752,7 +651,96 @@ class ScdlStatistics(BinaryStatistics):
         >>> ScdlStatistics.for_rows(10_000).max_bins
         512
         """
-        return cls(max_bins=resolve_max_bins("auto", float(n_rows), int(n_rows)), pos_label=pos_label)
+        T = float(n_rows) if n_effective is None else float(n_effective)
+        return cls(max_bins=resolve_max_bins("auto", T, int(n_rows)), pos_label=pos_label)
+
+    @classmethod
+    @validate_params(_VALIDATED_SEARCH, prefer_skip_nested_validation=True)
+    def curve_validated(cls, y, p, sample_weight=None, *, max_bins="auto", pos_label=None):
+        """The SCDL search on validated rows: :func:`skcal.scdl.scdl_curve` once its inputs are checked.
+
+        The rows are deposited with :meth:`from_validated` on the finest grid the rule asks for
+        (:func:`resolve_max_bins` of Kish's effective sample size), and :meth:`curve` searches it.
+
+        Parameters
+        ----------
+        y : ndarray of shape (n,)
+            Labels in {0, 1}, as :func:`skcal._validation.check_binary_probabilities` returns
+            them (also with ``copy=False``: the arrays are only read).
+        p : ndarray of shape (n,)
+            Probabilities in [0, 1], float64.
+        sample_weight : ndarray of shape (n,) or None, default=None
+            Validated weights with a positive total.
+        max_bins : {"auto", "theory"}, int or None, default="auto"
+            The grid rule of :func:`skcal.scdl.scdl_curve` (not the constructor's finest grid,
+            which follows from the rule and the rows).
+        pos_label : int, float, bool or str, default=None
+            The constructor's argument (the labels are validated already).
+
+        Returns
+        -------
+        SCDLCurve
+            The whole search.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> y, p = np.array([0.0, 1.0, 1.0, 0.0]), np.array([0.1, 0.9, 0.6, 0.4])
+        >>> ScdlStatistics.curve_validated(y, p).n_bins.tolist()
+        [2, 4, 8]
+        """
+        T = effective_sample_size(sample_weight, p.shape[0])
+        M = resolve_max_bins(max_bins, T, p.shape[0])
+        stats = cls.from_validated(y, p, sample_weight, max_bins=M, pos_label=pos_label)
+        return _search(stats, max_bins)
+
+    @classmethod
+    @validate_params(_VALIDATED_SEARCH, prefer_skip_nested_validation=True)
+    def compute_validated(cls, y, p, sample_weight=None, *, max_bins="auto", pos_label=None):
+        """SCDL of validated rows: :meth:`curve_validated`'s ``scdl``, in one compiled call where
+        the compiled deposit would be used.
+
+        The deposit, the fold to node masses and the whole dyadic search run in
+        :func:`skcal._scdl_kernel.scdl_of_rows` (the numpy search builds every grid's arrays for
+        :class:`SCDLCurve`), with the numpy path's arithmetic operation for operation: the same
+        value bit for bit, the same grid selected. Without numba, or below ``2^16`` rows before
+        numba is imported, it is ``curve_validated(...).scdl``. :func:`skcal.scdl.scdl_score`
+        computes through it.
+
+        Parameters
+        ----------
+        y : ndarray of shape (n,)
+            Labels in {0, 1}, validated (also with ``copy=False``).
+        p : ndarray of shape (n,)
+            Probabilities in [0, 1], float64.
+        sample_weight : ndarray of shape (n,) or None, default=None
+            Validated weights with a positive total.
+        max_bins : {"auto", "theory"}, int or None, default="auto"
+            The grid rule of :func:`skcal.scdl.scdl_score` (not the constructor's finest grid).
+        pos_label : int, float, bool or str, default=None
+            The constructor's argument (the labels are validated already).
+
+        Returns
+        -------
+        float
+            ``min_m max(SCDL_m, 1/m)`` over the searched dyadic grids.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> y, p = np.array([0.0, 1.0, 1.0, 0.0]), np.array([0.1, 0.9, 0.6, 0.4])
+        >>> ScdlStatistics.compute_validated(y, p)
+        0.125
+        """
+        n = p.shape[0]
+        kernel = _deposit_kernel(n)
+        total = float(n) if sample_weight is None else float(sample_weight.sum())
+        if kernel is None or n == 0 or not total > 0:  # the numpy search (and its errors)
+            return cls.curve_validated(y, p, sample_weight, max_bins=max_bins, pos_label=pos_label).scdl
+        M = resolve_max_bins(max_bins, effective_sample_size(sample_weight, n), n)
+        pc, yc, wc = _kernel_rows(p, y, sample_weight)
+        value, _, _ = kernel.scdl_of_rows(pc, yc, wc, int(M), sample_weight is not None, total, TIE_RTOL)
+        return float(value)
 
     @property
     def n_effective_(self):
@@ -827,7 +815,7 @@ class ScdlStatistics(BinaryStatistics):
     def _grid_statistics(self, units, column):
         """The node masses: each unit's rows split between its two nodes by their sums of ``d``."""
         M = int(self.max_bins)
-        lo, L, H = units.grid.nodes(M)
+        lo, L, H = units.grid._nodes(M)
         base = (units.x[:, 0] * M - lo)[:, None]  # the unit's left edge in node steps from lo
         fw = base * units.S0 + M * units.Sd  # sum of the right node's share
         fa = base * units.Y0 + M * units.Sd_1

@@ -1,4 +1,5 @@
-"""SCDL's grid rules: the finest dyadic grid its search reaches for a sample of a given size.
+"""SCDL's grid rules (the finest dyadic grid its search reaches for a sample of a given size) and
+the result of the search, :class:`SCDLCurve`.
 
 :func:`skcal.scdl.scdl_curve` searches the dyadic grids ``m = 2, 4, ..., m_max``; ``m_max`` follows
 a named rule of the (effective) sample size ``T`` (``"auto"``, ``"theory"``), or an explicit
@@ -8,11 +9,21 @@ integer, and never goes past what the rows support (:func:`max_supported_bins`).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from skcal._compat import StrOptions, validate_params
-from skcal._constraints import MAX_BINS_LIMIT, NON_NEGATIVE_INT, NON_NEGATIVE_REAL
+from skcal._constraints import MAX_BINS_LIMIT, NON_NEGATIVE_INT, NON_NEGATIVE_REAL, PowerOfTwoInterval
 
-__all__ = ["AUTO_FACTOR", "default_max_bins", "max_supported_bins", "resolve_max_bins", "theory_max_bins"]
+__all__ = [
+    "AUTO_FACTOR",
+    "SCDLCurve",
+    "default_max_bins",
+    "max_supported_bins",
+    "resolve_max_bins",
+    "theory_max_bins",
+]
 
 #: The ``"auto"`` rule: ``m_max`` is the smallest power of two ``>= AUTO_FACTOR * sqrt(T)``.
 AUTO_FACTOR = 4.0
@@ -148,3 +159,75 @@ def resolve_max_bins(max_bins, n_effective, n_rows):
             f"{bound} (a finer grid puts every row in a cell of its own). Use max_bins='auto'."
         )
     return 1 << (int(max_bins).bit_length() - 1)  # largest power of two <= max_bins
+
+
+@dataclass(frozen=True)
+class SCDLCurve:
+    """Everything :func:`scdl_curve` computes.
+
+    Parameters
+    ----------
+    n_bins : ndarray of int, shape (g,)
+        The dyadic grids searched, ``2, 4, ..., m_max``.
+    scdl_m : ndarray of shape (g,)
+        ``SCDL_m`` for each grid (non-decreasing in ``m``).
+    scdl : float
+        ``min_m max(SCDL_m, 1/m)``.
+    selected_n_bins : int
+        The selected grid ``m*`` (the smallest ``m`` attaining the minimum); ``scdl`` lies in
+        ``[1/m*, 2/m*)``.
+    pi : list of ndarray
+        ``pi[g]`` holds ``pi_i`` (``i = 0..m``) for grid ``n_bins[g]``; it sums to 1.
+    q : list of ndarray
+        ``q[g]`` holds ``q_i``; NaN for an empty bin (``pi_i = 0``).
+    scfdl : list of ndarray
+        ``scfdl[g]`` holds ``SCFDL_{m,i}`` for ``i = 0..m``; its maximum is ``scdl_m[g]``.
+    n_effective : float
+        The sample size ``T`` used by the grid rule.
+    selected_scdl_m : float
+        The unfloored ``SCDL_{m*}`` on the selected grid; ``scdl = max(selected_scdl_m, 1/m*)``,
+        so ``selected_scdl_m < 1/m*`` means SCDL sits on the floor of its grid.
+    max_bins : int
+        The finest grid searched, ``n_bins[-1]``.
+    max_bins_rule : str
+        How ``max_bins`` was chosen: ``"auto"``, ``"theory"`` or ``"fixed"`` (an integer).
+    at_floor : bool
+        Whether ``scdl`` equals the floor ``1/m*`` (then models with the same ``m*`` tie).
+    """
+
+    n_bins: np.ndarray
+    scdl_m: np.ndarray
+    scdl: float
+    selected_n_bins: int
+    pi: list = field(repr=False)
+    q: list = field(repr=False)
+    scfdl: list = field(repr=False)
+    n_effective: float = float("nan")
+    selected_scdl_m: float = float("nan")
+    max_bins: int = 0
+    max_bins_rule: str = "auto"
+    at_floor: bool = False
+
+    @validate_params({"n_bins": [PowerOfTwoInterval(2, MAX_BINS_LIMIT)]}, prefer_skip_nested_validation=True)
+    def grid(self, n_bins):
+        """Return ``(pi, q, scfdl)`` for the grid with ``n_bins`` bins.
+
+        Parameters
+        ----------
+        n_bins : int
+            One of the searched grids ``self.n_bins``.
+
+        Returns
+        -------
+        pi : ndarray of shape (n_bins + 1,)
+            Bin masses.
+        q : ndarray of shape (n_bins + 1,)
+            Bin label means (NaN for empty bins).
+        scfdl : ndarray of shape (n_bins + 1,)
+            ``SCFDL_{m,i}`` per threshold ``i``.
+        """
+        idx = np.flatnonzero(self.n_bins == n_bins)
+        if idx.size == 0:
+            raise ValueError(f"n_bins={n_bins} is not one of the searched grids {self.n_bins.tolist()}.")
+        g = int(idx[0])
+        return self.pi[g], self.q[g], self.scfdl[g]

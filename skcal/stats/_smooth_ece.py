@@ -19,7 +19,7 @@ from scipy.fft import irfft, next_fast_len, rfft
 
 from skcal._compat import validate_params
 from skcal._constraints import POS_LABEL
-from skcal.stats._base import BinaryStatistics
+from skcal.stats._base import VALIDATED_ROWS, BinaryStatistics
 from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, is_sorted
 
 __all__ = [
@@ -346,6 +346,12 @@ class SmoothECEStatistics(BinaryStatistics):
     ----------
     n_updates_ : int
         Number of ``update`` calls folded in.
+    FINE_CELLS : int
+        Class constant: the cells of the fine grid the rows are deposited on (``2^18``).
+    MESH_POINTS : int
+        Class constant: the evaluation mesh of relplot's default configuration (200 points).
+    DENSITY_EPS : float
+        Class constant: the regulariser relplot adds to the smoothed density (``1e-4``).
 
     Examples
     --------
@@ -362,9 +368,55 @@ class SmoothECEStatistics(BinaryStatistics):
 
     _param_names = ("pos_label",)
     _parameter_constraints: dict = {"pos_label": POS_LABEL}
+    FINE_CELLS = FINE_CELLS
+    MESH_POINTS = MESH_POINTS
+    DENSITY_EPS = DENSITY_EPS
 
     def __init__(self, *, pos_label=None):
         self.pos_label = pos_label
+
+    @classmethod
+    @validate_params(
+        {**VALIDATED_ROWS, "return_bandwidth": ["boolean"], "pos_label": POS_LABEL},
+        prefer_skip_nested_validation=True,
+    )
+    def compute_validated(cls, y, p, sample_weight=None, *, return_bandwidth=False, pos_label=None):
+        """Return smECE of validated rows, as ``from_validated(...).compute(return_bandwidth)``.
+
+        One batch deposits only the fine cells its rows occupy (below ``2^14`` rows, found by a
+        sort of the cell ids; the same sums, cell by cell, as the deposit on all ``2^18`` cells),
+        so a small call does not fill four ``2^18``-cell arrays. :func:`skcal.smooth_ece.smooth_ece`
+        computes through it.
+
+        Parameters
+        ----------
+        y : ndarray of shape (n,)
+            Labels in {0, 1}, float64, as :func:`skcal._validation.check_binary_probabilities`
+            returns them.
+        p : ndarray of shape (n,)
+            Probabilities in [0, 1], float64.
+        sample_weight : ndarray of shape (n,) or None, default=None
+            Validated non-negative weights with a positive total.
+        return_bandwidth : bool, default=False
+            Also return the selected bandwidth.
+        pos_label : int, float, bool or str, default=None
+            The constructor's argument (the labels are validated already).
+
+        Returns
+        -------
+        float or tuple of float
+            The smECE, or ``(smECE, sigma)`` with ``return_bandwidth=True``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> p = rng.uniform(size=2000)
+        >>> y = (rng.uniform(size=2000) < p ** 2).astype(float)
+        >>> round(SmoothECEStatistics.compute_validated(y, p), 3)
+        0.168
+        """
+        return smooth_ece_from_grid(fine_grid(p, p - y, sample_weight), return_bandwidth)
 
     def _empty(self):
         z = np.zeros(FINE_CELLS)
@@ -467,7 +519,7 @@ class SmoothECEStatistics(BinaryStatistics):
 
     def _grid_statistics(self, units, column):
         """The fine deposit's sums on the occupied fine cells, from the units' sums."""
-        cells, A = units.grid.fine_cells()
+        cells, A = units.grid._fine_cells()
         x = units.x
         PP = x * x * units.S0 + 2.0 * x * units.Sd + units.Sdd  # sum of p^2
         N = A @ units.S0

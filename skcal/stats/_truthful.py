@@ -24,7 +24,16 @@ from __future__ import annotations
 import numpy as np
 
 from skcal._compat import StrOptions, validate_params
-from skcal._constraints import EDGES, LABELS, N_BINS, NON_NEGATIVE_INT, SAMPLE_WEIGHT, Pair
+from skcal._constraints import (
+    EDGES,
+    LABELS,
+    N_BINS,
+    NON_NEGATIVE_INT,
+    POSITIVE_INT,
+    SAMPLE_WEIGHT,
+    Pair,
+    Real,
+)
 from skcal._validation import check_bin_edges, check_multiclass_inputs
 from skcal.binning import (
     column_bin_ids,
@@ -52,8 +61,16 @@ _THRESHOLDS = [Pair("a pair (values, indices)"), None]
 _BINS = {"labels": LABELS, "n_bins": N_BINS, "edges": EDGES, "thresholds": _THRESHOLDS}
 
 
+@validate_params(
+    {"sums": ["array-like"], "corr": [Real], "W": [Real], "measure": [StrOptions(set(_TOP))]},
+    prefer_skip_nested_validation=True,
+)
 def top_label_value(sums, corr, W, measure):
-    """ConfCE^corr, ConfCE or ConfECE from the bin sums (shared with :mod:`skcal.truthful`).
+    """ConfCE^corr, ConfCE or ConfECE from the top-label bin sums.
+
+    The formula :class:`TopLabelStatistics` computes by, and the top-label functions of
+    :mod:`skcal.truthful` (which form the sums in one pass of their own, bins without rows
+    left out) compute through.
 
     Parameters
     ----------
@@ -70,6 +87,13 @@ def top_label_value(sums, corr, W, measure):
     -------
     float
         The measure.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal.stats import top_label_value
+    >>> round(top_label_value(np.array([0.3, -0.2]), 1.0, 4.0, "truthful_conf_ce"), 6)
+    0.070625
     """
     if W <= 0:
         raise ValueError("The statistics hold no rows with positive weight; nothing to compute.")
@@ -80,8 +104,16 @@ def top_label_value(sums, corr, W, measure):
     return float(np.abs(sums).sum() / W)
 
 
+@validate_params(
+    {"sums": ["array-like"], "k": POSITIVE_INT, "W": [Real], "measure": [StrOptions(set(_CW))]},
+    prefer_skip_nested_validation=True,
+)
 def classwise_value(sums, k, W, measure):
-    """Classwise LinCE or ECE from per-class bin sums (shared with :mod:`skcal.truthful`).
+    """Classwise LinCE or ECE from per-class bin sums.
+
+    The formula :class:`ClasswiseStatistics` computes by, and the classwise functions of
+    :mod:`skcal.truthful` (which form each class's sums in passes of their own, bins without
+    rows left out) compute through.
 
     Parameters
     ----------
@@ -99,6 +131,13 @@ def classwise_value(sums, k, W, measure):
     -------
     float
         The classwise measure.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal.stats import classwise_value
+    >>> round(classwise_value([np.array([0.2, -0.1]), np.array([-0.2, 0.1])], 2, 2.0, "classwise_ece"), 6)
+    0.15
     """
     if W <= 0:
         raise ValueError("The statistics hold no rows with positive weight; nothing to compute.")
