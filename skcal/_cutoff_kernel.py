@@ -1,7 +1,7 @@
 """Compiled passes of the cutoff and KS calibration errors: the packed keys and their running sums.
 
 This module needs numba (``pip install "skcal[fast]"``; the ``test`` and ``bench`` extras have
-it too) and is imported lazily by :func:`skcal.stats.running_sum_extremes` (the unweighted path of
+it too) and is imported lazily by :func:`skcal.stats._cutoff.running_sum_extremes` (the unweighted path of
 :func:`skcal.cutoff.cutoff_calibration_error` and
 :func:`skcal.ks_calibration_error.ks_calibration_error`), whose numpy path computes the same
 extremes bit for bit when numba is missing: both add ``y - p`` in increasing ``p`` one row at a
@@ -62,7 +62,7 @@ def sorted_key_extremes(keys):
     -------
     hi, lo : float
         The extremes of the running sums at the last row of each group of equal ``p`` (``S_0 = 0``
-        is not included: :func:`skcal.stats.cutoff_from_running_sums` adds it).
+        is not included: :func:`skcal.stats._cutoff.cutoff_from_running_sums` adds it).
     """
     n = keys.shape[0]
     one = np.uint64(1)

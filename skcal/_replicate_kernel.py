@@ -3,7 +3,7 @@
 This module needs numba (``pip install "skcal[fast]"``; the ``test`` and ``bench`` extras have
 it too) and is imported lazily by :mod:`skcal.stats` (the weight stream of
 :func:`skcal.stats.poisson_weights`, and the cutoff and KS replicates of
-:func:`skcal.stats.replicate_running_sum_error`), whose numpy paths compute the same values
+:func:`skcal.stats._cutoff.replicate_running_sum_error`), whose numpy paths compute the same values
 (the same weights bit for bit; the same sums up to the order of floating-point additions) when
 numba is missing, and by ``skcal.stats._lipschitz.isotonic_l1_costs`` (smCE and its replicates).
 
@@ -51,7 +51,7 @@ def poisson_weights(keys, rows, table, thresholds):
     Parameters
     ----------
     keys : ndarray of uint64 of shape (R,)
-        The replicates' keys (:func:`skcal.stats.replicate_keys`).
+        The replicates' keys (:func:`skcal.stats._bootstrap.replicate_keys`).
     rows : ndarray of int64 of shape (n,)
         Global row indices (non-negative).
     table : ndarray of uint8 of shape (65536,)

@@ -2,7 +2,7 @@
 
 This module needs numba (``pip install "skcal[fast]"``; the ``test`` and ``bench`` extras have
 it too) and is imported lazily by :mod:`skcal.stats` (SCDL's statistics,
-:func:`skcal.stats.binary_node_deposit`), whose numpy path computes the same masses (up to the
+:func:`skcal.stats._scdl.binary_node_deposit`), whose numpy path computes the same masses (up to the
 order of floating-point additions) when numba is missing or the input is small.
 
 * :func:`binary_cell_sums` walks the rows once: each row's left node ``lo`` on the grid of ``m``
@@ -42,7 +42,7 @@ def binary_cell_sums(p, y, w, m, weighted):
     Returns
     -------
     total, share : ndarray of shape (2 (m + 1),)
-        The sums :func:`skcal.stats.binary_node_deposit` forms with its bincounts.
+        The sums :func:`skcal.stats._scdl.binary_node_deposit` forms with its bincounts.
     """
     size = 2 * (m + 1)
     total = np.zeros(size)
@@ -126,8 +126,8 @@ def scdl_search(W, A, total, tie_rtol):
 
     The arithmetic of the numpy search (:func:`skcal.stats._scdl._search`), operation for
     operation, so the value is the same bit for bit: the grids ``M, M/2, ..., 2`` folded as
-    :func:`skcal.stats.coarsen` folds them, laid end to end in increasing order, their moments
-    as :func:`skcal.stats.masses_to_moments` forms them, the difference arrays of
+    :func:`skcal.stats._scdl.coarsen` folds them, laid end to end in increasing order, their moments
+    as :func:`skcal.stats._scdl.masses_to_moments` forms them, the difference arrays of
     ``_scfdl_levels`` (each of its four bincounts a sum in node order, combined in its order),
     one running sum over all grids less its value where each grid starts, each grid's maximum,
     the objective ``max(SCDL_m, 1/m)`` and the first grid within ``tie_rtol`` of the lowest.

@@ -417,7 +417,7 @@ class SecondOrderPlattCalibrator(TransformerMixin, BaseEstimator):
         """
         self._validate_params()
         if isinstance(stats, (CE1Statistics, CE2Statistics)):
-            if getattr(stats, "basis", self.basis) != self.basis and stats._n_dims == 2:
+            if isinstance(stats, CE2Statistics) and stats.basis != self.basis:
                 raise ValueError(
                     f"stats were built with basis={stats.basis!r}; this estimator has basis={self.basis!r}."
                 )

@@ -33,7 +33,7 @@ What equals the in-memory report, and what differs
   pass over the data computes the values and keeps the rows, and :meth:`OutOfCorePlan.finish`
   runs the in-memory report's bootstrap (:func:`~skcal.report._bootstrap.run_bootstrap`, the same
   seed) on them: equal by construction. Above ``exact_rows`` every measure's replicate statistics
-  are summed on one shared grid of units (:mod:`skcal.stats._grid`: three sparse
+  are summed on one shared grid of units (:class:`skcal.stats.ReplicateGrid`: three sparse
   entries per row and replicate, equal to the per-measure replicates to round-off), a block of
   replicates per pass, the block chosen so that its sums of every model take at most
   :data:`GRID_BLOCK_BYTES`; the first pass also computes the values and the sample. Otherwise
@@ -174,7 +174,7 @@ class ChunkStatistics:
     boot : list of list, GridReplicates, ndarray or None
         ``boot[i][j]``: the :class:`~skcal.stats.PoissonBootstrap` of the pass's block; above
         ``exact_rows`` the block's sums on the shared grid
-        (:class:`~skcal.stats._grid.GridReplicates`), which
+        (:class:`~skcal.stats.GridReplicates`), which
         :meth:`OutOfCorePlan.reduce_pass` turns into their values ``(count, models, metrics)``.
     sample : list
         ``(global row indices, y, {model: p})`` of the rows kept for the tests and figures.
