@@ -38,6 +38,7 @@ import numpy as np
 
 from skcal._compat import HasMethods, class_constraints, validate_parameter_constraints, validate_params
 from skcal._constraints import NON_NEGATIVE_INT, SAMPLE_WEIGHT, SPLIT_EVERY
+from skcal._docstrings import fill
 from skcal._validation import check_binary_probabilities
 from skcal.stats._replicate import LoopPlan, stack_empty
 
@@ -46,6 +47,7 @@ __all__ = [
     "BinaryStatistics",
     "STATE_FORMAT_VERSION",
     "VALIDATED_ROWS",
+    "VALIDATED_ROWS_DOCS",
     "check_binary_chunk",
     "count_rows",
     "effective_sample_size",
@@ -64,6 +66,20 @@ _REGISTRY: dict[str, type] = {}
 #: The constraints of the validated rows a binary class's ``from_validated`` and
 #: ``compute_validated`` take (with the class's own parameters added).
 VALIDATED_ROWS = {"y": ["array-like"], "p": ["array-like"], "sample_weight": SAMPLE_WEIGHT}
+
+#: The description of :data:`VALIDATED_ROWS` (``{validated_rows}`` in a docstring, see
+#: :func:`skcal._docstrings.fill`) and of a classmethod's ``pos_label`` (``{validated_pos_label}``).
+VALIDATED_ROWS_DOCS = {
+    "validated_rows": """y : ndarray of shape (n,)
+    Labels in {0, 1}, float64, as :func:`skcal._validation.check_binary_probabilities` returns
+    them.
+p : ndarray of shape (n,)
+    Probabilities in [0, 1], float64.
+sample_weight : ndarray of shape (n,) or None, default=None
+    Validated non-negative weights.""",
+    "validated_pos_label": """pos_label : int, float, bool or str, default=None
+    The constructor's argument (the labels are validated already).""",
+}
 
 
 def _checking_init(init):
@@ -540,6 +556,7 @@ class BinaryStatistics(BaseStatistics):
 
     @classmethod
     @validate_params(VALIDATED_ROWS, prefer_skip_nested_validation=True)
+    @fill(**VALIDATED_ROWS_DOCS)
     def from_validated(cls, y, p, sample_weight=None, **params):
         """Build the statistics of validated rows (the constructor the in-memory measures use).
 
@@ -548,13 +565,7 @@ class BinaryStatistics(BaseStatistics):
 
         Parameters
         ----------
-        y : ndarray of shape (n,)
-            Labels in {0, 1}, float64, as :func:`skcal._validation.check_binary_probabilities`
-            returns them.
-        p : ndarray of shape (n,)
-            Probabilities in [0, 1], float64.
-        sample_weight : ndarray of shape (n,) or None, default=None
-            Validated non-negative weights.
+        {validated_rows}
         **params : dict
             The constructor's arguments.
 

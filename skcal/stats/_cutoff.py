@@ -34,7 +34,7 @@ from skcal._compiled import compiled
 from skcal._constraints import N_BINS, POS_LABEL
 from skcal._docstrings import BINARY_DOCS, fill
 from skcal._validation import check_binary_probabilities
-from skcal.stats._base import VALIDATED_ROWS, BinaryStatistics
+from skcal.stats._base import VALIDATED_ROWS, VALIDATED_ROWS_DOCS, BinaryStatistics
 from skcal.stats._replicate import (
     ReplicatePlan,
     add_sparse_sums,
@@ -280,27 +280,22 @@ class CutoffStatistics(BinaryStatistics):
     @validate_params(
         {**VALIDATED_ROWS, "measure": _MEASURE, "pos_label": POS_LABEL}, prefer_skip_nested_validation=True
     )
+    @fill(**VALIDATED_ROWS_DOCS)
     def compute_validated(cls, y, p, sample_weight=None, *, measure="cutoff", pos_label=None):
         """Return the cutoff (or KS) error of validated rows, as ``from_validated(...).compute()``.
 
         One batch needs only the extremes of the running sums, not the sums per distinct
         prediction: one sort of packed keys (:func:`running_sum_extremes`), then
         :func:`cutoff_from_running_sums`. :func:`skcal.cutoff.cutoff_calibration_error` and
-        :func:`skcal.ks_calibration_error.ks_calibration_error` compute through it.
+        :func:`skcal.ks_calibration_error.ks_calibration_error` compute through it. The arrays are
+        only read, so they may come from a validation with ``copy=False``.
 
         Parameters
         ----------
-        y : ndarray of shape (n,)
-            Labels in {0, 1}, as :func:`skcal._validation.check_binary_probabilities` returns them
-            (also with ``copy=False``: the arrays are only read).
-        p : ndarray of shape (n,)
-            Probabilities in [0, 1], float64.
-        sample_weight : ndarray of shape (n,) or None, default=None
-            Validated non-negative weights.
+        {validated_rows}
         measure : {"cutoff", "ks"}, default="cutoff"
             Which error.
-        pos_label : int, float, bool or str, default=None
-            The constructor's argument (the labels are validated already).
+        {validated_pos_label}
 
         Returns
         -------

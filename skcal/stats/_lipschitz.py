@@ -24,7 +24,8 @@ import numpy as np
 from skcal._compat import validate_params
 from skcal._compiled import compiled
 from skcal._constraints import N_BINS, POS_LABEL, Integral, StrictInterval
-from skcal.stats._base import VALIDATED_ROWS, BinaryStatistics
+from skcal._docstrings import fill
+from skcal.stats._base import VALIDATED_ROWS, VALIDATED_ROWS_DOCS, BinaryStatistics
 from skcal.stats._cutoff import CutoffStatistics
 from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
 
@@ -220,6 +221,7 @@ class SmoothCEStatistics(CutoffStatistics):
 
     @classmethod
     @validate_params({**VALIDATED_ROWS, "pos_label": POS_LABEL}, prefer_skip_nested_validation=True)
+    @fill(**VALIDATED_ROWS_DOCS)
     def compute_validated(cls, y, p, sample_weight=None, *, pos_label=None):
         """Return smCE of validated rows: ``from_validated(...).compute()``.
 
@@ -229,14 +231,8 @@ class SmoothCEStatistics(CutoffStatistics):
 
         Parameters
         ----------
-        y : ndarray of shape (n,)
-            Labels in {0, 1}, float64, validated.
-        p : ndarray of shape (n,)
-            Probabilities in [0, 1], float64.
-        sample_weight : ndarray of shape (n,) or None, default=None
-            Validated non-negative weights.
-        pos_label : int, float, bool or str, default=None
-            The constructor's argument (the labels are validated already).
+        {validated_rows}
+        {validated_pos_label}
 
         Returns
         -------

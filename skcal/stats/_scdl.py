@@ -36,7 +36,13 @@ from skcal._constraints import (
 )
 from skcal._docstrings import fill
 from skcal.binning import hat_deposit, hat_neighbours
-from skcal.stats._base import VALIDATED_ROWS, BinaryStatistics, effective_sample_size, kish_size
+from skcal.stats._base import (
+    VALIDATED_ROWS,
+    VALIDATED_ROWS_DOCS,
+    BinaryStatistics,
+    effective_sample_size,
+    kish_size,
+)
 from skcal.stats._replicate import ReplicatePlan, add_sparse_sums
 from skcal.stats._scdl_rules import (
     AUTO_FACTOR,
@@ -656,26 +662,22 @@ class ScdlStatistics(BinaryStatistics):
 
     @classmethod
     @validate_params(_VALIDATED_SEARCH, prefer_skip_nested_validation=True)
+    @fill(**VALIDATED_ROWS_DOCS)
     def curve_validated(cls, y, p, sample_weight=None, *, max_bins="auto", pos_label=None):
         """The SCDL search on validated rows: :func:`skcal.scdl.scdl_curve` once its inputs are checked.
 
         The rows are deposited with :meth:`from_validated` on the finest grid the rule asks for
         (:func:`resolve_max_bins` of Kish's effective sample size), and :meth:`curve` searches it.
+        The arrays are only read, so they may come from a validation with ``copy=False`` (as in
+        :meth:`compute_validated`).
 
         Parameters
         ----------
-        y : ndarray of shape (n,)
-            Labels in {0, 1}, as :func:`skcal._validation.check_binary_probabilities` returns
-            them (also with ``copy=False``: the arrays are only read).
-        p : ndarray of shape (n,)
-            Probabilities in [0, 1], float64.
-        sample_weight : ndarray of shape (n,) or None, default=None
-            Validated weights with a positive total.
+        {validated_rows}
         max_bins : {"auto", "theory"}, int or None, default="auto"
             The grid rule of :func:`skcal.scdl.scdl_curve` (not the constructor's finest grid,
             which follows from the rule and the rows).
-        pos_label : int, float, bool or str, default=None
-            The constructor's argument (the labels are validated already).
+        {validated_pos_label}
 
         Returns
         -------
@@ -696,6 +698,7 @@ class ScdlStatistics(BinaryStatistics):
 
     @classmethod
     @validate_params(_VALIDATED_SEARCH, prefer_skip_nested_validation=True)
+    @fill(**VALIDATED_ROWS_DOCS)
     def compute_validated(cls, y, p, sample_weight=None, *, max_bins="auto", pos_label=None):
         """SCDL of validated rows: :meth:`curve_validated`'s ``scdl``, in one compiled call where
         the compiled deposit would be used.
@@ -709,16 +712,10 @@ class ScdlStatistics(BinaryStatistics):
 
         Parameters
         ----------
-        y : ndarray of shape (n,)
-            Labels in {0, 1}, validated (also with ``copy=False``).
-        p : ndarray of shape (n,)
-            Probabilities in [0, 1], float64.
-        sample_weight : ndarray of shape (n,) or None, default=None
-            Validated weights with a positive total.
+        {validated_rows}
         max_bins : {"auto", "theory"}, int or None, default="auto"
             The grid rule of :func:`skcal.scdl.scdl_score` (not the constructor's finest grid).
-        pos_label : int, float, bool or str, default=None
-            The constructor's argument (the labels are validated already).
+        {validated_pos_label}
 
         Returns
         -------

@@ -19,7 +19,8 @@ from scipy.fft import irfft, next_fast_len, rfft
 
 from skcal._compat import validate_params
 from skcal._constraints import POS_LABEL
-from skcal.stats._base import VALIDATED_ROWS, BinaryStatistics
+from skcal._docstrings import fill
+from skcal.stats._base import VALIDATED_ROWS, VALIDATED_ROWS_DOCS, BinaryStatistics
 from skcal.stats._replicate import ReplicatePlan, add_sparse_sums, is_sorted
 
 __all__ = [
@@ -380,6 +381,7 @@ class SmoothECEStatistics(BinaryStatistics):
         {**VALIDATED_ROWS, "return_bandwidth": ["boolean"], "pos_label": POS_LABEL},
         prefer_skip_nested_validation=True,
     )
+    @fill(**VALIDATED_ROWS_DOCS)
     def compute_validated(cls, y, p, sample_weight=None, *, return_bandwidth=False, pos_label=None):
         """Return smECE of validated rows, as ``from_validated(...).compute(return_bandwidth)``.
 
@@ -390,17 +392,10 @@ class SmoothECEStatistics(BinaryStatistics):
 
         Parameters
         ----------
-        y : ndarray of shape (n,)
-            Labels in {0, 1}, float64, as :func:`skcal._validation.check_binary_probabilities`
-            returns them.
-        p : ndarray of shape (n,)
-            Probabilities in [0, 1], float64.
-        sample_weight : ndarray of shape (n,) or None, default=None
-            Validated non-negative weights with a positive total.
+        {validated_rows}
         return_bandwidth : bool, default=False
             Also return the selected bandwidth.
-        pos_label : int, float, bool or str, default=None
-            The constructor's argument (the labels are validated already).
+        {validated_pos_label}
 
         Returns
         -------
